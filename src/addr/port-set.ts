@@ -1,0 +1,55 @@
+/** An inclusive range of TCP/UDP ports. */
+export interface PortRange {
+  readonly from: number;
+  readonly to: number;
+}
+
+/** `all` is iptables' "any port"; an empty range list is "no port". */
+export type PortSet = { readonly kind: 'all' } | { readonly kind: 'ranges'; readonly ranges: readonly PortRange[] };
+
+export const ALL_PORTS: PortSet = { kind: 'all' };
+export const NO_PORTS: PortSet = { kind: 'ranges', ranges: [] };
+
+export type PortSetParse = { ok: true; value: PortSet } | { ok: false; problem: string };
+
+/**
+ * Parses the list syntax every mesh uses: `*` for all, empty for none, otherwise comma-separated
+ * single ports and ranges written `a-b` (Istio) or `a:b` (iptables, Linkerd). A trailing comma
+ * is tolerated because Istio's own fixtures carry one.
+ */
+export function parsePortSet(text: string): PortSetParse {
+  const trimmed = text.trim();
+  if (trimmed === '*') return { ok: true, value: ALL_PORTS };
+  const items = trimmed.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const ranges: PortRange[] = [];
+  for (const item of items) {
+    if (item === '*') return { ok: true, value: ALL_PORTS };
+    const match = /^(\d{1,5})(?:[-:](\d{1,5}))?$/.exec(item);
+    if (!match) return { ok: false, problem: `"${item}" is not a port or a port range` };
+    const from = Number(match[1]);
+    const to = match[2] === undefined ? from : Number(match[2]);
+    if (from < 1 || to > 65535 || from > 65535) return { ok: false, problem: `"${item}" is outside 1-65535` };
+    if (to < from) return { ok: false, problem: `"${item}" is a range that ends before it starts` };
+    ranges.push({ from, to });
+  }
+  return { ok: true, value: { kind: 'ranges', ranges } };
+}
+
+export function portSetHas(set: PortSet, port: number): boolean {
+  return set.kind === 'all' || set.ranges.some((range) => port >= range.from && port <= range.to);
+}
+
+export function portSetIsEmpty(set: PortSet): boolean {
+  return set.kind === 'ranges' && set.ranges.length === 0;
+}
+
+export function formatPortSet(set: PortSet): string {
+  if (set.kind === 'all') return '*';
+  return set.ranges.map((range) => (range.from === range.to ? String(range.from) : `${range.from}-${range.to}`)).join(',');
+}
+
+/** Every port of the set, lowest first, for picking sample ports; `all` yields nothing. */
+export function portSetSamples(set: PortSet): number[] {
+  if (set.kind === 'all') return [];
+  return set.ranges.flatMap((range) => (range.from === range.to ? [range.from] : [range.from, range.to]));
+}

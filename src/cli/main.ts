@@ -1,0 +1,58 @@
+#!/usr/bin/env node
+import { EXIT } from '../config/validate-config.js';
+import type { InspectRules } from '../validate/rules-port.js';
+import { TOP_HELP } from './help.js';
+import { runValidateCommand, type CommandResult } from './run-validate-command.js';
+import { VERSION } from './version.js';
+
+/**
+ * The composition root: the only place that wires adapters to the core and the only place that
+ * exits the process.
+ */
+async function main(argv: readonly string[]): Promise<CommandResult> {
+  const [command, ...rest] = argv;
+  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
+    return { exitCode: command === undefined ? EXIT.invalidConfig : 0, stdout: command === undefined ? '' : TOP_HELP, stderr: command === undefined ? TOP_HELP : '' };
+  }
+  if (command === '--version' || command === 'version') return { exitCode: 0, stdout: `${VERSION}\n`, stderr: '' };
+  if (command === 'validate') {
+    const controller = new AbortController();
+    for (const name of ['SIGTERM', 'SIGINT'] as const) {
+      process.on(name, () => {
+        // A second signal means "now": the kubelet is done waiting.
+        if (controller.signal.aborted) process.exit(name === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
+        controller.abort(name);
+      });
+    }
+    return runValidateCommand(rest, process.env, controller.signal, inspectRules);
+  }
+  if (command === 'explain') {
+    const { runExplain } = (await import(EXPLAIN_MODULE)) as { runExplain: (argv: readonly string[], env: NodeJS.ProcessEnv) => Promise<CommandResult> };
+    return runExplain(rest, process.env);
+  }
+  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command ${JSON.stringify(command)}\n\n${TOP_HELP}` };
+}
+
+// TEMPORARY until the rules engine lands: string specifiers keep tsc from resolving them.
+const EXPLAIN_MODULE = './explain-command.js';
+const RULES_MODULE = '../rules/inspect.js';
+
+/** Loaded on first use so a `--rules off` run never pays for the rules engine. */
+const inspectRules: InspectRules = async (spec, options) => {
+  const { inspectLiveRules } = (await import(RULES_MODULE)) as { inspectLiveRules: InspectRules };
+  return inspectLiveRules(spec, options);
+};
+
+main(process.argv.slice(2)).then(
+  (result) => {
+    if (result.stdout) process.stdout.write(result.stdout);
+    if (result.stderr) process.stderr.write(result.stderr);
+    process.exitCode = result.exitCode;
+    // Probe sockets may linger in TIME_WAIT handles; the verdict is final, so leave now.
+    setImmediate(() => process.exit(result.exitCode));
+  },
+  (error: unknown) => {
+    process.stderr.write(`interlock: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+    process.exit(EXIT.internalError);
+  },
+);

@@ -1,0 +1,95 @@
+import { createRtNetlink } from 'netlink';
+import { cidrOf } from '../addr/cidr.js';
+import { FAMILY_BITS, ipFromBytes, type Family } from '../addr/ip.js';
+import type { AddressInfo, AddressScope, LinkInfo, PodNetwork, RouteInfo, RouteType } from '../network/pod-network.js';
+
+const AF_INET = 2;
+const AF_INET6 = 10;
+
+/**
+ * Reads links, addresses and routes of the network namespace this process is in. rtnetlink dumps
+ * need no capability, so this works in an init container that dropped them all.
+ */
+export async function readPodNetwork(): Promise<PodNetwork> {
+  const socket = createRtNetlink();
+  try {
+    // One dump at a time: concurrent dumps on one socket interleave their multipart replies.
+    const links = await socket.getLinks();
+    const addresses = await socket.getAddresses();
+    const routes = await socket.getRoutes();
+    return {
+      links: links.map(toLink),
+      addresses: addresses.flatMap(toAddress),
+      routes: routes.flatMap(toRoute),
+    };
+  } finally {
+    socket.socket.close();
+  }
+}
+
+type Links = Awaited<ReturnType<ReturnType<typeof createRtNetlink>['getLinks']>>;
+type Addresses = Awaited<ReturnType<ReturnType<typeof createRtNetlink>['getAddresses']>>;
+type Routes = Awaited<ReturnType<ReturnType<typeof createRtNetlink>['getRoutes']>>;
+
+function toLink(message: Links[number]): LinkInfo {
+  const flags = message.data.flags ?? {};
+  return {
+    index: message.data.index ?? 0,
+    name: message.attrs.ifname ?? `if${message.data.index ?? '?'}`,
+    up: Boolean(flags.up),
+    loopback: Boolean(flags.loopback),
+  };
+}
+
+function familyOf(code: number | undefined): Family | undefined {
+  return code === AF_INET ? 'ipv4' : code === AF_INET6 ? 'ipv6' : undefined;
+}
+
+function scopeOf(code: number | undefined): AddressScope {
+  switch (code) {
+    case 0: return 'global';
+    case 200: return 'site';
+    case 253: return 'link';
+    case 254: return 'host';
+    default: return 'nowhere';
+  }
+}
+
+function toAddress(message: Addresses[number]): AddressInfo[] {
+  const family = familyOf(message.data.family);
+  // IFA_LOCAL is the address itself on point-to-point links; IFA_ADDRESS is the peer there.
+  const bytes = message.attrs.local ?? message.attrs.address;
+  const address = bytes ? ipFromBytes(bytes) : undefined;
+  if (!family || !address || address.family !== family) return [];
+  const flags = { ...(message.data.flags ?? {}), ...(message.attrs.flags ?? {}) } as Record<string, boolean | undefined>;
+  return [{
+    linkIndex: message.data.index ?? 0,
+    address,
+    prefix: message.data.prefixlen ?? FAMILY_BITS[family],
+    scope: scopeOf(message.data.scope),
+    usable: !flags.tentative && !flags.dadfailed,
+  }];
+}
+
+function toRoute(message: Routes[number]): RouteInfo[] {
+  const family = familyOf(message.data.family);
+  if (!family) return [];
+  const dstBytes = message.attrs.dst;
+  const dst = dstBytes ? ipFromBytes(dstBytes) : { family, value: 0n };
+  if (!dst || dst.family !== family) return [];
+  const gateway = message.attrs.gateway ? ipFromBytes(message.attrs.gateway) : undefined;
+  return [{
+    family,
+    table: message.attrs.table ?? message.data.table ?? 0,
+    type: routeTypeOf(message.data.type),
+    destination: cidrOf(dst, message.data.dstLen ?? 0),
+    gateway,
+    outputLinkIndex: message.attrs.oif,
+  }];
+}
+
+function routeTypeOf(type: unknown): RouteType {
+  const known: readonly RouteType[] = ['unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw'];
+  const lower = typeof type === 'string' ? type.toLowerCase() : '';
+  return (known as readonly string[]).includes(lower) ? (lower as RouteType) : 'other';
+}

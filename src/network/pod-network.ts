@@ -1,0 +1,41 @@
+import type { Cidr } from '../addr/cidr.js';
+import type { Family, IpAddress } from '../addr/ip.js';
+
+/** The pod's network as rtnetlink reports it, reduced to what interception depends on. */
+export interface PodNetwork {
+  readonly links: readonly LinkInfo[];
+  readonly addresses: readonly AddressInfo[];
+  readonly routes: readonly RouteInfo[];
+}
+
+export interface LinkInfo {
+  readonly index: number;
+  readonly name: string;
+  readonly up: boolean;
+  readonly loopback: boolean;
+}
+
+export type AddressScope = 'global' | 'site' | 'link' | 'host' | 'nowhere';
+
+export interface AddressInfo {
+  readonly linkIndex: number;
+  readonly address: IpAddress;
+  readonly prefix: number;
+  readonly scope: AddressScope;
+  /** IPv6 duplicate address detection not finished, or failed: the address cannot be used yet. */
+  readonly usable: boolean;
+}
+
+export type RouteType = 'unicast' | 'local' | 'broadcast' | 'anycast' | 'multicast' | 'blackhole' | 'unreachable' | 'prohibit' | 'throw' | 'other';
+
+export interface RouteInfo {
+  readonly family: Family;
+  readonly table: number;
+  readonly type: RouteType;
+  readonly destination: Cidr;
+  readonly gateway: IpAddress | undefined;
+  readonly outputLinkIndex: number | undefined;
+}
+
+export const MAIN_TABLE = 254;
+export const LOCAL_TABLE = 255;

@@ -1,0 +1,80 @@
+import { connect } from 'node:net';
+import { formatIp } from '../addr/ip.js';
+import { readExactly } from './bounded-read.js';
+import { decode, encode, MESSAGE_BYTES, newHandshake } from './handshake.js';
+import type { Arrival, ProbeListener } from './listener.js';
+import type { ProbeTarget } from './probe-plan.js';
+
+/**
+ * What one connection attempt showed. `conclusive` outcomes are answers from the network (a
+ * refusal, an ICMP error, a stranger answering); silence is not, because rules may still land.
+ */
+export type AttemptOutcome =
+  | { readonly kind: 'intercepted'; readonly arrival: Arrival }
+  | { readonly kind: 'no-answer'; readonly stage: 'connect' | 'reply' }
+  | { readonly kind: 'refused' }
+  | { readonly kind: 'unreachable'; readonly code: string }
+  | { readonly kind: 'wrong-peer'; readonly detail: string }
+  | { readonly kind: 'error'; readonly code: string }
+  | { readonly kind: 'aborted' };
+
+const UNREACHABLE_CODES = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL']);
+
+export function isConclusive(outcome: AttemptOutcome): boolean {
+  return outcome.kind === 'refused' || outcome.kind === 'unreachable' || outcome.kind === 'wrong-peer';
+}
+
+export async function attemptProbe(target: ProbeTarget, listener: ProbeListener, timeoutMs: number, signal: AbortSignal): Promise<AttemptOutcome> {
+  if (signal.aborted) return { kind: 'aborted' };
+  const handshake = newHandshake();
+  let arrival: Arrival | undefined;
+  const forget = listener.expect(handshake.clientNonce, handshake.serverNonce, (seen) => { arrival = seen; });
+  const socket = connect({ host: formatIp(target.destination), port: target.port, family: target.family === 'ipv4' ? 4 : 6 });
+  const started = Date.now();
+  const remaining = (): number => Math.max(1, timeoutMs - (Date.now() - started));
+  let onAbort: (() => void) | undefined;
+  try {
+    const connected = await new Promise<AttemptOutcome | undefined>((resolve) => {
+      const timer = setTimeout(() => resolve({ kind: 'no-answer', stage: 'connect' }), remaining());
+      onAbort = () => resolve({ kind: 'aborted' });
+      signal.addEventListener('abort', onAbort, { once: true });
+      socket.once('connect', () => resolve(undefined));
+      socket.once('error', (error: NodeJS.ErrnoException) => resolve(classifyError(error.code ?? 'EIO')));
+      socket.once('close', () => clearTimeout(timer));
+      socket.once('connect', () => clearTimeout(timer));
+    });
+    if (connected) return connected;
+    socket.write(encode(handshake.clientNonce));
+    const reply = await Promise.race([
+      readExactly(socket, MESSAGE_BYTES, remaining()),
+      new Promise<'aborted'>((resolve) => signal.addEventListener('abort', () => resolve('aborted'), { once: true })),
+    ]);
+    if (reply === 'aborted') return { kind: 'aborted' };
+    const peer = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    if (reply.kind === 'complete') {
+      const nonce = decode(reply.bytes);
+      if (nonce && nonce.equals(handshake.serverNonce) && arrival) return { kind: 'intercepted', arrival };
+      return { kind: 'wrong-peer', detail: `${peer} answered with ${reply.bytes.length} bytes that are not our listener's nonce` };
+    }
+    if (reply.kind === 'timeout') {
+      // Something accepted the connection but never answered: not our listener, which replies at once.
+      return reply.bytes.length === 0 && arrival === undefined
+        ? { kind: 'wrong-peer', detail: `${peer} accepted the connection but sent nothing within ${timeoutMs} ms` }
+        : { kind: 'wrong-peer', detail: `${peer} sent ${reply.bytes.length} unexpected bytes` };
+    }
+    if (reply.kind === 'error') return classifyError(reply.code);
+    return { kind: 'wrong-peer', detail: `${peer} ${reply.kind === 'overflow' ? 'sent more than a probe reply' : `closed the connection after ${reply.bytes.length} bytes`}` };
+  } finally {
+    if (onAbort) signal.removeEventListener('abort', onAbort);
+    forget();
+    socket.destroy();
+  }
+}
+
+function classifyError(code: string): AttemptOutcome {
+  if (code === 'ECONNREFUSED') return { kind: 'refused' };
+  if (UNREACHABLE_CODES.has(code)) return { kind: 'unreachable', code };
+  if (code === 'ECONNRESET') return { kind: 'wrong-peer', detail: 'the connection was reset by its peer' };
+  if (code === 'ETIMEDOUT') return { kind: 'no-answer', stage: 'connect' };
+  return { kind: 'error', code };
+}

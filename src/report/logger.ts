@@ -1,0 +1,44 @@
+import { writeSync } from 'node:fs';
+import { pino, type Logger } from 'pino';
+import type { LogFormat, LogLevel } from '../config/validate-config.js';
+
+export type { Logger };
+
+/**
+ * pino writing synchronously to stdout: an init container exits right after its last line, and
+ * a worker-thread transport would lose it (and cost a thread at start-up).
+ */
+export function createLogger(format: LogFormat, level: LogLevel, fd = 1): Logger {
+  const write = format === 'json'
+    ? (line: string) => writeAll(fd, line)
+    : (line: string) => writeAll(fd, plainLine(line));
+  return pino(
+    { level, base: { name: 'interlock' }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
+    { write },
+  );
+}
+
+function writeAll(fd: number, text: string): void {
+  try {
+    writeSync(fd, text);
+  } catch {
+    // A closed stdout must not turn a verdict into a crash; the exit code still tells.
+  }
+}
+
+const OMITTED = new Set(['level', 'time', 'msg', 'name', 'pid', 'hostname']);
+
+/** `2026-11-21T08:00:00.000Z INFO message key=value ...`: for humans reading `kubectl logs`. */
+export function plainLine(jsonLine: string): string {
+  let record: Record<string, unknown>;
+  try {
+    record = JSON.parse(jsonLine) as Record<string, unknown>;
+  } catch {
+    return jsonLine;
+  }
+  const fields = Object.entries(record)
+    .filter(([key]) => !OMITTED.has(key))
+    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  const level = String(record.level ?? 'info').toUpperCase();
+  return `${String(record.time ?? '')} ${level} ${String(record.msg ?? '')}${fields.length ? ' ' + fields.join(' ') : ''}\n`;
+}

@@ -1,0 +1,28 @@
+import type { Verdict } from './decide-verdict.js';
+
+/** The kubelet keeps at most 4096 bytes of a termination message. */
+export const TERMINATION_MESSAGE_LIMIT = 4096;
+
+const ELLIPSIS = '\n[truncated]';
+
+/**
+ * `<Reason>: <sentence>` first, so `kubectl describe pod` and `kubectl get pod -o jsonpath`
+ * show the cause at a glance; evidence after. Cut on a UTF-8 character boundary.
+ */
+export function formatTerminationMessage(verdict: Verdict, context: readonly string[] = []): string {
+  const lines = [`${verdict.reason}: ${oneLine(verdict.message)}`, ...context, ...verdict.evidence.map(oneLine)];
+  return truncateUtf8(lines.join('\n') + '\n', TERMINATION_MESSAGE_LIMIT);
+}
+
+function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
+}
+
+export function truncateUtf8(text: string, limit: number): string {
+  const bytes = Buffer.from(text, 'utf8');
+  if (bytes.length <= limit) return text;
+  let end = limit - Buffer.byteLength(ELLIPSIS);
+  // Back off continuation bytes (10xxxxxx) so a multi-byte character is never split.
+  while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;
+  return bytes.subarray(0, end).toString('utf8') + ELLIPSIS;
+}

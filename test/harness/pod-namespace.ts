@@ -1,0 +1,175 @@
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
+export const CORPUS = resolve(REPO_ROOT, '../shared/corpus');
+export const CLI = join(REPO_ROOT, 'dist/cli/main.js');
+
+/**
+ * A pod network namespace wired by a veth pair into a sink namespace that has no route anywhere:
+ * whatever the mesh fails to capture dies in the sink, so no test packet leaves the machine.
+ * `drop` discards silently (a probe waits); `reject` answers ICMP unreachable (a probe fails fast).
+ */
+export interface PodOptions {
+  readonly ipv4?: boolean;
+  readonly ipv6?: boolean;
+  readonly sink?: 'drop' | 'reject';
+  /** false: the primary CNI never ran (no addresses, no routes; only the veth exists). */
+  readonly addresses?: boolean;
+  /** false: addresses but no routes. */
+  readonly routes?: boolean;
+}
+
+let counter = 0;
+
+export class PodNamespace {
+  readonly pod: string;
+  readonly sink: string;
+  readonly tmp: string;
+  readonly terminationLog: string;
+  readonly ipv4Address: string;
+  readonly ipv6Address: string;
+
+  private constructor(readonly id: number) {
+    this.pod = `il${process.pid}p${id}`;
+    this.sink = `il${process.pid}s${id}`;
+    this.tmp = mkdtempSync(join(tmpdir(), 'interlock-'));
+    chmodSync(this.tmp, 0o777);
+    this.terminationLog = join(this.tmp, 'termination-log');
+    const octet = (process.pid * 7 + id) % 250;
+    const octet2 = id % 250;
+    this.ipv4Address = `10.${200 + (octet % 50)}.${octet2}.2`;
+    this.ipv6Address = `fd00:${(process.pid % 60000).toString(16)}:${id.toString(16)}::2`;
+  }
+
+  static create(options: PodOptions = {}): PodNamespace {
+    const ns = new PodNamespace(++counter);
+    ns.setUp({ ipv4: true, ipv6: false, sink: 'reject', addresses: true, routes: true, ...options });
+    return ns;
+  }
+
+  private setUp(options: Required<PodOptions>): void {
+    const { pod, sink } = this;
+    const podIf = `${pod}a`.slice(-15);
+    const sinkIf = `${pod}b`.slice(-15);
+    sh('ip', 'netns', 'add', pod);
+    sh('ip', 'netns', 'add', sink);
+    sh('ip', 'link', 'add', podIf, 'type', 'veth', 'peer', 'name', sinkIf);
+    sh('ip', 'link', 'set', podIf, 'netns', pod);
+    sh('ip', 'link', 'set', sinkIf, 'netns', sink);
+    inNs(pod, 'ip', 'link', 'set', podIf, 'name', 'eth0');
+    inNs(pod, 'ip', 'link', 'set', 'lo', 'up');
+    inNs(pod, 'ip', 'link', 'set', 'eth0', 'up');
+    inNs(sink, 'ip', 'link', 'set', 'lo', 'up');
+    inNs(sink, 'ip', 'link', 'set', sinkIf, 'up');
+    const [a, b, c] = this.ipv4Address.split('.');
+    const gw4 = `${a}.${b}.${c}.1`;
+    const gw6 = this.ipv6Address.replace(/::2$/, '::1');
+    if (options.ipv4) {
+      inNs(sink, 'ip', 'addr', 'add', `${gw4}/24`, 'dev', sinkIf);
+      if (options.addresses) inNs(pod, 'ip', 'addr', 'add', `${this.ipv4Address}/24`, 'dev', 'eth0');
+      if (options.addresses && options.routes) inNs(pod, 'ip', 'route', 'add', 'default', 'via', gw4);
+      else if (options.addresses) inNs(pod, 'ip', 'route', 'flush', 'dev', 'eth0');
+    }
+    if (options.ipv6) {
+      inNs(sink, 'ip', 'addr', 'add', `${gw6}/64`, 'dev', sinkIf, 'nodad');
+      if (options.addresses) inNs(pod, 'ip', 'addr', 'add', `${this.ipv6Address}/64`, 'dev', 'eth0', 'nodad');
+      if (options.addresses && options.routes) inNs(pod, 'ip', '-6', 'route', 'add', 'default', 'via', gw6);
+      else if (options.addresses) inNs(pod, 'ip', '-6', 'route', 'flush', 'dev', 'eth0');
+    }
+    if (options.sink === 'reject') {
+      // Forwarding on but the only route beyond is `unreachable`: the sink answers ICMP errors.
+      inNs(sink, 'sysctl', '-qw', 'net.ipv4.ip_forward=1');
+      inNs(sink, 'sysctl', '-qw', 'net.ipv6.conf.all.forwarding=1');
+      inNs(sink, 'ip', 'route', 'add', 'unreachable', 'default');
+      inNs(sink, 'ip', '-6', 'route', 'add', 'unreachable', 'default');
+    }
+  }
+
+  /** Applies an iptables-save/restore file with the given backend and family. */
+  applyRules(file: string, backend: 'nft' | 'legacy', family: 'ipv4' | 'ipv6' = 'ipv4'): void {
+    const tool = `${family === 'ipv4' ? 'iptables' : 'ip6tables'}-${backend}-restore`;
+    execFileSync('ip', ['netns', 'exec', this.pod, tool], { input: readFileSync(file) });
+  }
+
+  applyRulesText(text: string, backend: 'nft' | 'legacy', family: 'ipv4' | 'ipv6' = 'ipv4'): void {
+    const tool = `${family === 'ipv4' ? 'iptables' : 'ip6tables'}-${backend}-restore`;
+    execFileSync('ip', ['netns', 'exec', this.pod, tool], { input: text });
+  }
+
+  exec(...args: string[]): string {
+    return inNs(this.pod, ...args);
+  }
+
+  /**
+   * Runs `interlock` in the pod namespace as an unprivileged uid. `caps` keeps NET_ADMIN and
+   * NET_RAW as ambient capabilities (what a validator granted them would have).
+   */
+  spawnInterlock(args: readonly string[], options: { uid?: number; gid?: number; caps?: boolean; env?: Record<string, string> } = {}): ChildProcess {
+    const uid = options.uid ?? 65534;
+    const gid = options.gid ?? uid;
+    const capArgs = options.caps
+      ? ['--inh-caps=+net_admin,+net_raw', '--ambient-caps=+net_admin,+net_raw', '--bounding-set=-all,+net_admin,+net_raw']
+      : ['--inh-caps=-all', '--bounding-set=-all'];
+    return spawn('ip', [
+      'netns', 'exec', this.pod,
+      'setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', ...capArgs, '--no-new-privs',
+      process.execPath, CLI, ...args,
+    ], { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  }
+
+  async runInterlock(args: readonly string[], options: Parameters<PodNamespace['spawnInterlock']>[1] = {}): Promise<InterlockRun> {
+    return collect(this.spawnInterlock(['validate', '--termination-log', this.terminationLog, ...args], options), this.terminationLog);
+  }
+
+  destroy(): void {
+    for (const name of [this.pod, this.sink]) {
+      try { sh('ip', 'netns', 'del', name); } catch { /* already gone */ }
+    }
+    rmSync(this.tmp, { recursive: true, force: true });
+  }
+}
+
+export interface InterlockRun {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly terminationMessage: string;
+  readonly logs: readonly Record<string, unknown>[];
+  readonly summary: Record<string, unknown> | undefined;
+}
+
+export function collect(child: ChildProcess, terminationLog: string): Promise<InterlockRun> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
+  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  return new Promise((resolvePromise) => {
+    child.on('close', (exitCode, signal) => {
+      let terminationMessage = '';
+      try { terminationMessage = readFileSync(terminationLog, 'utf8'); } catch { /* not written */ }
+      const logs = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      const summary = logs.findLast((line) => 'verdict' in line);
+      resolvePromise({ exitCode, signal, stdout, stderr, terminationMessage, logs, summary });
+    });
+  });
+}
+
+export function sh(command: string, ...args: string[]): string {
+  return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+function inNs(ns: string, ...args: string[]): string {
+  return sh('ip', 'netns', 'exec', ns, ...args);
+}
+
+export function corpusFile(caseDir: string, file: string): string {
+  return join(CORPUS, caseDir, file);
+}
+
+export function firstLine(text: string): string {
+  return text.split('\n')[0] ?? '';
+}

@@ -1,0 +1,38 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { corpusFile, firstLine, PodNamespace } from '../harness/pod-namespace.js';
+
+const pods: PodNamespace[] = [];
+function pod(options: Parameters<typeof PodNamespace.create>[0] = {}): PodNamespace {
+  const created = PodNamespace.create(options);
+  pods.push(created);
+  return created;
+}
+afterEach(() => { while (pods.length) pods.pop()?.destroy(); });
+
+describe('interlock validate in a real pod namespace, unprivileged, no capabilities', () => {
+  for (const backend of ['nft', 'legacy'] as const) {
+    it(`passes on Linkerd's CNI ruleset applied with iptables-${backend}`, async () => {
+      const ns = pod();
+      ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), backend);
+      const run = await ns.runInterlock(['--rules', 'off', '--mesh', 'linkerd', '--timeout', '5s']);
+      expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+      expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: IPv4 connection to 192\.0\.2\.1:20001 was intercepted into port 4140/);
+      expect(run.summary?.verdict).toBe('pass');
+    });
+
+    it(`passes on Istio's CNI ruleset applied with iptables-${backend}`, async () => {
+      const ns = pod();
+      ns.applyRules(corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'), backend);
+      const run = await ns.runInterlock(['--rules', 'off', '--mesh', 'istio', '--timeout', '5s']);
+      expect(run.exitCode, run.stdout + run.stderr).toBe(0);
+      expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: IPv4 connection .* into port 15001/);
+    });
+  }
+
+  it('fails with InterceptionMissing and the mesh exit code when the nat table is empty', async () => {
+    const ns = pod();
+    const run = await ns.runInterlock(['--rules', 'off', '--mesh', 'linkerd', '--timeout', '5s']);
+    expect(run.exitCode).toBe(95);
+    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected to port 4140/);
+  });
+});

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the Interlock image as mesh-interlock:dev (override with IMAGE=...), then prints its size
+# and the size of what the project adds on top of the base, failing above the budget.
+#
+# Base image, in order of preference:
+#   1. INTERLOCK_BASE_IMAGE, if set;
+#   2. the public node:20-bookworm-slim, if present locally or pullable;
+#   3. mesh-interlock-base:local (Debian + Node, made by scripts/ensure-docker.sh) when no
+#      registry is reachable.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+
+IMAGE=${IMAGE:-mesh-interlock:dev}
+PUBLIC_BASE=node:20-bookworm-slim
+LOCAL_BASE=mesh-interlock-base:local
+BUDGET_MB=${INTERLOCK_IMAGE_BUDGET_MB:-40}
+
+log() { printf 'image: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+docker info >/dev/null 2>&1 || die "no Docker engine; run scripts/ensure-docker.sh first (as root)"
+
+if [ -n "${INTERLOCK_BASE_IMAGE:-}" ]; then
+  base=$INTERLOCK_BASE_IMAGE
+  docker image inspect "$base" >/dev/null 2>&1 || docker pull -q "$base" >/dev/null
+elif docker image inspect "$PUBLIC_BASE" >/dev/null 2>&1; then
+  base=$PUBLIC_BASE
+elif timeout 120 docker pull -q "$PUBLIC_BASE" >/dev/null 2>&1; then
+  base=$PUBLIC_BASE
+else
+  log "$PUBLIC_BASE cannot be pulled; using $LOCAL_BASE"
+  if ! docker image inspect "$LOCAL_BASE" >/dev/null 2>&1; then
+    bash scripts/ensure-docker.sh
+  fi
+  base=$LOCAL_BASE
+fi
+
+[ -d node_modules ] || die "node_modules is missing; run npm ci first"
+[ -f src/cli/main.ts ] || die "src/cli/main.ts is missing: nothing to bundle"
+
+# The context holds only what the build stage reads. Of node_modules: the production
+# dependency tree (what the bundle is made of) plus esbuild and its binary for this platform.
+esbuild_platform="@esbuild/$(node -p 'process.platform + "-" + process.arch')"
+# Nested packages are dropped from the list: their parent directory already carries them, and
+# naming a file twice would make tar store it as a hard link to itself.
+mapfile -t deps < <(npm ls --omit=dev --all --parseable 2>/dev/null | sed -n "s|^$PWD/||p" | grep '^node_modules/' |
+  sort -u | awk '{ for (i = 1; i <= n; i++) if (index($0, kept[i] "/") == 1) next; kept[++n] = $0; print }')
+[ ${#deps[@]} -gt 0 ] || die "npm ls found no production dependencies"
+for d in node_modules/esbuild "node_modules/$esbuild_platform"; do
+  [ -d "$d" ] || die "$d is missing (esbuild is a devDependency; run npm ci)"
+  deps+=("$d")
+done
+
+version=$(node -p 'require("./package.json").version')
+revision=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+source_url=$(node -p '(r => (typeof r === "string" ? r : r?.url) ?? "")(require("./package.json").repository)' | sed 's|^git+||')
+[ -n "$source_url" ] || source_url=https://www.npmjs.com/package/mesh-interlock
+
+log "building $IMAGE on $base"
+start=$(date +%s)
+build_log=$(mktemp)
+trap 'rm -f "$build_log"' EXIT
+# The legacy builder is asked for explicitly: BuildKit's Dockerfile frontend may not be
+# available offline, and behaviour should not depend on whether buildx is installed.
+if ! tar -c --owner=0 --group=0 --hard-dereference \
+    package.json package-lock.json tsconfig.json src image/Dockerfile image/bundle.mjs "${deps[@]}" |
+  DOCKER_BUILDKIT=0 docker build -f image/Dockerfile -t "$IMAGE" \
+    --build-arg "BASE_IMAGE=$base" \
+    --build-arg "VERSION=$version" \
+    --build-arg "REVISION=$revision" \
+    --build-arg "SOURCE_URL=$source_url" \
+    - >"$build_log" 2>&1; then
+  tail -n 40 "$build_log" >&2
+  die "docker build failed"
+fi
+grep -E '^bundle: ' "$build_log" >&2 || true
+log "built in $(( $(date +%s) - start )) s"
+
+image_bytes=$(docker image inspect -f '{{.Size}}' "$IMAGE")
+base_bytes=$(docker image inspect -f '{{.Size}}' "$base")
+added_bytes=$(( image_bytes - base_bytes ))
+base_layers=$(docker history -q "$base" | wc -l)
+mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
+
+echo "image $IMAGE: $(mb "$image_bytes") (base $base: $(mb "$base_bytes"))"
+echo "added by the project: $(mb "$added_bytes") (budget ${BUDGET_MB} MB), in these layers:"
+total_layers=$(docker history -q "$IMAGE" | wc -l)
+docker history --no-trunc --format '{{.Size}}\t{{.CreatedBy}}' "$IMAGE" |
+  head -n $(( total_layers - base_layers )) |
+  awk -F'\t' '$1 != "0B" { cmd = $2; gsub(/[ \t]+/, " ", cmd); printf "  %8s  %s\n", $1, substr(cmd, 1, 90) }'
+
+[ "$added_bytes" -le $(( BUDGET_MB * 1000000 )) ] || die "the project adds $(mb "$added_bytes"), over the ${BUDGET_MB} MB budget"

@@ -1,0 +1,203 @@
+import { getContainerRuntimeClient, ImageName } from 'testcontainers';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { INTERLOCK_IMAGE } from './harness/containers.js';
+import {
+  ISTIO_VALIDATION,
+  LINKERD_VALIDATOR,
+  runInterlock,
+  runReport,
+  startInterlock,
+  WITH_NET_ADMIN,
+  type InterlockResult,
+  type SecurityContext,
+} from './harness/interlock.js';
+import { Pod } from './harness/pod.js';
+import { corpusRules, withReplacedRule, type MeshRules } from './harness/rules.js';
+
+interface MeshCase {
+  readonly mesh: 'linkerd' | 'istio';
+  readonly rules: MeshRules;
+  readonly security: SecurityContext;
+  readonly failureExitCode: number;
+  /** The port the validator must listen on for the mesh's redirect to reach it. */
+  readonly listenPort: number;
+  /** How the mesh passes configuration: Linkerd-style arguments or environment variables. */
+  readonly via: 'args' | 'env';
+}
+
+const LINKERD: MeshCase = {
+  mesh: 'linkerd',
+  rules: corpusRules('linkerd/cni-default'),
+  security: LINKERD_VALIDATOR,
+  failureExitCode: 95,
+  listenPort: 4140,
+  via: 'args',
+};
+const ISTIO: MeshCase = {
+  mesh: 'istio',
+  rules: corpusRules('istio-cni/basic'),
+  security: ISTIO_VALIDATION,
+  failureExitCode: 126,
+  listenPort: 15006,
+  via: 'env',
+};
+
+/** Short enough to keep failing cases quick, long enough for a loaded 2-core machine. */
+const FAILING_TIMEOUT = '2s';
+const PASSING_TIMEOUT = '10s';
+
+function configure(mesh: MeshCase, timeout: string, extraArgs: readonly string[] = []) {
+  if (mesh.via === 'env') {
+    return { env: { INTERLOCK_MESH: mesh.mesh, INTERLOCK_TIMEOUT: timeout }, args: [...extraArgs] };
+  }
+  return { args: ['--mesh', mesh.mesh, '--timeout', timeout, ...extraArgs] };
+}
+
+function summaryOf(result: InterlockResult) {
+  return result.logs.at(-1);
+}
+
+/** What every run must leave, passing or failing: JSON logs ending in a verdict summary. */
+function expectWellFormedLogs(result: InterlockResult): void {
+  expect(result.unparsed, runReport(result)).toEqual([]);
+  expect(result.logs.length, runReport(result)).toBeGreaterThan(0);
+  expect(summaryOf(result), runReport(result)).toHaveProperty('verdict');
+}
+
+function expectPass(result: InterlockResult): void {
+  expect(result.exitCode, runReport(result)).toBe(0);
+  expectWellFormedLogs(result);
+  expect(summaryOf(result)?.['verdict'], runReport(result)).toBe('pass');
+}
+
+/** A failure as an operator sees it: the mesh's exit code, a reason, evidence, a failed verdict. */
+function expectFailure(result: InterlockResult, exitCode: number, reason: string): void {
+  expect(result.exitCode, runReport(result)).toBe(exitCode);
+  expect(result.reason, runReport(result)).toBe(reason);
+  const lines = result.terminationMessage.trim().split('\n');
+  expect(lines.length, `evidence lines after the reason:\n${result.terminationMessage}`).toBeGreaterThan(1);
+  expectWellFormedLogs(result);
+  expect(summaryOf(result)?.['verdict'], runReport(result)).not.toBe('pass');
+}
+
+describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
+  const pods: Pod[] = [];
+  async function newPod(): Promise<Pod> {
+    const pod = await Pod.create();
+    pods.push(pod);
+    return pod;
+  }
+
+  beforeAll(async () => {
+    const client = await getContainerRuntimeClient();
+    await expect(client.image.exists(ImageName.fromString(INTERLOCK_IMAGE)), `${INTERLOCK_IMAGE} is not built: run npm run image`).resolves.toBe(true);
+  });
+
+  afterEach(async () => {
+    for (const pod of pods.splice(0)) await pod.destroy();
+  });
+
+  describe('1. both CNIs ran', () => {
+    it.each([
+      { name: 'Linkerd rules (iptables-nft)', mesh: LINKERD, rules: LINKERD.rules },
+      { name: 'Linkerd rules (iptables-legacy)', mesh: LINKERD, rules: corpusRules('linkerd/cni-default', 'legacy') },
+      { name: 'Istio CNI rules (iptables-nft)', mesh: ISTIO, rules: ISTIO.rules },
+    ])('$name: exit 0', async ({ mesh, rules }) => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+      await pod.runMeshCni(rules);
+
+      const result = await runInterlock(pod, { security: mesh.security, ...configure(mesh, PASSING_TIMEOUT) });
+
+      expectPass(result);
+    });
+  });
+
+  describe('2. the primary CNI never ran', () => {
+    it.each([LINKERD, ISTIO])('$mesh: PodNetworkMissing with the mesh failure code', async (mesh) => {
+      const pod = await newPod();
+
+      const result = await runInterlock(pod, { security: mesh.security, ...configure(mesh, FAILING_TIMEOUT) });
+
+      expectFailure(result, mesh.failureExitCode, 'PodNetworkMissing');
+    });
+  });
+
+  describe('3. the mesh CNI never ran', () => {
+    it.each([LINKERD, ISTIO])('$mesh: InterceptionMissing with the mesh failure code', async (mesh) => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+
+      const result = await runInterlock(pod, { security: mesh.security, ...configure(mesh, FAILING_TIMEOUT) });
+
+      expectFailure(result, mesh.failureExitCode, 'InterceptionMissing');
+    });
+  });
+
+  describe('4. the mesh CNI ran late', () => {
+    it('within the timeout: exit 0', async () => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+      const running = await startInterlock(pod, { security: LINKERD.security, ...configure(LINKERD, PASSING_TIMEOUT) });
+      // The rules land only once the validator is up and probing in vain: its listener for the
+      // redirected connection is open and nothing redirects to it yet.
+      expect(await pod.waitForListener(LINKERD.listenPort), 'the validator never listened on the outbound port').toBe(true);
+      await pod.runMeshCni(LINKERD.rules);
+
+      const result = await running.result();
+
+      expectPass(result);
+    });
+
+    it('after the timeout: failure, and the restart once the rules exist passes', async () => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+
+      const early = await runInterlock(pod, { security: LINKERD.security, ...configure(LINKERD, '1500ms') });
+      await pod.runMeshCni(LINKERD.rules);
+      const restarted = await runInterlock(pod, { security: LINKERD.security, ...configure(LINKERD, PASSING_TIMEOUT) });
+
+      expectFailure(early, LINKERD.failureExitCode, 'InterceptionMissing');
+      expectPass(restarted);
+    });
+  });
+
+  describe('5. the same image with NET_ADMIN and NET_RAW', () => {
+    it('names the broken rule of a ruleset that redirects to the wrong port', async () => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+      await pod.runMeshCni(withReplacedRule(LINKERD.rules, '--to-ports 4140', '--to-ports 4141'));
+
+      const result = await runInterlock(pod, { security: WITH_NET_ADMIN, ...configure(LINKERD, FAILING_TIMEOUT) });
+
+      expectFailure(result, LINKERD.failureExitCode, 'RulesMismatch');
+      expect(result.terminationMessage).toContain('PROXY_INIT_OUTPUT');
+      expect(result.terminationMessage).toContain('REDIRECT --to-ports 4141');
+    });
+
+    it('accepts the correct ruleset', async () => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+      await pod.runMeshCni(LINKERD.rules);
+
+      const result = await runInterlock(pod, { security: WITH_NET_ADMIN, ...configure(LINKERD, PASSING_TIMEOUT) });
+
+      expectPass(result);
+    });
+  });
+
+  describe('6. CrashLoopBackOff: the failed init container restarted in the same unmeshed sandbox', () => {
+    it('fails again with the same reason and exit code', async () => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+
+      const first = await runInterlock(pod, { security: LINKERD.security, ...configure(LINKERD, FAILING_TIMEOUT) });
+      const restart = await runInterlock(pod, { security: LINKERD.security, ...configure(LINKERD, FAILING_TIMEOUT) });
+
+      expect(restart.containerId).not.toBe(first.containerId);
+      expectFailure(first, LINKERD.failureExitCode, 'InterceptionMissing');
+      expectFailure(restart, first.exitCode, first.reason ?? 'a reason');
+      expect(await pod.natRules()).not.toContain('PROXY_INIT');
+    });
+  });
+});

@@ -44,6 +44,21 @@ export interface InterceptionSpec {
   readonly tproxy: boolean;
   /** DNS to these servers (or, empty, to any server) is captured; undefined when DNS is not captured. */
   readonly dnsCapture: { readonly servers: readonly IpAddress[] } | undefined;
+  /** Port the proxy's DNS resolver listens on for captured DNS (Istio 15053; 0 = none). */
+  readonly dnsPort: number;
+  /** Port of the mesh's inbound tunnel (Istio HBONE 15008; 0 = none): never redirected inbound. */
+  readonly inboundTunnelPort: number;
+  /** Destinations the host treats as its own loopback, never redirected (Istio HostIPv4LoopbackCidr; ::1 always). */
+  readonly hostLoopbackCidr: Cidr;
+  /** Interfaces whose arriving traffic is sent to the OUTBOUND port (Istio RerouteVirtualInterfaces, KubeVirt). */
+  readonly rerouteInterfaces: readonly string[];
+  /**
+   * The proxy's own TCP over loopback to a non-loopback address of the pod goes to the inbound port
+   * (Istio: the sidecar calling its own pod IP, and how istio-validation proves capture).
+   */
+  readonly proxyLoopbackToInbound: boolean;
+  /** Connections in conntrack state INVALID are dropped on the way in (Istio DropInvalid / INVALID_DROP). */
+  readonly dropInvalid: boolean;
 }
 
 export interface MeshPreset {
@@ -51,7 +66,9 @@ export interface MeshPreset {
   readonly failureExitCode: number;
 }
 
-const ISTIO_EXCLUDED_INBOUND = parsedPorts('15008,15020,15021,15090');
+// The istio-cni / sidecar-injector defaults; 15008 (the HBONE tunnel) is inboundTunnelPort.
+const ISTIO_EXCLUDED_INBOUND = parsedPorts('15020,15021,15090');
+const LOOPBACK_HOST = parsedCidr('127.0.0.1/32');
 
 export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
   linkerd: {
@@ -74,6 +91,12 @@ export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
       excludeInterfaces: [],
       tproxy: false,
       dnsCapture: undefined,
+      dnsPort: 0,
+      inboundTunnelPort: 0,
+      hostLoopbackCidr: LOOPBACK_HOST,
+      rerouteInterfaces: [],
+      proxyLoopbackToInbound: false,
+      dropInvalid: false,
     },
   },
   istio: {
@@ -96,6 +119,12 @@ export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
       excludeInterfaces: [],
       tproxy: false,
       dnsCapture: undefined,
+      dnsPort: 15053,
+      inboundTunnelPort: 15008,
+      hostLoopbackCidr: LOOPBACK_HOST,
+      rerouteInterfaces: [],
+      proxyLoopbackToInbound: true,
+      dropInvalid: false,
     },
   },
   // Generic has no ports of its own: --inbound-port and --outbound-port are required.
@@ -119,9 +148,21 @@ export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
       excludeInterfaces: [],
       tproxy: false,
       dnsCapture: undefined,
+      dnsPort: 0,
+      inboundTunnelPort: 0,
+      hostLoopbackCidr: LOOPBACK_HOST,
+      rerouteInterfaces: [],
+      proxyLoopbackToInbound: false,
+      dropInvalid: false,
     },
   },
 };
+
+function parsedCidr(text: string): Cidr {
+  const cidr = parseCidr(text);
+  if (!cidr) throw new Error(`preset CIDR ${text} does not parse`);
+  return cidr;
+}
 
 function parsedPorts(text: string): PortSet {
   const parsed = parsePortSet(text);
@@ -147,6 +188,12 @@ export const INTERCEPTION_FLAGS: readonly FlagSpec[] = [
   { name: 'exclude-interfaces', arity: 'value', placeholder: 'IFACES', help: 'Interfaces the mesh leaves alone in both directions.' },
   { name: 'tproxy', arity: 'switch', help: 'Inbound capture is TPROXY (mangle) instead of REDIRECT (nat).' },
   { name: 'dns-capture', arity: 'optional', placeholder: 'SERVERS', help: 'DNS is captured; with =SERVERS only to those server addresses.' },
+  { name: 'dns-port', arity: 'value', placeholder: 'PORT', help: "Port captured DNS is redirected to (istio 15053); 0 for none." },
+  { name: 'inbound-tunnel-port', arity: 'value', placeholder: 'PORT', help: "Inbound tunnel port that is never redirected (istio 15008); 0 for none." },
+  { name: 'host-loopback-cidr', arity: 'value', placeholder: 'CIDR', help: 'IPv4 destinations treated as the host loopback, never redirected (default 127.0.0.1/32).' },
+  { name: 'reroute-interfaces', arity: 'value', placeholder: 'IFACES', help: 'Interfaces whose arriving TCP goes to the outbound port (istio rerouteVirtualInterfaces / kubevirtInterfaces).' },
+  { name: 'proxy-loopback-inbound', arity: 'switch', help: "The proxy uid's loopback TCP to the pod's own address goes to the inbound port (istio default true)." },
+  { name: 'drop-invalid', arity: 'switch', help: 'Inbound packets in conntrack state INVALID are dropped (istio INVALID_DROP).' },
 ];
 
 /** Builds the spec from the preset named by --mesh, replacing each field a flag gives. */
@@ -177,6 +224,12 @@ export function buildInterceptionSpec(raw: RawOptions): InterceptionSpec | Confi
     ['exclude-interfaces', (o) => assign(parseInterfaces(o), (v) => (spec.excludeInterfaces = v))],
     ['tproxy', (o) => assign(parseBoolean(o), (v) => (spec.tproxy = v))],
     ['dns-capture', (o) => assign(parseDnsCapture(o), (v) => (spec.dnsCapture = v))],
+    ['dns-port', (o) => assign(parsePortOrZero(o), (v) => (spec.dnsPort = v))],
+    ['inbound-tunnel-port', (o) => assign(parsePortOrZero(o), (v) => (spec.inboundTunnelPort = v))],
+    ['host-loopback-cidr', (o) => assign(parseLoopbackCidr(o), (v) => (spec.hostLoopbackCidr = v))],
+    ['reroute-interfaces', (o) => assign(parseInterfaces(o), (v) => (spec.rerouteInterfaces = v))],
+    ['proxy-loopback-inbound', (o) => assign(parseBoolean(o), (v) => (spec.proxyLoopbackToInbound = v))],
+    ['drop-invalid', (o) => assign(parseBoolean(o), (v) => (spec.dropInvalid = v))],
   ];
   for (const [name, step] of steps) {
     const option = raw.get(name);
@@ -186,6 +239,9 @@ export function buildInterceptionSpec(raw: RawOptions): InterceptionSpec | Confi
   }
   if (spec.inboundPort === 0) return configError('--inbound-port', '', `--mesh ${mesh} has no inbound port: give --inbound-port`);
   if (spec.outboundPort === 0) return configError('--outbound-port', '', `--mesh ${mesh} has no outbound port: give --outbound-port`);
+  if (spec.dnsCapture && spec.dnsPort === 0) {
+    return configError('--dns-port', '0', '--dns-capture needs the port captured DNS goes to: give --dns-port');
+  }
   if (spec.inboundPort === spec.outboundPort) {
     return configError('--outbound-port', String(spec.outboundPort), 'must differ from --inbound-port');
   }
@@ -207,6 +263,16 @@ export function parsePort(option: RawOption): number | ConfigError {
   const port = /^\d{1,5}$/.test(text) ? Number(text) : NaN;
   if (!(port >= 1 && port <= 65535)) return configError(option.source, option.value, 'expected a port from 1 to 65535');
   return port;
+}
+
+function parsePortOrZero(option: RawOption): number | ConfigError {
+  return option.value.trim() === '0' ? 0 : parsePort(option);
+}
+
+function parseLoopbackCidr(option: RawOption): Cidr | ConfigError {
+  const cidr = parseCidr(option.value);
+  if (!cidr || cidr.family !== 'ipv4') return configError(option.source, option.value, 'expected an IPv4 CIDR such as 127.0.0.1/32');
+  return cidr;
 }
 
 function parsePorts(option: RawOption): PortSet | ConfigError {

@@ -1,0 +1,64 @@
+import type { IpAddress } from '../addr/ip.js';
+import type { Provenance } from '../rules/model.js';
+
+/** Where a packet ends up after the hook's tables. */
+export type Outcome =
+  | { readonly kind: 'redirect'; readonly port: number }
+  | { readonly kind: 'dnat'; readonly address: IpAddress | undefined; readonly port: number | undefined }
+  | { readonly kind: 'tproxy'; readonly port: number }
+  /** Left alone: the connection goes to its original destination. */
+  | { readonly kind: 'accept' }
+  | { readonly kind: 'drop' }
+  /** The rules cannot be evaluated for this packet; `rule` names the one at fault when there is one. */
+  | { readonly kind: 'unknown'; readonly why: string; readonly rule?: Provenance };
+
+export type StepEffect = 'matched' | 'jump' | 'goto' | 'return' | 'verdict' | 'policy' | 'end-of-chain' | 'assumed';
+
+/** One rule that matched on the way (or a chain's policy, with position 0). */
+export interface TraceStep {
+  readonly at: Provenance;
+  readonly effect: StepEffect;
+  readonly note?: string;
+}
+
+export interface TraceResult {
+  readonly outcome: Outcome;
+  /** The rules that matched, in order, across every table the hook ran. */
+  readonly path: readonly TraceStep[];
+  /** The rule (or policy) that decided the outcome. */
+  readonly decidedBy: Provenance | undefined;
+}
+
+export function describeOutcome(outcome: Outcome): string {
+  switch (outcome.kind) {
+    case 'redirect':
+      return `redirected to local port ${outcome.port}`;
+    case 'dnat':
+      return `DNAT to ${outcome.address ? '' : 'the same address'}${outcome.port === undefined ? '' : `:${outcome.port}`}`;
+    case 'tproxy':
+      return `diverted by TPROXY to port ${outcome.port}`;
+    case 'accept':
+      return 'not redirected (original destination)';
+    case 'drop':
+      return 'dropped';
+    case 'unknown':
+      return `unknown (${outcome.why})`;
+  }
+}
+
+export function sameOutcome(a: Outcome, b: Outcome): boolean {
+  if (a.kind !== b.kind) return false;
+  switch (a.kind) {
+    case 'redirect':
+    case 'tproxy':
+      return a.port === (b as typeof a).port;
+    case 'dnat': {
+      const other = b as typeof a;
+      return a.port === other.port && a.address?.value === other.address?.value && a.address?.family === other.address?.family;
+    }
+    case 'unknown':
+      return false;
+    default:
+      return true;
+  }
+}

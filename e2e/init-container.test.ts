@@ -1,7 +1,9 @@
+import { readFileSync } from 'node:fs';
 import { getContainerRuntimeClient, ImageName } from 'testcontainers';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { INTERLOCK_IMAGE } from './harness/containers.js';
+import { dockerContainer, INTERLOCK_IMAGE } from './harness/containers.js';
 import {
+  IMAGE_DEFAULTS,
   ISTIO_VALIDATION,
   LINKERD_VALIDATOR,
   runInterlock,
@@ -60,6 +62,8 @@ function summaryOf(result: InterlockResult) {
 /** What every run must leave, passing or failing: JSON logs ending in a verdict summary. */
 function expectWellFormedLogs(result: InterlockResult): void {
   expect(result.unparsed, runReport(result)).toEqual([]);
+  // Logs go to stdout only; anything on stderr is a crash or a warning nobody asked for.
+  expect(result.stderr, runReport(result)).toBe('');
   expect(result.logs.length, runReport(result)).toBeGreaterThan(0);
   expect(summaryOf(result), runReport(result)).toHaveProperty('verdict');
 }
@@ -95,6 +99,32 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
 
   afterEach(async () => {
     for (const pod of pods.splice(0)) await pod.destroy();
+  });
+
+  describe('the image', () => {
+    it('defaults to a non-root user and `interlock validate`, with OCI labels', async () => {
+      const client = await getContainerRuntimeClient();
+      const { Config } = await client.image.inspect(ImageName.fromString(INTERLOCK_IMAGE));
+      const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+      expect(Config.User).toMatch(/^[1-9]\d*(:\d+)?$/);
+      expect(Config.Entrypoint).toEqual(['interlock', 'validate']);
+      expect(Config.Labels).toMatchObject({
+        'org.opencontainers.image.version': version,
+        'org.opencontainers.image.licenses': 'Apache-2.0',
+      });
+      expect(Config.Labels?.['org.opencontainers.image.source']).toMatch(/^https:\/\//);
+    });
+
+    it('passes in a meshed pod as it comes: default user, no capabilities, read-only root', async () => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+      await pod.runMeshCni(LINKERD.rules);
+
+      const result = await runInterlock(pod, { security: IMAGE_DEFAULTS, ...configure(LINKERD, PASSING_TIMEOUT) });
+
+      expectPass(result);
+    });
   });
 
   describe('1. both CNIs ran', () => {
@@ -183,6 +213,23 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
       const result = await runInterlock(pod, { security: WITH_NET_ADMIN, ...configure(LINKERD, PASSING_TIMEOUT) });
 
       expectPass(result);
+    });
+  });
+
+  describe('the pod is deleted while the validator waits for the mesh CNI', () => {
+    it('SIGTERM ends the run with 143 and a termination message, never a pass', async () => {
+      const pod = await newPod();
+      await pod.runPrimaryCni();
+      const running = await startInterlock(pod, { security: LINKERD.security, ...configure(LINKERD, '60s') });
+      expect(await pod.waitForListener(LINKERD.listenPort), 'the validator never listened on the outbound port').toBe(true);
+
+      await (await dockerContainer(running.container.getId())).kill({ signal: 'SIGTERM' });
+      const result = await running.result();
+
+      expect(result.exitCode, runReport(result)).toBe(143);
+      expect(result.reason, runReport(result)).toBeDefined();
+      expectWellFormedLogs(result);
+      expect(summaryOf(result)?.['verdict'], runReport(result)).not.toBe('pass');
     });
   });
 

@@ -7,12 +7,14 @@ import type { Pod } from './pod.js';
 
 /** The security context a mesh injects the validator with. */
 export interface SecurityContext {
-  /** uid:gid */
-  readonly user: string;
+  /** uid:gid; undefined runs the image's own default user. */
+  readonly user: string | undefined;
   /** Added after every capability is dropped. */
   readonly addCapabilities: readonly string[];
 }
 
+/** The image as it comes: its default user, no capabilities. */
+export const IMAGE_DEFAULTS: SecurityContext = { user: undefined, addCapabilities: [] };
 /** Linkerd's network-validator: nobody, no capabilities. */
 export const LINKERD_VALIDATOR: SecurityContext = { user: '65534:65534', addCapabilities: [] };
 /** Istio's istio-validation: the proxy's own uid, no capabilities. */
@@ -72,7 +74,6 @@ export async function startInterlock(pod: Pod, options: InterlockOptions): Promi
   let builder = new PodContainer(INTERLOCK_IMAGE)
     .withPullPolicy(NEVER_PULL)
     .withNetworkMode(`container:${pod.sandboxId}`)
-    .withUser(options.security.user)
     .withDroppedCapabilities('ALL')
     .withReadOnlyRootFilesystem()
     .withSecurityOpt('no-new-privileges')
@@ -81,6 +82,7 @@ export async function startInterlock(pod: Pod, options: InterlockOptions): Promi
     .withCommand([...(options.args ?? [])])
     .withLabels({ 'io.mesh-interlock.e2e': 'interlock' })
     .withWaitStrategy(new StartedOnly());
+  if (options.security.user !== undefined) builder = builder.withUser(options.security.user);
   if (options.security.addCapabilities.length > 0) builder = builder.withAddedCapabilities(...options.security.addCapabilities);
 
   const container = await builder.start();

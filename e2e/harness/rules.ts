@@ -12,11 +12,19 @@ export interface MeshRules {
   readonly text: string;
 }
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+/** The repository this module belongs to, found upwards (the bench runs a compiled copy of it). */
+function repoRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (let depth = 0; depth < 10; depth += 1) {
+    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'e2e'))) return dir;
+    dir = path.dirname(dir);
+  }
+  throw new Error(`no repository root above ${fileURLToPath(import.meta.url)}`);
+}
 
 /** The shared corpus of real mesh rulesets; INTERLOCK_CORPUS overrides where it lives. */
 export function corpusDir(): string {
-  const candidates = [process.env['INTERLOCK_CORPUS'], path.resolve(repoRoot, '../shared/corpus')].filter(
+  const candidates = [process.env['INTERLOCK_CORPUS'], path.resolve(repoRoot(), '../shared/corpus')].filter(
     (dir): dir is string => typeof dir === 'string' && dir.length > 0,
   );
   const found = candidates.find((dir) => existsSync(path.join(dir, 'manifest.json')));

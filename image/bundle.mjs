@@ -52,6 +52,12 @@ code = code.replace(/^#!.*\n/, '');
 await writeFile(bundlePath, `#!/usr/bin/env node\n${code}`);
 await chmod(bundlePath, 0o755);
 
+// import() with a computed specifier is left alone by esbuild and then resolves relative to the
+// bundle inside the image, where no such file exists: say so at build time, not in a pod.
+for (const match of code.matchAll(/\bimport\(\s*([A-Za-z_$][\w$]*)\s*\)/g)) {
+  console.warn(`bundle: warning: import(${match[1]}) has a computed specifier; esbuild cannot bundle its target, so it will not load in the image`);
+}
+
 const requireFromProject = createRequire(path.join(project, 'package.json'));
 
 async function copyRuntimeFiles(pkgName, keep) {

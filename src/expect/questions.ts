@@ -107,11 +107,14 @@ function familyQuestions(spec: InterceptionSpec, family: Family, sample: IpAddre
   // Outbound: a routed destination the configuration wants captured, if there is one.
   const destination = sample ?? pickDestination(spec, family, (address) => includedOutboundCidr(address) && !excludedOutboundCidr(address) && !hostLoopback(address));
   ask('outbound/app', 'outbound TCP from the application is captured', outboundPacket(destination, outboundPort, appUid, appGid), outboundExpected(destination, outboundPort, appUid, appGid));
+  // The proxy's exclusion is asked about a remote address: over loopback Istio deliberately
+  // sends the proxy's own calls to its inbound port (see proxyLoopbackToInbound).
+  const remote = loopback(destination) ? pickDestination(spec, family, (address) => !loopback(address)) : destination;
   for (const uid of spec.proxyUids) {
-    ask(`outbound/proxy-uid-${uid}`, `the proxy's own traffic (uid ${uid}) must not loop back into it`, outboundPacket(destination, outboundPort, uid, appGid), { kind: 'not-redirected' });
+    ask(`outbound/proxy-uid-${uid}`, `the proxy's own traffic (uid ${uid}) must not loop back into it`, outboundPacket(remote, outboundPort, uid, appGid), { kind: 'not-redirected' });
   }
   for (const gid of spec.proxyGids) {
-    ask(`outbound/proxy-gid-${gid}`, `the proxy's own traffic (gid ${gid}) must not loop back into it`, outboundPacket(destination, outboundPort, appUid, gid), { kind: 'not-redirected' });
+    ask(`outbound/proxy-gid-${gid}`, `the proxy's own traffic (gid ${gid}) must not loop back into it`, outboundPacket(remote, outboundPort, appUid, gid), { kind: 'not-redirected' });
   }
   for (const port of boundaries(spec.excludeOutboundPorts)) {
     ask(`outbound/excluded-port-${port}`, `outbound port ${port} is excluded`, outboundPacket(destination, port, appUid, appGid), outboundExpected(destination, port, appUid, appGid));
@@ -162,7 +165,8 @@ function familyQuestions(spec: InterceptionSpec, family: Family, sample: IpAddre
     !spec.excludeInterfaces.includes(inInterface) &&
     !spec.rerouteInterfaces.includes(inInterface) &&
     !spec.excludeInboundCidrs.some((cidr) => cidrContains(cidr, from)) &&
-    port !== spec.inboundTunnelPort &&
+    // In TPROXY mode Istio diverts the tunnel port too (its mangle rules carry no exception for it).
+    (spec.tproxy || port !== spec.inboundTunnelPort) &&
     !portSetHas(spec.excludeInboundPorts, port) &&
     portSetHas(spec.includeInboundPorts, port);
   const inboundExpected = (port: number, from: IpAddress, inInterface: string): Expected =>
@@ -183,7 +187,7 @@ function familyQuestions(spec: InterceptionSpec, family: Family, sample: IpAddre
   const inboundPort = inboundSamplePort(spec);
   askInbound('app', 'inbound TCP to an application port is captured', inboundPort ?? 8080);
   for (const port of boundaries(spec.excludeInboundPorts)) askInbound(`excluded-port-${port}`, `inbound port ${port} is excluded`, port);
-  if (spec.inboundTunnelPort !== 0) askInbound(`tunnel-port-${spec.inboundTunnelPort}`, `the inbound tunnel port ${spec.inboundTunnelPort} is not captured`, spec.inboundTunnelPort);
+  if (spec.inboundTunnelPort !== 0 && !spec.tproxy) askInbound(`tunnel-port-${spec.inboundTunnelPort}`, `the inbound tunnel port ${spec.inboundTunnelPort} is not captured`, spec.inboundTunnelPort);
   for (const port of boundaries(spec.includeInboundPorts)) askInbound(`included-port-${port}`, `inbound port ${port} is included`, port);
   if (spec.includeInboundPorts.kind === 'ranges' && spec.includeInboundPorts.ranges.length > 0) {
     const other = APP_PORTS.find((port) => !portSetHas(spec.includeInboundPorts, port) && !reserved.includes(port));
@@ -197,9 +201,18 @@ function familyQuestions(spec: InterceptionSpec, family: Family, sample: IpAddre
     askInbound(`excluded-interface-${name}`, `interface ${name} is excluded`, inboundPort ?? 8080, source, name);
     ask(`outbound/excluded-interface-${name}`, `interface ${name} is excluded`, outboundPacket(destination, outboundPort, appUid, appGid, 'tcp', name), { kind: 'not-redirected' });
   }
+  // Traffic arriving from a virtual interface (a VM behind the pod) is outbound traffic: it goes to
+  // the outbound port when its destination is in the included ranges (exclusions are not applied
+  // to it by Istio's rule writer), and is otherwise left alone.
   for (const name of spec.rerouteInterfaces) {
     const packet: Packet = { ...inboundPacket(outboundPort, source, name), destination };
-    ask(`inbound/rerouted-interface-${name}`, `TCP arriving on ${name} is sent to the outbound port`, packet, { kind: 'redirect', port: spec.outboundPort });
+    const rerouted = includedOutboundCidr(destination) && !loopback(destination);
+    ask(
+      `inbound/rerouted-interface-${name}`,
+      rerouted ? `TCP arriving on virtual interface ${name} for an included range goes to the outbound port` : `TCP arriving on virtual interface ${name} outside the included ranges is left alone`,
+      packet,
+      rerouted ? { kind: 'redirect', port: spec.outboundPort } : { kind: 'not-redirected' },
+    );
   }
   if (spec.dropInvalid) {
     ask('inbound/invalid-dropped', 'packets in conntrack state INVALID are dropped', inboundPacket(inboundPort ?? 8080, source, appInterface, 'invalid'), { kind: 'dropped' });

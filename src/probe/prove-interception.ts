@@ -9,8 +9,10 @@ export interface ProbeTiming {
   readonly deadline: number;
   /** After a conclusive failure, how long late rules still get before the probe gives up. */
   readonly settleMs: number;
-  /** Per-attempt cap: a dropped SYN must not use up the whole deadline in one attempt. */
+  /** How long one connection may wait for its answer. */
   readonly attemptTimeoutMs: number;
+  /** How often a fresh connection is started while earlier ones are still unanswered. */
+  readonly launchIntervalMs: number;
 }
 
 export interface ProbeResult {
@@ -76,39 +78,66 @@ async function probeUntilDecided(
   let backoffMs = 50;
   let firstConclusiveAt: number | undefined;
   let lastOutcome: AttemptOutcome | undefined;
-  const result = (status: ProbeResult['status'], arrival?: Arrival, endedEarly = false): ProbeResult => ({
-    target, status, attempts, elapsedMs: Date.now() - started, arrival, lastOutcome, outcomes, endedEarly,
-  });
+  let nextLaunchAt = started;
+  // Attempts overlap: a SYN whose answer is slow (an ICMPv6 error can take a second) keeps its
+  // full lifetime, while a fresh connection every interval picks up rules that landed meanwhile
+  // (a retransmitted SYN reuses the old conntrack entry, so only a new connection can be captured).
+  const stopAll = new AbortController();
+  const stop = (): void => stopAll.abort();
+  signal.addEventListener('abort', stop, { once: true });
+  const inFlight = new Map<number, Promise<{ id: number; outcome: AttemptOutcome }>>();
+  const result = (status: ProbeResult['status'], arrival?: Arrival, endedEarly = false): ProbeResult => {
+    stop();
+    return { target, status, attempts, elapsedMs: Date.now() - started, arrival, lastOutcome, outcomes, endedEarly };
+  };
 
-  while (Date.now() < timing.deadline) {
-    const attemptTimeout = Math.min(timing.attemptTimeoutMs, timing.deadline - Date.now());
-    const outcome = await attemptProbe(target, listener, attemptTimeout, signal);
-    attempts++;
-    lastOutcome = outcome;
-    outcomes[outcome.kind] = (outcomes[outcome.kind] ?? 0) + 1;
-    hooks.onAttempt?.(target, attempts, outcome);
-    if (outcome.kind === 'intercepted') return result('passed', outcome.arrival);
-    if (outcome.kind === 'aborted') return result('aborted');
-    const now = Date.now();
-    if (isConclusive(outcome)) firstConclusiveAt ??= now;
-    if (firstConclusiveAt !== undefined && now - firstConclusiveAt >= timing.settleMs) return result('failed', undefined, true);
-    if (outcome.kind === 'no-answer') continue;
-    const settleLeft = firstConclusiveAt === undefined ? Infinity : firstConclusiveAt + timing.settleMs - now;
-    const pause = Math.max(0, Math.min(backoffMs, timing.deadline - now, settleLeft));
-    backoffMs = Math.min(backoffMs * 2, 400);
-    if (await sleep(pause, signal)) return result('aborted');
+  try {
+    for (;;) {
+      const now = Date.now();
+      if (signal.aborted) return result('aborted');
+      if (now >= timing.deadline && inFlight.size === 0) return result('failed');
+      if (now >= nextLaunchAt && now < timing.deadline && inFlight.size < MAX_IN_FLIGHT) {
+        const id = ++attempts;
+        const lifetime = Math.min(timing.attemptTimeoutMs, timing.deadline - now);
+        inFlight.set(id, attemptProbe(target, listener, lifetime, stopAll.signal).then((outcome) => ({ id, outcome })));
+        nextLaunchAt = now + timing.launchIntervalMs;
+      }
+      const wake = Math.max(1, Math.min(nextLaunchAt, timing.deadline) - Date.now());
+      const finished = await Promise.race([...inFlight.values(), delay(wake)]);
+      if (!finished) continue;
+      inFlight.delete(finished.id);
+      const { outcome } = finished;
+      if (outcome.kind === 'aborted') {
+        if (signal.aborted) return result('aborted');
+        continue;
+      }
+      lastOutcome = outcome;
+      outcomes[outcome.kind] = (outcomes[outcome.kind] ?? 0) + 1;
+      hooks.onAttempt?.(target, finished.id, outcome);
+      if (outcome.kind === 'intercepted') return result('passed', outcome.arrival);
+      const at = Date.now();
+      if (isConclusive(outcome)) {
+        firstConclusiveAt ??= at;
+        // An answer came back at once: retry soon, backing off so a refusing pod is not hammered.
+        nextLaunchAt = Math.min(nextLaunchAt, at + backoffMs);
+        backoffMs = Math.min(backoffMs * 2, 400);
+      } else if (outcome.kind === 'no-answer') {
+        nextLaunchAt = Math.min(nextLaunchAt, at);
+      }
+      if (firstConclusiveAt !== undefined && at - firstConclusiveAt >= timing.settleMs) return result('failed', undefined, true);
+      if (firstConclusiveAt !== undefined) nextLaunchAt = Math.min(nextLaunchAt, firstConclusiveAt + timing.settleMs);
+    }
+  } finally {
+    signal.removeEventListener('abort', stop);
+    stop();
+    await Promise.allSettled(inFlight.values());
   }
-  return result('failed');
 }
 
-/** Resolves true when aborted. */
-function sleep(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(true);
-    const onAbort = (): void => { clearTimeout(timer); resolve(true); };
-    const timer = setTimeout(() => { signal.removeEventListener('abort', onAbort); resolve(false); }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
+const MAX_IN_FLIGHT = 4;
+
+function delay(ms: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), ms));
 }
 
 /** Settle window: at most 2 s, or a quarter of the timeout when that is shorter. */

@@ -58,7 +58,7 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
     ? Promise.resolve<RulesInspectionResult>({ status: 'not-inspected', message: 'rules inspection is off (--rules off)', evidence: [], report: null })
     : inspectRulesSafely(env.inspectRules, config, assessment, samples, Math.max(100, deadline - Date.now()));
 
-  const probeRun = await proveInterception(plan.targets, { deadline, settleMs, attemptTimeoutMs: 1000 }, signal, {
+  const probeRun = await proveInterception(plan.targets, { deadline, settleMs, attemptTimeoutMs: 3000, launchIntervalMs: 1000 }, signal, {
     onAttempt: (target, attempt, outcome) => logger.debug({ family: target.family, attempt, outcome: outcome.kind }, 'probe attempt'),
   });
   const rules = await rulesPromise;

@@ -103,6 +103,19 @@ export class PodNamespace {
     return inNs(this.pod, ...args);
   }
 
+  execSink(...args: string[]): string {
+    return inNs(this.sink, ...args);
+  }
+
+  /** A helper process (a squatter, a stranger) in the pod or sink namespace, as root. */
+  spawnInPod(args: readonly string[]): ChildProcess {
+    return spawn('ip', ['netns', 'exec', this.pod, ...args], { stdio: 'ignore' });
+  }
+
+  spawnInSink(args: readonly string[]): ChildProcess {
+    return spawn('ip', ['netns', 'exec', this.sink, ...args], { stdio: 'ignore' });
+  }
+
   /**
    * Runs `interlock` in the pod namespace as an unprivileged uid. `caps` keeps NET_ADMIN and
    * NET_RAW as ambient capabilities (what a validator granted them would have).
@@ -117,7 +130,7 @@ export class PodNamespace {
       'netns', 'exec', this.pod,
       'setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', ...capArgs, '--no-new-privs',
       process.execPath, CLI, ...args,
-    ], { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    ], { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...interlockEnv(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 
   async runInterlock(args: readonly string[], options: Parameters<PodNamespace['spawnInterlock']>[1] = {}): Promise<InterlockRun> {
@@ -156,6 +169,11 @@ export function collect(child: ChildProcess, terminationLog: string): Promise<In
       resolvePromise({ exitCode, signal, stdout, stderr, terminationMessage, logs, summary });
     });
   });
+}
+
+/** INTERLOCK_* from the test runner's environment reach the validator, as a pod's env would. */
+function interlockEnv(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('INTERLOCK_') && entry[1] !== undefined));
 }
 
 export function sh(command: string, ...args: string[]): string {

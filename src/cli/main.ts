@@ -27,14 +27,13 @@ async function main(argv: readonly string[]): Promise<CommandResult> {
     return runValidateCommand(rest, process.env, controller.signal, inspectRules);
   }
   if (command === 'explain') {
-    const { runExplain } = (await import(EXPLAIN_MODULE)) as { runExplain: (argv: readonly string[], env: NodeJS.ProcessEnv) => Promise<CommandResult> };
+    const { runExplain } = await import('./explain-command.js');
     return runExplain(rest, process.env);
   }
   return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command ${JSON.stringify(command)}\n\n${TOP_HELP}` };
 }
 
 // TEMPORARY until the rules engine lands: string specifiers keep tsc from resolving them.
-const EXPLAIN_MODULE = './explain-command.js';
 const RULES_MODULE = '../rules/inspect.js';
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */

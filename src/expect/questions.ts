@@ -107,14 +107,21 @@ function familyQuestions(spec: InterceptionSpec, family: Family, sample: IpAddre
   // Outbound: a routed destination the configuration wants captured, if there is one.
   const destination = sample ?? pickDestination(spec, family, (address) => includedOutboundCidr(address) && !excludedOutboundCidr(address) && !hostLoopback(address));
   ask('outbound/app', 'outbound TCP from the application is captured', outboundPacket(destination, outboundPort, appUid, appGid), outboundExpected(destination, outboundPort, appUid, appGid));
-  // The proxy's exclusion is asked about a remote address: over loopback Istio deliberately
-  // sends the proxy's own calls to its inbound port (see proxyLoopbackToInbound).
+  // The proxy's exclusion is asked where the application's traffic would be captured (otherwise
+  // nothing could loop), and never over loopback: there Istio deliberately sends the proxy's own
+  // calls to its inbound port (see proxyLoopbackToInbound).
   const remote = loopback(destination) ? pickDestination(spec, family, (address) => !loopback(address)) : destination;
+  const outsideForPorts = pickDestination(spec, family, (address) => !includedOutboundCidr(address) && !excludedOutboundCidr(address) && !loopback(address), true);
+  const includedPort = boundaries(spec.includeOutboundPorts).find((port) => !portSetHas(spec.excludeOutboundPorts, port));
+  const capturedTargets: Array<[IpAddress, number]> = [[remote, outboundPort]];
+  if (includedPort !== undefined) capturedTargets.push([outsideForPorts ?? remote, includedPort]);
+  const [proxyTarget, proxyPort] =
+    capturedTargets.find(([address, port]) => !loopback(address) && outboundCaptured(address, port, appUid, appGid)) ?? [remote, outboundPort];
   for (const uid of spec.proxyUids) {
-    ask(`outbound/proxy-uid-${uid}`, `the proxy's own traffic (uid ${uid}) must not loop back into it`, outboundPacket(remote, outboundPort, uid, appGid), { kind: 'not-redirected' });
+    ask(`outbound/proxy-uid-${uid}`, `the proxy's own traffic (uid ${uid}) must not loop back into it`, outboundPacket(proxyTarget, proxyPort, uid, appGid), { kind: 'not-redirected' });
   }
   for (const gid of spec.proxyGids) {
-    ask(`outbound/proxy-gid-${gid}`, `the proxy's own traffic (gid ${gid}) must not loop back into it`, outboundPacket(remote, outboundPort, appUid, gid), { kind: 'not-redirected' });
+    ask(`outbound/proxy-gid-${gid}`, `the proxy's own traffic (gid ${gid}) must not loop back into it`, outboundPacket(proxyTarget, proxyPort, appUid, gid), { kind: 'not-redirected' });
   }
   for (const port of boundaries(spec.excludeOutboundPorts)) {
     ask(`outbound/excluded-port-${port}`, `outbound port ${port} is excluded`, outboundPacket(destination, port, appUid, appGid), outboundExpected(destination, port, appUid, appGid));

@@ -145,10 +145,12 @@ function unknownEnd(why: string, rule: Provenance | undefined): ChainEnd {
 function runBaseChain(hooked: HookedChain, context: Context): ChainEnd {
   const { table } = hooked;
   const frames: Array<{ chain: Chain; next: number }> = [{ chain: hooked.chain, next: 0 }];
+  // The last RETURN on the way is the rule that let the packet reach the policy: name it.
+  let lastReturn: Provenance | undefined;
   const policy = (): ChainEnd => {
     const at = policyProvenance(hooked);
     context.path.push({ at, effect: 'policy' });
-    return { kind: hooked.policy, decidedBy: at };
+    return { kind: hooked.policy, decidedBy: lastReturn ?? at };
   };
   outer: while (frames.length > 0) {
     const frame = frames[frames.length - 1] as { chain: Chain; next: number };
@@ -195,6 +197,7 @@ function runBaseChain(hooked: HookedChain, context: Context): ChainEnd {
         }
         case 'return':
           context.path.push({ at, effect: 'return' });
+          lastReturn = at;
           frames.pop();
           if (frames.length === 0) return policy();
           continue outer;

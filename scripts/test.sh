@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it: unit and namespace tests (vitest, test/), then the
+# container tests (testcontainers, e2e/) against the freshly built image. Installs what it needs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+bash scripts/ensure-deps.sh
+npm run build --silent
+
+results=$(mktemp -d)
+status=0
+npx vitest run --config vitest.config.ts --reporter=default --reporter=json --outputFile="$results/unit.json" || status=$?
+
+bash scripts/ensure-docker.sh
+npm run image --silent
+npx vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile="$results/e2e.json" || status=$?
+
+# One closing line for both suites, so a reader (or CI) sees the total at the end.
+node -e '
+  const fs = require("fs");
+  let passed = 0, failed = 0, skipped = 0;
+  for (const f of process.argv.slice(1)) {
+    if (!fs.existsSync(f)) { failed++; continue; }
+    const r = JSON.parse(fs.readFileSync(f, "utf8"));
+    passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests;
+  }
+  console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
+' "$results/unit.json" "$results/e2e.json"
+rm -rf "$results"
+exit $status

@@ -1,0 +1,109 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { formatPortSet } from '../../src/addr/port-set.js';
+import { VERSION } from '../../src/cli/version.js';
+import { isConfigError } from '../../src/config/config-error.js';
+import { readRawOptions } from '../../src/config/raw-options.js';
+import { buildValidateConfig, VALIDATE_FLAGS, type ValidateConfig } from '../../src/config/validate-config.js';
+
+function build(argv: string[], env: Record<string, string> = {}): ValidateConfig {
+  const raw = readRawOptions(argv, env, VALIDATE_FLAGS);
+  if (!raw.ok) throw new Error(raw.error.message);
+  const config = buildValidateConfig(raw.options);
+  if (isConfigError(config)) throw new Error(config.message);
+  return config;
+}
+
+function error(argv: string[], env: Record<string, string> = {}): string {
+  const raw = readRawOptions(argv, env, VALIDATE_FLAGS);
+  if (!raw.ok) return raw.error.message;
+  const config = buildValidateConfig(raw.options);
+  if (!isConfigError(config)) throw new Error(`expected a configuration error for ${argv.join(' ')}`);
+  return config.message;
+}
+
+describe('mesh presets', () => {
+  it('linkerd: 4143/4140, uid 2102, inbound 4190,4191 excluded, exit 95', () => {
+    const config = build(['--mesh', 'linkerd']);
+    expect(config.interception).toMatchObject({ inboundPort: 4143, outboundPort: 4140, proxyUids: [2102], proxyGids: [] });
+    expect(formatPortSet(config.interception.excludeInboundPorts)).toBe('4190,4191');
+    expect(config.failureExitCode).toBe(95);
+  });
+
+  it('istio: 15006/15001, uid 1337, inbound 15008,15020,15021,15090 and outbound 15020 excluded, exit 126', () => {
+    const config = build(['--mesh', 'istio']);
+    expect(config.interception).toMatchObject({ inboundPort: 15006, outboundPort: 15001, proxyUids: [1337], proxyGids: [1337] });
+    // 15008 is Istio's inbound tunnel (HBONE): never redirected inbound, kept as its own field.
+    expect(formatPortSet(config.interception.excludeInboundPorts)).toBe('15020,15021,15090');
+    expect(config.interception.inboundTunnelPort).toBe(15008);
+    expect(formatPortSet(config.interception.excludeOutboundPorts)).toBe('15020');
+    expect(config.failureExitCode).toBe(126);
+  });
+
+  it('generic needs explicit ports and fails with 97', () => {
+    expect(error(['--mesh', 'generic'])).toMatch(/--inbound-port/);
+    const config = build(['--mesh', 'generic', '--inbound-port', '7000', '--outbound-port', '7001']);
+    expect(config.failureExitCode).toBe(97);
+  });
+});
+
+describe('flags and environment', () => {
+  it('reads INTERLOCK_* variables and lets flags win', () => {
+    const env = { INTERLOCK_MESH: 'linkerd', INTERLOCK_TIMEOUT: '3s', INTERLOCK_OUTBOUND_PORT: '5000' };
+    const fromEnv = build([], env);
+    expect(fromEnv.timeoutMs).toBe(3000);
+    expect(fromEnv.interception.outboundPort).toBe(5000);
+    const flagWins = build(['--outbound-port=6000', '--timeout', '500ms'], env);
+    expect(flagWins.interception.outboundPort).toBe(6000);
+    expect(flagWins.timeoutMs).toBe(500);
+  });
+
+  it('defaults: 10s, auto family, json logs, rules auto, /dev/termination-log', () => {
+    const config = build(['--mesh', 'istio']);
+    expect(config).toMatchObject({ timeoutMs: 10_000, family: 'auto', logFormat: 'json', rules: 'auto', terminationLog: '/dev/termination-log' });
+  });
+
+  it('port lists take ranges in both spellings, * and empty', () => {
+    const config = build(['--mesh', 'linkerd', '--exclude-outbound-ports', '3306,5432:5440,8000-8010', '--include-inbound-ports', '']);
+    expect(formatPortSet(config.interception.excludeOutboundPorts)).toBe('3306,5432-5440,8000-8010');
+    expect(formatPortSet(config.interception.includeInboundPorts)).toBe('');
+    expect(build(['--mesh', 'linkerd', '--include-inbound-ports', '*']).interception.includeInboundPorts.kind).toBe('all');
+  });
+
+  it('--probe-address takes one address per family', () => {
+    const config = build(['--mesh', 'linkerd', '--probe-address', '10.1.2.3,fd00::9']);
+    expect(Object.keys(config.probeAddresses).sort()).toEqual(['ipv4', 'ipv6']);
+  });
+
+  const invalid: Array<[string[], RegExp]> = [
+    [['--mesh', 'consul'], /^--mesh="consul": expected one of linkerd, istio, generic/],
+    [['--mesh', 'linkerd', '--timeout', 'soon'], /^--timeout="soon"/],
+    [['--mesh', 'linkerd', '--timeout', '50ms'], /^--timeout="50ms"/],
+    [['--mesh', 'linkerd', '--inbound-port', '70000'], /^--inbound-port="70000": expected a port/],
+    [['--mesh', 'linkerd', '--outbound-port', '4143'], /^--outbound-port="4143": must differ/],
+    [['--mesh', 'linkerd', '--family', 'ipv5'], /^--family="ipv5"/],
+    [['--mesh', 'linkerd', '--failure-exit-code', '64'], /^--failure-exit-code="64"/],
+    [['--mesh', 'linkerd', '--failure-exit-code', '300'], /^--failure-exit-code="300"/],
+    [['--mesh', 'linkerd', '--exclude-inbound-ports', '10-5'], /ends before it starts/],
+    [['--mesh', 'linkerd', '--proxy-uid', 'proxy'], /^--proxy-uid="proxy": "proxy" is not a numeric uid/],
+    [['--mesh', 'linkerd', '--probe-address', 'example.com'], /^--probe-address="example.com"/],
+    [['--mesh', 'linkerd', '--log-format', 'xml'], /^--log-format="xml"/],
+    [['--mesh', 'linkerd', '--rules', 'maybe'], /^--rules="maybe"/],
+    [['--mesh', 'linkerd', '--no-such-flag'], /^--no-such-flag="": unknown flag/],
+    [['--mesh'], /^--mesh="": needs a value/],
+  ];
+  for (const [argv, pattern] of invalid) {
+    it(`rejects ${argv.join(' ')}`, () => {
+      expect(error(argv)).toMatch(pattern);
+    });
+  }
+
+  it('an invalid environment variable is named as such', () => {
+    expect(error([], { INTERLOCK_MESH: 'linkerd', INTERLOCK_FAMILY: 'both' })).toMatch(/^INTERLOCK_FAMILY="both"/);
+  });
+
+  it('the version constant matches package.json', () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    expect(VERSION).toBe(pkg.version);
+  });
+});

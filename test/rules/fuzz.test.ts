@@ -1,0 +1,121 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { PRESETS } from '../../src/config/interception.js';
+import { analyzeDumps, type Dump } from '../../src/rules/analyze.js';
+import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
+import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
+import { CORPUS } from '../explain/corpus.js';
+
+/** mulberry32: a seeded PRNG so every failure reproduces. */
+function prng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const linkerdSave = readFileSync(path.join(CORPUS, 'linkerd/cni-default/iptables-nft-save.v4.txt'), 'utf8');
+const istioSave = readFileSync(path.join(CORPUS, 'istio/dns-uid-gid/iptables-legacy-save.v4.txt'), 'utf8');
+const istioJson = readFileSync(path.join(CORPUS, 'istio-nftables/tproxy/nft-list-ruleset.json'), 'utf8');
+const ALPHABET = ['-A', '-j', '-m', '!', 'REDIRECT', '--to-ports', 'RETURN', '*nat', 'COMMIT', ':X - [0:0]', '"', '\n', ' ', '--dport', '{', '}', '[', ']', ',', ':', 'tcp', '15001', 'OUTPUT', '0x539'];
+
+function mutate(text: string, random: () => number): string {
+  const chars = [...text];
+  const edits = 1 + Math.floor(random() * 6);
+  for (let i = 0; i < edits; i++) {
+    const at = Math.floor(random() * (chars.length + 1));
+    const choice = random();
+    if (choice < 0.35) chars.splice(at, 1 + Math.floor(random() * 20));
+    else if (choice < 0.7) chars.splice(at, 0, ...(ALPHABET[Math.floor(random() * ALPHABET.length)] as string));
+    else chars.splice(at, 1, String.fromCharCode(Math.floor(random() * 128)));
+  }
+  return chars.join('');
+}
+
+function garbage(random: () => number): string {
+  let text = '';
+  const length = Math.floor(random() * 400);
+  for (let i = 0; i < length; i++) text += random() < 0.5 ? (ALPHABET[Math.floor(random() * ALPHABET.length)] as string) : String.fromCharCode(Math.floor(random() * 256));
+  return text;
+}
+
+function analyze(dump: Dump, mesh: 'linkerd' | 'istio') {
+  return analyzeDumps(PRESETS[mesh].spec, [dump], { families: ['ipv4'] });
+}
+
+describe('fuzzing the parsers and the tracer', () => {
+  it('random text never throws and never passes', () => {
+    const random = prng(1);
+    for (let i = 0; i < 1500; i++) {
+      const text = garbage(random);
+      for (const dump of [
+        { backend: 'iptables-nft', family: 'ipv4', source: 'fuzz', text },
+        { backend: 'nftables', source: 'fuzz', text },
+      ] as Dump[]) {
+        const result = analyze(dump, i % 2 === 0 ? 'linkerd' : 'istio');
+        if (result.kind === 'checked') expect(result.check.status).not.toBe('passed');
+      }
+    }
+  });
+
+  it('mutated iptables-save dumps never throw, and a pass keeps every expectation truly met', () => {
+    const random = prng(2);
+    let parsed = 0;
+    for (let i = 0; i < 2000; i++) {
+      const [base, mesh] = i % 2 === 0 ? [linkerdSave, 'linkerd' as const] : [istioSave, 'istio' as const];
+      const result = analyze({ backend: 'iptables-legacy', family: 'ipv4', source: 'fuzz', text: mutate(base, random) }, mesh);
+      if (result.kind === 'parse-error') {
+        expect(result.error.line).toBeGreaterThanOrEqual(1);
+        continue;
+      }
+      parsed++;
+      // A pass must mean every answer holds; the checker may never report one it could not trace.
+      if (result.check.status === 'passed') expect(result.check.answers.every((answer) => answer.holds && answer.trace.outcome.kind !== 'unknown')).toBe(true);
+    }
+    expect(parsed).toBeGreaterThan(0);
+  });
+
+  it('mutated nft JSON never throws', () => {
+    const random = prng(3);
+    for (let i = 0; i < 1500; i++) {
+      const text = mutate(istioJson, random);
+      expect(() => parseNftJson(text, 'fuzz')).not.toThrow();
+      const result = analyze({ backend: 'nftables', source: 'fuzz', text }, 'istio');
+      if (result.kind === 'checked' && result.check.status === 'passed') expect(result.check.findings).toHaveLength(0);
+    }
+  });
+
+  it('mutants that remove interception never pass', () => {
+    const random = prng(4);
+    const lines = linkerdSave.split('\n');
+    for (let i = 0; i < 500; i++) {
+      // Drop one or more REDIRECT rules: Linkerd's capture cannot hold without both.
+      const kept = lines.filter((line) => !(line.includes('REDIRECT') && random() < 0.8) || false);
+      const dropped = kept.length < lines.length ? kept : lines.filter((line) => !line.includes('--to-ports 4140'));
+      const result = analyze({ backend: 'iptables-nft', family: 'ipv4', source: 'fuzz', text: dropped.join('\n') }, 'linkerd');
+      expect(result.kind === 'checked' && result.check.status === 'passed').toBe(false);
+    }
+  });
+
+  it('a jump loop ends as unknown, not a hang', () => {
+    const text = ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':A - [0:0]', ':B - [0:0]', '-A OUTPUT -j A', '-A A -j B', '-A B -j A', 'COMMIT', ''].join('\n');
+    const result = analyze({ backend: 'iptables-nft', family: 'ipv4', source: 'loop', text }, 'linkerd');
+    expect(result.kind).toBe('checked');
+    if (result.kind !== 'checked') return;
+    expect(result.check.status).not.toBe('passed');
+    const outbound = result.check.answers.find((answer) => answer.question.id === 'ipv4/outbound/app');
+    expect(outbound?.trace.outcome.kind).toBe('unknown');
+    expect(outbound?.finding?.message).toContain('nest too deep');
+  });
+
+  it('parse errors name the line', () => {
+    const result = parseIptablesSave('*nat\n:OUTPUT ACCEPT [0:0]\n-A NOPE -j RETURN\nCOMMIT\n', { backend: 'iptables-nft', family: 'ipv4', source: 'f.txt' });
+    expect(result.ok).toBe(false);
+    if (!result.ok) expect(result.error).toMatchObject({ source: 'f.txt', line: 3 });
+  });
+});

@@ -4,6 +4,8 @@
  * Returns undefined for an unterminated quote so the caller can report the line.
  */
 export function tokenizeLine(line: string): string[] | undefined {
+  // Most lines have no quotes: splitting is several times faster than scanning characters.
+  if (!line.includes('"')) return line.split(/[ \t\r]+/).filter((word) => word !== '');
   const words: string[] = [];
   let current = '';
   let inWord = false;
@@ -17,7 +19,11 @@ export function tokenizeLine(line: string): string[] | undefined {
       } else if (char === '"') {
         quoted = false;
       } else {
-        current += char;
+        // Copy the run up to the next quote or backslash in one slice.
+        let end = index;
+        while (end < line.length && line[end] !== '"' && line[end] !== '\\') end++;
+        current += line.slice(index, end);
+        index = end - 1;
       }
       continue;
     }

@@ -33,12 +33,9 @@ async function main(argv: readonly string[]): Promise<CommandResult> {
   return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command ${JSON.stringify(command)}\n\n${TOP_HELP}` };
 }
 
-// TEMPORARY until the rules engine lands: string specifiers keep tsc from resolving them.
-const RULES_MODULE = '../rules/inspect.js';
-
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */
 const inspectRules: InspectRules = async (spec, options) => {
-  const { inspectLiveRules } = (await import(RULES_MODULE)) as { inspectLiveRules: InspectRules };
+  const { inspectLiveRules } = await import('../rules/inspect.js');
   return inspectLiveRules(spec, options);
 };
 

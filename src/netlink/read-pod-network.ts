@@ -1,4 +1,5 @@
-import { createRtNetlink } from 'netlink';
+// The rtnetlink entry alone: the package index also loads nl80211, genl and wireguard tables.
+import { createRtNetlink } from 'netlink/dist/rt/rt.js';
 import { cidrOf } from '../addr/cidr.js';
 import { FAMILY_BITS, ipFromBytes, type Family } from '../addr/ip.js';
 import type { AddressInfo, AddressScope, LinkInfo, PodNetwork, RouteInfo, RouteType } from '../network/pod-network.js';

@@ -1,9 +1,8 @@
 import type { Family, IpAddress } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
-import { analyzeDumps, type Dump } from './analyze.js';
+import type { Dump } from './analyze.js';
 import { readCapabilities } from './read/capabilities.js';
-import { readLiveRules, type ReadOutcome } from './read/read-live.js';
-import { reportOf } from './report.js';
+import type { ReadOutcome } from './read/read-live.js';
 
 export interface RulesInspection {
   readonly status: 'passed' | 'failed' | 'unknown' | 'not-inspected' | 'unreadable';
@@ -44,6 +43,13 @@ function cannotRead(mode: InspectOptions['mode'], why: string, report: unknown):
 async function inspect(spec: InterceptionSpec, options: InspectOptions): Promise<RulesInspection> {
   const capabilities = await readCapabilities();
   if (capabilities && !capabilities.netAdmin) return cannotRead(options.mode, 'no CAP_NET_ADMIN to read iptables/nftables', { capabilities });
+  // Loaded only once reading is possible: execa and the engine cost tens of milliseconds at
+  // start-up, which a capability-less init container (the common case) must not pay.
+  const [{ readLiveRules }, { analyzeDumps }, { reportOf }] = await Promise.all([
+    import('./read/read-live.js'),
+    import('./analyze.js'),
+    import('./report.js'),
+  ]);
   const outcomes = await readLiveRules(options.families, options.timeoutMs);
   const reads = outcomes.map(describeRead);
   const failed = outcomes.filter((outcome) => outcome.kind === 'unreadable');

@@ -1,0 +1,75 @@
+// Benchmark of a passing `interlock validate` in a pod namespace, beside `node -e 0` measured in
+// the same namespace, the same way, in the same run: median wall time and peak RSS, and ratios.
+// Prints figures; asserts nothing. Every packet stays in the namespaces it makes.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const root = resolve(import.meta.dirname, '..');
+const runs = Number(process.env.BENCH_RUNS ?? 15);
+const pod = `ilbench${process.pid}`;
+const sink = `ilbenchs${process.pid}`;
+const tmp = mkdtempSync(join(tmpdir(), 'interlock-bench-'));
+chmodSync(tmp, 0o777);
+const sh = (...args) => execFileSync(args[0], args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+
+function setUp() {
+  sh('ip', 'netns', 'add', pod);
+  sh('ip', 'netns', 'add', sink);
+  sh('ip', 'link', 'add', 'ilbench-a', 'type', 'veth', 'peer', 'name', 'ilbench-b');
+  sh('ip', 'link', 'set', 'ilbench-a', 'netns', pod);
+  sh('ip', 'link', 'set', 'ilbench-b', 'netns', sink);
+  sh('ip', '-n', pod, 'link', 'set', 'ilbench-a', 'name', 'eth0');
+  for (const [ns, dev] of [[pod, 'eth0'], [sink, 'ilbench-b']]) {
+    sh('ip', '-n', ns, 'link', 'set', 'lo', 'up');
+    sh('ip', '-n', ns, 'link', 'set', dev, 'up');
+  }
+  sh('ip', '-n', sink, 'addr', 'add', '10.250.9.1/24', 'dev', 'ilbench-b');
+  sh('ip', '-n', pod, 'addr', 'add', '10.250.9.2/24', 'dev', 'eth0');
+  sh('ip', '-n', pod, 'route', 'add', 'default', 'via', '10.250.9.1');
+  const rules = resolve(root, '../shared/corpus/linkerd/cni-default/iptables-nft-save.v4.txt');
+  execFileSync('ip', ['netns', 'exec', pod, 'iptables-nft-restore'], { input: readFileSync(rules) });
+}
+
+function tearDown() {
+  for (const ns of [pod, sink]) { try { sh('ip', 'netns', 'del', ns); } catch { /* gone */ } }
+  rmSync(tmp, { recursive: true, force: true });
+}
+
+/** One run as the validator runs in a pod: uid 65534, every capability dropped. */
+function measure(command) {
+  const timeFile = join(tmp, 'time');
+  const started = process.hrtime.bigint();
+  const result = spawnSync('ip', ['netns', 'exec', pod, '/usr/bin/time', '-f', '%M', '-o', timeFile,
+    'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs',
+    ...command], { stdio: ['ignore', 'ignore', 'pipe'] });
+  const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
+  if (result.status !== 0) throw new Error(`${command.join(' ')} exited ${result.status}: ${result.stderr}`);
+  const rssKiB = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop());
+  return { wallMs, rssKiB };
+}
+
+const median = (values) => { const sorted = [...values].sort((a, b) => a - b); const mid = sorted.length >> 1; return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2; };
+
+try {
+  setUp();
+  const validate = [process.execPath, join(root, 'dist/cli/main.js'), 'validate', '--mesh', 'linkerd', '--timeout', '5s', '--log-level', 'warn', '--termination-log', join(tmp, 'tl')];
+  const baseline = [process.execPath, '-e', '0'];
+  for (let i = 0; i < 2; i++) { measure(baseline); measure(validate); } // warm the page cache
+  const samples = { baseline: [], validate: [] };
+  // Interleaved, so drift on the machine hits both sides alike.
+  for (let i = 0; i < runs; i++) {
+    samples.baseline.push(measure(baseline));
+    samples.validate.push(measure(validate));
+  }
+  const row = (name, list) => ({ name, wall: median(list.map((s) => s.wallMs)), rss: Math.max(...list.map((s) => s.rssKiB)) / 1024 });
+  const base = row('node -e 0', samples.baseline);
+  const val = row('interlock validate (pass)', samples.validate);
+  console.log(`validate benchmark: ${runs} interleaved runs each, in a pod namespace, uid 65534, no capabilities`);
+  console.log(`  ${base.name.padEnd(28)} median wall ${base.wall.toFixed(1).padStart(7)} ms   peak RSS ${base.rss.toFixed(1).padStart(6)} MiB`);
+  console.log(`  ${val.name.padEnd(28)} median wall ${val.wall.toFixed(1).padStart(7)} ms   peak RSS ${val.rss.toFixed(1).padStart(6)} MiB`);
+  console.log(`  ratio validate / node -e 0:  wall ${(val.wall / base.wall).toFixed(2)}x (target <= 1.5x)   peak RSS ${val.rss.toFixed(1)} MiB (target <= 64 MiB)`);
+} finally {
+  tearDown();
+}

@@ -160,7 +160,7 @@ function onLinkNeighbour(network: PodNetwork, destination: IpAddress): string | 
 
 function planProxyLoopback(input: PlanInput): ProbePlan {
   const { spec, identity } = input;
-  if (spec.mesh !== 'istio') {
+  if (!spec.proxyLoopbackToInbound) {
     return fail('ProbeIdentityExcluded', undefined,
       `the validator runs as uid ${identity.uid} gid ${identity.gid}, the proxy's own identity, whose traffic the ${spec.mesh} rules exclude from capture; run it as another uid (for example 65534)`);
   }
@@ -169,7 +169,7 @@ function planProxyLoopback(input: PlanInput): ProbePlan {
     // Istio sends the proxy's loopback traffic to a non-loopback address of the pod back into
     // inbound capture; the pod's own address is such a destination and never leaves the pod.
     const own = input.assessment.perFamily[family].addresses[0];
-    const port = input.probePort ?? PREFERRED_PORTS.find((candidate) => !portSetHas(spec.excludeInboundPorts, candidate));
+    const port = input.probePort ?? PREFERRED_PORTS.find((candidate) => !portSetHas(spec.excludeInboundPorts, candidate) && candidate !== spec.inboundTunnelPort);
     if (!own || port === undefined) {
       return fail('ProbeUnroutable', family, `${familyLabel(family)}: no pod address to probe the proxy-loopback capture with`);
     }

@@ -2,7 +2,7 @@ import { formatDuration } from '../config/duration.js';
 import { isConfigError } from '../config/config-error.js';
 import { readRawOptions } from '../config/raw-options.js';
 import { buildValidateConfig, EXIT, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
-import { readPodNetwork } from '../netlink/read-pod-network.js';
+import { readPodNetwork, type LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { createLogger, type Logger } from '../report/logger.js';
 import { writeTerminationLog } from '../report/termination-log.js';
 import type { Verdict } from '../verdict/decide-verdict.js';
@@ -26,6 +26,7 @@ export async function runValidateCommand(
   env: Readonly<Record<string, string | undefined>>,
   signal: AbortSignal,
   inspectRules: InspectRules,
+  loadRtNetlink?: LoadRtNetlink,
 ): Promise<CommandResult> {
   const raw = readRawOptions(argv, env, VALIDATE_FLAGS);
   if (raw.ok && raw.options.has('help')) return { exitCode: 0, stdout: formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS), stderr: '' };
@@ -45,7 +46,7 @@ export async function runValidateCommand(
   let verdict: Verdict;
   try {
     verdict = await runValidate(config, {
-      readPodNetwork,
+      readPodNetwork: () => readPodNetwork(loadRtNetlink),
       inspectRules,
       identity: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, groups: process.getgroups?.() ?? [] },
       logger,

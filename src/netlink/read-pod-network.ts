@@ -1,5 +1,4 @@
-// The rtnetlink entry alone: the package index also loads nl80211, genl and wireguard tables.
-import { createRtNetlink } from 'netlink/dist/rt/rt.js';
+import type { createRtNetlink } from 'netlink/dist/rt/rt.js';
 import { cidrOf } from '../addr/cidr.js';
 import { FAMILY_BITS, ipFromBytes, type Family } from '../addr/ip.js';
 import type { AddressInfo, AddressScope, LinkInfo, PodNetwork, RouteInfo, RouteType } from '../network/pod-network.js';
@@ -11,7 +10,17 @@ const AF_INET6 = 10;
  * Reads links, addresses and routes of the network namespace this process is in. rtnetlink dumps
  * need no capability, so this works in an init container that dropped them all.
  */
-export async function readPodNetwork(): Promise<PodNetwork> {
+export type RtNetlinkModule = { readonly createRtNetlink: typeof createRtNetlink };
+export type LoadRtNetlink = () => Promise<RtNetlinkModule>;
+
+/**
+ * Loads only the rtnetlink entry of the package (its index also loads nl80211, genl and wireguard
+ * tables), and only when asked: a start-up snapshot cannot hold the native addon it opens.
+ */
+export const loadRtNetlink: LoadRtNetlink = () => import('netlink/dist/rt/rt.js');
+
+export async function readPodNetwork(load: LoadRtNetlink = loadRtNetlink): Promise<PodNetwork> {
+  const { createRtNetlink } = await load();
   const socket = createRtNetlink();
   try {
     // One dump at a time: concurrent dumps on one socket interleave their multipart replies.

@@ -6,6 +6,17 @@ import { join, resolve } from 'node:path';
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 export const CORPUS = resolve(REPO_ROOT, '../shared/corpus');
 export const CLI = join(REPO_ROOT, 'dist/cli/main.js');
+export const SNAPSHOT = join(REPO_ROOT, 'dist/snapshot/interlock.blob');
+
+/**
+ * How the validator is started: `snapshot` is what the image runs (the start-up snapshot);
+ * `modules` is the npm package's bin. Namespace tests default to what ships in pods.
+ */
+export type Launcher = 'snapshot' | 'modules';
+
+export function launchArgs(launcher: Launcher): string[] {
+  return launcher === 'snapshot' ? [process.execPath, '--snapshot-blob', SNAPSHOT] : [process.execPath, CLI];
+}
 
 /**
  * A pod network namespace wired by a veth pair into a sink namespace that has no route anywhere:
@@ -120,7 +131,7 @@ export class PodNamespace {
    * Runs `interlock` in the pod namespace as an unprivileged uid. `caps` keeps NET_ADMIN and
    * NET_RAW as ambient capabilities (what a validator granted them would have).
    */
-  spawnInterlock(args: readonly string[], options: { uid?: number; gid?: number; caps?: boolean; env?: Record<string, string> } = {}): ChildProcess {
+  spawnInterlock(args: readonly string[], options: { uid?: number; gid?: number; caps?: boolean; env?: Record<string, string>; launcher?: Launcher } = {}): ChildProcess {
     const uid = options.uid ?? 65534;
     const gid = options.gid ?? uid;
     const capArgs = options.caps
@@ -129,7 +140,7 @@ export class PodNamespace {
     return spawn('ip', [
       'netns', 'exec', this.pod,
       'setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', ...capArgs, '--no-new-privs',
-      process.execPath, CLI, ...args,
+      ...launchArgs(options.launcher ?? 'snapshot'), ...args,
     ], { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...interlockEnv(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   }
 

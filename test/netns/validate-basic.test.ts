@@ -14,7 +14,7 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
     it(`passes on Linkerd's CNI ruleset applied with iptables-${backend}`, async () => {
       const ns = pod();
       ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), backend);
-      const run = await ns.runInterlock(['--rules', 'off', '--mesh', 'linkerd', '--timeout', '5s']);
+      const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
       expect(run.exitCode, run.stdout + run.stderr).toBe(0);
       expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: IPv4 connection to 192\.0\.2\.1:20001 was intercepted into port 4140/);
       expect(run.summary?.verdict).toBe('pass');
@@ -23,7 +23,7 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
     it(`passes on Istio's CNI ruleset applied with iptables-${backend}`, async () => {
       const ns = pod();
       ns.applyRules(corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'), backend);
-      const run = await ns.runInterlock(['--rules', 'off', '--mesh', 'istio', '--timeout', '5s']);
+      const run = await ns.runInterlock(['--mesh', 'istio', '--timeout', '5s']);
       expect(run.exitCode, run.stdout + run.stderr).toBe(0);
       expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: IPv4 connection .* into port 15001/);
     });
@@ -31,8 +31,21 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
 
   it('fails with InterceptionMissing and the mesh exit code when the nat table is empty', async () => {
     const ns = pod();
-    const run = await ns.runInterlock(['--rules', 'off', '--mesh', 'linkerd', '--timeout', '5s']);
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
     expect(run.exitCode).toBe(95);
     expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected to port 4140/);
+  });
+});
+
+describe('the npm package bin (plain modules) behaves like the snapshot the image runs', () => {
+  it('passes on Linkerd rules and fails without them, with the same reasons', async () => {
+    const ns = pod();
+    const unmeshed = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { launcher: 'modules' });
+    expect(unmeshed.exitCode).toBe(95);
+    expect(firstLine(unmeshed.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001/);
+    ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'nft');
+    const meshed = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { launcher: 'modules' });
+    expect(meshed.exitCode, meshed.stdout).toBe(0);
+    expect(firstLine(meshed.terminationMessage)).toMatch(/^Intercepted: /);
   });
 });

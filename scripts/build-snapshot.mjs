@@ -1,0 +1,58 @@
+// Builds the start-up snapshot Interlock ships: one V8 heap with every JavaScript module of the
+// CLI already loaded and compiled, so `node --snapshot-blob interlock.blob validate ...` skips
+// module resolution, parsing and evaluation (most of a short-lived init container's start-up).
+//
+//   node scripts/build-snapshot.mjs [out dir]   (default dist/snapshot)
+//
+// Out: interlock.blob, netlink.node (the addon, which no snapshot can hold), and the bundle the
+// blob was built from. The blob is only valid for the node binary that built it.
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+
+const root = path.resolve(import.meta.dirname, '..');
+const out = path.resolve(process.argv[2] ?? path.join(root, 'dist/snapshot'));
+const require = createRequire(path.join(root, 'package.json'));
+const netlinkRoot = path.dirname(require.resolve('netlink/package.json'));
+const addon = path.join(netlinkRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'node.napi.node');
+
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out, { recursive: true });
+
+// netlink opens its addon when its module loads; in the snapshot the addon is opened on first use
+// instead, from netlink.node beside the blob (see src/cli/snapshot-entry.ts).
+const lazyNetlinkAddon = {
+  name: 'lazy-netlink-addon',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /netlink[\\/]dist[\\/]raw\.js$/ }, async (args) => {
+      const { readFile } = await import('node:fs/promises');
+      const source = await readFile(args.path, 'utf8');
+      const eager = "const binding = require('node-gyp-build')(__dirname + '/..');";
+      if (!source.includes(eager)) throw new Error(`netlink changed: ${args.path} no longer loads its addon as expected`);
+      const lazy = 'const binding = new Proxy({}, { get: (_target, key) => globalThis.__interlockNetlinkAddon()[key] });';
+      return { contents: source.replace(eager, lazy), loader: 'js' };
+    });
+  },
+};
+
+const bundle = path.join(out, 'interlock.snapshot.cjs');
+await build({
+  entryPoints: [path.join(root, 'src/cli/snapshot-entry.ts')],
+  outfile: bundle,
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  plugins: [lazyNetlinkAddon],
+  legalComments: 'none',
+  logLevel: 'error',
+});
+copyFileSync(addon, path.join(out, 'netlink.node'));
+// Node warns that some built-ins are "not yet fully verified" in snapshots; the namespace and
+// container tests run the snapshot for real, so the warning is noise here.
+execFileSync(process.execPath, ['--snapshot-blob', path.join(out, 'interlock.blob'), '--build-snapshot', bundle], {
+  stdio: ['ignore', 'inherit', 'ignore'],
+});
+console.log(`snapshot: ${path.relative(process.cwd(), out)}/interlock.blob built with node ${process.version}`);

@@ -1,0 +1,41 @@
+import { dirname, join } from 'node:path';
+import { startupSnapshot } from 'node:v8';
+// Evaluated while the blob is built (its addon stays closed until first use, see the build script).
+import * as rtNetlink from 'netlink/dist/rt/rt.js';
+import { crashCli, finishCli, runCli } from './run-cli.js';
+
+/**
+ * Entry of the start-up snapshot (`node --snapshot-blob interlock.blob validate ...`, built by
+ * scripts/build-snapshot.mjs): every JavaScript module is loaded and compiled when the blob is
+ * built, so an init container starts without resolving, parsing or evaluating its code. Only the
+ * netlink addon, which a snapshot cannot hold, is opened at run time, from beside the blob.
+ */
+declare global {
+  // eslint-disable-next-line no-var
+  var __interlockNetlinkAddon: () => Record<string, unknown>;
+}
+
+let addon: Record<string, unknown> | undefined;
+globalThis.__interlockNetlinkAddon = () => {
+  if (!addon) {
+    const module = { exports: {} as Record<string, unknown> };
+    process.dlopen(module, join(dirname(snapshotBlobPath()), 'netlink.node'));
+    addon = module.exports;
+  }
+  return addon;
+};
+
+startupSnapshot.setDeserializeMainFunction(() => {
+  // In a snapshot process argv[1] is the first user argument: there is no script path.
+  runCli(process.argv.slice(1), { loadRtNetlink: async () => rtNetlink }).then(finishCli, crashCli);
+});
+
+function snapshotBlobPath(): string {
+  const args = process.execArgv;
+  for (let index = 0; index < args.length; index++) {
+    const arg = args[index] ?? '';
+    if (arg === '--snapshot-blob') return args[index + 1] ?? '.';
+    if (arg.startsWith('--snapshot-blob=')) return arg.slice('--snapshot-blob='.length);
+  }
+  throw new Error('interlock snapshot started without --snapshot-blob');
+}

@@ -1,0 +1,100 @@
+import type { Family } from '../../addr/ip.js';
+import type { Dump } from '../analyze.js';
+import type { Backend } from '../model.js';
+
+/**
+ * Pure classification of what the reading adapter saw: the legacy table-names file and the
+ * result of one save/list command. No I/O here, so every branch is unit-tested.
+ */
+
+/** What one read produced: the dump, a tool that is not installed, or a read that failed. */
+export type ReadOutcome =
+  | { readonly kind: 'read'; readonly dump: Dump }
+  | { readonly kind: 'absent'; readonly command: string }
+  | { readonly kind: 'skipped'; readonly command: string; readonly why: string }
+  | { readonly kind: 'unreadable'; readonly command: string; readonly why: string }
+  /**
+   * The legacy backend exists (x_tables is loaded) but this process may not list its tables:
+   * /proc/net/ip_tables_names is root-only. Not "no legacy rules": legacy was not looked at.
+   */
+  | {
+      readonly kind: 'not-listable';
+      readonly command: string;
+      readonly family: Family;
+      readonly path: string;
+      readonly uid: number | undefined;
+      /** The error code reading `path`, e.g. EACCES. */
+      readonly why: string;
+    };
+
+export function legacyNamesPath(family: Family): string {
+  return family === 'ipv4' ? '/proc/net/ip_tables_names' : '/proc/net/ip6_tables_names';
+}
+
+/** What reading /proc/net/ip{,6}_tables_names said about the legacy backend. */
+export type LegacyListing =
+  | { readonly kind: 'tables'; readonly names: readonly string[] }
+  /** No legacy rules can exist (x_tables not loaded) or none are registered in this namespace. */
+  | { readonly kind: 'none'; readonly why: string }
+  /** The kernel has legacy tables support but this process cannot see which tables exist. */
+  | { readonly kind: 'not-listable'; readonly why: string };
+
+export type NamesRead = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly code: string | undefined; readonly message: string };
+
+/**
+ * ENOENT means x_tables is not loaded: no legacy rules are possible. Any other error (EACCES and
+ * EPERM for a non-root validator with CAP_NET_ADMIN, the normal case) means the legacy backend
+ * was not listed, which must never be read as "empty".
+ */
+export function legacyListingOf(family: Family, read: NamesRead): LegacyListing {
+  const path = legacyNamesPath(family);
+  if (!read.ok) {
+    if (read.code === 'ENOENT') return { kind: 'none', why: `no ${path} (x_tables not loaded)` };
+    return { kind: 'not-listable', why: read.code ?? read.message };
+  }
+  const names = read.text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  if (names.length === 0) return { kind: 'none', why: `no legacy ${family} tables in /proc/net` };
+  return { kind: 'tables', names };
+}
+
+/** What execa reported for one command, reduced to the fields the classification needs. */
+export interface CommandResult {
+  readonly code?: string;
+  readonly timedOut: boolean;
+  readonly exitCode: number | undefined;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export interface CommandSpec {
+  readonly label: string;
+  readonly backend: Backend;
+  readonly family?: Family;
+}
+
+/**
+ * iptables-save reports a listing failure on stderr and may still exit 0 with nothing on stdout:
+ * that is a failed read, never an empty ruleset. Warnings such as iptables-nft-save's "legacy
+ * tables present" are not failures.
+ */
+const SAVE_FAILURE = /Failed to list table names|Permission denied|you must be root|Cannot initialize/i;
+
+export function classifyCommandResult(command: CommandSpec, result: CommandResult, timeoutMs: number): ReadOutcome {
+  const label = command.label;
+  if (result.code === 'ENOENT') return { kind: 'absent', command: label };
+  if (result.timedOut) return { kind: 'unreadable', command: label, why: `timed out after ${timeoutMs} ms` };
+  const stderrLine = firstFailureLine(result.stderr);
+  if (result.exitCode !== 0) {
+    const first = stderrLine ?? result.stderr.trim().split('\n')[0] ?? '';
+    return { kind: 'unreadable', command: label, why: `exit ${String(result.exitCode)}${first ? `: ${first}` : ''}` };
+  }
+  if (command.backend !== 'nftables' && stderrLine !== undefined) {
+    return { kind: 'unreadable', command: label, why: `exit 0 but stderr says: ${stderrLine}` };
+  }
+  const dump: Dump = { backend: command.backend, ...(command.family ? { family: command.family } : {}), source: label, text: result.stdout };
+  return { kind: 'read', dump };
+}
+
+function firstFailureLine(stderr: string): string | undefined {
+  return stderr.split('\n').map((line) => line.trim()).find((line) => SAVE_FAILURE.test(line));
+}

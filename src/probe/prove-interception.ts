@@ -18,10 +18,16 @@ export interface ProbeTiming {
 export interface ProbeResult {
   readonly target: ProbeTarget;
   readonly status: 'passed' | 'failed' | 'aborted';
+  /** Attempts that were answered (or timed out) before the probe decided. */
   readonly attempts: number;
+  /** Attempts started, and which of them was intercepted (0 when none). */
+  readonly launched: number;
+  readonly interceptedAttempt: number;
   readonly elapsedMs: number;
   readonly arrival: Arrival | undefined;
   readonly lastOutcome: AttemptOutcome | undefined;
+  /** The latest answer from the network, which says more than a later silence. */
+  readonly lastConclusive: AttemptOutcome | undefined;
   /** Outcome kinds seen, with counts: the evidence an operator reads. */
   readonly outcomes: Readonly<Record<string, number>>;
   /** Ended by a conclusive answer rather than by the deadline. */
@@ -78,6 +84,8 @@ async function probeUntilDecided(
   let backoffMs = 50;
   let firstConclusiveAt: number | undefined;
   let lastOutcome: AttemptOutcome | undefined;
+  let lastConclusive: AttemptOutcome | undefined;
+  let launched = 0;
   let nextLaunchAt = started;
   // Attempts overlap: a SYN whose answer is slow (an ICMPv6 error can take a second) keeps its
   // full lifetime, while a fresh connection every interval picks up rules that landed meanwhile
@@ -86,9 +94,10 @@ async function probeUntilDecided(
   const stop = (): void => stopAll.abort();
   signal.addEventListener('abort', stop, { once: true });
   const inFlight = new Map<number, Promise<{ id: number; outcome: AttemptOutcome }>>();
+  let interceptedAttempt = 0;
   const result = (status: ProbeResult['status'], arrival?: Arrival, endedEarly = false): ProbeResult => {
     stop();
-    return { target, status, attempts, elapsedMs: Date.now() - started, arrival, lastOutcome, outcomes, endedEarly };
+    return { target, status, attempts, launched, interceptedAttempt, elapsedMs: Date.now() - started, arrival, lastOutcome, lastConclusive, outcomes, endedEarly };
   };
 
   try {
@@ -97,7 +106,7 @@ async function probeUntilDecided(
       if (signal.aborted) return result('aborted');
       if (now >= timing.deadline && inFlight.size === 0) return result('failed');
       if (now >= nextLaunchAt && now < timing.deadline && inFlight.size < MAX_IN_FLIGHT) {
-        const id = ++attempts;
+        const id = ++launched;
         const lifetime = Math.min(timing.attemptTimeoutMs, timing.deadline - now);
         inFlight.set(id, attemptProbe(target, listener, lifetime, stopAll.signal).then((outcome) => ({ id, outcome })));
         nextLaunchAt = now + timing.launchIntervalMs;
@@ -111,12 +120,18 @@ async function probeUntilDecided(
         if (signal.aborted) return result('aborted');
         continue;
       }
+      // Only answered attempts count: ones still in flight when the probe decides are abandoned.
+      attempts++;
       lastOutcome = outcome;
       outcomes[outcome.kind] = (outcomes[outcome.kind] ?? 0) + 1;
       hooks.onAttempt?.(target, finished.id, outcome);
-      if (outcome.kind === 'intercepted') return result('passed', outcome.arrival);
+      if (outcome.kind === 'intercepted') {
+        interceptedAttempt = finished.id;
+        return result('passed', outcome.arrival);
+      }
       const at = Date.now();
       if (isConclusive(outcome)) {
+        lastConclusive = outcome;
         firstConclusiveAt ??= at;
         // An answer came back at once: retry soon, backing off so a refusing pod is not hammered.
         nextLaunchAt = Math.min(nextLaunchAt, at + backoffMs);

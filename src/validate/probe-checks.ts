@@ -25,7 +25,7 @@ export function probeCheck(result: ProbeResult, timeoutMs: number): Check {
   ];
   if (result.status === 'passed' && result.arrival) {
     const arrival = result.arrival;
-    return passed(name, `${label} connection to ${describeTarget(target)} was intercepted into port ${arrival.listenerPort} (${road}, ${result.attempts} attempt(s), ${result.elapsedMs} ms)`, evidence);
+    return passed(name, `${label} connection to ${describeTarget(target)} was intercepted into port ${arrival.listenerPort} (${road}, attempt ${result.interceptedAttempt} of ${result.launched}, ${result.elapsedMs} ms)`, evidence);
   }
   if (result.status === 'aborted') {
     return { name, status: 'not-run', message: `${label} probe was interrupted`, evidence, required: true };
@@ -36,7 +36,7 @@ export function probeCheck(result: ProbeResult, timeoutMs: number): Check {
 function failureSentence(result: ProbeResult, label: string, timeoutMs: number): string {
   const { target } = result;
   const head = `${label} connection to ${describeTarget(target)} was not redirected to port ${target.expectedPort}`;
-  const outcome: AttemptOutcome | undefined = result.lastOutcome;
+  const outcome: AttemptOutcome | undefined = result.lastConclusive ?? result.lastOutcome;
   switch (outcome?.kind) {
     case 'refused':
       return `${head}: it was refused, so it reached no listener of ours (no REDIRECT, or a REDIRECT to a port other than ${target.expectedPort})`;

@@ -114,10 +114,10 @@ function rulesCheck(result: RulesInspectionResult, mode: ValidateConfig['rules']
       return failed('rules', result.reason ?? (result.status === 'failed' ? 'RulesMismatch' : 'RulesUnknown'), result.message, result.evidence, 'validation', PRECEDENCE.rules);
     case 'unreadable':
       if (required) return failed('rules', result.reason ?? 'RulesUnreadable', result.message, result.evidence, 'validation', PRECEDENCE.rules);
-      return { name: 'rules', status: 'not-inspected', message: result.message, evidence: result.evidence, required: false };
+      return { name: 'rules', status: 'not-inspected', reason: result.reason, message: result.message, evidence: result.evidence, required: false };
     default:
       if (required) return failed('rules', 'RulesUnreadable', result.message, result.evidence, 'validation', PRECEDENCE.rules);
-      return { name: 'rules', status: 'not-inspected', message: result.message, evidence: result.evidence, required: false };
+      return { name: 'rules', status: 'not-inspected', reason: result.reason, message: result.message, evidence: result.evidence, required: false };
   }
 }
 

@@ -201,8 +201,11 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
       const result = await runInterlock(pod, { security: WITH_NET_ADMIN, ...configure(LINKERD, FAILING_TIMEOUT) });
 
       expectFailure(result, LINKERD.failureExitCode, 'RulesMismatch');
-      expect(result.terminationMessage).toContain('PROXY_INIT_OUTPUT');
-      expect(result.terminationMessage).toContain('REDIRECT --to-ports 4141');
+      const reasonLine = result.terminationMessage.split('\n')[0];
+      expect(reasonLine).toContain('PROXY_INIT_OUTPUT');
+      expect(reasonLine).toContain('REDIRECT --to-ports 4141');
+      // Linkerd names each of its rules in a comment; that name is what an operator searches for.
+      expect(reasonLine).toContain('proxy-init/redirect-all-outgoing-to-proxy-port');
     });
 
     it('accepts the correct ruleset', async () => {
@@ -213,6 +216,8 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
       const result = await runInterlock(pod, { security: WITH_NET_ADMIN, ...configure(LINKERD, PASSING_TIMEOUT) });
 
       expectPass(result);
+      // The pass must come from the rules engine agreeing, not from its having been skipped.
+      expect(summaryOf(result)?.['checks'], runReport(result)).toContainEqual(expect.objectContaining({ name: 'rules', status: 'passed' }));
     });
   });
 

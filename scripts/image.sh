@@ -64,7 +64,7 @@ trap 'rm -f "$build_log"' EXIT
 # The legacy builder is asked for explicitly: BuildKit's Dockerfile frontend may not be
 # available offline, and behaviour should not depend on whether buildx is installed.
 if ! tar -c --owner=0 --group=0 --hard-dereference \
-    package.json package-lock.json tsconfig.json src image/Dockerfile image/bundle.mjs "${deps[@]}" |
+    package.json package-lock.json tsconfig.json src scripts/build-snapshot.mjs image/Dockerfile image/assemble.mjs "${deps[@]}" |
   DOCKER_BUILDKIT=0 docker build -f image/Dockerfile -t "$IMAGE" \
     --build-arg "BASE_IMAGE=$base" \
     --build-arg "VERSION=$version" \
@@ -74,7 +74,7 @@ if ! tar -c --owner=0 --group=0 --hard-dereference \
   tail -n 40 "$build_log" >&2
   die "docker build failed"
 fi
-grep -E '^bundle: ' "$build_log" >&2 || true
+grep -E '^assemble: ' "$build_log" >&2 || true
 log "built in $(( $(date +%s) - start )) s"
 
 image_bytes=$(docker image inspect -f '{{.Size}}' "$IMAGE")

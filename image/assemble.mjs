@@ -1,0 +1,86 @@
+// Assembles what the image runs, and nothing else, into <output dir>:
+//   interlock.blob   the start-up snapshot (scripts/build-snapshot.mjs): every JS module of the
+//                    CLI loaded and compiled into one V8 heap, valid only for the node binary
+//                    that built it, which is why the Dockerfile builds it on the image's own base;
+//   netlink.node     netlink's linux N-API prebuild, which no snapshot can hold;
+//   bin/interlock    the command: node started from the snapshot;
+//   THIRD_PARTY_NOTICES.txt  licences of the packages compiled into the snapshot.
+// Used by the Dockerfile's build stage; runnable on a host too:
+//   node image/assemble.mjs <project dir> <output dir>
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const [projectArg = '.', outArg = 'build/image-app'] = process.argv.slice(2);
+const project = path.resolve(projectArg);
+const out = path.resolve(outArg);
+const installDir = process.env.INTERLOCK_INSTALL_DIR ?? '/opt/interlock';
+
+await rm(out, { recursive: true, force: true });
+await mkdir(path.join(out, 'bin'), { recursive: true });
+
+const work = await mkdtemp(path.join(tmpdir(), 'interlock-snapshot-'));
+try {
+  execFileSync(process.execPath, [path.join(project, 'scripts/build-snapshot.mjs'), work], { cwd: project, stdio: ['ignore', 'ignore', 'inherit'] });
+  await cp(path.join(work, 'interlock.blob'), path.join(out, 'interlock.blob'));
+  await cp(path.join(work, 'netlink.node'), path.join(out, 'netlink.node'));
+
+  // import() with a computed specifier is left alone by esbuild, and its target is then missing
+  // from the snapshot: say so at build time, not in a pod.
+  const bundled = await readFile(path.join(work, 'interlock.snapshot.cjs'), 'utf8');
+  for (const match of bundled.matchAll(/\bimport\(\s*([A-Za-z_$][\w$]*)\s*\)/g)) {
+    console.warn(`assemble: warning: import(${match[1]}) has a computed specifier; its target is not in the snapshot`);
+  }
+} finally {
+  await rm(work, { recursive: true, force: true });
+}
+
+// The snapshot finds netlink.node beside the blob through --snapshot-blob, so the path is absolute.
+const launcher = path.join(out, 'bin', 'interlock');
+await writeFile(
+  launcher,
+  `#!/bin/sh\n# Interlock's CLI lives in the start-up snapshot; exec keeps node as the container's PID 1.\nexec node --snapshot-blob ${installDir}/interlock.blob "$@"\n`,
+);
+await chmod(launcher, 0o755);
+
+// Licence texts of every package compiled into the snapshot: the image redistributes them, and
+// most of these licences require the notice to travel with the code.
+const { metafile } = await build({
+  entryPoints: [path.join(project, 'src/cli/snapshot-entry.ts')],
+  bundle: true,
+  write: false,
+  metafile: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  logLevel: 'error',
+  absWorkingDir: project,
+});
+const packageDirs = new Set();
+for (const input of Object.keys(metafile.inputs)) {
+  const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input);
+  if (match) packageDirs.add(path.resolve(project, match[1]));
+}
+const sections = [];
+for (const dir of [...packageDirs].sort()) {
+  const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
+  const licenceFile = (await readdir(dir)).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
+  const text = licenceFile ? await readFile(path.join(dir, licenceFile), 'utf8') : `(no licence file; package.json says ${pkg.license ?? 'nothing'})`;
+  sections.push(`${pkg.name}@${pkg.version} (${pkg.license ?? 'unknown'})\n\n${text.trim()}\n`);
+}
+await writeFile(path.join(out, 'THIRD_PARTY_NOTICES.txt'), sections.join(`\n${'-'.repeat(72)}\n\n`));
+
+async function du(p) {
+  const s = await stat(p);
+  if (!s.isDirectory()) return s.size;
+  let total = 0;
+  for (const name of await readdir(p)) total += await du(path.join(p, name));
+  return total;
+}
+const kib = async (p) => `${((await du(p)) / 1024).toFixed(0)} KiB`;
+console.log(
+  `assemble: snapshot ${await kib(path.join(out, 'interlock.blob'))}, addon ${await kib(path.join(out, 'netlink.node'))}, ` +
+    `${sections.length} third-party licences; total ${await kib(out)}`,
+);

@@ -7,7 +7,7 @@
 # The host also needs iptables (the e2e harness plays the mesh CNI with it) and iproute2.
 set -euo pipefail
 
-BASE_IMAGE=${INTERLOCK_BASE_IMAGE:-mesh-interlock-base:local}
+BASE_IMAGE=${INTERLOCK_LOCAL_BASE:-mesh-interlock-base:local}
 DOCKERD_LOG=${DOCKERD_LOG:-/var/log/interlock-dockerd.log}
 
 log() { printf 'ensure-docker: %s\n' "$*" >&2; }

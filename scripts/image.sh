@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 IMAGE=${IMAGE:-mesh-interlock:dev}
 PUBLIC_BASE=node:20-bookworm-slim
-LOCAL_BASE=mesh-interlock-base:local
+LOCAL_BASE=${INTERLOCK_LOCAL_BASE:-mesh-interlock-base:local}
 BUDGET_MB=${INTERLOCK_IMAGE_BUDGET_MB:-40}
 
 log() { printf 'image: %s\n' "$*" >&2; }

@@ -1,9 +1,11 @@
 import type Dockerode from 'dockerode';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getContainerRuntimeClient } from 'testcontainers';
 import { baseImageOf, containerOutput, INTERLOCK_IMAGE } from '../harness/containers.js';
+import { withDeadline } from '../harness/host.js';
+import { createTerminationLog, parseLogLines } from '../harness/interlock.js';
 import { Pod } from '../harness/pod.js';
 import { corpusRules } from '../harness/rules.js';
 
@@ -40,9 +42,7 @@ export async function benchStartToExit(runs: number): Promise<BenchResult> {
     await pod.runMeshCni(corpusRules('linkerd/cni-default'));
 
     const hostConfig = async (name: string): Promise<Dockerode.HostConfig> => {
-      const terminationLog = path.join(dir, name);
-      await writeFile(terminationLog, '');
-      await chmod(terminationLog, 0o666);
+      const terminationLog = await createTerminationLog(dir, name);
       return {
         NetworkMode: `container:${pod.sandboxId}`,
         CapDrop: ['ALL'],
@@ -63,14 +63,12 @@ export async function benchStartToExit(runs: number): Promise<BenchResult> {
       try {
         const started = process.hrtime.bigint();
         await client.container.start(container);
-        const waited = (await withDeadline(container.wait(), WAIT_DEADLINE_MS)) as { StatusCode: number };
+        const waited = (await withDeadline(container.wait(), WAIT_DEADLINE_MS, `the ${kind} container's exit`)) as { StatusCode: number };
         const startToExitMs = Number(process.hrtime.bigint() - started) / 1e6;
         let validatorMs: number | undefined;
         if (kind === 'interlock') {
-          const { stdout } = await containerOutput(container);
-          const summary = stdout.trim().split('\n').at(-1);
-          const parsed = summary ? (JSON.parse(summary) as { durationMs?: unknown }) : {};
-          validatorMs = typeof parsed.durationMs === 'number' ? parsed.durationMs : undefined;
+          const durationMs = parseLogLines((await containerOutput(container)).stdout).logs.at(-1)?.['durationMs'];
+          validatorMs = typeof durationMs === 'number' ? durationMs : undefined;
         }
         return { startToExitMs, exitCode: waited.StatusCode, validatorMs };
       } finally {
@@ -95,10 +93,3 @@ export async function benchStartToExit(runs: number): Promise<BenchResult> {
   }
 }
 
-function withDeadline<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`container did not exit within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, deadline]).finally(() => clearTimeout(timer));
-}

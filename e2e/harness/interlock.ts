@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { StartedTestContainer } from 'testcontainers';
 import { containerOutput, dockerContainer, INTERLOCK_IMAGE, NEVER_PULL, PodContainer, StartedOnly } from './containers.js';
+import { withDeadline } from './host.js';
 import type { Pod } from './pod.js';
 
 /** The security context a mesh injects the validator with. */
@@ -66,10 +67,7 @@ const EXIT_DEADLINE_MS = 90_000;
  */
 export async function startInterlock(pod: Pod, options: InterlockOptions): Promise<RunningInterlock> {
   const dir = await mkdtemp(path.join(tmpdir(), 'interlock-e2e-'));
-  const terminationLog = path.join(dir, 'termination-log');
-  await writeFile(terminationLog, '');
-  // World-writable like the kubelet's, since the container's uid does not own the host file.
-  await chmod(terminationLog, 0o666);
+  const terminationLog = await createTerminationLog(dir, 'termination-log');
 
   let builder = new PodContainer(INTERLOCK_IMAGE)
     .withPullPolicy(NEVER_PULL)
@@ -92,36 +90,41 @@ export async function startInterlock(pod: Pod, options: InterlockOptions): Promi
     container,
     async result(): Promise<InterlockResult> {
       const docker = await dockerContainer(container.getId());
-      let timer: NodeJS.Timeout | undefined;
-      const deadline = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`interlock container did not exit within ${EXIT_DEADLINE_MS} ms`)), EXIT_DEADLINE_MS);
-      });
-      let exitCode: number;
-      try {
-        const waited = (await Promise.race([docker.wait(), deadline])) as { StatusCode: number };
-        exitCode = waited.StatusCode;
-      } finally {
-        clearTimeout(timer);
-      }
+      const { StatusCode: exitCode } = (await withDeadline(docker.wait(), EXIT_DEADLINE_MS, 'the interlock container\'s exit')) as { StatusCode: number };
       const { stdout, stderr } = await containerOutput(docker);
       const terminationMessage = await readFile(terminationLog, 'utf8');
       await rm(dir, { recursive: true, force: true });
-      const logs: LogLine[] = [];
-      const unparsed: string[] = [];
-      for (const line of stdout.split('\n')) {
-        if (line.trim() === '') continue;
-        const parsed = parseJsonObject(line);
-        if (parsed) logs.push(parsed);
-        else unparsed.push(line);
-      }
+      const { logs, unparsed } = parseLogLines(stdout);
       const reason = /^([A-Z][A-Za-z]+): \S/.exec(terminationMessage)?.[1];
       return { exitCode, terminationMessage, reason, stdout, stderr, logs, unparsed, containerId: container.getId() };
     },
   };
 }
 
+/** The file the kubelet mounts at /dev/termination-log, empty, one per container. */
+export async function createTerminationLog(dir: string, name: string): Promise<string> {
+  const file = path.join(dir, name);
+  await writeFile(file, '');
+  // World-writable like the kubelet's, since the container's uid does not own the host file.
+  await chmod(file, 0o666);
+  return file;
+}
+
 export async function runInterlock(pod: Pod, options: InterlockOptions): Promise<InterlockResult> {
   return (await startInterlock(pod, options)).result();
+}
+
+/** Splits stdout into JSON log records and whatever lines are not JSON objects. */
+export function parseLogLines(stdout: string): { logs: LogLine[]; unparsed: string[] } {
+  const logs: LogLine[] = [];
+  const unparsed: string[] = [];
+  for (const line of stdout.split('\n')) {
+    if (line.trim() === '') continue;
+    const parsed = parseJsonObject(line);
+    if (parsed) logs.push(parsed);
+    else unparsed.push(line);
+  }
+  return { logs, unparsed };
 }
 
 function parseJsonObject(line: string): LogLine | undefined {

@@ -37,10 +37,12 @@ else
 fi
 
 [ -d node_modules ] || die "node_modules is missing; run npm ci first"
-[ -f src/cli/main.ts ] || die "src/cli/main.ts is missing: nothing to bundle"
+for f in src/cli/snapshot-entry.ts scripts/build-snapshot.mjs; do
+  [ -f "$f" ] || die "$f is missing: the image ships the start-up snapshot built from it"
+done
 
 # The context holds only what the build stage reads. Of node_modules: the production
-# dependency tree (what the bundle is made of) plus esbuild and its binary for this platform.
+# dependency tree (what the snapshot is made of) plus esbuild and its binary for this platform.
 esbuild_platform="@esbuild/$(node -p 'process.platform + "-" + process.arch')"
 # Nested packages are dropped from the list: their parent directory already carries them, and
 # naming a file twice would make tar store it as a hard link to itself.

@@ -4,9 +4,8 @@
 #
 # Base image, in order of preference:
 #   1. INTERLOCK_BASE_IMAGE, if set;
-#   2. the public node:20-bookworm-slim, if present locally or pullable;
-#   3. mesh-interlock-base:local (Debian + Node, made by scripts/ensure-docker.sh) when no
-#      registry is reachable.
+#   2. the public node:20-bookworm-slim, if present locally (or pulled, with INTERLOCK_PULL_BASE=1);
+#   3. otherwise mesh-interlock-base:local (Debian + Node, made by scripts/ensure-docker.sh).
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -26,10 +25,12 @@ if [ -n "${INTERLOCK_BASE_IMAGE:-}" ]; then
   docker image inspect "$base" >/dev/null 2>&1 || docker pull -q "$base" >/dev/null
 elif docker image inspect "$PUBLIC_BASE" >/dev/null 2>&1; then
   base=$PUBLIC_BASE
-elif timeout 120 docker pull -q "$PUBLIC_BASE" >/dev/null 2>&1; then
+elif [ "${INTERLOCK_PULL_BASE:-}" = 1 ] && timeout 120 docker pull -q "$PUBLIC_BASE" >/dev/null 2>&1; then
+  # Pulling is opt-in: the test command must send nothing off the machine, and here it would
+  # only wait for a registry that cannot be reached.
   base=$PUBLIC_BASE
 else
-  log "$PUBLIC_BASE cannot be pulled; using $LOCAL_BASE"
+  log "$PUBLIC_BASE is not present (INTERLOCK_PULL_BASE=1 pulls it); using $LOCAL_BASE"
   if ! docker image inspect "$LOCAL_BASE" >/dev/null 2>&1; then
     bash scripts/ensure-docker.sh
   fi

@@ -6,6 +6,8 @@ cd "$(dirname "$0")/.."
 
 bash scripts/ensure-deps.sh
 npm run build --silent
+# Tests and e2e code are type-checked too: vitest itself only strips types.
+npm run typecheck --silent
 
 results=$(mktemp -d)
 status=0

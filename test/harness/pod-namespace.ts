@@ -202,3 +202,14 @@ export function corpusFile(caseDir: string, file: string): string {
 export function firstLine(text: string): string {
   return text.split('\n')[0] ?? '';
 }
+
+/** A factory for pod namespaces that are all destroyed after each test of the calling file. */
+export function usePods(afterEach: (fn: () => void) => void): (options?: PodOptions) => PodNamespace {
+  const pods: PodNamespace[] = [];
+  afterEach(() => { while (pods.length) pods.pop()?.destroy(); });
+  return (options = {}) => {
+    const created = PodNamespace.create(options);
+    pods.push(created);
+    return created;
+  };
+}

@@ -1,13 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, firstLine, PodNamespace } from '../harness/pod-namespace.js';
+import { corpusFile, firstLine, usePods } from '../harness/pod-namespace.js';
 
-const pods: PodNamespace[] = [];
-function pod(options: Parameters<typeof PodNamespace.create>[0] = {}): PodNamespace {
-  const created = PodNamespace.create(options);
-  pods.push(created);
-  return created;
-}
-afterEach(() => { while (pods.length) pods.pop()?.destroy(); });
+const pod = usePods(afterEach);
 
 describe('interlock validate in a real pod namespace, unprivileged, no capabilities', () => {
   for (const backend of ['nft', 'legacy'] as const) {

@@ -1,14 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { collect, corpusFile, firstLine, PodNamespace } from '../harness/pod-namespace.js';
+import { collect, corpusFile, firstLine, usePods } from '../harness/pod-namespace.js';
 
-const pods: PodNamespace[] = [];
-function pod(options: Parameters<typeof PodNamespace.create>[0] = {}): PodNamespace {
-  const created = PodNamespace.create(options);
-  pods.push(created);
-  return created;
-}
-afterEach(() => { while (pods.length) pods.pop()?.destroy(); });
+const pod = usePods(afterEach);
 
 const LINKERD = readFileSync(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'utf8');
 const LINKERD_ARGS = ['--mesh', 'linkerd', '--timeout', '6s'];

@@ -4,10 +4,10 @@ import { parsePortSet } from '../../src/addr/port-set.js';
 import { PRESETS, type InterceptionSpec } from '../../src/config/interception.js';
 import { assessPodNetwork } from '../../src/network/assess-pod-network.js';
 import type { PodNetwork } from '../../src/network/pod-network.js';
-import { planProbes, type ProbePlan } from '../../src/probe/probe-plan.js';
+import { planProbes, type ProbeIdentity, type ProbePlan } from '../../src/probe/probe-plan.js';
 import { extraRoute, podNetwork } from './pod-network-fixtures.js';
 
-const APP = { uid: 1000, gid: 1000, groups: [] };
+const APP: ProbeIdentity = { uid: 1000, gid: 1000, groups: [] };
 
 function plan(network: PodNetwork, spec: InterceptionSpec = PRESETS.linkerd.spec, identity = APP, overrides = {}): ProbePlan {
   return planProbes({ spec, network, assessment: assessPodNetwork(network, 'auto'), identity, overrides, probePort: undefined });

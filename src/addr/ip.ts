@@ -1,4 +1,4 @@
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv6 } from 'node:net';
 
 export type Family = 'ipv4' | 'ipv6';
 
@@ -12,13 +12,39 @@ export const FAMILY_BITS: Readonly<Record<Family, number>> = { ipv4: 32, ipv6: 1
 
 export function parseIp(text: string): IpAddress | undefined {
   const trimmed = text.trim();
-  if (isIPv4(trimmed)) {
-    const value = trimmed.split('.').reduce((acc, octet) => (acc << 8n) | BigInt(Number(octet)), 0n);
-    return { family: 'ipv4', value };
-  }
+  const v4 = ipv4Number(trimmed);
+  if (v4 !== undefined) return { family: 'ipv4', value: BigInt(v4) };
   // Zone ids (fe80::1%eth0) name a link, not an address: reject rather than guess.
   if (!isIPv6(trimmed) || trimmed.includes('%')) return undefined;
   return { family: 'ipv6', value: ipv6ToBigInt(trimmed) };
+}
+
+/**
+ * A dotted-quad IPv4 address as a number, accepting exactly what node:net's isIPv4 accepts (four
+ * decimal octets 0-255, no leading zeros, nothing else), without a regular expression or BigInt
+ * arithmetic: rules parsing reads one address per rule.
+ */
+export function ipv4Number(text: string): number | undefined {
+  const length = text.length;
+  if (length < 7 || length > 15) return undefined;
+  let value = 0;
+  let index = 0;
+  for (let octets = 1; ; octets++) {
+    const start = index;
+    let octet = 0;
+    while (index < length) {
+      const code = text.charCodeAt(index);
+      if (code < 48 || code > 57) break;
+      octet = octet * 10 + (code - 48);
+      index++;
+    }
+    const digits = index - start;
+    if (digits === 0 || digits > 3 || (digits > 1 && text.charCodeAt(start) === 48) || octet > 255) return undefined;
+    value = value * 256 + octet;
+    if (octets === 4) return index === length ? value : undefined;
+    if (index >= length || text.charCodeAt(index) !== 46) return undefined;
+    index++;
+  }
 }
 
 function ipv6ToBigInt(text: string): bigint {

@@ -1,3 +1,5 @@
+import { decimal } from './decimal.js';
+
 /** An inclusive range of TCP/UDP ports. */
 export interface PortRange {
   readonly from: number;
@@ -18,6 +20,12 @@ export type PortSetParse = { ok: true; value: PortSet } | { ok: false; problem: 
  * is tolerated because Istio's own fixtures carry one.
  */
 export function parsePortSet(text: string): PortSetParse {
+  // Fast path for the common single port (one per iptables rule); same answers as below.
+  const single = decimal(text, 5);
+  if (single !== undefined) {
+    if (single < 1 || single > 65535) return { ok: false, problem: `"${text}" is outside 1-65535` };
+    return { ok: true, value: { kind: 'ranges', ranges: [{ from: single, to: single }] } };
+  }
   const trimmed = text.trim();
   if (trimmed === '*') return { ok: true, value: ALL_PORTS };
   const items = trimmed.split(',').map((item) => item.trim()).filter((item) => item !== '');
@@ -36,7 +44,9 @@ export function parsePortSet(text: string): PortSetParse {
 }
 
 export function portSetHas(set: PortSet, port: number): boolean {
-  return set.kind === 'all' || set.ranges.some((range) => port >= range.from && port <= range.to);
+  if (set.kind === 'all') return true;
+  for (const range of set.ranges) if (port >= range.from && port <= range.to) return true;
+  return false;
 }
 
 export function portSetIsEmpty(set: PortSet): boolean {

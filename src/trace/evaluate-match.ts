@@ -29,7 +29,14 @@ export function evaluateMatch(match: Match, packet: Packet, state: PacketState):
       // nft's `ip daddr` never matches an IPv6 packet, not even negated: the payload is absent.
       if (packet.family !== match.family) return false;
       const address = match.field === 'daddr' ? packet.destination : packet.source;
-      return match.cidrs.some((cidr) => cidrContains(cidr, address)) !== match.negated;
+      let inside = false;
+      for (const cidr of match.cidrs) {
+        if (cidrContains(cidr, address)) {
+          inside = true;
+          break;
+        }
+      }
+      return inside !== match.negated;
     }
     case 'interface': {
       const name = match.field === 'iif' ? packet.inInterface : packet.outInterface;

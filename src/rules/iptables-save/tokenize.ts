@@ -1,45 +1,61 @@
 /**
  * Splits one iptables-save line into words. iptables-save quotes a word only when it holds spaces
- * or quotes (comments), with `\"` and `\\` escaped inside; anything else is whitespace-separated.
- * Returns undefined for an unterminated quote so the caller can report the line.
+ * or quotes (comments), with `\"` and `\\` escaped inside; anything else is separated by spaces,
+ * tabs or carriage returns. Returns undefined for an unterminated quote (including a quote whose
+ * last character is a lone backslash) so the caller can report the line.
+ *
+ * One pass over character codes, copying runs with slice: no per-character string building.
  */
 export function tokenizeLine(line: string): string[] | undefined {
-  // Most lines have no quotes: splitting is several times faster than scanning characters.
-  if (!line.includes('"')) return line.split(/[ \t\r]+/).filter((word) => word !== '');
   const words: string[] = [];
-  let current = '';
-  let inWord = false;
-  let quoted = false;
-  for (let index = 0; index < line.length; index++) {
-    const char = line[index] as string;
-    if (quoted) {
-      if (char === '\\' && index + 1 < line.length) {
-        current += line[index + 1];
-        index++;
-      } else if (char === '"') {
-        quoted = false;
-      } else {
-        // Copy the run up to the next quote or backslash in one slice.
-        let end = index;
-        while (end < line.length && line[end] !== '"' && line[end] !== '\\') end++;
-        current += line.slice(index, end);
-        index = end - 1;
-      }
+  const length = line.length;
+  let index = 0;
+  while (index < length) {
+    let code = line.charCodeAt(index);
+    if (code === SPACE || code === TAB || code === CR) {
+      index++;
       continue;
     }
-    if (char === '"') {
-      quoted = true;
-      inWord = true;
-    } else if (char === ' ' || char === '\t' || char === '\r') {
-      if (inWord) words.push(current);
-      current = '';
-      inWord = false;
-    } else {
-      current += char;
-      inWord = true;
+    // A word: unquoted runs and quoted sections up to the next separator outside quotes.
+    let runStart = index;
+    let pieces: string | undefined;
+    while (index < length) {
+      code = line.charCodeAt(index);
+      if (code === SPACE || code === TAB || code === CR) break;
+      if (code !== QUOTE) {
+        index++;
+        continue;
+      }
+      pieces = (pieces ?? '') + line.slice(runStart, index);
+      index++;
+      runStart = index;
+      let closed = false;
+      while (index < length) {
+        const inner = line.charCodeAt(index);
+        if (inner === QUOTE) {
+          pieces += line.slice(runStart, index);
+          index++;
+          closed = true;
+          break;
+        }
+        if (inner === BACKSLASH && index + 1 < length) {
+          pieces += line.slice(runStart, index) + line.charAt(index + 1);
+          index += 2;
+          runStart = index;
+          continue;
+        }
+        index++;
+      }
+      if (!closed) return undefined;
+      runStart = index;
     }
+    words.push(pieces === undefined ? line.slice(runStart, index) : pieces + line.slice(runStart, index));
   }
-  if (quoted) return undefined;
-  if (inWord) words.push(current);
   return words;
 }
+
+const SPACE = 32;
+const TAB = 9;
+const CR = 13;
+const QUOTE = 34;
+const BACKSLASH = 92;

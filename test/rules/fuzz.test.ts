@@ -6,18 +6,8 @@ import { analyzeDumps, type Dump } from '../../src/rules/analyze.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { CORPUS } from '../explain/corpus.js';
+import { prng } from '../harness/prng.js';
 
-/** mulberry32: a seeded PRNG so every failure reproduces. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const linkerdSave = readFileSync(path.join(CORPUS, 'linkerd/cni-default/iptables-nft-save.v4.txt'), 'utf8');
 const istioSave = readFileSync(path.join(CORPUS, 'istio/dns-uid-gid/iptables-legacy-save.v4.txt'), 'utf8');

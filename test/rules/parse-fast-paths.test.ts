@@ -5,18 +5,8 @@ import { ipv4Number, parseIp } from '../../src/addr/ip.js';
 import { parsePortSet } from '../../src/addr/port-set.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { tokenizeLine } from '../../src/rules/iptables-save/tokenize.js';
+import { prng } from '../harness/prng.js';
 
-/** mulberry32: a seeded PRNG so every failure reproduces. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** The tokenizer's rules written as plainly as possible, one character at a time. */
 function referenceTokenize(line: string): string[] | undefined {

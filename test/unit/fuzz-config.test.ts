@@ -7,18 +7,8 @@ import { parseDurationMs } from '../../src/config/duration.js';
 import { readRawOptions } from '../../src/config/raw-options.js';
 import { buildValidateConfig, VALIDATE_FLAGS } from '../../src/config/validate-config.js';
 import { truncateUtf8 } from '../../src/verdict/termination-message.js';
+import { prng } from '../harness/prng.js';
 
-/** mulberry32: a seeded PRNG, so a failure reproduces from its seed. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const ALPHABET = ['0', '1', '9', '6', '5', ':', '-', ',', '.', '/', '*', ' ', '=', 'a', 'f', 's', 'm', '%', '\u00e9', '\u{1F600}', '\n', '\0', 'x', '::', '4140', '65535', '65536', '10.0.0.1', 'fd00::1'];
 

@@ -251,15 +251,23 @@ function parsePorts(option: RawOption): PortSet | ConfigError {
   return parsed.ok ? parsed.value : configError(option.source, option.value, parsed.problem);
 }
 
-function parseIds(option: RawOption): number[] | ConfigError {
-  const ids: number[] = [];
+/** A comma-separated list whose items each parse or name themselves as the fault. */
+function parseList<T>(option: RawOption, parseItem: (item: string) => T | undefined, expected: string): T[] | ConfigError {
+  const values: T[] = [];
   for (const item of listItems(option.value)) {
-    if (!/^\d{1,10}$/.test(item) || Number(item) > 0xfffffffe) {
-      return configError(option.source, option.value, `"${item}" is not a numeric uid/gid`);
-    }
-    ids.push(Number(item));
+    const value = parseItem(item);
+    if (value === undefined) return configError(option.source, option.value, `"${item}" is not ${expected}`);
+    values.push(value);
   }
-  return ids;
+  return values;
+}
+
+function parseId(item: string): number | undefined {
+  return /^\d{1,10}$/.test(item) && Number(item) <= 0xfffffffe ? Number(item) : undefined;
+}
+
+function parseIds(option: RawOption): number[] | ConfigError {
+  return parseList(option, parseId, 'a numeric uid/gid');
 }
 
 function parseIdSet(option: RawOption): IdSet | ConfigError {
@@ -269,13 +277,7 @@ function parseIdSet(option: RawOption): IdSet | ConfigError {
 }
 
 function parseCidrs(option: RawOption): Cidr[] | ConfigError {
-  const cidrs: Cidr[] = [];
-  for (const item of listItems(option.value)) {
-    const cidr = parseCidr(item);
-    if (!cidr) return configError(option.source, option.value, `"${item}" is not an address or CIDR`);
-    cidrs.push(cidr);
-  }
-  return cidrs;
+  return parseList(option, parseCidr, 'an address or CIDR');
 }
 
 function parseCidrSet(option: RawOption): CidrSet | ConfigError {
@@ -295,11 +297,6 @@ function parseDnsCapture(option: RawOption): InterceptionSpec['dnsCapture'] | Co
   const text = option.value.trim().toLowerCase();
   if (text === 'false' || text === 'off' || text === 'no') return undefined;
   if (text === '' || text === 'true' || text === 'on' || text === 'yes') return { servers: [] };
-  const servers: IpAddress[] = [];
-  for (const item of listItems(option.value)) {
-    const ip = parseIp(item);
-    if (!ip) return configError(option.source, option.value, `"${item}" is not an IP address`);
-    servers.push(ip);
-  }
-  return { servers };
+  const servers = parseList(option, parseIp, 'an IP address');
+  return isConfigError(servers) ? servers : { servers };
 }

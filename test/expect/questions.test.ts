@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { buildInterceptionSpec, INTERCEPTION_FLAGS, type InterceptionSpec } from '../../src/config/interception.js';
-import { isConfigError } from '../../src/config/config-error.js';
-import { readRawOptions } from '../../src/config/raw-options.js';
 import { buildQuestions } from '../../src/expect/questions.js';
+import { specFromFlags } from '../harness/spec.js';
 
-function spec(argv: string[]): InterceptionSpec {
-  const read = readRawOptions(argv, {}, INTERCEPTION_FLAGS);
-  if (!read.ok) throw new Error(read.error.message);
-  const built = buildInterceptionSpec(read.options);
-  if (isConfigError(built)) throw new Error(built.message);
-  return built;
-}
+const spec = specFromFlags;
 
 describe('expectations from configuration', () => {
   it('linkerd: outbound and inbound capture, proxy uid excluded, excluded port boundaries', () => {

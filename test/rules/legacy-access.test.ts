@@ -2,22 +2,14 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Family } from '../../src/addr/ip.js';
-import { isConfigError } from '../../src/config/config-error.js';
-import { buildInterceptionSpec, INTERCEPTION_FLAGS, type InterceptionSpec } from '../../src/config/interception.js';
-import { readRawOptions } from '../../src/config/raw-options.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { decideInspection, hasCaptureRules } from '../../src/rules/decide.js';
 import { classifyCommandResult, legacyListingOf, type ReadOutcome } from '../../src/rules/read/classify.js';
 import { CORPUS, flagsFor, loadManifest } from '../explain/corpus.js';
+import { specFromFlags } from '../harness/spec.js';
 
-function spec(argv: string[]): InterceptionSpec {
-  const read = readRawOptions(argv, {}, INTERCEPTION_FLAGS);
-  if (!read.ok) throw new Error(read.error.message);
-  const built = buildInterceptionSpec(read.options);
-  if (isConfigError(built)) throw new Error(built.message);
-  return built;
-}
+const spec = specFromFlags;
 
 const corpus = (dir: string, file: string): string => readFileSync(path.join(CORPUS, dir, file), 'utf8');
 const LINKERD = corpus('linkerd/cni-default', 'iptables-nft-save.v4.txt');

@@ -30,8 +30,9 @@ ip -n "$pod" -6 route add default via fd00:244:7::1
 ip netns exec "$sink" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1
 ip -n "$sink" route add unreachable default; ip -n "$sink" -6 route add unreachable default
 
-rules=../shared/corpus/linkerd/cni-default/iptables-nft-save.v4.txt
-[ -f "$rules" ] || rules=test/fixtures/linkerd-cni-default.v4.txt
+# Linkerd's CNI ruleset as iptables-nft-save read it back from the kernel (the corpus case
+# linkerd/cni-default), kept here so the demo needs nothing outside the repository.
+rules=scripts/demo/linkerd-cni-default.rules
 ip netns exec "$pod" iptables-nft-restore < "$rules"
 ip netns exec "$pod" ip6tables-nft-restore < "$rules"
 

@@ -1,23 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import type { Family } from '../addr/ip.js';
 import { isConfigError } from '../config/config-error.js';
+import { EXIT, failureExitCodeOf } from '../config/exit-codes.js';
 import type { FlagSpec } from '../config/flag-spec.js';
-import { buildInterceptionSpec, INTERCEPTION_FLAGS, PRESETS } from '../config/interception.js';
+import { buildInterceptionSpec, INTERCEPTION_FLAGS } from '../config/interception.js';
 import { readRawOptions } from '../config/raw-options.js';
 import { analyzeDumps, type Dump } from '../rules/analyze.js';
 import type { Backend } from '../rules/model.js';
+import type { CommandResult } from './command-result.js';
 import { reportOf, reportStepLine, specSummary, type RulesReport } from '../rules/report.js';
 
-export interface ExplainResult {
-  readonly exitCode: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-const EX_USAGE = 64;
-const EX_DATAERR = 65;
-const EX_NOINPUT = 66;
-const EX_SOFTWARE = 70;
+export type ExplainResult = CommandResult;
 
 const EXPLAIN_FLAGS: readonly FlagSpec[] = [
   { name: 'iptables-save', arity: 'value', placeholder: 'FILE', help: 'IPv4 iptables-save output (backend from its header, else --iptables-backend).' },
@@ -50,12 +43,12 @@ export async function runExplain(argv: readonly string[], env: Readonly<Record<s
     return await explain(argv, env);
   } catch (error) {
     const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
-    return { exitCode: EX_SOFTWARE, stdout: '', stderr: `interlock explain: internal error: ${message}\n` };
+    return { exitCode: EXIT.internalError, stdout: '', stderr: `interlock explain: internal error: ${message}\n` };
   }
 }
 
 function usage(message: string): ExplainResult {
-  return { exitCode: EX_USAGE, stdout: '', stderr: `interlock explain: ${message}\n` };
+  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock explain: ${message}\n` };
 }
 
 async function explain(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<ExplainResult> {
@@ -69,13 +62,8 @@ async function explain(argv: readonly string[], env: Readonly<Record<string, str
 
   const format = raw.get('format')?.value ?? 'text';
   if (format !== 'text' && format !== 'json') return usage(`--format=${JSON.stringify(format)}: expected text or json`);
-  let failureExitCode = PRESETS[spec.mesh].failureExitCode;
-  const failureOption = raw.get('failure-exit-code');
-  if (failureOption) {
-    const code = /^\d{1,3}$/.test(failureOption.value.trim()) ? Number(failureOption.value.trim()) : NaN;
-    if (!(code >= 1 && code <= 255)) return usage(`${failureOption.source}=${JSON.stringify(failureOption.value)}: expected an exit code from 1 to 255`);
-    failureExitCode = code;
-  }
+  const failureExitCode = failureExitCodeOf(raw, spec.mesh);
+  if (isConfigError(failureExitCode)) return usage(failureExitCode.message);
   const familiesText = (raw.get('families')?.value ?? 'auto').trim();
   let families: readonly Family[] | 'auto' = 'auto';
   if (familiesText !== 'auto') {
@@ -104,10 +92,10 @@ async function explain(argv: readonly string[], env: Readonly<Record<string, str
       text = await readFile(path, 'utf8');
     } catch (error) {
       const code = (error as { code?: string }).code ?? 'error';
-      return { exitCode: EX_NOINPUT, stdout: '', stderr: `interlock explain: cannot read ${option.source} ${path}: ${code}\n` };
+      return { exitCode: EXIT.noInput, stdout: '', stderr: `interlock explain: cannot read ${option.source} ${path}: ${code}\n` };
     }
     if (item.backend === 'nftables' && text.trim() !== '' && !text.trimStart().startsWith('{')) {
-      return { exitCode: EX_DATAERR, stdout: '', stderr: `interlock explain: ${path}:1: this is not JSON; save the ruleset with "nft -j list ruleset"\n` };
+      return { exitCode: EXIT.dataError, stdout: '', stderr: `interlock explain: ${path}:1: this is not JSON; save the ruleset with "nft -j list ruleset"\n` };
     }
     const backend = item.backend === 'from-header' ? backendFromHeader(text) ?? defaultBackend : item.backend;
     dumps.push({ backend, ...(item.family ? { family: item.family } : {}), source: path, text });
@@ -117,7 +105,7 @@ async function explain(argv: readonly string[], env: Readonly<Record<string, str
   const analysis = analyzeDumps(spec, dumps, { families });
   if (analysis.kind === 'parse-error') {
     const { error } = analysis;
-    return { exitCode: EX_DATAERR, stdout: '', stderr: `interlock explain: ${error.source}:${error.line}: ${error.message}\n` };
+    return { exitCode: EXIT.dataError, stdout: '', stderr: `interlock explain: ${error.source}:${error.line}: ${error.message}\n` };
   }
   const report = reportOf(analysis);
   const exitCode = report.status === 'passed' ? 0 : failureExitCode;

@@ -1,8 +1,9 @@
-import { EXIT } from '../config/validate-config.js';
+import { EXIT } from '../config/exit-codes.js';
 import type { LoadRtNetlink } from '../netlink/read-pod-network.js';
 import type { InspectRules } from '../validate/rules-port.js';
 import { TOP_HELP } from './help.js';
-import { runValidateCommand, type CommandResult } from './run-validate-command.js';
+import type { CommandResult } from './command-result.js';
+import { runValidateCommand } from './run-validate-command.js';
 import { VERSION } from './version.js';
 
 /** Adapters a launcher may substitute (the start-up snapshot loads netlink its own way). */

@@ -1,7 +1,8 @@
 import { formatDuration } from '../config/duration.js';
 import { isConfigError } from '../config/config-error.js';
 import { readRawOptions } from '../config/raw-options.js';
-import { buildValidateConfig, EXIT, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
+import { EXIT } from '../config/exit-codes.js';
+import { buildValidateConfig, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
 import { readPodNetwork, type LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { createLogger, type Logger } from '../report/logger.js';
 import { writeTerminationLog } from '../report/termination-log.js';
@@ -9,14 +10,11 @@ import type { Verdict } from '../verdict/decide-verdict.js';
 import { formatTerminationMessage } from '../verdict/termination-message.js';
 import { runValidate } from '../validate/run-validate.js';
 import type { InspectRules } from '../validate/rules-port.js';
+import type { CommandResult } from './command-result.js';
 import { formatHelp, VALIDATE_SUMMARY } from './help.js';
 import { VERSION } from './version.js';
 
-export interface CommandResult {
-  readonly exitCode: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
+export type { CommandResult };
 
 const SIGNAL_EXIT: Readonly<Record<string, number>> = { SIGTERM: EXIT.sigterm, SIGINT: EXIT.sigint };
 

@@ -1,8 +1,9 @@
 import { parseIp, type Family, type IpAddress } from '../addr/ip.js';
 import { configError, isConfigError, type ConfigError } from './config-error.js';
 import { formatDuration, parseDurationMs } from './duration.js';
+import { failureExitCodeOf } from './exit-codes.js';
 import type { FlagSpec } from './flag-spec.js';
-import { buildInterceptionSpec, INTERCEPTION_FLAGS, parsePort, PRESETS, type InterceptionSpec, type Mesh } from './interception.js';
+import { buildInterceptionSpec, INTERCEPTION_FLAGS, parsePort, type InterceptionSpec } from './interception.js';
 import type { RawOptions } from './raw-options.js';
 
 export type FamilyMode = 'auto' | 'ipv4' | 'ipv6' | 'dual';
@@ -14,18 +15,6 @@ const FAMILY_MODES: readonly FamilyMode[] = ['auto', 'ipv4', 'ipv6', 'dual'];
 const RULES_MODES: readonly RulesMode[] = ['auto', 'required', 'off'];
 const LOG_FORMATS: readonly LogFormat[] = ['json', 'plain'];
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-/** Exit codes that are not a validation verdict: documented in the README's table. */
-export const EXIT = {
-  pass: 0,
-  invalidConfig: 64,
-  internalError: 70,
-  sigint: 130,
-  sigterm: 143,
-} as const;
-
-/** Ports the validator's own exit codes occupy; a failure exit code must not collide with them. */
-const RESERVED_EXIT_CODES = new Set<number>([EXIT.pass, EXIT.invalidConfig, EXIT.internalError, EXIT.sigint, EXIT.sigterm]);
 
 export const DEFAULT_PROBE_PORT = 20001;
 
@@ -78,15 +67,8 @@ export function buildValidateConfig(raw: RawOptions): ValidateConfig | ConfigErr
     return configError(timeoutOption?.source ?? '--timeout', timeoutOption?.value ?? '', `expected a duration from 100ms to 1h, e.g. ${formatDuration(10_000)} or 500ms`);
   }
 
-  const exitOption = raw.get('failure-exit-code');
-  let failureExitCode = PRESETS[interception.mesh as Mesh].failureExitCode;
-  if (exitOption) {
-    const code = /^\d{1,3}$/.test(exitOption.value.trim()) ? Number(exitOption.value.trim()) : NaN;
-    if (!(code >= 1 && code <= 255) || RESERVED_EXIT_CODES.has(code)) {
-      return configError(exitOption.source, exitOption.value, 'expected 1-255, not 64, 70, 130 or 143 (those mean configuration error, internal error and signals)');
-    }
-    failureExitCode = code;
-  }
+  const failureExitCode = failureExitCodeOf(raw, interception.mesh);
+  if (isConfigError(failureExitCode)) return failureExitCode;
 
   const probeAddresses: Partial<Record<Family, IpAddress>> = {};
   const probeOption = raw.get('probe-address');

@@ -84,6 +84,7 @@ describe('flags and environment', () => {
     [['--mesh', 'linkerd', '--family', 'ipv5'], /^--family="ipv5"/],
     [['--mesh', 'linkerd', '--failure-exit-code', '64'], /^--failure-exit-code="64"/],
     [['--mesh', 'linkerd', '--failure-exit-code', '300'], /^--failure-exit-code="300"/],
+    [['--mesh', 'linkerd', '--failure-exit-code', '66'], /^--failure-exit-code="66": expected 1-255, not 64, 65, 66, 70, 130, 143/],
     [['--mesh', 'linkerd', '--exclude-inbound-ports', '10-5'], /ends before it starts/],
     [['--mesh', 'linkerd', '--proxy-uid', 'proxy'], /^--proxy-uid="proxy": "proxy" is not a numeric uid/],
     [['--mesh', 'linkerd', '--probe-address', 'example.com'], /^--probe-address="example.com"/],

@@ -28,7 +28,7 @@ function setUp() {
   sh('ip', '-n', sink, 'addr', 'add', '10.250.9.1/24', 'dev', 'ilbench-b');
   sh('ip', '-n', pod, 'addr', 'add', '10.250.9.2/24', 'dev', 'eth0');
   sh('ip', '-n', pod, 'route', 'add', 'default', 'via', '10.250.9.1');
-  const rules = resolve(root, '../shared/corpus/linkerd/cni-default/iptables-nft-save.v4.txt');
+  const rules = resolve(root, 'test/fixtures/corpus/linkerd/cni-default/iptables-nft-save.v4.txt');
   execFileSync('ip', ['netns', 'exec', pod, 'iptables-nft-restore'], { input: readFileSync(rules) });
 }
 

@@ -22,13 +22,13 @@ function repoRoot(): string {
   throw new Error(`no repository root above ${fileURLToPath(import.meta.url)}`);
 }
 
-/** The shared corpus of real mesh rulesets; INTERLOCK_CORPUS overrides where it lives. */
+/** The corpus of real mesh rulesets the repository carries (test/fixtures/corpus). */
 export function corpusDir(): string {
-  const candidates = [process.env['INTERLOCK_CORPUS'], path.resolve(repoRoot(), '../shared/corpus')].filter(
+  const candidates = [path.resolve(repoRoot(), 'test/fixtures/corpus')].filter(
     (dir): dir is string => typeof dir === 'string' && dir.length > 0,
   );
   const found = candidates.find((dir) => existsSync(path.join(dir, 'manifest.json')));
-  if (!found) throw new Error(`mesh rules corpus not found (looked in ${candidates.join(', ')}); set INTERLOCK_CORPUS`);
+  if (!found) throw new Error(`mesh rules corpus not found (looked in ${candidates.join(', ')})`);
   return found;
 }
 

@@ -5,10 +5,10 @@ import { EXIT, failureExitCodeOf } from '../config/exit-codes.js';
 import type { FlagSpec } from '../config/flag-spec.js';
 import { buildInterceptionSpec, INTERCEPTION_FLAGS } from '../config/interception.js';
 import { readRawOptions } from '../config/raw-options.js';
-import { analyzeDumps, type Dump } from '../rules/analyze.js';
+import { analyzeDumps, type Dump } from '../rules-check/analyze.js';
 import type { Backend } from '../rules/model.js';
 import type { CommandResult } from './command-result.js';
-import { reportOf, reportStepLine, specSummary, type RulesReport } from '../rules/report.js';
+import { reportOf, reportStepLine, specSummary, type RulesReport } from '../rules-check/report.js';
 
 export type ExplainResult = CommandResult;
 

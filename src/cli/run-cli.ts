@@ -40,7 +40,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */
 const inspectRules: InspectRules = async (spec, options) => {
-  const { inspectLiveRules } = await import('../rules/inspect.js');
+  const { inspectLiveRules } = await import('../rules-check/inspect.js');
   return inspectLiveRules(spec, options);
 };
 

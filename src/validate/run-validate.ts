@@ -4,7 +4,7 @@ import { assessPodNetwork, describeFamilyNetwork, type NetworkAssessment } from 
 import type { PodNetwork } from '../network/pod-network.js';
 import { planProbes, type ProbeIdentity, type ProbeTarget } from '../probe/probe-plan.js';
 import { proveInterception, settleWindowMs } from '../probe/prove-interception.js';
-import type { Logger } from '../report/logger.js';
+import type { Logger } from '../output/logger.js';
 import { failed, passed, type Check } from '../verdict/check.js';
 import { decideVerdict, type Verdict } from '../verdict/decide-verdict.js';
 import { describeTarget, listenerCheck, PRECEDENCE, probeCheck } from './probe-checks.js';

@@ -2,9 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-/** Helpers shared by the corpus tests: the real dumps under ../shared/corpus, never copies. */
+/** Helpers for the corpus tests: the real dumps under test/fixtures/corpus (see its README). */
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const CORPUS = path.resolve(repoRoot, '../shared/corpus');
+export const CORPUS = path.resolve(repoRoot, 'test/fixtures/corpus');
 
 export interface CorpusCase {
   readonly dir: string;

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const REPO_ROOT = resolve(import.meta.dirname, '../..');
-export const CORPUS = resolve(REPO_ROOT, '../shared/corpus');
+export const CORPUS = resolve(REPO_ROOT, 'test/fixtures/corpus');
 export const CLI = join(REPO_ROOT, 'dist/cli/main.js');
 export const SNAPSHOT = join(REPO_ROOT, 'dist/snapshot/interlock.blob');
 

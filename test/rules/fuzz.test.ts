@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { PRESETS } from '../../src/config/interception.js';
-import { analyzeDumps, type Dump } from '../../src/rules/analyze.js';
+import { analyzeDumps, type Dump } from '../../src/rules-check/analyze.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { CORPUS } from '../explain/corpus.js';

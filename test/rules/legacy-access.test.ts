@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { Family } from '../../src/addr/ip.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
-import { decideInspection, hasCaptureRules } from '../../src/rules/decide.js';
+import { decideInspection, hasCaptureRules } from '../../src/rules-check/decide.js';
 import { classifyCommandResult, legacyListingOf, type ReadOutcome } from '../../src/rules/read/classify.js';
 import { CORPUS, flagsFor, loadManifest } from '../explain/corpus.js';
 import { specFromFlags } from '../harness/spec.js';

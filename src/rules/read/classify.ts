@@ -1,5 +1,5 @@
 import type { Family } from '../../addr/ip.js';
-import type { Dump } from '../analyze.js';
+import type { Dump } from '../dump.js';
 import type { Backend } from '../model.js';
 
 /**

@@ -1,0 +1,31 @@
+import type { Result } from '../reason/result.js';
+
+/** Every command of the `interlock` binary. */
+export type CommandName = 'validate' | 'explain' | 'manifest' | 'inject' | 'node' | 'cni-check';
+
+/**
+ * One flag, declared once as data: the argv parser, the environment reader, the help text and the
+ * README's flag tables are all derived from these declarations (see docs/ARCHITECTURE.md).
+ *
+ * - `switch` flags take no value at all (`--tproxy`; `--tproxy=false` is an error) and are never
+ *   read from the environment unless `env` names a variable explicitly.
+ * - `help` and `version` are switches with no `env`: the process environment never prints help.
+ * - A single-value flag given twice is a configuration error unless `repeatable` is set.
+ */
+export interface FlagDef<T = unknown> {
+  /** Long name without the leading dashes: `inbound-port`. */
+  readonly name: string;
+  readonly kind: 'value' | 'switch';
+  /** Environment variable that supplies the flag when argv does not (argv wins); none if absent. */
+  readonly env?: string;
+  /** Shown in help: `--inbound-port PORT`. */
+  readonly placeholder?: string;
+  /** One line, shown by --help and in the README's tables. */
+  readonly help: string;
+  readonly commands: readonly CommandName[];
+  /** Turns the text into a value; the failure message is the problem alone (`expected 1-65535`). */
+  readonly parse: (text: string) => Result<T, 'ConfigInvalid'>;
+  /** The value when neither argv nor the environment gives one; undefined means "not set". */
+  readonly default?: T;
+  readonly repeatable?: boolean;
+}

@@ -1,0 +1,32 @@
+/**
+ * Every reason Interlock can give, in one union: the first word of a termination message, the
+ * `reason` of a check, an Event's reason. The README's reasons table is tested against REASONS.
+ */
+export const REASONS = {
+  Intercepted: 'pass: every probed family proven, every required check passed',
+  PodNetworkMissing: 'no usable address or route in a family that must be proven: the primary CNI did not run',
+  InterceptionMissing: 'a probe was not captured; the sentence says how it ended',
+  RulesMismatch: 'the rules send a region of packets somewhere the configuration forbids',
+  RulesUnknownMatch: 'the answer depends on a match the engine does not model; never a pass',
+  RulesUnknown: 'the rules could not be decided; never a pass',
+  RulesUnparseable: 'a dump of the rules does not parse',
+  RulesUnreadable: '--rules required and the rules cannot be read',
+  RulesNotInspected: 'the rules were not read (no capability, --rules auto); the probe alone decided',
+  RulesEngineError: 'the rules engine failed; an internal error, never a pass',
+  ProbePortInUse: "the proxy's redirect port is already bound by another process in the pod",
+  ProbePortUnbindable: 'the probe listener cannot bind for another reason',
+  ProbeUnroutable: 'no routed address the configuration captures',
+  ProbeIdentityExcluded: 'the validator runs as an identity whose traffic the rules exclude',
+  NothingToProbe: 'the configuration captures no outbound traffic to probe',
+  NotProven: 'a required check did not run',
+  ValidationFailed: 'a check failed without a more specific reason',
+  Interrupted: 'interrupted by SIGTERM or SIGINT before a verdict',
+  ConfigInvalid: 'invalid flags, environment or configuration',
+  InternalError: 'a bug: the validator failed unexpectedly',
+} as const;
+
+export type Reason = keyof typeof REASONS;
+
+export function isReason(value: string): value is Reason {
+  return Object.hasOwn(REASONS, value);
+}

@@ -1,0 +1,59 @@
+import type { Family, IpAddress } from '../addr/ip.js';
+import type { InterceptionSpec } from '../config/interception.js';
+import { checkQuestions, type CheckResult } from '../expect/check.js';
+import { buildQuestions } from '../expect/questions.js';
+import { parseIptablesSave } from '../rules/iptables-save/parse-iptables-save.js';
+import { mergeRuleSources, type MergedRules, type RuleSource } from '../rules/merge.js';
+import type { Dump } from '../rules/dump.js';
+import type { ParseError, Table } from '../rules/model.js';
+import { parseNftJson } from '../rules/nft-json/parse-nft-json.js';
+
+export type Analysis =
+  | { readonly kind: 'parse-error'; readonly error: ParseError }
+  | { readonly kind: 'checked'; readonly merged: MergedRules; readonly families: readonly Family[]; readonly check: CheckResult };
+
+export type { Dump } from '../rules/dump.js';
+
+export interface AnalysisOptions {
+  /** Families to ask about; `auto` takes those the rules cover. */
+  readonly families: readonly Family[] | 'auto';
+  readonly sampleDestinations?: Partial<Record<Family, IpAddress>>;
+}
+
+/** Parse every dump, merge the backends, ask the configuration's questions. Pure. */
+export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], options: AnalysisOptions): Analysis {
+  const sources: RuleSource[] = [];
+  for (const dump of dumps) {
+    const parsed =
+      dump.backend === 'nftables'
+        ? parseNftJson(dump.text, dump.source)
+        : parseIptablesSave(dump.text, { backend: dump.backend, family: dump.family ?? 'ipv4', source: dump.source });
+    if (!parsed.ok) return { kind: 'parse-error', error: parsed.error };
+    sources.push({ backend: dump.backend, ...(dump.family ? { family: dump.family } : {}), tables: parsed.tables });
+  }
+  const merged = mergeRuleSources(sources);
+  const families = options.families === 'auto' ? familiesCovered(merged.ruleset.tables) : options.families;
+  const questions = buildQuestions(spec, { families, ...(options.sampleDestinations ? { sampleDestinations: options.sampleDestinations } : {}) });
+  return { kind: 'checked', merged, families, check: checkQuestions(merged.ruleset, questions) };
+}
+
+/**
+ * The families a ruleset speaks for: iptables tables by their family, nft `inet` tables for IPv4
+ * and, when any of their rules names an IPv6 address, IPv6. With no rules at all, IPv4 is still
+ * asked about, so an empty ruleset fails rather than passing vacuously.
+ */
+export function familiesCovered(tables: readonly Table[]): Family[] {
+  const found = new Set<Family>();
+  for (const table of tables) {
+    const rules = [...table.chains.values()].flatMap((chain) => chain.rules);
+    if (rules.length === 0) continue;
+    if (table.family === 'inet') {
+      found.add('ipv4');
+      if (rules.some((rule) => rule.matches.some((match) => match.kind === 'address' && match.family === 'ipv6'))) found.add('ipv6');
+    } else {
+      found.add(table.family);
+    }
+  }
+  if (found.size === 0) found.add('ipv4');
+  return (['ipv4', 'ipv6'] as const).filter((family) => found.has(family));
+}

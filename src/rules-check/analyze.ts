@@ -3,6 +3,7 @@ import type { InterceptionSpec } from '../config/interception.js';
 import { checkQuestions, type CheckResult } from '../expect/check.js';
 import { buildQuestions } from '../expect/questions.js';
 import { parseIptablesSave } from '../rules/iptables-save/parse-iptables-save.js';
+import { TermBudget } from '../rules/limit-checks.js';
 import { mergeRuleSources, type MergedRules, type RuleSource } from '../rules/merge.js';
 import type { Dump } from '../rules/dump.js';
 import type { ParseError, Table } from '../rules/model.js';
@@ -23,11 +24,13 @@ export interface AnalysisOptions {
 /** Parse every dump, merge the backends, ask the configuration's questions. Pure. */
 export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], options: AnalysisOptions): Analysis {
   const sources: RuleSource[] = [];
+  // One budget for every dump: the caps bound the whole model, not each dump's share of it.
+  const budget = new TermBudget();
   for (const dump of dumps) {
     const parsed =
       dump.backend === 'nftables'
-        ? parseNftJson(dump.text, dump.source)
-        : parseIptablesSave(dump.text, { backend: dump.backend, family: dump.family ?? 'ipv4', source: dump.source });
+        ? parseNftJson(dump.text, dump.source, budget)
+        : parseIptablesSave(dump.text, { backend: dump.backend, family: dump.family ?? 'ipv4', source: dump.source, budget });
     if (!parsed.ok) return { kind: 'parse-error', error: parsed.error };
     sources.push({ backend: dump.backend, ...(dump.family ? { family: dump.family } : {}), tables: parsed.tables });
   }

@@ -1,12 +1,14 @@
 import type { Family } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
-import { analyzeDumps, type Dump } from './analyze.js';
+import { analyzeDumps, type Analysis, type Dump } from './analyze.js';
 import { cannotRead, type InspectOptions, type RulesInspection } from './inspection.js';
-import type { Table } from '../rules/model.js';
+import type { ParseError, Table } from '../rules/model.js';
 import type { ReadOutcome } from '../rules/read/classify.js';
 import { reportOf } from './report.js';
 
 type NotListable = Extract<ReadOutcome, { kind: 'not-listable' }>;
+type Unreadable = Extract<ReadOutcome, { kind: 'unreadable' }>;
+type Checked = Extract<Analysis, { kind: 'checked' }>;
 
 /** What the summary and report say about a legacy backend that could not be listed. */
 export interface LegacyGap {
@@ -17,56 +19,93 @@ export interface LegacyGap {
   readonly why: string;
 }
 
+/** What the reading produced, before any analysis. */
+interface ReadSet {
+  readonly reads: readonly string[];
+  readonly dumps: readonly Dump[];
+  /** Commands that ran and failed: timed out, printed too much, exited non-zero. */
+  readonly failed: readonly Unreadable[];
+  readonly gap: LegacyGap | undefined;
+  /** The report fields every answer carries. */
+  readonly report: Readonly<Record<string, unknown>>;
+  /** One evidence line per thing that could not be read. */
+  readonly unreadNotes: readonly string[];
+}
+
 /**
  * From read outcomes to the rules check's answer. Pure: every decision about what was and was
  * not read lives here, the adapter only gathers the outcomes.
  *
- * A legacy backend that could not be listed is never "no legacy rules". When nf_tables holds no
- * capture rules for a family whose legacy tables could not be listed, the mesh's rules may well
- * be in legacy: the rules are not inspected (auto) or unreadable (required), saying why. When
- * nf_tables does hold capture rules, they are analysed as usual and the answer says that legacy
- * was not listed.
+ * What was read is analysed whatever else could not be read, and a finding in it is decisive for
+ * every family whose capture rules it holds: a command that failed or a legacy backend that could
+ * not be listed never hides a mismatch (nor, beside a legacy backend not listed, an unknown). Where what was read holds no capture rules for a family,
+ * the mesh's rules may be in what was not read: the rules are not inspected (auto) or unreadable
+ * (required), saying why. A read that failed is never a pass; a legacy backend that could not be
+ * listed beside nf_tables capture rules that pass is a pass that says legacy was not checked.
  */
 export function decideInspection(spec: InterceptionSpec, outcomes: readonly ReadOutcome[], options: Omit<InspectOptions, 'timeoutMs'>): RulesInspection {
+  const set = readSetOf(outcomes);
+  if (set.dumps.length === 0) {
+    const why = set.failed.length > 0 ? failedWhy(set.failed) : set.gap ? legacyUnlistedWhy(set.gap, set.gap.families) : 'neither iptables-save nor nft is installed';
+    return cannotRead(options.mode, why, set.report, set.failed.length > 0 ? set.unreadNotes : [why]);
+  }
+  const analysis = analyzeDumps(spec, set.dumps, { families: options.families, ...(options.sampleDestinations ? { sampleDestinations: options.sampleDestinations } : {}) });
+  if (analysis.kind === 'parse-error') return unparseable(analysis.error, set, options.mode);
+  return judge(analysis, set, options);
+}
+
+function readSetOf(outcomes: readonly ReadOutcome[]): ReadSet {
   const reads = outcomes.map(describeRead);
   const notListable = outcomes.filter((outcome): outcome is NotListable => outcome.kind === 'not-listable');
   const gap = notListable.length > 0 ? legacyGapOf(notListable) : undefined;
-  const gapReport = gap ? { legacy: gap } : {};
-  const failed = outcomes.filter((outcome) => outcome.kind === 'unreadable');
-  if (failed.length > 0) {
-    const first = failed[0] as Extract<ReadOutcome, { kind: 'unreadable' }>;
-    const why = `${first.command} failed (${first.why})`;
-    return cannotRead(options.mode, why, { reads, ...gapReport }, gap ? [why, legacyNote(gap)] : [why]);
-  }
-  const dumps: Dump[] = outcomes.flatMap((outcome) => (outcome.kind === 'read' ? [outcome.dump] : []));
-  if (dumps.length === 0 && !gap) return cannotRead(options.mode, 'neither iptables-save nor nft is installed', { reads });
-  const analysis = dumps.length === 0 ? undefined : analyzeDumps(spec, dumps, { families: options.families, ...(options.sampleDestinations ? { sampleDestinations: options.sampleDestinations } : {}) });
-  if (analysis?.kind === 'parse-error') {
-    const { error } = analysis;
-    const message = `the rules printed by ${error.source} do not parse (line ${error.line}: ${error.message})`;
-    return { status: 'unknown', reason: 'RulesUnparseable', message, evidence: gap ? [message, legacyNote(gap)] : [message], report: { reads, ...gapReport, parseError: error } };
-  }
-  if (gap) {
-    const nfTables = analysis ? analysis.merged.ruleset.tables.filter((table) => table.backend !== 'iptables-legacy') : [];
-    const uncovered = gap.families.filter((family) => options.families.includes(family) && !hasCaptureRules(nfTables, family));
-    if (uncovered.length > 0) {
-      const why = legacyUnlistedWhy(gap, uncovered);
-      return cannotRead(options.mode, why, { reads, ...gapReport });
-    }
-  }
-  if (!analysis) return cannotRead(options.mode, 'neither iptables-save nor nft is installed', { reads, ...gapReport });
-  const report = { reads, ...gapReport, ...reportOf(analysis) };
+  const failed = outcomes.filter((outcome): outcome is Unreadable => outcome.kind === 'unreadable');
+  const dumps = outcomes.flatMap((outcome) => (outcome.kind === 'read' ? [outcome.dump] : []));
+  const unreadNotes = [...failed.map((outcome) => `${outcome.command} failed (${outcome.why})`), ...(gap ? [legacyNote(gap)] : [])];
+  return { reads, dumps, failed, gap, report: { reads, ...(gap ? { legacy: gap } : {}) }, unreadNotes };
+}
+
+function failedWhy(failed: readonly Unreadable[]): string {
+  return failed.map((outcome) => `${outcome.command} failed (${outcome.why})`).join('; ');
+}
+
+/** A dump that does not parse is undecided; one over the size caps was not read in full. */
+function unparseable(error: ParseError, set: ReadSet, mode: InspectOptions['mode']): RulesInspection {
+  const message = `the rules printed by ${error.source} ${error.reason === 'RulesTooLarge' ? 'are too large to inspect' : 'do not parse'} (line ${error.line}: ${error.message})`;
+  if (error.reason === 'RulesTooLarge') return cannotRead(mode, message, { ...set.report, parseError: error }, [message, ...set.unreadNotes]);
+  return { status: 'unknown', reason: error.reason, message, evidence: [message, ...set.unreadNotes], report: { ...set.report, parseError: error } };
+}
+
+function judge(analysis: Checked, set: ReadSet, options: Omit<InspectOptions, 'timeoutMs'>): RulesInspection {
+  const report = { ...set.report, ...reportOf(analysis) };
   const { check, merged } = analysis;
-  const notes = [...merged.notes.filter((note) => note.startsWith('rules are split')), ...(gap ? [legacyNote(gap)] : [])];
-  if (check.status === 'passed') {
-    const checked = `${merged.backendsWithRules.join(', ') || 'no backend'}${gap ? `; legacy iptables not listable by ${uidText(gap.uid)}, not checked` : ''}`;
-    const message = `the rules send all ${check.answers.length} packet questions where the configuration expects (${checked})`;
-    return { status: 'passed', message, evidence: [message, ...notes], report };
+  const tables = merged.ruleset.tables;
+  const unreadFamilies = set.failed.length > 0 ? options.families : (set.gap?.families ?? []);
+  const uncovered = unreadFamilies.filter((family) => options.families.includes(family) && !hasCaptureRules(tables, family));
+  // With a command failed, an unknown may be only what that command would have decoded (nft's
+  // JSON shows iptables-nft's rules as undecodable xt expressions): only a mismatch is decisive.
+  const decisive = check.findings.filter((finding) => !uncovered.includes(finding.question.packet.family) && (set.failed.length === 0 || finding.reason === 'RulesMismatch'));
+  const first = decisive[0];
+  if (first) {
+    const evidence = [...decisive.slice(0, 5).map((finding) => finding.message), ...splitNotes(merged), ...set.unreadNotes];
+    return { status: decisive.some((finding) => finding.reason === 'RulesMismatch') ? 'failed' : 'unknown', reason: first.reason, message: first.message, evidence, report };
   }
-  const first = check.findings[0];
-  const message = first?.message ?? 'no packet questions could be asked of these rules';
-  const evidence = [...check.findings.slice(0, 5).map((finding) => finding.message), ...notes];
-  return { status: check.status, reason: first?.reason ?? 'RulesUnknownMatch', message, evidence, report };
+  if (set.failed.length > 0) {
+    const why = `${failedWhy(set.failed)}; ${uncovered.length > 0 ? `what was read holds no capture rules for ${familiesText(uncovered)}` : 'what was read alone proves nothing'}`;
+    return cannotRead(options.mode, why, report, [why, ...set.unreadNotes.slice(set.failed.length)]);
+  }
+  if (set.gap && uncovered.length > 0) return cannotRead(options.mode, legacyUnlistedWhy(set.gap, uncovered), report);
+  if (check.status !== 'passed') {
+    const message = 'no packet questions could be asked of these rules';
+    return { status: check.status, reason: 'RulesUnknownMatch', message, evidence: [message, ...splitNotes(merged)], report };
+  }
+  const gap = set.gap;
+  const checked = `${merged.backendsWithRules.join(', ') || 'no backend'}${gap ? `; legacy iptables not listable by ${uidText(gap.uid)}, not checked` : ''}`;
+  const message = `the rules send all ${check.answers.length} packet questions where the configuration expects (${checked})`;
+  return { status: 'passed', message, evidence: [message, ...splitNotes(merged), ...(gap ? [legacyNote(gap)] : [])], report };
+}
+
+function splitNotes(merged: Checked['merged']): string[] {
+  return merged.notes.filter((note) => note.startsWith('rules are split'));
 }
 
 /**
@@ -135,7 +174,8 @@ export function legacyNote(gap: LegacyGap): string {
 export function describeRead(outcome: ReadOutcome): string {
   switch (outcome.kind) {
     case 'read':
-      return `${outcome.dump.source}: ${outcome.dump.text.split('\n').filter((line) => line.startsWith('-A') || line.includes('"rule"')).length > 0 ? 'rules' : 'read'} (${outcome.dump.text.length} bytes)`;
+      // A test, not a split: the text may be megabytes.
+      return `${outcome.dump.source}: ${/^-A|"rule"/m.test(outcome.dump.text) ? 'rules' : 'read'} (${outcome.dump.text.length} bytes)`;
     case 'absent':
       return `${outcome.command}: not installed`;
     case 'skipped':

@@ -1,28 +1,53 @@
 import type { InterceptionSpec } from '../config/interception.js';
+import { readCapabilities, type Capabilities } from '../rules/read/capabilities.js';
+import type { ReadOutcome } from '../rules/read/classify.js';
 import { cannotRead, type InspectOptions, type RulesInspection } from './inspection.js';
-import { readCapabilities } from '../rules/read/capabilities.js';
 
 export type { InspectOptions, RulesInspection } from './inspection.js';
 
+/** The edges the inspection runs through; tests hand in their own. */
+export interface InspectionParts {
+  readonly readCapabilities: () => Promise<Capabilities | undefined>;
+  readonly readLiveRules: (families: InspectOptions['families'], timeoutMs: number) => Promise<ReadOutcome[]>;
+  readonly decideInspection: (spec: InterceptionSpec, outcomes: readonly ReadOutcome[], options: Omit<InspectOptions, 'timeoutMs'>) => RulesInspection | Promise<RulesInspection>;
+}
+
 /**
  * The validator's one call: read the pod's rules from every backend, trace the configuration's
- * packet questions, and answer in plain data. Never throws; anything unexpected fails closed.
+ * packet questions, and answer in plain data. Never throws. A read that fails is an answer of
+ * decideInspection; an exception is a bug in the engine (RulesEngineError, an internal error),
+ * never "unreadable".
  */
-export async function inspectLiveRules(spec: InterceptionSpec, options: InspectOptions): Promise<RulesInspection> {
+export async function inspectLiveRules(spec: InterceptionSpec, options: InspectOptions, parts?: InspectionParts): Promise<RulesInspection> {
   try {
-    return await inspect(spec, options);
+    return await inspect(spec, options, parts ?? liveParts());
   } catch (error) {
-    const why = error instanceof Error ? error.message : String(error);
-    return { status: 'unreadable', reason: 'RulesUnreadable', message: `the rules could not be inspected: ${why}`, evidence: [why], report: { error: why } };
+    const why = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    const message = `the rules engine failed: ${why}`;
+    return { status: 'unknown', reason: 'RulesEngineError', message, evidence: [message], report: { error: why } };
   }
 }
 
-async function inspect(spec: InterceptionSpec, options: InspectOptions): Promise<RulesInspection> {
-  const capabilities = await readCapabilities();
+async function inspect(spec: InterceptionSpec, options: InspectOptions, parts: InspectionParts): Promise<RulesInspection> {
+  const capabilities = await parts.readCapabilities();
   if (capabilities && !capabilities.netAdmin) return cannotRead(options.mode, 'no CAP_NET_ADMIN to read iptables/nftables', { capabilities });
-  // Loaded only once reading is possible: execa and the engine cost tens of milliseconds at
-  // start-up, which a capability-less init container (the common case) must not pay.
-  const [{ readLiveRules }, { decideInspection }] = await Promise.all([import('../rules/read/read-live.js'), import('./decide.js')]);
-  const outcomes = await readLiveRules(options.families, options.timeoutMs);
-  return decideInspection(spec, outcomes, options);
+  const outcomes = await parts.readLiveRules(options.families, options.timeoutMs);
+  return parts.decideInspection(spec, outcomes, options);
+}
+
+/**
+ * Reading and the engine are loaded only once reading is possible: execa and the engine cost tens
+ * of milliseconds at start-up, which a capability-less init container (the common case) must not
+ * pay. The engine loads while the tools run.
+ */
+function liveParts(): InspectionParts {
+  let engine: Promise<typeof import('./decide.js')> | undefined;
+  return {
+    readCapabilities,
+    readLiveRules: async (families, timeoutMs) => {
+      engine = import('./decide.js');
+      return (await import('../rules/read/read-live.js')).readLiveRules(families, timeoutMs);
+    },
+    decideInspection: async (spec, outcomes, options) => (await (engine ?? import('./decide.js'))).decideInspection(spec, outcomes, options),
+  };
 }

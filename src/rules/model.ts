@@ -1,6 +1,8 @@
 import type { Cidr } from '../addr/cidr.js';
 import type { Family, IpAddress } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
+import type { Reason } from '../reason/reason.js';
+import type { Failure } from '../reason/result.js';
 
 /**
  * The typed model every backend is read into. iptables (either backend) and native nftables end up
@@ -99,20 +101,27 @@ export interface Ruleset {
 }
 
 /** Why a dump could not be read as rules: names the source and line. */
-export interface ParseError {
+export interface ParseError extends Failure<ParseFailureReason> {
   readonly kind: 'parse-error';
   readonly source: string;
   readonly line: number;
-  readonly message: string;
 }
 
-export type ParseResult = { readonly ok: true; readonly tables: readonly Table[] } | { readonly ok: false; readonly error: ParseError };
+/** RulesTooLarge: the dump is over a cap of src/rules/limits.ts; RulesUnparseable: anything else. */
+export type ParseFailureReason = Extract<Reason, 'RulesUnparseable' | 'RulesTooLarge'>;
 
-export function parseError(source: string, line: number, message: string): ParseError {
-  return { kind: 'parse-error', source, line, message };
+/** The parsers' answer: the shape of `Result`, with the tables under `tables`. */
+export type ParseResult = { readonly ok: true; readonly tables: readonly Table[] } | ParseFailed;
+
+export interface ParseFailed {
+  readonly ok: false;
+  readonly error: ParseError;
 }
 
-/** Only the first byte and the 0x... of marks matter to read; both meshes print them in hex. */
-export function formatMark(value: number): string {
-  return `0x${value.toString(16)}`;
+export function parseError(source: string, line: number, message: string, reason: ParseFailureReason = 'RulesUnparseable'): ParseError {
+  return { kind: 'parse-error', reason, source, line, message };
+}
+
+export function parseFailure(source: string, line: number, message: string, reason: ParseFailureReason = 'RulesUnparseable'): ParseFailed {
+  return { ok: false, error: parseError(source, line, message, reason) };
 }

@@ -111,6 +111,8 @@ function rulesCheck(result: RulesInspectionResult, mode: ValidateConfig['rules']
       return { ...passed('rules', result.message, result.evidence), required };
     case 'failed':
     case 'unknown':
+      // An engine exception is a bug in the validator (exit 70), not a verdict on the pod.
+      if (result.reason === 'RulesEngineError') return failed('rules', result.reason, result.message, result.evidence, 'internal', PRECEDENCE.rules);
       return failed('rules', result.reason ?? (result.status === 'failed' ? 'RulesMismatch' : 'RulesUnknown'), result.message, result.evidence, 'validation', PRECEDENCE.rules);
     case 'unreadable':
       if (required) return failed('rules', result.reason ?? 'RulesUnreadable', result.message, result.evidence, 'validation', PRECEDENCE.rules);

@@ -4,8 +4,8 @@
  */
 export type CheckStatus = 'passed' | 'failed' | 'not-inspected' | 'not-run';
 
-/** Which exit class a failed check belongs to: the pod is unmeshed, or the validator is misconfigured. */
-export type FailureClass = 'validation' | 'configuration';
+/** Which exit class a failed check belongs to: the pod is unmeshed, the validator is misconfigured, or it has a bug. */
+export type FailureClass = 'validation' | 'configuration' | 'internal';
 
 export interface Check {
   readonly name: string;

@@ -30,7 +30,7 @@ export function decideVerdict(checks: readonly Check[], interruptedBy?: string):
   const first = failures[0];
   if (first) {
     return {
-      outcome: first.failureClass === 'configuration' ? 'config' : 'fail',
+      outcome: first.failureClass === 'configuration' ? 'config' : first.failureClass === 'internal' ? 'internal' : 'fail',
       reason: first.reason ?? 'ValidationFailed',
       message: first.message,
       evidence: [...first.evidence, ...evidenceOf(checks.filter((check) => check !== first))],

@@ -5,7 +5,7 @@ import type { Family } from '../../src/addr/ip.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { decideInspection, hasCaptureRules } from '../../src/rules-check/decide.js';
-import { classifyCommandResult, legacyListingOf, type ReadOutcome } from '../../src/rules/read/classify.js';
+import { classifyToolRun, legacyListingOf, type ReadOutcome } from '../../src/rules/read/classify.js';
 import { CORPUS, flagsFor, loadManifest } from '../explain/corpus.js';
 import { specFromFlags } from '../harness/spec.js';
 
@@ -66,29 +66,25 @@ describe('a save command is read only when it really listed the tables', () => {
   const nft = { label: 'iptables-nft-save', backend: 'iptables-nft' as const, family: 'ipv4' as const };
 
   it('iptables-legacy-save exiting 0 with "Failed to list table names" on stderr is unreadable, not an empty dump', () => {
-    const outcome = classifyCommandResult(
-      legacy,
-      { timedOut: false, exitCode: 0, stdout: '', stderr: 'Failed to list table names in /proc/net/ip_tables_names: Permission denied\n' },
-      1000,
-    );
+    const outcome = classifyToolRun(legacy, { timedOut: false, exitCode: 0, stdout: '', stderr: 'Failed to list table names in /proc/net/ip_tables_names: Permission denied\n', elapsedMs: 1 });
     expect(outcome.kind).toBe('unreadable');
     expect(outcome.kind === 'unreadable' && outcome.why).toMatch(/Failed to list table names/);
   });
 
   it('the same failure with a non-zero exit is unreadable and names the stderr line', () => {
-    const outcome = classifyCommandResult(legacy, { timedOut: false, exitCode: 1, stdout: '', stderr: 'Failed to list table names in /proc/net/ip_tables_names: Permission denied\n' }, 1000);
+    const outcome = classifyToolRun(legacy, { timedOut: false, exitCode: 1, stdout: '', stderr: 'Failed to list table names in /proc/net/ip_tables_names: Permission denied\n', elapsedMs: 1 });
     expect(outcome).toEqual({ kind: 'unreadable', command: 'iptables-legacy-save', why: 'exit 1: Failed to list table names in /proc/net/ip_tables_names: Permission denied' });
   });
 
   it('a warning on stderr with exit 0 is still a dump', () => {
-    const outcome = classifyCommandResult(nft, { timedOut: false, exitCode: 0, stdout: LINKERD, stderr: '# Warning: iptables-legacy tables present, use iptables-legacy-save to see them\n' }, 1000);
+    const outcome = classifyToolRun(nft, { timedOut: false, exitCode: 0, stdout: LINKERD, stderr: '# Warning: iptables-legacy tables present, use iptables-legacy-save to see them\n', elapsedMs: 1 });
     expect(outcome.kind).toBe('read');
     expect(outcome.kind === 'read' && outcome.dump).toEqual({ backend: 'iptables-nft', family: 'ipv4', source: 'iptables-nft-save', text: LINKERD });
   });
 
   it('a missing tool is absent; a timeout is unreadable', () => {
-    expect(classifyCommandResult(nft, { code: 'ENOENT', timedOut: false, exitCode: undefined, stdout: '', stderr: '' }, 1000)).toEqual({ kind: 'absent', command: 'iptables-nft-save' });
-    expect(classifyCommandResult(nft, { timedOut: true, exitCode: undefined, stdout: '', stderr: '' }, 1000)).toEqual({ kind: 'unreadable', command: 'iptables-nft-save', why: 'timed out after 1000 ms' });
+    expect(classifyToolRun(nft, { code: 'ENOENT', timedOut: false, exitCode: undefined, stdout: '', stderr: '', elapsedMs: 1 })).toEqual({ kind: 'absent', command: 'iptables-nft-save' });
+    expect(classifyToolRun(nft, { timedOut: true, exitCode: undefined, stdout: '', stderr: '', elapsedMs: 1 })).toEqual({ kind: 'unreadable', command: 'iptables-nft-save', why: 'timed out after 1 ms having printed 0 bytes; the partial output was not analysed' });
   });
 });
 

@@ -62,7 +62,7 @@ describe('iptables-save tokenizer', () => {
   it('a quote ending in a lone backslash is unterminated (it used to loop forever)', () => {
     expect(tokenizeLine('-A X -m comment --comment "abc\\')).toBeUndefined();
     const parsed = parseIptablesSave('*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -m comment --comment "abc\\\nCOMMIT\n', { backend: 'iptables-nft', family: 'ipv4', source: 't' });
-    expect(parsed).toEqual({ ok: false, error: { kind: 'parse-error', source: 't', line: 3, message: 'unterminated quote' } });
+    expect(parsed).toEqual({ ok: false, error: { kind: 'parse-error', reason: 'RulesUnparseable', source: 't', line: 3, message: 'unterminated quote' } });
   });
 });
 

@@ -44,7 +44,3 @@ const BUILTIN: Readonly<Record<string, Readonly<Record<string, BuiltinChain>>>> 
 export function builtinChain(table: string, chain: string): BuiltinChain | undefined {
   return Object.hasOwn(BUILTIN, table) ? BUILTIN[table]?.[chain] : undefined;
 }
-
-export function isIptablesTable(table: string): boolean {
-  return Object.hasOwn(BUILTIN, table);
-}

@@ -1,5 +1,6 @@
 import type { Family } from '../../addr/ip.js';
 import type { Dump } from '../dump.js';
+import { bytesText, MAX_DUMP_BYTES, MAX_NFT_JSON_BYTES } from '../limits.js';
 import type { Backend } from '../model.js';
 
 /**
@@ -57,13 +58,17 @@ export function legacyListingOf(family: Family, read: NamesRead): LegacyListing 
   return { kind: 'tables', names };
 }
 
-/** What execa reported for one command, reduced to the fields the classification needs. */
-export interface CommandResult {
+/** What running one save/list tool gave, reduced to what the classification needs. */
+export interface ToolRun {
+  /** `ENOENT` when the tool is not installed. */
   readonly code?: string;
   readonly timedOut: boolean;
+  /** The tool printed more than its cap and was stopped: `stdout` holds only the start. */
+  readonly overflowed?: boolean;
   readonly exitCode: number | undefined;
   readonly stdout: string;
   readonly stderr: string;
+  readonly elapsedMs: number;
 }
 
 export interface CommandSpec {
@@ -79,19 +84,27 @@ export interface CommandSpec {
  */
 const SAVE_FAILURE = /Failed to list table names|Permission denied|you must be root|Cannot initialize/i;
 
-export function classifyCommandResult(command: CommandSpec, result: CommandResult, timeoutMs: number): ReadOutcome {
+/** The cap on what one tool may print: nft's JSON is parsed into a tree, so it gets less. */
+export function outputCapOf(backend: Backend): number {
+  return backend === 'nftables' ? MAX_NFT_JSON_BYTES : MAX_DUMP_BYTES;
+}
+
+/** A read cut short (a timeout, too much output) is reported as such and never parsed. */
+export function classifyToolRun(command: CommandSpec, run: ToolRun): ReadOutcome {
   const label = command.label;
-  if (result.code === 'ENOENT') return { kind: 'absent', command: label };
-  if (result.timedOut) return { kind: 'unreadable', command: label, why: `timed out after ${timeoutMs} ms` };
-  const stderrLine = firstFailureLine(result.stderr);
-  if (result.exitCode !== 0) {
-    const first = stderrLine ?? result.stderr.trim().split('\n')[0] ?? '';
-    return { kind: 'unreadable', command: label, why: `exit ${String(result.exitCode)}${first ? `: ${first}` : ''}` };
+  if (run.code === 'ENOENT') return { kind: 'absent', command: label };
+  const partial = 'the partial output was not analysed';
+  if (run.timedOut) return { kind: 'unreadable', command: label, why: `timed out after ${Math.round(run.elapsedMs)} ms having printed ${Buffer.byteLength(run.stdout, 'utf8')} bytes; ${partial}` };
+  if (run.overflowed) return { kind: 'unreadable', command: label, why: `printed more than ${bytesText(outputCapOf(command.backend))} (the limit for one dump); stopped, ${partial}` };
+  const stderrLine = firstFailureLine(run.stderr);
+  if (run.exitCode !== 0) {
+    const first = stderrLine ?? run.stderr.trim().split('\n')[0] ?? '';
+    return { kind: 'unreadable', command: label, why: `exit ${String(run.exitCode)}${first ? `: ${first}` : ''}` };
   }
   if (command.backend !== 'nftables' && stderrLine !== undefined) {
     return { kind: 'unreadable', command: label, why: `exit 0 but stderr says: ${stderrLine}` };
   }
-  const dump: Dump = { backend: command.backend, ...(command.family ? { family: command.family } : {}), source: label, text: result.stdout };
+  const dump: Dump = { backend: command.backend, ...(command.family ? { family: command.family } : {}), source: label, text: run.stdout };
   return { kind: 'read', dump };
 }
 

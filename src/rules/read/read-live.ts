@@ -2,11 +2,12 @@ import { readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import type { Family } from '../../addr/ip.js';
 import type { Backend } from '../model.js';
-import { classifyCommandResult, legacyListingOf, legacyNamesPath, type NamesRead, type ReadOutcome } from './classify.js';
+import { classifyToolRun, legacyListingOf, legacyNamesPath, outputCapOf, type NamesRead, type ReadOutcome } from './classify.js';
 
 export type { ReadOutcome } from './classify.js';
 
-interface Command {
+/** One save/list tool to run. */
+export interface ReaderCommand {
   readonly file: string;
   readonly args: readonly string[];
   readonly backend: Backend;
@@ -19,7 +20,7 @@ interface Command {
  * /proc cannot be read (it is root-only), legacy is reported `not-listable`, never as empty.
  */
 export async function readLiveRules(families: readonly Family[], timeoutMs: number): Promise<ReadOutcome[]> {
-  const commands: Command[] = [];
+  const commands: ReaderCommand[] = [];
   const outcomes: ReadOutcome[] = [];
   for (const family of families) {
     const prefix = family === 'ipv4' ? 'iptables' : 'ip6tables';
@@ -31,7 +32,7 @@ export async function readLiveRules(families: readonly Family[], timeoutMs: numb
     else outcomes.push({ kind: 'not-listable', command: legacy, family, path: legacyNamesPath(family), uid: process.getuid?.(), why: listing.why });
   }
   commands.push({ file: 'nft', args: ['-j', 'list', 'ruleset'], backend: 'nftables' });
-  const results = await Promise.all(commands.map((command) => runOne(command, timeoutMs)));
+  const results = await Promise.all(commands.map((command) => runReader(command, timeoutMs)));
   return [...results, ...outcomes];
 }
 
@@ -43,23 +44,23 @@ async function readNames(path: string): Promise<NamesRead> {
   }
 }
 
-async function runOne(command: Command, timeoutMs: number): Promise<ReadOutcome> {
+/** Runs one tool within `timeoutMs`, stopping it once it prints more than its cap. */
+export async function runReader(command: ReaderCommand, timeoutMs: number): Promise<ReadOutcome> {
   const label = [command.file, ...command.args].join(' ');
   const spec = { label, backend: command.backend, ...(command.family ? { family: command.family } : {}) };
+  const started = performance.now();
   try {
-    const result = await execa(command.file, command.args, { reject: false, timeout: timeoutMs, stdin: 'ignore', env: { LC_ALL: 'C' } });
+    const result = await execa(command.file, command.args, { reject: false, timeout: timeoutMs, maxBuffer: outputCapOf(command.backend), stdin: 'ignore', stripFinalNewline: false, env: { LC_ALL: 'C' } });
     const code = (result as { code?: string }).code;
-    return classifyCommandResult(
-      spec,
-      {
-        ...(code !== undefined ? { code } : {}),
-        timedOut: Boolean(result.timedOut),
-        exitCode: result.exitCode,
-        stdout: String(result.stdout ?? ''),
-        stderr: String(result.stderr ?? ''),
-      },
-      timeoutMs,
-    );
+    return classifyToolRun(spec, {
+      ...(code !== undefined ? { code } : {}),
+      timedOut: Boolean(result.timedOut),
+      overflowed: Boolean(result.isMaxBuffer),
+      exitCode: result.exitCode,
+      stdout: String(result.stdout ?? ''),
+      stderr: String(result.stderr ?? ''),
+      elapsedMs: performance.now() - started,
+    });
   } catch (error) {
     const code = (error as { code?: string }).code;
     if (code === 'ENOENT') return { kind: 'absent', command: label };

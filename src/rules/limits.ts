@@ -1,0 +1,32 @@
+/**
+ * How much rules text Interlock reads and parses, at most. A pod's NAT rules are a few dozen
+ * lines (Istio's largest corpus case is under 100 rules); the caps leave three orders of
+ * magnitude of room (a synthetic 100,000-rule nat table still parses) and keep the peak RSS of a
+ * whole run under 256 MiB whatever the input.
+ *
+ * Shared by every reader: the live readers stop a tool that prints more than MAX_DUMP_BYTES,
+ * explain's file reads stop there too, and the parsers refuse more, so no layer holds more.
+ */
+
+/** The largest dump (one iptables-save output, or any file or tool output read as rules), in bytes. */
+export const MAX_DUMP_BYTES = 16 * 1024 * 1024;
+
+/** The largest `nft -j list ruleset` document, in bytes: a parsed JSON tree takes ~10x its text. */
+export const MAX_NFT_JSON_BYTES = 2 * 1024 * 1024;
+
+/**
+ * The most rules, match and action terms, and list elements (addresses, ports, names, ids) the
+ * dumps of one analysis may hold together: bounds the model (about 150 bytes each).
+ */
+export const MAX_RULESET_TERMS = 750_000;
+
+/** The deepest nesting of arrays and objects in nft JSON: its readers recurse. */
+export const MAX_JSON_DEPTH = 64;
+
+/** The longest iptables-save line: far beyond any rule iptables can print. */
+export const MAX_LINE_CHARS = 64 * 1024;
+
+/** `16 MiB`: a cap as an operator reads it. */
+export function bytesText(bytes: number): string {
+  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes} bytes`;
+}

@@ -4,11 +4,19 @@ import type { Match } from '../model.js';
 
 const PROTOCOL_NUMBERS: ReadonlyMap<string, string> = new Map([['6', 'tcp'], ['17', 'udp'], ['1', 'icmp'], ['58', 'ipv6-icmp'], ['132', 'sctp']]);
 
+// Matches are immutable: every `-p tcp` of a dump shares one object (a large dump has one per rule).
+const SHARED_PROTOCOL_MATCHES = new Map<string, Match>();
+
 /** `-p VALUE`: a protocol by name or number; `all` (or 0) is every protocol. */
 export function protocolMatch(value: string, negated: boolean): Match {
   const name = PROTOCOL_NUMBERS.get(value) ?? value.toLowerCase();
   if (name === 'all' || name === '0') return negated ? { kind: 'unknown', text: `! -p ${value}` } : { kind: 'protocol', protocols: ['tcp', 'udp', 'icmp', 'ipv6-icmp', 'sctp'], negated: false };
-  return { kind: 'protocol', protocols: [name], negated };
+  const key = `${negated ? '!' : ''}${name}`;
+  const shared = SHARED_PROTOCOL_MATCHES.get(key);
+  if (shared) return shared;
+  const match: Match = { kind: 'protocol', protocols: [name], negated };
+  if (SHARED_PROTOCOL_MATCHES.size < 64) SHARED_PROTOCOL_MATCHES.set(key, match);
+  return match;
 }
 
 /** `-s`/`-d VALUE`: one or a comma-separated list of networks of the dump's family. */

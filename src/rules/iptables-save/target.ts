@@ -11,6 +11,10 @@ interface TargetOptions {
   readonly rest: readonly string[];
 }
 
+// Actions are immutable: the verdicts without options are shared by every rule that has them.
+const ACCEPT: Action = { kind: 'accept' };
+const DROP: Action = { kind: 'drop' };
+const RETURN: Action = { kind: 'return' };
 const NO_OPTIONS: TargetOptions = { values: new Map(), flags: new Set(), rest: [] };
 
 type TargetReader = (options: TargetOptions, family: Family) => Action | undefined;
@@ -25,10 +29,10 @@ export function parseTarget(target: string, words: readonly string[], start: num
 }
 
 const TARGETS: Readonly<Record<string, TargetReader>> = {
-  ACCEPT: (options) => (options.rest.length === 0 ? { kind: 'accept' } : undefined),
-  DROP: (options) => (options.rest.length === 0 ? { kind: 'drop' } : undefined),
-  RETURN: (options) => (options.rest.length === 0 ? { kind: 'return' } : undefined),
-  REJECT: () => ({ kind: 'drop' }),
+  ACCEPT: (options) => (options.rest.length === 0 ? ACCEPT : undefined),
+  DROP: (options) => (options.rest.length === 0 ? DROP : undefined),
+  RETURN: (options) => (options.rest.length === 0 ? RETURN : undefined),
+  REJECT: () => DROP,
   REDIRECT: redirectTarget,
   DNAT: (options, family) => {
     const destination = options.values.get('--to-destination');

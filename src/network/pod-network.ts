@@ -37,5 +37,4 @@ export interface RouteInfo {
   readonly outputLinkIndex: number | undefined;
 }
 
-export const MAIN_TABLE = 254;
 export const LOCAL_TABLE = 255;

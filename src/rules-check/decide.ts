@@ -11,7 +11,7 @@ type Unreadable = Extract<ReadOutcome, { kind: 'unreadable' }>;
 type Checked = Extract<Analysis, { kind: 'checked' }>;
 
 /** What the summary and report say about a legacy backend that could not be listed. */
-export interface LegacyGap {
+interface LegacyGap {
   readonly listable: false;
   readonly families: readonly Family[];
   readonly files: readonly string[];
@@ -154,7 +154,7 @@ function familiesText(families: readonly Family[]): string {
 }
 
 /** The reason the rules were not inspected: what could not be listed, by whom, and what to do. */
-export function legacyUnlistedWhy(gap: LegacyGap, uncovered: readonly Family[]): string {
+function legacyUnlistedWhy(gap: LegacyGap, uncovered: readonly Family[]): string {
   const who = gap.uid === 0 ? `uid 0 (${gap.why})` : `${uidText(gap.uid)} without root`;
   return (
     `legacy iptables tables cannot be listed by ${who}: ${filesText(gap)} (${gap.why}); ` +
@@ -164,14 +164,14 @@ export function legacyUnlistedWhy(gap: LegacyGap, uncovered: readonly Family[]):
 }
 
 /** The evidence line when nf_tables' rules were analysed but legacy could not be listed. */
-export function legacyNote(gap: LegacyGap): string {
+function legacyNote(gap: LegacyGap): string {
   return (
     `legacy iptables tables (${familiesText(gap.families)}) could not be listed by ${uidText(gap.uid)}: ${filesText(gap)} (${gap.why}); ` +
     'only the nf_tables rules were checked; run the validator as root (uid 0) with CAP_NET_ADMIN and CAP_NET_RAW to include legacy rules'
   );
 }
 
-export function describeRead(outcome: ReadOutcome): string {
+function describeRead(outcome: ReadOutcome): string {
   switch (outcome.kind) {
     case 'read':
       // A test, not a split: the text may be megabytes.

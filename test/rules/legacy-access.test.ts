@@ -5,6 +5,7 @@ import type { Family } from '../../src/addr/ip.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { decideInspection, hasCaptureRules } from '../../src/rules-check/decide.js';
+import { capabilitiesFromStatus } from '../../src/rules/read/capabilities.js';
 import { classifyToolRun, legacyListingOf, type ReadOutcome } from '../../src/rules/read/classify.js';
 import { CORPUS, flagsFor, loadManifest } from '../explain/corpus.js';
 import { specFromFlags } from '../harness/spec.js';
@@ -197,5 +198,18 @@ describe('decision when the legacy backend was listed or is absent (unchanged)',
     const result = decideInspection(linkerd, [{ kind: 'absent', command: 'iptables-nft-save' }, { kind: 'absent', command: 'nft -j list ruleset' }, skippedLegacy], required);
     expect(result.status).toBe('unreadable');
     expect(result.message).toMatch(/neither iptables-save nor nft is installed/);
+  });
+});
+
+describe('the capability mask decides whether rules are read', () => {
+  it('CapEff bit 12 is NET_ADMIN and bit 13 NET_RAW', () => {
+    expect(capabilitiesFromStatus('Name:\tnode\nCapEff:\t0000000000003000\n')).toEqual({ netAdmin: true, netRaw: true });
+    expect(capabilitiesFromStatus('CapEff:\t0000000000001000\n')).toEqual({ netAdmin: true, netRaw: false });
+    expect(capabilitiesFromStatus('CapEff:\t0000000000002000\n')).toEqual({ netAdmin: false, netRaw: true });
+    expect(capabilitiesFromStatus('CapEff:\t0000000000000000\n')).toEqual({ netAdmin: false, netRaw: false });
+  });
+
+  it('no CapEff line is no answer, never "capable"', () => {
+    expect(capabilitiesFromStatus('Name:\tnode\n')).toBeUndefined();
   });
 });

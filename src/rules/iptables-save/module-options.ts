@@ -35,7 +35,7 @@ function moduleOptionKind(module: string, option: string): ModuleOption {
   }
 }
 
-export interface OptionRead {
+interface OptionRead {
   readonly match: Match;
   /** Index of the first word after the option's values. */
   readonly next: number;

@@ -6,7 +6,7 @@ import { isKnownModule, parseModuleOption } from './module-options.js';
 import { aliasOf, isRuleLevelOption } from './option-names.js';
 import { parseTarget } from './target.js';
 
-export interface RuleBody {
+interface RuleBody {
   readonly matches: Match[];
   readonly actions: Action[];
 }

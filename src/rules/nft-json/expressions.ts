@@ -3,7 +3,7 @@ import type { Action, Match, TableFamily } from '../model.js';
 import { isObject, isPort, selectorName, short } from './json-values.js';
 import { parseMatch } from './match.js';
 
-export interface RuleTerms {
+interface RuleTerms {
   readonly matches: Match[];
   readonly actions: Action[];
   readonly text: string;

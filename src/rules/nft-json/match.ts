@@ -2,7 +2,7 @@ import type { Family } from '../../addr/ip.js';
 import type { CtState, Match, TableFamily } from '../model.js';
 import { cidrsOf, idRangesOf, isObject, portRangesOf, renderValue, selectorName, stringsOf } from './json-values.js';
 
-export interface ParsedMatch {
+interface ParsedMatch {
   readonly matches: readonly Match[];
   readonly text: string;
 }

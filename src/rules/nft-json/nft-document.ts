@@ -15,7 +15,7 @@ interface TableDraft {
   readonly chains: Map<string, ChainDraft>;
 }
 
-export interface DocumentProblem {
+interface DocumentProblem {
   readonly message: string;
   readonly reason?: 'RulesTooLarge';
 }

@@ -33,7 +33,7 @@ export function legacyNamesPath(family: Family): string {
 }
 
 /** What reading /proc/net/ip{,6}_tables_names said about the legacy backend. */
-export type LegacyListing =
+type LegacyListing =
   | { readonly kind: 'tables'; readonly names: readonly string[] }
   /** No legacy rules can exist (x_tables not loaded) or none are registered in this namespace. */
   | { readonly kind: 'none'; readonly why: string }
@@ -71,7 +71,7 @@ export interface ToolRun {
   readonly elapsedMs: number;
 }
 
-export interface CommandSpec {
+interface CommandSpec {
   readonly label: string;
   readonly backend: Backend;
   readonly family?: Family;

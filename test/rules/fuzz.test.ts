@@ -56,8 +56,9 @@ function capturePatterns(base: string): RegExp[] {
     .map((line) => {
       const chain = /^-A (\S+)/.exec(line)?.[1] ?? '';
       const essence = /(--[ug]id-owner \d+).*(-j RETURN)$/.exec(line) ?? /(-j REDIRECT --to-ports \d+)$/.exec(line);
-      const tail = essence ? essence.slice(1).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*') : '';
-      return new RegExp(`^-A ${chain} .*${tail}$`, 'm');
+      const tail = essence ? essence.slice(1).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^\\n]*') : '';
+      // [^\n], not ".": a carriage return inside a quoted comment is still one line.
+      return new RegExp(`^-A ${chain} [^\\n]*${tail}$`, 'm');
     });
 }
 

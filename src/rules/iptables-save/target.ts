@@ -21,6 +21,12 @@ type TargetReader = (options: TargetOptions, family: Family) => Action | undefin
 
 /** `-j TARGET [options]`: what the target does, or an unknown action naming it. */
 export function parseTarget(target: string, words: readonly string[], start: number, table: TableDraft, family: Family): Action {
+  // No target options (the common case): decided without copying or reading options.
+  if (start === words.length) {
+    if (target === 'RETURN') return RETURN;
+    if (target === 'ACCEPT') return ACCEPT;
+    if (target === 'DROP') return DROP;
+  }
   const rest = words.slice(start);
   const reader = Object.hasOwn(TARGETS, target) ? TARGETS[target] : undefined;
   if (reader) return reader(rest.length === 0 ? NO_OPTIONS : targetOptions(rest), family) ?? unknownTarget(target, rest);

@@ -5,6 +5,7 @@ import type { Family } from '../../src/addr/ip.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { decideInspection, hasCaptureRules } from '../../src/rules-check/decide.js';
+import { fail, ok } from '../../src/reason/result.js';
 import { capabilitiesFromStatus } from '../../src/rules/read/capabilities.js';
 import { classifyToolRun, legacyListingOf, type ReadOutcome } from '../../src/rules/read/classify.js';
 import { CORPUS, flagsFor, loadManifest } from '../explain/corpus.js';
@@ -45,20 +46,20 @@ const required = { families: ['ipv4'] as Family[], mode: 'required' as const };
 
 describe('legacy table names: not listable is not "no legacy tables"', () => {
   it('ENOENT (x_tables not loaded) and an empty file mean no legacy rules', () => {
-    expect(legacyListingOf('ipv4', { ok: false, code: 'ENOENT', message: 'no such file' }).kind).toBe('none');
-    expect(legacyListingOf('ipv6', { ok: true, text: '' }).kind).toBe('none');
-    expect(legacyListingOf('ipv4', { ok: true, text: '\n' }).kind).toBe('none');
+    expect(legacyListingOf('ipv4', fail('ENOENT', 'no such file')).kind).toBe('none');
+    expect(legacyListingOf('ipv6', ok('')).kind).toBe('none');
+    expect(legacyListingOf('ipv4', ok('\n')).kind).toBe('none');
   });
 
   it('EACCES, EPERM and any other error mean the legacy backend was not listed', () => {
-    expect(legacyListingOf('ipv4', { ok: false, code: 'EACCES', message: 'permission denied' })).toEqual({ kind: 'not-listable', why: 'EACCES' });
-    expect(legacyListingOf('ipv6', { ok: false, code: 'EPERM', message: 'operation not permitted' })).toEqual({ kind: 'not-listable', why: 'EPERM' });
-    expect(legacyListingOf('ipv4', { ok: false, code: 'EIO', message: 'i/o error' }).kind).toBe('not-listable');
-    expect(legacyListingOf('ipv4', { ok: false, code: undefined, message: 'odd failure' })).toEqual({ kind: 'not-listable', why: 'odd failure' });
+    expect(legacyListingOf('ipv4', fail('EACCES', 'permission denied'))).toEqual({ kind: 'not-listable', why: 'EACCES' });
+    expect(legacyListingOf('ipv6', fail('EPERM', 'operation not permitted'))).toEqual({ kind: 'not-listable', why: 'EPERM' });
+    expect(legacyListingOf('ipv4', fail('EIO', 'i/o error')).kind).toBe('not-listable');
+    expect(legacyListingOf('ipv4', fail('odd failure', 'odd failure'))).toEqual({ kind: 'not-listable', why: 'odd failure' });
   });
 
   it('listed tables are read', () => {
-    expect(legacyListingOf('ipv4', { ok: true, text: 'nat\nmangle\n' })).toEqual({ kind: 'tables', names: ['nat', 'mangle'] });
+    expect(legacyListingOf('ipv4', ok('nat\nmangle\n'))).toEqual({ kind: 'tables', names: ['nat', 'mangle'] });
   });
 });
 

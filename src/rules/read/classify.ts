@@ -2,6 +2,7 @@ import type { Family } from '../../addr/ip.js';
 import type { Dump } from '../dump.js';
 import { bytesText, MAX_DUMP_BYTES, MAX_NFT_JSON_BYTES } from '../limits.js';
 import type { Backend } from '../model.js';
+import type { Result } from '../../reason/result.js';
 
 /**
  * Pure classification of what the reading adapter saw: the legacy table-names file and the
@@ -40,7 +41,8 @@ type LegacyListing =
   /** The kernel has legacy tables support but this process cannot see which tables exist. */
   | { readonly kind: 'not-listable'; readonly why: string };
 
-export type NamesRead = { readonly ok: true; readonly text: string } | { readonly ok: false; readonly code: string | undefined; readonly message: string };
+/** The table-names file's text, or a failure whose reason is the error code (ENOENT, EACCES...). */
+export type NamesRead = Result<string, string>;
 
 /**
  * ENOENT means x_tables is not loaded: no legacy rules are possible. Any other error (EACCES and
@@ -50,10 +52,10 @@ export type NamesRead = { readonly ok: true; readonly text: string } | { readonl
 export function legacyListingOf(family: Family, read: NamesRead): LegacyListing {
   const path = legacyNamesPath(family);
   if (!read.ok) {
-    if (read.code === 'ENOENT') return { kind: 'none', why: `no ${path} (x_tables not loaded)` };
-    return { kind: 'not-listable', why: read.code ?? read.message };
+    if (read.error.reason === 'ENOENT') return { kind: 'none', why: `no ${path} (x_tables not loaded)` };
+    return { kind: 'not-listable', why: read.error.reason };
   }
-  const names = read.text.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const names = read.value.split('\n').map((line) => line.trim()).filter((line) => line !== '');
   if (names.length === 0) return { kind: 'none', why: `no legacy ${family} tables in /proc/net` };
   return { kind: 'tables', names };
 }

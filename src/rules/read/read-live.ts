@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import type { Family } from '../../addr/ip.js';
+import { fail, ok } from '../../reason/result.js';
 import type { Backend } from '../model.js';
 import { classifyToolRun, legacyListingOf, legacyNamesPath, outputCapOf, type NamesRead, type ReadOutcome } from './classify.js';
 
@@ -38,9 +39,10 @@ export async function readLiveRules(families: readonly Family[], timeoutMs: numb
 
 async function readNames(path: string): Promise<NamesRead> {
   try {
-    return { ok: true, text: await readFile(path, 'utf8') };
+    return ok(await readFile(path, 'utf8'));
   } catch (error) {
-    return { ok: false, code: (error as { code?: string }).code, message: error instanceof Error ? error.message : String(error) };
+    const message = error instanceof Error ? error.message : String(error);
+    return fail((error as { code?: string }).code ?? message, message);
   }
 }
 

@@ -10,7 +10,7 @@ export const REASONS = {
   RulesUnknownMatch: 'the answer depends on a match the engine does not model; never a pass',
   RulesUnknown: 'the rules could not be decided; never a pass',
   RulesUnparseable: 'a dump of the rules does not parse',
-  RulesTooLarge: 'a dump of the rules is over the size caps (4 MiB, 50000 terms); refused, never half-read',
+  RulesTooLarge: 'a dump of the rules is over the size caps of src/rules/limits.ts; refused, never half-read',
   RulesUnreadable: '--rules required and the rules cannot be read',
   RulesNotInspected: 'the rules were not read (no capability, --rules auto); the probe alone decided',
   RulesEngineError: 'the rules engine failed; an internal error, never a pass',

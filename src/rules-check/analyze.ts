@@ -25,7 +25,7 @@ export interface AnalysisOptions {
 export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], options: AnalysisOptions): Analysis {
   const sources: RuleSource[] = [];
   // One budget for every dump: the caps bound the whole model, not each dump's share of it.
-  const budget = new TermBudget();
+  const budget = TermBudget.forTexts(dumps.map((dump) => dump.text));
   for (const dump of dumps) {
     const parsed =
       dump.backend === 'nftables'

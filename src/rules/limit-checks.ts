@@ -1,4 +1,4 @@
-import { bytesText, MAX_RULESET_TERMS } from './limits.js';
+import { BYTES_PER_TERM, bytesText, JSON_TREE_BYTES_PER_BYTE, MAX_RULESET_BYTES } from './limits.js';
 import { parseFailure, type Match, type ParseFailed, type Rule } from './model.js';
 
 /**
@@ -13,22 +13,43 @@ export function oversizeText(text: string, source: string, cap: number, what: st
 }
 
 /**
- * Counts what the parsers build, shared by every dump of one analysis so the whole model stays
- * bounded: each rule, each match and action, each element of a list beyond the first.
+ * The memory an analysis takes for its rules, estimated as the parsers go, shared by every dump
+ * of one analysis: the dumps' texts (all in memory before parsing starts), the model they build,
+ * the trees of nft JSON. A parse that would take it over MAX_RULESET_BYTES stops with
+ * RulesTooLarge, so the model never outgrows the cap whatever the input.
  */
 export class TermBudget {
-  private spent = 0;
+  private spent: number;
 
-  /** false once the dumps hold more than MAX_RULESET_TERMS terms together. */
+  /** `textBytes`: the length of every text the analysis holds, charged up front. */
+  constructor(textBytes = 0) {
+    this.spent = textBytes;
+  }
+
+  /** Charges the dumps of one analysis before any is parsed: they are all in memory already. */
+  static forTexts(texts: readonly string[]): TermBudget {
+    return new TermBudget(texts.reduce((sum, text) => sum + text.length, 0));
+  }
+
+  /** false once the analysis is over the cap. */
   spendRule(rule: Pick<Rule, 'matches' | 'actions'>): boolean {
     let terms = 1 + rule.actions.length;
     for (const match of rule.matches) terms += matchTerms(match);
-    this.spent += terms;
-    return this.spent <= MAX_RULESET_TERMS;
+    return this.spend(terms * BYTES_PER_TERM);
+  }
+
+  /** false once the analysis is over the cap. */
+  spendJsonTree(textLength: number): boolean {
+    return this.spend(textLength * JSON_TREE_BYTES_PER_BYTE);
   }
 
   exceeded(): string {
-    return `the rules hold more than ${MAX_RULESET_TERMS} rules, match and action terms and list elements, the limit for one analysis; a pod's NAT rules hold a few hundred`;
+    return `the rules would take more than ${bytesText(MAX_RULESET_BYTES)} of memory to analyse (the dumps' text, ${BYTES_PER_TERM} bytes per rule, match, action and list element, ${JSON_TREE_BYTES_PER_BYTE} bytes per byte of nft JSON), the limit for one analysis; a pod's NAT rules take well under 1 MiB`;
+  }
+
+  private spend(bytes: number): boolean {
+    this.spent += bytes;
+    return this.spent <= MAX_RULESET_BYTES;
   }
 }
 

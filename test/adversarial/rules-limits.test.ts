@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PRESETS } from '../../src/config/interception.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
-import { MAX_DUMP_BYTES, MAX_JSON_DEPTH, MAX_NFT_JSON_BYTES, MAX_RULESET_TERMS } from '../../src/rules/limits.js';
+import { MAX_DUMP_BYTES, MAX_JSON_DEPTH, MAX_NFT_JSON_BYTES, MAX_RULESET_BYTES } from '../../src/rules/limits.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { classifyToolRun } from '../../src/rules/read/classify.js';
 import { runReader } from '../../src/rules/read/read-live.js';
@@ -16,7 +16,7 @@ describe('input size is capped with a distinct reason', () => {
   it('the caps are what the documentation says', () => {
     expect(MAX_DUMP_BYTES).toBe(16 * 1024 * 1024);
     expect(MAX_NFT_JSON_BYTES).toBe(2 * 1024 * 1024);
-    expect(MAX_RULESET_TERMS).toBe(750_000);
+    expect(MAX_RULESET_BYTES).toBe(144 * 1024 * 1024);
     expect(MAX_JSON_DEPTH).toBe(64);
   });
 
@@ -53,14 +53,14 @@ describe('input size is capped with a distinct reason', () => {
     expect(!parsed.ok && parsed.error.reason).toBe('RulesTooLarge');
   });
 
-  it('a dump under the byte cap with more terms than the cap is RulesTooLarge', () => {
+  it('a dump under the byte cap whose model would be over the memory cap is RulesTooLarge', () => {
     const rule = `-A M -s ${Array.from({ length: 40 }, (_, index) => `10.0.0.${index}`).join(',')} -j RETURN\n`;
-    const count = Math.ceil(MAX_RULESET_TERMS / 42) + 10;
+    const count = Math.ceil(MAX_RULESET_BYTES / (42 * 160)) + 10;
     expect(HEAD.length + rule.length * count).toBeLessThan(MAX_DUMP_BYTES);
     const parsed = save(`${HEAD}${rule.repeat(count)}COMMIT\n`);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.error).toMatchObject({ reason: 'RulesTooLarge' });
-    if (!parsed.ok) expect(parsed.error.message).toMatch(/more than 750000 rules, match and action terms and list elements/);
+    if (!parsed.ok) expect(parsed.error.message).toMatch(/would take more than 144 MiB of memory to analyse/);
   });
 
   it('200k nft rules are RulesTooLarge, not half a gigabyte', () => {

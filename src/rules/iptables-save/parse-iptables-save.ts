@@ -34,7 +34,7 @@ interface SaveState {
 export function parseIptablesSave(text: string, options: ParseOptions): ParseResult {
   const oversize = oversizeText(text, options.source, MAX_DUMP_BYTES, 'the dump');
   if (oversize) return oversize;
-  const state: SaveState = { tables: [], seen: new Set(), budget: options.budget ?? new TermBudget(), table: undefined, tableLine: 0 };
+  const state: SaveState = { tables: [], seen: new Set(), budget: options.budget ?? new TermBudget(text.length), table: undefined, tableLine: 0 };
   let lineNumber = 0;
   // One line at a time: no array of every line beside the text.
   for (let start = 0; start <= text.length; ) {

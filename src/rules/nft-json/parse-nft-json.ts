@@ -12,8 +12,11 @@ import { NftDocument } from './nft-document.js';
  * Tables of families other than ip/ip6/inet (arp, bridge, netdev) do not take part in IP NAT and
  * are skipped. A table or chain listed again is merged the way `nft -j -f` merges it.
  */
-export function parseNftJson(text: string, source: string, budget: TermBudget = new TermBudget()): ParseResult {
+export function parseNftJson(text: string, source: string, budget: TermBudget = new TermBudget(text.length)): ParseResult {
   if (text.trim() === '') return { ok: true, tables: [] };
+  const oversize = oversizeText(text, source, MAX_NFT_JSON_BYTES, 'the nft JSON document');
+  if (oversize) return oversize;
+  if (!budget.spendJsonTree(text.length)) return parseFailure(source, 1, budget.exceeded(), 'RulesTooLarge');
   const document = readJson(text, source);
   if (!document.ok) return document;
   const state = new NftDocument(budget);
@@ -27,8 +30,6 @@ export function parseNftJson(text: string, source: string, budget: TermBudget = 
 type JsonRead = { readonly ok: true; readonly list: readonly unknown[] } | ParseFailed;
 
 function readJson(text: string, source: string): JsonRead {
-  const oversize = oversizeText(text, source, MAX_NFT_JSON_BYTES, 'the nft JSON document');
-  if (oversize) return oversize;
   const deep = offsetDeeperThan(text, MAX_JSON_DEPTH);
   if (deep !== undefined) return parseFailure(source, lineAt(text, deep), `JSON nested deeper than ${MAX_JSON_DEPTH} levels: not "nft -j list ruleset" output`);
   let document: unknown;

@@ -20,6 +20,8 @@ export const REASONS = {
   NothingToProbe: 'the configuration captures no outbound traffic to probe',
   NotProven: 'a required check did not run',
   ValidationFailed: 'a check failed without a more specific reason',
+  CniConfigBroken: "the node's CNI configuration will not set pods up with the mesh (interlock cni-check)",
+  CniConfigUnreadable: 'the CNI configuration or binary directory cannot be read',
   Interrupted: 'interrupted by SIGTERM or SIGINT before a verdict',
   ConfigInvalid: 'invalid flags, environment or configuration',
   InternalError: 'a bug: the validator failed unexpectedly',

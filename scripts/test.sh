@@ -14,6 +14,8 @@ status=0
 npx vitest run --config vitest.config.ts --reporter=default --reporter=json --outputFile="$results/unit.json" || status=$?
 
 bash scripts/ensure-docker.sh
+# The CNI e2e (e2e/cni/) runs Debian's containerd and CNI plugins; the image is imported into it.
+bash scripts/ensure-containerd.sh
 npm run image --silent
 npx vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile="$results/e2e.json" || status=$?
 

@@ -26,6 +26,8 @@ const duration = (text: string): Result<number, 'ConfigInvalid'> => {
   return ms !== undefined && ms >= 10 && ms <= 60_000 ? ok(ms) : fail('ConfigInvalid', 'expected a duration from 10ms to 1m (500ms, 2s)');
 };
 
+const count = (text: string): Result<number, 'ConfigInvalid'> => (/^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all'));
+
 export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   { name: 'mesh', kind: 'value', env: 'INTERLOCK_MESH', placeholder: MESHES.join('|'), help: 'The mesh whose CNI plugin must be chained (required).', commands: ['cni-check'], parse: oneOf(MESHES) },
   { name: 'cni-conf-dir', kind: 'value', env: 'INTERLOCK_CNI_CONF_DIR', placeholder: 'DIR', help: 'The runtime\'s CNI configuration directory (default /etc/cni/net.d).', commands: ['cni-check', 'node'], parse: nonEmpty, default: '/etc/cni/net.d' },
@@ -33,6 +35,8 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   { name: 'runtime', kind: 'value', env: 'INTERLOCK_CNI_RUNTIME', placeholder: 'containerd|crio', help: 'Whose rules pick the configuration file (default containerd).', commands: ['cni-check', 'node'], parse: oneOf<RuntimeName>(['containerd', 'crio']), default: 'containerd' },
   { name: 'mesh-plugin', kind: 'value', env: 'INTERLOCK_MESH_PLUGIN', placeholder: 'TYPE', help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).", commands: ['cni-check', 'node'], parse: pluginType },
   { name: 'version-timeout', kind: 'value', env: 'INTERLOCK_CNI_VERSION_TIMEOUT', placeholder: 'DURATION', help: 'Deadline of each plugin VERSION query; they run concurrently (default 2s).', commands: ['cni-check', 'node'], parse: duration, default: 2000 },
+  { name: 'max-conf-num', kind: 'value', env: 'INTERLOCK_CNI_MAX_CONF_NUM', placeholder: 'N', help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).", commands: ['cni-check', 'node'], parse: count, default: 1 },
+  { name: 'crio-default-network', kind: 'value', env: 'INTERLOCK_CRIO_DEFAULT_NETWORK', placeholder: 'NAME', help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).", commands: ['cni-check', 'node'], parse: nonEmpty },
   { name: 'format', kind: 'value', placeholder: 'text|json', help: 'Report format (default text).', commands: ['cni-check'], parse: oneOf(['text', 'json']), default: 'text' },
   { name: 'help', kind: 'switch', help: 'Show this help.', commands: ['cni-check'], parse: () => ok(true) },
 ];
@@ -45,7 +49,8 @@ export const CNI_CHECK_HELP = [
   'the mesh plugin chained after the primary plugin in that file, every plugin binary present and',
   "executable, the file's cniVersion supported by every plugin (asked with CNI_COMMAND=VERSION).",
   'Exit: 0 healthy; the mesh failure code (linkerd 95, istio 126, generic 97) otherwise;',
-  '64 bad flags; 65 bad data; 66 the directory cannot be read; 70 internal error.',
+  '64 bad flags; 65 the directory holds more than an audit reads; 66 the directory cannot be read;',
+  '70 internal error.',
   '',
   ...CNI_CHECK_FLAGS.map((flag) => `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}\n      ${flag.help}${flag.env ? ` [${flag.env}]` : ''}`),
   '',
@@ -58,6 +63,8 @@ export interface CniCheckConfig {
   readonly runtime: RuntimeName;
   readonly meshPlugin: string;
   readonly versionTimeoutMs: number;
+  readonly maxConfNum: number;
+  readonly crioDefaultNetwork?: string;
   readonly format: 'text' | 'json';
 }
 
@@ -96,6 +103,8 @@ export function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record
     binDirs: values['cni-bin-dir'] as readonly string[],
     runtime: values.runtime as RuntimeName,
     versionTimeoutMs: values['version-timeout'] as number,
+    maxConfNum: values['max-conf-num'] as number,
+    ...(values['crio-default-network'] === undefined ? {} : { crioDefaultNetwork: values['crio-default-network'] as string }),
     format: values.format as 'text' | 'json',
   });
 }
@@ -115,8 +124,16 @@ export async function runCniCheck(argv: readonly string[], env: Readonly<Record<
 async function check(config: CniCheckConfig): Promise<CommandResult> {
   const { runCniAudit } = await import('../cni/run-cni-audit.js');
   const { verdictJson, verdictText } = await import('../cni/verdict-report.js');
-  const verdict = await runCniAudit({ confDir: config.confDir, binDirs: config.binDirs, runtime: config.runtime, meshPlugin: config.meshPlugin, versionTimeoutMs: config.versionTimeoutMs });
-  if (!verdict.ok) return { exitCode: EXIT.noInput, stdout: '', stderr: `interlock cni-check: ${verdict.error.message}\n` };
+  const verdict = await runCniAudit({
+    confDir: config.confDir,
+    binDirs: config.binDirs,
+    runtime: config.runtime,
+    meshPlugin: config.meshPlugin,
+    versionTimeoutMs: config.versionTimeoutMs,
+    maxConfNum: config.maxConfNum,
+    ...(config.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: config.crioDefaultNetwork }),
+  });
+  if (!verdict.ok) return { exitCode: verdict.error.reason === 'CniConfigTooLarge' ? EXIT.dataError : EXIT.noInput, stdout: '', stderr: `interlock cni-check: ${verdict.error.message}\n` };
   const exitCode = verdict.value.healthy ? EXIT.pass : PRESETS[config.mesh].failureExitCode;
   return { exitCode, stdout: config.format === 'json' ? verdictJson(verdict.value, exitCode) : verdictText(verdict.value), stderr: '' };
 }

@@ -1,11 +1,11 @@
-import { constants } from 'node:fs';
-import { access, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /**
  * libcni's FindInPath: the first directory holding a regular file (symlinks followed) named after
- * the plugin type. FindInPath ignores the mode, so executability is asked separately: as root,
- * any execute bit will do; the runtime fails with "permission denied" without one.
+ * the plugin type. FindInPath ignores the mode, so executability is judged separately, as for the
+ * runtime, which runs as root: any execute bit will do (whoever runs this check); without one the
+ * runtime fails with "permission denied".
  */
 export async function findPluginBinary(type: string, binDirs: readonly string[]): Promise<{ path?: string; executable: boolean }> {
   if (type === '' || type.includes('/')) return { executable: false };
@@ -13,11 +13,7 @@ export async function findPluginBinary(type: string, binDirs: readonly string[])
     const path = join(dir, type);
     const info = await stat(path).catch(() => undefined);
     if (!info?.isFile()) continue;
-    const executable = await access(path, constants.X_OK).then(
-      () => true,
-      () => false,
-    );
-    return { path, executable };
+    return { path, executable: (info.mode & 0o111) !== 0 };
   }
   return { executable: false };
 }

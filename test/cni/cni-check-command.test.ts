@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { chmod, copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -109,6 +110,44 @@ describe('interlock cni-check', () => {
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     const { verdict } = await json('--mesh', 'linkerd');
     expect(verdict.findings[0]).toMatchObject({ code: 'LoadFails', message: expect.stringContaining('cannot be read (EISDIR)') });
+  });
+
+  it('a FIFO with a counted name is never opened (the audit stays bounded) and is reported as unreadable', async () => {
+    execFileSync('mkfifo', [join(confDir, '00-pipe.conf')]);
+    await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
+    const { exitCode, verdict } = await json('--mesh', 'linkerd');
+    expect(exitCode).toBe(95);
+    expect(verdict.findings[0]).toMatchObject({ code: 'LoadFails', message: expect.stringContaining('not a regular file') });
+  });
+
+  it('a file over 1 MiB is not read; more than 2000 configuration files is bad data (65)', async () => {
+    await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
+    await writeFile(join(confDir, '99-huge.conflist'), Buffer.alloc(2 << 20, 32));
+    const { exitCode, verdict } = await json('--mesh', 'linkerd');
+    expect(exitCode).toBe(0);
+    expect(verdict.findings).toEqual([]);
+    await Promise.all(Array.from({ length: 2001 }, (_, i) => writeFile(join(confDir, `${i}.json`), '{}')));
+    const many = await run('--mesh', 'linkerd');
+    expect(many.exitCode).toBe(65);
+    expect(many.stderr).toContain('audits at most 2000');
+  });
+
+  it("--max-conf-num: every file up to it must load, and the first is still the pods' network", async () => {
+    await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
+    await writeFile(join(confDir, '20-broken.conflist'), '{"name":"x","plugins":[]}');
+    expect((await run('--mesh', 'linkerd')).exitCode).toBe(0);
+    const { exitCode, verdict } = await json('--mesh', 'linkerd', '--max-conf-num', '2');
+    expect(exitCode).toBe(95);
+    expect(verdict.findings[0]).toMatchObject({ code: 'LoadFails', file: '20-broken.conflist' });
+  });
+
+  it('--crio-default-network: CRI-O pinned to a network by name', async () => {
+    await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
+    await writeFile(join(confDir, '20-other.conflist'), conflist('other', ['calico', 'portmap']));
+    expect((await run('--mesh', 'linkerd', '--runtime', 'crio')).exitCode).toBe(0);
+    const { exitCode, verdict } = await json('--mesh', 'linkerd', '--runtime', 'crio', '--crio-default-network', 'other');
+    expect(exitCode).toBe(95);
+    expect(verdict.loads?.file).toBe('20-other.conflist');
   });
 
   it('--runtime crio: the CRI-O rules', async () => {

@@ -50,14 +50,11 @@ export function watchCniConfig(options: CniWatchOptions, onVerdict: CniVerdictLi
     debounce = setTimeout(() => void audit().catch(() => { running = false; }), options.debounceMs ?? 100);
   };
 
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(options.confDir, { persistent: false }, schedule);
-    watcher.on('error', () => undefined);
-  } catch {
-    // The directory may not exist yet; the periodic re-check reports that and keeps looking.
-  }
-  const timer = setInterval(schedule, options.intervalMs ?? 30_000);
+  const events = directoryEvents(options.confDir, schedule);
+  const timer = setInterval(() => {
+    events.ensure();
+    schedule();
+  }, options.intervalMs ?? 30_000);
   timer.unref();
   void audit().catch(() => { running = false; });
   return {
@@ -65,6 +62,35 @@ export function watchCniConfig(options: CniWatchOptions, onVerdict: CniVerdictLi
       closed = true;
       clearTimeout(debounce);
       clearInterval(timer);
+      events.close();
+    },
+  };
+}
+
+/**
+ * File-system events of a directory. It may not exist yet (the CNI creates it) or may vanish:
+ * `ensure` (called on every periodic tick) starts watching when it is not.
+ */
+function directoryEvents(dir: string, onEvent: () => void): { ensure(): void; close(): void } {
+  let watcher: FSWatcher | undefined;
+  let closed = false;
+  const ensure = (): void => {
+    if (watcher || closed) return;
+    try {
+      watcher = watch(dir, { persistent: false }, onEvent);
+      watcher.on('error', () => {
+        watcher?.close();
+        watcher = undefined;
+      });
+    } catch {
+      watcher = undefined;
+    }
+  };
+  ensure();
+  return {
+    ensure,
+    close(): void {
+      closed = true;
       watcher?.close();
     },
   };

@@ -77,6 +77,21 @@ describe('watchCniConfig: the node agent\'s CNI watch', () => {
     expect(verdict.ok && verdict.value.findings.map((finding) => finding.code)).toEqual(['PluginMissing']);
   });
 
+  it('a directory that does not exist yet: unreadable first, healthy once the CNI installs it', async () => {
+    const { confDir, binDir } = await node();
+    const later = `${confDir}-later`;
+    const record = recorder();
+    const watch = watchCniConfig({ confDir: later, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 200 }, record.listener);
+    cleanups.push(() => watch.close());
+    const first = await record.next(() => true);
+    expect(first.ok ? 'verdict' : first.error.reason).toBe('CniConfigUnreadable');
+    await mkdir(later);
+    await writeFile(join(later, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
+    await record.next(healthy);
+    await writeFile(join(later, '10-calico.conflist'), fixture('10-calico.conflist'));
+    await record.next(unhealthy);
+  });
+
   it('reports an unchanged verdict once, and nothing after close()', async () => {
     const { confDir, binDir } = await node();
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));

@@ -114,8 +114,12 @@ export function meshPlugin(): Record<string, unknown> {
   return { type: 'linkerd-cni', rulesFile: RULES_FILE };
 }
 
-/** Removes the bridges pods left in the node (the bridge plugin's DEL keeps them). */
-export async function removeBridges(node: ContainerdNode): Promise<void> {
+/** The bridges containerd's CNI setup made in the node (the bridge plugin's DEL keeps them). */
+export async function nodeBridges(node: ContainerdNode): Promise<string[]> {
   const links = await node.inNode('ip', ['-o', 'link', 'show', 'type', 'bridge']);
-  for (const match of links.stdout.matchAll(/^\d+: (ilk-br\d+)[:@]/gm)) await node.inNode('ip', ['link', 'del', match[1] as string]);
+  return [...links.stdout.matchAll(/^\d+: (ilk-br\d+)[:@]/gm)].map((match) => match[1] as string);
+}
+
+export async function removeBridges(node: ContainerdNode): Promise<void> {
+  for (const bridge of await nodeBridges(node)) await node.inNode('ip', ['link', 'del', bridge]);
 }

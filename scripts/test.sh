@@ -5,6 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/ensure-deps.sh
+# Debian's containerd and CNI plugins: the CNI unit tests ask the real bridge plugin for its
+# versions, and the CNI e2e (e2e/cni/) runs containerd itself.
+bash scripts/ensure-containerd.sh
 npm run build --silent
 # Tests and e2e code are type-checked too: vitest itself only strips types.
 npm run typecheck --silent

@@ -35,6 +35,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     const { runExplain } = await import('./explain-command.js');
     return runExplain(rest, process.env);
   }
+  if (command === 'cni-check') return (await import('./cni-check-command.js')).runCniCheck(rest, process.env);
   return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command ${JSON.stringify(command)}\n\n${TOP_HELP}` };
 }
 

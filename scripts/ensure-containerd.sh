@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what the CNI e2e tests (e2e/cni/) need, idempotently: Debian's containerd 1.6 (with
+# ctr and runc) and containernetworking-plugins (bridge, host-local, loopback, portmap... in
+# /usr/lib/cni), plus util-linux for unshare/nsenter. Nothing is installed when all are present.
+# It never starts containerd: each test starts its own, in a network namespace it made, with its
+# own root, state and socket.
+set -euo pipefail
+
+log() { printf 'ensure-containerd: %s\n' "$*" >&2; }
+[ "$(id -u)" = 0 ] || { log "error: run as root (it installs packages)"; exit 1; }
+
+need=()
+command -v containerd >/dev/null || need+=(containerd)
+command -v ctr >/dev/null || need+=(containerd)
+command -v runc >/dev/null || need+=(runc)
+[ -x /usr/lib/cni/bridge ] && [ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/loopback ] || need+=(containernetworking-plugins)
+command -v unshare >/dev/null || need+=(util-linux)
+command -v nsenter >/dev/null || need+=(util-linux)
+command -v ip >/dev/null || need+=(iproute2)
+if [ ${#need[@]} -gt 0 ]; then
+  log "installing ${need[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi

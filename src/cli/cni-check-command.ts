@@ -1,0 +1,139 @@
+import { parseArgs } from 'node:util';
+import { parseDurationMs } from '../config/duration.js';
+import { EXIT } from '../config/exit-codes.js';
+import type { FlagDef } from '../config/flag-def.js';
+import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
+import { fail, ok, type Result } from '../reason/result.js';
+import type { RuntimeName } from '../cni/runtime-load.js';
+import type { CommandResult } from './command-result.js';
+
+/** The mesh's chained CNI plugin type; generic has none, so it needs --mesh-plugin. */
+const MESH_PLUGIN: Readonly<Record<Mesh, string | undefined>> = { linkerd: 'linkerd-cni', istio: 'istio-cni', generic: undefined };
+
+const oneOf =
+  <T extends string>(allowed: readonly T[]) =>
+  (text: string): Result<T, 'ConfigInvalid'> =>
+    (allowed as readonly string[]).includes(text) ? ok(text as T) : fail('ConfigInvalid', `expected ${allowed.join(', ')}`);
+const nonEmpty = (text: string): Result<string, 'ConfigInvalid'> => (text.trim() === '' ? fail('ConfigInvalid', 'expected a value') : ok(text));
+const pathList = (text: string): Result<readonly string[], 'ConfigInvalid'> => {
+  const paths = text.split(',').map((item) => item.trim());
+  return paths.some((item) => item === '') ? fail('ConfigInvalid', 'expected a comma-separated list of directories') : ok(paths);
+};
+const pluginType = (text: string): Result<string, 'ConfigInvalid'> =>
+  /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(text) ? ok(text) : fail('ConfigInvalid', 'expected a plugin type (letters, digits, "_", ".", "-")');
+const duration = (text: string): Result<number, 'ConfigInvalid'> => {
+  const ms = parseDurationMs(text);
+  return ms !== undefined && ms >= 10 && ms <= 60_000 ? ok(ms) : fail('ConfigInvalid', 'expected a duration from 10ms to 1m (500ms, 2s)');
+};
+
+const count = (text: string): Result<number, 'ConfigInvalid'> => (/^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all'));
+
+export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
+  { name: 'mesh', kind: 'value', env: 'INTERLOCK_MESH', placeholder: MESHES.join('|'), help: 'The mesh whose CNI plugin must be chained (required).', commands: ['cni-check'], parse: oneOf(MESHES) },
+  { name: 'cni-conf-dir', kind: 'value', env: 'INTERLOCK_CNI_CONF_DIR', placeholder: 'DIR', help: 'The runtime\'s CNI configuration directory (default /etc/cni/net.d).', commands: ['cni-check', 'node'], parse: nonEmpty, default: '/etc/cni/net.d' },
+  { name: 'cni-bin-dir', kind: 'value', env: 'INTERLOCK_CNI_BIN_DIR', placeholder: 'DIR[,DIR]', help: 'The plugin binary directories, searched in order (default /opt/cni/bin).', commands: ['cni-check', 'node'], parse: pathList, default: ['/opt/cni/bin'] },
+  { name: 'runtime', kind: 'value', env: 'INTERLOCK_CNI_RUNTIME', placeholder: 'containerd|crio', help: 'Whose rules pick the configuration file (default containerd).', commands: ['cni-check', 'node'], parse: oneOf<RuntimeName>(['containerd', 'crio']), default: 'containerd' },
+  { name: 'mesh-plugin', kind: 'value', env: 'INTERLOCK_MESH_PLUGIN', placeholder: 'TYPE', help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).", commands: ['cni-check', 'node'], parse: pluginType },
+  { name: 'version-timeout', kind: 'value', env: 'INTERLOCK_CNI_VERSION_TIMEOUT', placeholder: 'DURATION', help: 'Deadline of each plugin VERSION query; they run concurrently (default 2s).', commands: ['cni-check', 'node'], parse: duration, default: 2000 },
+  { name: 'max-conf-num', kind: 'value', env: 'INTERLOCK_CNI_MAX_CONF_NUM', placeholder: 'N', help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).", commands: ['cni-check', 'node'], parse: count, default: 1 },
+  { name: 'crio-default-network', kind: 'value', env: 'INTERLOCK_CRIO_DEFAULT_NETWORK', placeholder: 'NAME', help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).", commands: ['cni-check', 'node'], parse: nonEmpty },
+  { name: 'format', kind: 'value', placeholder: 'text|json', help: 'Report format (default text).', commands: ['cni-check'], parse: oneOf(['text', 'json']), default: 'text' },
+  { name: 'help', kind: 'switch', help: 'Show this help.', commands: ['cni-check'], parse: () => ok(true) },
+];
+
+export const CNI_CHECK_HELP = [
+  'Usage: interlock cni-check --mesh linkerd|istio|generic [--cni-conf-dir DIR] [--cni-bin-dir DIR[,DIR]] [--runtime containerd|crio] [--mesh-plugin TYPE] [--format text|json]',
+  '',
+  "Predicts which CNI configuration file the node's container runtime loads, exactly as the runtime",
+  'does, and checks that pods landing here get the primary network and then the mesh plugin:',
+  'the mesh plugin chained after the primary plugin in that file, every plugin binary present and',
+  "executable, the file's cniVersion supported by every plugin (asked with CNI_COMMAND=VERSION).",
+  'Exit: 0 healthy; the mesh failure code (linkerd 95, istio 126, generic 97) otherwise;',
+  '64 bad flags; 65 the directory holds more than an audit reads; 66 the directory cannot be read;',
+  '70 internal error.',
+  '',
+  ...CNI_CHECK_FLAGS.map((flag) => `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}\n      ${flag.help}${flag.env ? ` [${flag.env}]` : ''}`),
+  '',
+].join('\n');
+
+export interface CniCheckConfig {
+  readonly mesh: Mesh;
+  readonly confDir: string;
+  readonly binDirs: readonly string[];
+  readonly runtime: RuntimeName;
+  readonly meshPlugin: string;
+  readonly versionTimeoutMs: number;
+  readonly maxConfNum: number;
+  readonly crioDefaultNetwork?: string;
+  readonly format: 'text' | 'json';
+}
+
+/**
+ * Until the shared parser lands: argv through node:util parseArgs, then the environment, then the
+ * defaults, each value through its FlagDef's parser.
+ */
+export function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<CniCheckConfig | 'help', 'ConfigInvalid'> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: Object.fromEntries(CNI_CHECK_FLAGS.map((flag) => [flag.name, { type: flag.kind === 'switch' ? 'boolean' : 'string' }])) });
+  } catch (error) {
+    return fail('ConfigInvalid', (error as Error).message);
+  }
+  if (parsed.values.help === true) return ok('help');
+  const values: Record<string, unknown> = {};
+  for (const flag of CNI_CHECK_FLAGS.filter((item) => item.kind === 'value')) {
+    const given = parsed.values[flag.name];
+    const text = typeof given === 'string' ? given : flag.env ? env[flag.env] : undefined;
+    if (text === undefined) {
+      values[flag.name] = flag.default;
+      continue;
+    }
+    const value = flag.parse(text);
+    if (!value.ok) return fail('ConfigInvalid', `--${flag.name}=${JSON.stringify(text)}${typeof given === 'string' ? '' : ` (from ${flag.env})`}: ${value.error.message}`);
+    values[flag.name] = value.value;
+  }
+  const mesh = values.mesh as Mesh | undefined;
+  if (mesh === undefined) return fail('ConfigInvalid', '--mesh is required (linkerd, istio or generic)');
+  const meshPlugin = (values['mesh-plugin'] as string | undefined) ?? MESH_PLUGIN[mesh];
+  if (meshPlugin === undefined) return fail('ConfigInvalid', '--mesh generic needs --mesh-plugin TYPE: the type of the mesh CNI plugin to look for');
+  return ok({
+    mesh,
+    meshPlugin,
+    confDir: values['cni-conf-dir'] as string,
+    binDirs: values['cni-bin-dir'] as readonly string[],
+    runtime: values.runtime as RuntimeName,
+    versionTimeoutMs: values['version-timeout'] as number,
+    maxConfNum: values['max-conf-num'] as number,
+    ...(values['crio-default-network'] === undefined ? {} : { crioDefaultNetwork: values['crio-default-network'] as string }),
+    format: values.format as 'text' | 'json',
+  });
+}
+
+/** `interlock cni-check`: never exits and never throws; the composition root prints and exits. */
+export async function runCniCheck(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<CommandResult> {
+  try {
+    const config = parseCniCheckFlags(argv, env);
+    if (!config.ok) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock cni-check: ${config.error.message}\n` };
+    if (config.value === 'help') return { exitCode: 0, stdout: CNI_CHECK_HELP, stderr: '' };
+    return await check(config.value);
+  } catch (error) {
+    return { exitCode: EXIT.internalError, stdout: '', stderr: `interlock cni-check: internal error: ${(error as Error)?.stack ?? String(error)}\n` };
+  }
+}
+
+async function check(config: CniCheckConfig): Promise<CommandResult> {
+  const { runCniAudit } = await import('../cni/run-cni-audit.js');
+  const { verdictJson, verdictText } = await import('../cni/verdict-report.js');
+  const verdict = await runCniAudit({
+    confDir: config.confDir,
+    binDirs: config.binDirs,
+    runtime: config.runtime,
+    meshPlugin: config.meshPlugin,
+    versionTimeoutMs: config.versionTimeoutMs,
+    maxConfNum: config.maxConfNum,
+    ...(config.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: config.crioDefaultNetwork }),
+  });
+  if (!verdict.ok) return { exitCode: verdict.error.reason === 'CniConfigTooLarge' ? EXIT.dataError : EXIT.noInput, stdout: '', stderr: `interlock cni-check: ${verdict.error.message}\n` };
+  const exitCode = verdict.value.healthy ? EXIT.pass : PRESETS[config.mesh].failureExitCode;
+  return { exitCode, stdout: config.format === 'json' ? verdictJson(verdict.value, exitCode) : verdictText(verdict.value), stderr: '' };
+}

@@ -1,0 +1,89 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ok, type Result } from '../reason/result.js';
+import { auditCni, runtimeLoadOf, type CniVerdict } from './audit-cni.js';
+import type { CniAuditInput } from './cni-audit-input.js';
+import type { CniListing } from './cni-listing.js';
+import { confFiles } from './conf-files.js';
+import { loadConfigFile } from './config-file.js';
+import { findPluginBinary } from './find-plugin-binary.js';
+import type { PluginBinary, PluginInventory } from './plugin-binary.js';
+import { queryPluginVersion } from './query-plugin-version.js';
+import { readCniDir } from './read-cni-dir.js';
+import type { RuntimeName } from './runtime-load.js';
+
+export interface CniAuditOptions {
+  readonly confDir: string;
+  readonly binDirs: readonly string[];
+  readonly runtime: RuntimeName;
+  readonly meshPlugin: string;
+  /** Deadline of each VERSION query; they all run at once. */
+  readonly versionTimeoutMs?: number;
+  /** Re-reads of a directory holding a partial file, and the wait between them. */
+  readonly partialRetries?: number;
+  readonly partialRetryDelayMs?: number;
+  readonly maxConfNum?: number;
+  readonly crioDefaultNetwork?: string;
+}
+
+/** The audit's adapters: read the directory, stat and ask the binaries, then the pure verdict. */
+export async function runCniAudit(options: CniAuditOptions): Promise<Result<CniVerdict>> {
+  const read = await readSettled(options);
+  if (!read.ok) return read;
+  const { listing, reads } = read.value;
+  const base: Omit<CniAuditInput, 'inventory'> = {
+    listing,
+    reads,
+    runtime: options.runtime,
+    meshPlugin: options.meshPlugin,
+    binDirs: options.binDirs,
+    ...(options.maxConfNum === undefined ? {} : { maxConfNum: options.maxConfNum }),
+    ...(options.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: options.crioDefaultNetwork }),
+  };
+  const inventory = await buildInventory(base, options.versionTimeoutMs ?? 2000);
+  return ok(auditCni({ ...base, inventory }));
+}
+
+/** Reads until no counted file is partial, or the retries are spent (the audit then says so). */
+async function readSettled(options: CniAuditOptions): Promise<Result<{ listing: CniListing; reads: number }>> {
+  const retries = options.partialRetries ?? 4;
+  for (let reads = 1; ; reads++) {
+    const read = await readCniDir(options.confDir, { subdirectories: options.runtime === 'crio' });
+    if (!read.ok) return read;
+    const libcni = options.runtime === 'crio' ? '1.3' : '1.1';
+    const partial = confFiles(read.value.entries).some((entry) => {
+      const load = loadConfigFile(entry, libcni);
+      return !load.ok && load.problem === 'partial';
+    });
+    if (!partial || reads > retries) return ok({ listing: read.value, reads });
+    await sleep(options.partialRetryDelayMs ?? 150);
+  }
+}
+
+/**
+ * Every plugin type any counted file names is looked up (leftovers need it); VERSION is asked,
+ * concurrently, of the binaries whose answer decides: the loaded chains for containerd, every
+ * parseable file's plugins for CRI-O (which validates each file that way).
+ */
+async function buildInventory(base: Omit<CniAuditInput, 'inventory'>, timeoutMs: number): Promise<PluginInventory> {
+  const libcni = base.runtime === 'crio' ? '1.3' : '1.1';
+  const named = new Set<string>();
+  for (const entry of confFiles(base.listing.entries)) {
+    const load = loadConfigFile(entry, libcni, base.listing.subdirectories);
+    if (load.ok) for (const plugin of load.list.plugins) named.add(plugin.type);
+  }
+  const asked = new Set<string>(named);
+  if (base.runtime === 'containerd') {
+    asked.clear();
+    const load = runtimeLoadOf({ ...base, inventory: new Map() });
+    if (load.ok) for (const network of load.networks) for (const plugin of network.list.plugins) asked.add(plugin.type);
+  }
+  const binaries = await Promise.all(
+    [...named].map(async (type): Promise<PluginBinary> => {
+      const found = await findPluginBinary(type, base.binDirs);
+      if (!found.path || !found.executable || !asked.has(type)) return { type, ...found };
+      const answer = await queryPluginVersion(found.path, base.binDirs, timeoutMs);
+      return answer.ok ? { type, ...found, supportedVersions: answer.supportedVersions } : { type, ...found, versionError: answer.error };
+    }),
+  );
+  return new Map(binaries.map((binary) => [binary.type, binary]));
+}

@@ -1,0 +1,25 @@
+import type { CniVerdict } from './audit-cni.js';
+import { RUNTIME_LABEL } from './runtime-load.js';
+
+/** The verdict for a person: the headline, what the runtime loads, then every finding. */
+export function verdictText(verdict: CniVerdict): string {
+  const runtime = RUNTIME_LABEL[verdict.runtime];
+  const errors = verdict.findings.filter((finding) => finding.severity === 'error');
+  const lines = [
+    verdict.healthy
+      ? `interlock cni-check: HEALTHY: ${runtime} loads ${verdict.loads?.file} and chains ${verdict.meshPlugin} after ${verdict.loads?.chain[0]}`
+      : `interlock cni-check: UNHEALTHY: ${errors.length} problem(s) in ${verdict.dir} for ${runtime}`,
+  ];
+  if (verdict.loads) {
+    const { loads } = verdict;
+    lines.push(`loads: ${loads.file} (network "${loads.networkName}", cniVersion ${loads.cniVersion || '(none)'}, ${loads.ifName}${loads.wrapped ? ', a single plugin wrapped into a list' : ''}): ${loads.chain.join(' -> ')}`);
+  }
+  lines.push(`order: ${verdict.candidates.join(', ') || '(no configuration files)'}`);
+  for (const finding of verdict.findings) lines.push(`${finding.severity === 'error' ? 'ERROR  ' : 'warning'} ${finding.code}: ${finding.message}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** The verdict as data (the node agent and tests read this shape). */
+export function verdictJson(verdict: CniVerdict, exitCode: number): string {
+  return `${JSON.stringify({ ...verdict, exitCode }, null, 2)}\n`;
+}

@@ -26,3 +26,18 @@ export function echoValue(value: string, limit = ECHO_LIMIT): string {
 export function quoted(value: string): string {
   return `"${echoValue(value)}"`;
 }
+
+/**
+ * A sentence built elsewhere that may carry raw text (a parser's problem): control and
+ * bidirectional characters escaped, cut at `limit` code points.
+ */
+export function safeSentence(text: string, limit = 300): string {
+  let out = '';
+  let count = 0;
+  for (const char of text) {
+    if (count === limit) return `${out}…`;
+    count++;
+    out += UNSAFE.test(char) ? `\\u{${(char.codePointAt(0) ?? 0).toString(16)}}` : char;
+  }
+  return out;
+}

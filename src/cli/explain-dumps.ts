@@ -6,7 +6,7 @@ import { flagSource, flagValue, type ParsedFlags } from '../config/parsed-flags.
 import { fail, ok, type Result } from '../reason/result.js';
 import type { Dump } from '../rules-check/analyze.js';
 import type { Backend } from '../rules/model.js';
-import { readInputFile } from './read-input-file.js';
+import { MAX_INPUT_BYTES, readInputFile } from './read-input-file.js';
 
 interface WantedDump { readonly flag: FlagDef<string>; readonly family?: Family; readonly backend: Backend | 'from-header' }
 
@@ -22,12 +22,14 @@ const WANTED: readonly WantedDump[] = [
 export function readDumps(parsed: ParsedFlags): Result<Dump[], 'RulesUnreadable' | 'RulesUnparseable'> {
   const defaultBackend: Backend = flagValue(parsed, X.IPTABLES_BACKEND_FLAG) === 'legacy' ? 'iptables-legacy' : 'iptables-nft';
   const dumps: Dump[] = [];
+  let budget = MAX_INPUT_BYTES;
   for (const item of WANTED) {
     const path = flagValue(parsed, item.flag);
     if (path === undefined) continue;
-    const read = readInputFile(flagSource(parsed, item.flag) ?? `--${item.flag.name}`, path);
+    const read = readInputFile(flagSource(parsed, item.flag) ?? `--${item.flag.name}`, path, budget);
     if (!read.ok) return read;
     const text = read.value;
+    budget -= Buffer.byteLength(text);
     if (item.backend === 'nftables' && text.trim() !== '' && !text.trimStart().startsWith('{')) {
       return fail('RulesUnparseable', `${echoValue(path)}:1: this is not JSON; save the ruleset with "nft -j list ruleset"`);
     }

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, openSync, ftruncateSync } from 'node:fs';
+import { closeSync, ftruncateSync, openSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { usePods } from '../harness/pod-namespace.js';
 import { runCommand, STACK_LINE } from './cli-run.js';
@@ -37,5 +37,19 @@ describe('explain reads its input files within bounds', () => {
     expect(run.exitCode).toBe(65);
     expect(run.stderr).toMatch(/larger than the 16 MiB/);
     expect(run.stderr).not.toMatch(STACK_LINE);
+  });
+});
+
+describe('the input cap holds for all dumps together', () => {
+  it('two dumps of 9 MiB each are refused (65), one of them alone is read', async () => {
+    const ns = pod();
+    const files = ['a.txt', 'b.txt'].map((name) => `${ns.tmp}/${name}`);
+    const rule = '-A OUTPUT -d 198.51.100.1/32 -p udp -j RETURN\n';
+    for (const file of files) writeFileSync(file, `*nat\n:OUTPUT ACCEPT [0:0]\n${rule.repeat(Math.floor((9 * 1024 * 1024) / rule.length))}COMMIT\n`);
+    const both = await runCommand(['explain', '--mesh', 'linkerd', '--iptables-save', files[0] ?? '', '--iptables-legacy-save', files[1] ?? '']);
+    expect(both.exitCode).toBe(65);
+    expect(both.stderr).toMatch(/--iptables-legacy-save .* larger than the 16 MiB input cap \(all dumps together\)/);
+    const one = await runCommand(['explain', '--mesh', 'linkerd', '--iptables-save', files[0] ?? '']);
+    expect(one.exitCode).toBe(95);
   });
 });

@@ -2,8 +2,8 @@ import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { formatDuration } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
-import { flagValue } from '../config/parsed-flags.js';
-import { buildValidateConfig, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
+import { flagSource, flagValue } from '../config/parsed-flags.js';
+import { buildValidateConfig, TERMINATION_LOG_FLAG, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
 import { readPodNetwork, type LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { writeTerminationLog } from '../output/termination-log.js';
@@ -27,14 +27,17 @@ export async function runValidateCommand(argv: readonly string[], env: Env, sign
   const config = parsed.ok ? buildValidateConfig(parsed.value) : parsed;
   if (!config.ok) {
     // Invalid configuration still leaves a termination message: the pod's describe output is where operators look.
-    writeTerminationLog(terminationLogForRefusal(argv, env), `ConfigInvalid: ${config.error.message}\n`);
+    const terminationLog = terminationLogForRefusal(argv, env);
+    writeTerminationLog(terminationLog.path, `ConfigInvalid: ${config.error.message}\n`, terminationLog.explicit);
     return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock validate: ConfigInvalid: ${config.error.message}\n` };
   }
   const logger = createLogger(config.value.logFormat, config.value.logLevel);
   const started = Date.now();
   logger.info({ version: VERSION, config: describeConfig(config.value), uid: process.getuid?.(), gid: process.getgid?.() }, 'interlock validate starting');
   const verdict = await verdictOf(config.value, logger, signal, inspectRules, loadRtNetlink);
-  return finish(config.value, verdict, logger, started, signal);
+  // Only a path the operator named is created; /dev/termination-log is the kubelet's to make.
+  const createLog = parsed.ok && flagSource(parsed.value, TERMINATION_LOG_FLAG) !== undefined;
+  return finish(config.value, verdict, { logger, started, signal, createLog });
 }
 
 async function verdictOf(config: ValidateConfig, logger: Logger, signal: AbortSignal, inspectRules: InspectRules, loadRtNetlink?: LoadRtNetlink): Promise<Verdict> {
@@ -53,10 +56,12 @@ async function verdictOf(config: ValidateConfig, logger: Logger, signal: AbortSi
   }
 }
 
-function finish(config: ValidateConfig, verdict: Verdict, logger: Logger, started: number, signal: AbortSignal): CommandOutcome {
+interface RunContext { readonly logger: Logger; readonly started: number; readonly signal: AbortSignal; readonly createLog: boolean }
+
+function finish(config: ValidateConfig, verdict: Verdict, { logger, started, signal, createLog }: RunContext): CommandOutcome {
   const exitCode = exitCodeOf(verdict, config, signal);
   const message = formatTerminationMessage(verdict, [`config: ${describeConfig(config)}`]);
-  const written = writeTerminationLog(config.terminationLog, message);
+  const written = writeTerminationLog(config.terminationLog, message, createLog);
   if (!written.ok) logger.warn({ path: config.terminationLog, code: written.code }, 'termination log not written; the exit code still carries the verdict');
   const summary = {
     verdict: verdict.outcome,

@@ -4,17 +4,19 @@ export type TerminationLogWrite = { readonly ok: true } | { readonly ok: false; 
 
 // Never through a symlink (a link planted at the path must not redirect a root process's write),
 // never blocking (a FIFO with no reader fails at once with ENXIO instead of hanging the verdict).
-const FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW | constants.O_NONBLOCK;
+const FLAGS = constants.O_WRONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK;
 
 /**
  * Writes the termination message to a regular file only: a FIFO, a device or a directory is
  * refused (ENOTREG / EISDIR) before anything is written. Failing to write it is logged by the
- * caller but never changes the verdict: the exit code alone carries the decision.
+ * caller but never changes the verdict: the exit code alone carries the decision. `create` is for
+ * a path the operator named; the default /dev/termination-log is only written when the kubelet
+ * made it (outside a container, a missing one is not created in the host's /dev).
  */
-export function writeTerminationLog(path: string, message: string): TerminationLogWrite {
+export function writeTerminationLog(path: string, message: string, create: boolean): TerminationLogWrite {
   let fd: number;
   try {
-    fd = openSync(path, FLAGS, 0o644);
+    fd = openSync(path, create ? FLAGS | constants.O_CREAT : FLAGS, 0o644);
   } catch (error) {
     return { ok: false, code: (error as NodeJS.ErrnoException).code ?? 'EIO' };
   }

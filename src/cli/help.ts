@@ -1,3 +1,4 @@
+import { EXIT } from '../config/exit-codes.js';
 import type { CommandName, FlagDef } from '../config/flag-def.js';
 
 /** `--inbound-port PORT` or `--tproxy`: how a flag is written on a command line. */
@@ -26,14 +27,14 @@ export const VALIDATE_SUMMARY = `Proves, within --timeout, that the pod's networ
 must capture arrives at the proxy's redirect port, for every address family the pod has; with
 CAP_NET_ADMIN it also reads and checks the NAT rules. Exit 0 only on a proven pass.
 
-Exit codes: 0 pass; the mesh failure code (linkerd 95, istio 126, generic 97, or
---failure-exit-code) when the pod is not meshed; 64 invalid configuration; 70 internal error;
-74 output error; 130 SIGINT; 143 SIGTERM.`;
+Exit codes: ${EXIT.pass} pass; the mesh failure code (linkerd 95, istio 126, generic 97, or
+--failure-exit-code) when the pod is not meshed; ${EXIT.invalidConfig} invalid configuration; ${EXIT.internalError} internal error;
+${EXIT.outputError} output error; ${EXIT.sigint} SIGINT; ${EXIT.sigterm} SIGTERM.`;
 
 export const EXPLAIN_SUMMARY = `Runs the rules analysis of 'interlock validate' on saved dumps: every packet question the
-configuration implies, where the rules send it, and which rule decided. A dump is a regular file
-of at most 16 MiB.
+configuration implies, where the rules send it, and which rule decided. Dumps are regular files,
+at most 16 MiB in all.
 
-Exit codes: 0 every expectation holds; the mesh failure code when one fails or cannot be decided;
-64 bad flags; 65 a dump does not parse or is too large; 66 a file cannot be read; 70 internal
-error; 74 output error.`;
+Exit codes: ${EXIT.pass} every expectation holds; the mesh failure code when one fails or cannot be decided;
+${EXIT.invalidConfig} bad flags; ${EXIT.dataError} a dump does not parse or is too large; ${EXIT.noInput} a file cannot be read; ${EXIT.internalError} internal
+error; ${EXIT.outputError} output error.`;

@@ -5,6 +5,9 @@ import { echoValue } from './echo-value.js';
 import type { CommandName, FlagDef } from './flag-def.js';
 import type { ParsedFlags } from './parsed-flags.js';
 
+// Read once when the module loads, so the start-up snapshot already holds node's parseArgs.
+const strictParseArgs = parseArgs;
+
 type Env = Readonly<Record<string, string | undefined>>;
 type Token = ReturnType<typeof parseArgs>['tokens'] extends (infer T)[] | undefined ? T : never;
 interface Given { readonly texts: string[] }
@@ -65,7 +68,7 @@ function readFlag(flag: FlagDef, given: Given | undefined, env: Env): FlagRead {
 function strictTokens(command: CommandName, argv: readonly string[], flags: readonly FlagDef[]): ConfigResult<Token[]> {
   const options = Object.fromEntries(flags.map((flag) => [flag.name, { type: flag.kind === 'switch' ? 'boolean' as const : 'string' as const, multiple: true }]));
   try {
-    const { tokens } = parseArgs({ args: [...argv], options, strict: true, allowPositionals: false, tokens: true });
+    const { tokens } = strictParseArgs({ args: [...argv], options, strict: true, allowPositionals: false, tokens: true });
     return ok(tokens);
   } catch (error) {
     return describeArgvError(command, argv, flags, error);

@@ -1,11 +1,13 @@
-import { parseArgs } from 'node:util';
 import { parseDurationMs } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
+import { echoValue } from '../config/echo-value.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
-import type { CommandResult } from './command-result.js';
+import type { CommandOutcome } from './command-outcome.js';
+import { parseCommandLine } from '../config/parse-command-line.js';
+import { HELP_FLAG } from '../config/command-flags.js';
 
 /** The mesh's chained CNI plugin type; generic has none, so it needs --mesh-plugin. */
 const MESH_PLUGIN: Readonly<Record<Mesh, string | undefined>> = { linkerd: 'linkerd-cni', istio: 'istio-cni', generic: undefined };
@@ -38,7 +40,7 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   { name: 'max-conf-num', kind: 'value', env: 'INTERLOCK_CNI_MAX_CONF_NUM', placeholder: 'N', help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).", commands: ['cni-check', 'node'], parse: count, default: 1 },
   { name: 'crio-default-network', kind: 'value', env: 'INTERLOCK_CRIO_DEFAULT_NETWORK', placeholder: 'NAME', help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).", commands: ['cni-check', 'node'], parse: nonEmpty },
   { name: 'format', kind: 'value', placeholder: 'text|json', help: 'Report format (default text).', commands: ['cni-check'], parse: oneOf(['text', 'json']), default: 'text' },
-  { name: 'help', kind: 'switch', help: 'Show this help.', commands: ['cni-check'], parse: () => ok(true) },
+  HELP_FLAG,
 ];
 
 export const CNI_CHECK_HELP = [
@@ -68,60 +70,43 @@ export interface CniCheckConfig {
   readonly format: 'text' | 'json';
 }
 
-/**
- * Until the shared parser lands: argv through node:util parseArgs, then the environment, then the
- * defaults, each value through its FlagDef's parser.
- */
+/** The command line through the one shared reader, then the cross-flag rules of cni-check. */
 export function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<CniCheckConfig | 'help', 'ConfigInvalid'> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: [...argv], strict: true, allowPositionals: false, options: Object.fromEntries(CNI_CHECK_FLAGS.map((flag) => [flag.name, { type: flag.kind === 'switch' ? 'boolean' : 'string' }])) });
-  } catch (error) {
-    return fail('ConfigInvalid', (error as Error).message);
-  }
-  if (parsed.values.help === true) return ok('help');
-  const values: Record<string, unknown> = {};
-  for (const flag of CNI_CHECK_FLAGS.filter((item) => item.kind === 'value')) {
-    const given = parsed.values[flag.name];
-    const text = typeof given === 'string' ? given : flag.env ? env[flag.env] : undefined;
-    if (text === undefined) {
-      values[flag.name] = flag.default;
-      continue;
-    }
-    const value = flag.parse(text);
-    if (!value.ok) return fail('ConfigInvalid', `--${flag.name}=${JSON.stringify(text)}${typeof given === 'string' ? '' : ` (from ${flag.env})`}: ${value.error.message}`);
-    values[flag.name] = value.value;
-  }
-  const mesh = values.mesh as Mesh | undefined;
+  const parsed = parseCommandLine('cni-check', argv, env, CNI_CHECK_FLAGS);
+  if (!parsed.ok) return parsed;
+  const values = parsed.value.values;
+  if (values.get('help') === true) return ok('help');
+  const mesh = values.get('mesh') as Mesh | undefined;
   if (mesh === undefined) return fail('ConfigInvalid', '--mesh is required (linkerd, istio or generic)');
-  const meshPlugin = (values['mesh-plugin'] as string | undefined) ?? MESH_PLUGIN[mesh];
+  const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? MESH_PLUGIN[mesh];
   if (meshPlugin === undefined) return fail('ConfigInvalid', '--mesh generic needs --mesh-plugin TYPE: the type of the mesh CNI plugin to look for');
+  const crioDefaultNetwork = values.get('crio-default-network') as string | undefined;
   return ok({
     mesh,
     meshPlugin,
-    confDir: values['cni-conf-dir'] as string,
-    binDirs: values['cni-bin-dir'] as readonly string[],
-    runtime: values.runtime as RuntimeName,
-    versionTimeoutMs: values['version-timeout'] as number,
-    maxConfNum: values['max-conf-num'] as number,
-    ...(values['crio-default-network'] === undefined ? {} : { crioDefaultNetwork: values['crio-default-network'] as string }),
-    format: values.format as 'text' | 'json',
+    confDir: values.get('cni-conf-dir') as string,
+    binDirs: values.get('cni-bin-dir') as readonly string[],
+    runtime: values.get('runtime') as RuntimeName,
+    versionTimeoutMs: values.get('version-timeout') as number,
+    maxConfNum: values.get('max-conf-num') as number,
+    ...(crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork }),
+    format: values.get('format') as 'text' | 'json',
   });
 }
 
 /** `interlock cni-check`: never exits and never throws; the composition root prints and exits. */
-export async function runCniCheck(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<CommandResult> {
+export async function runCniCheck(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<CommandOutcome> {
   try {
     const config = parseCniCheckFlags(argv, env);
     if (!config.ok) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock cni-check: ${config.error.message}\n` };
     if (config.value === 'help') return { exitCode: 0, stdout: CNI_CHECK_HELP, stderr: '' };
     return await check(config.value);
   } catch (error) {
-    return { exitCode: EXIT.internalError, stdout: '', stderr: `interlock cni-check: internal error: ${(error as Error)?.stack ?? String(error)}\n` };
+    return { exitCode: EXIT.internalError, stdout: '', stderr: `interlock cni-check: InternalError: ${echoValue(error instanceof Error ? error.message : String(error))}\n` };
   }
 }
 
-async function check(config: CniCheckConfig): Promise<CommandResult> {
+async function check(config: CniCheckConfig): Promise<CommandOutcome> {
   const { runCniAudit } = await import('../cni/run-cni-audit.js');
   const { verdictJson, verdictText } = await import('../cni/verdict-report.js');
   const verdict = await runCniAudit({

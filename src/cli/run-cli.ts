@@ -1,8 +1,11 @@
+import { writeSync } from 'node:fs';
+import { echoValue } from '../config/echo-value.js';
 import { EXIT } from '../config/exit-codes.js';
 import type { LoadRtNetlink } from '../netlink/read-pod-network.js';
+import { quietStreamErrors, writeOutput } from '../output/write-output.js';
 import type { InspectRules } from '../validate/rules-port.js';
+import type { CommandOutcome } from './command-outcome.js';
 import { TOP_HELP } from './help.js';
-import type { CommandResult } from './command-result.js';
 import { runValidateCommand } from './run-validate-command.js';
 import { VERSION } from './version.js';
 
@@ -11,32 +14,32 @@ export interface CliAdapters {
   readonly loadRtNetlink?: LoadRtNetlink;
 }
 
-/**
- * The composition root: wires adapters to the core. `finishCli` is the only place that exits.
- */
-export async function runCli(argv: readonly string[], adapters: CliAdapters = {}): Promise<CommandResult> {
+/** The composition root: wires adapters to the core. `finishCli` and `crashCli` are the only places that exit. */
+export async function runCli(argv: readonly string[], adapters: CliAdapters = {}): Promise<CommandOutcome> {
+  process.on('uncaughtException', crashCli);
   const [command, ...rest] = argv;
-  if (command === undefined || command === 'help' || command === '--help' || command === '-h') {
-    return { exitCode: command === undefined ? EXIT.invalidConfig : 0, stdout: command === undefined ? '' : TOP_HELP, stderr: command === undefined ? TOP_HELP : '' };
-  }
-  if (command === '--version' || command === 'version') return { exitCode: 0, stdout: `${VERSION}\n`, stderr: '' };
-  if (command === 'validate') {
-    const controller = new AbortController();
-    for (const name of ['SIGTERM', 'SIGINT'] as const) {
-      process.on(name, () => {
-        // A second signal means "now": the kubelet is done waiting.
-        if (controller.signal.aborted) process.exit(name === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
-        controller.abort(name);
-      });
-    }
-    return runValidateCommand(rest, process.env, controller.signal, inspectRules, adapters.loadRtNetlink);
-  }
+  if (command === undefined) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: TOP_HELP };
+  if (command === 'help' || command === '--help' || command === '-h') return { exitCode: EXIT.pass, stdout: TOP_HELP, stderr: '' };
+  if (command === '--version' || command === 'version') return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
+  if (command === 'validate') return runValidateCommand(rest, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
   if (command === 'explain') {
     const { runExplain } = await import('./explain-command.js');
     return runExplain(rest, process.env);
   }
   if (command === 'cni-check') return (await import('./cni-check-command.js')).runCniCheck(rest, process.env);
-  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command ${JSON.stringify(command)}\n\n${TOP_HELP}` };
+  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command "${echoValue(command)}"\n\n${TOP_HELP}` };
+}
+
+function abortOnSignals(): AbortSignal {
+  const controller = new AbortController();
+  for (const name of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(name, () => {
+      // A second signal means "now": the kubelet is done waiting.
+      if (controller.signal.aborted) process.exit(name === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
+      controller.abort(name);
+    });
+  }
+  return controller.signal;
 }
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */
@@ -45,15 +48,30 @@ const inspectRules: InspectRules = async (spec, options) => {
   return inspectLiveRules(spec, options);
 };
 
-export function finishCli(result: CommandResult): void {
-  if (result.stdout) process.stdout.write(result.stdout);
-  if (result.stderr) process.stderr.write(result.stderr);
-  process.exitCode = result.exitCode;
+/** Prints the outcome and exits only once stdout and stderr are flushed; an output error is exit 74. */
+export async function finishCli(outcome: CommandOutcome): Promise<void> {
+  quietStreamErrors(process.stdout, process.stderr);
+  const stdoutError = await writeOutput(process.stdout, outcome.stdout);
+  const stderrError = stdoutError ?? (await writeOutput(process.stderr, outcome.stderr));
+  if (stdoutError ?? stderrError) {
+    lastLine(`interlock: output error: ${stdoutError ? 'stdout' : 'stderr'} could not be written (${stdoutError ?? stderrError})`);
+    process.exit(EXIT.outputError);
+  }
   // Probe sockets may linger in TIME_WAIT handles; the verdict is final, so leave now.
-  setImmediate(() => process.exit(result.exitCode));
+  process.exit(outcome.exitCode);
 }
 
+/** A bug: one line, never a raw stack (it would land in logs and termination messages as noise). */
 export function crashCli(error: unknown): void {
-  process.stderr.write(`interlock: internal error: ${(error as Error)?.stack ?? String(error)}\n`);
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  lastLine(`interlock: InternalError: ${echoValue(message, 300)}`);
   process.exit(EXIT.internalError);
+}
+
+function lastLine(text: string): void {
+  try {
+    writeSync(2, `${text}\n`);
+  } catch {
+    // stderr is gone too; the exit code still tells.
+  }
 }

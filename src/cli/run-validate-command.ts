@@ -1,8 +1,9 @@
+import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { formatDuration } from '../config/duration.js';
-import { isConfigError } from '../config/config-error.js';
-import { readRawOptions } from '../config/raw-options.js';
 import { EXIT } from '../config/exit-codes.js';
-import { buildValidateConfig, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
+import { parseCommandLine } from '../config/parse-command-line.js';
+import { flagSource, flagValue } from '../config/parsed-flags.js';
+import { buildValidateConfig, TERMINATION_LOG_FLAG, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
 import { readPodNetwork, type LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { writeTerminationLog } from '../output/termination-log.js';
@@ -10,40 +11,38 @@ import type { Verdict } from '../verdict/decide-verdict.js';
 import { formatTerminationMessage } from '../verdict/termination-message.js';
 import { runValidate } from '../validate/run-validate.js';
 import type { InspectRules } from '../validate/rules-port.js';
-import type { CommandResult } from './command-result.js';
+import type { CommandOutcome } from './command-outcome.js';
 import { formatHelp, VALIDATE_SUMMARY } from './help.js';
+import { terminationLogForRefusal } from './refusal-termination-log.js';
 import { VERSION } from './version.js';
 
-export type { CommandResult };
-
+type Env = Readonly<Record<string, string | undefined>>;
 const SIGNAL_EXIT: Readonly<Record<string, number>> = { SIGTERM: EXIT.sigterm, SIGINT: EXIT.sigint };
 
 /** `interlock validate`: builds the configuration, runs, reports; returns the exit code to the root. */
-export async function runValidateCommand(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-  signal: AbortSignal,
-  inspectRules: InspectRules,
-  loadRtNetlink?: LoadRtNetlink,
-): Promise<CommandResult> {
-  const raw = readRawOptions(argv, env, VALIDATE_FLAGS);
-  if (raw.ok && raw.options.has('help')) return { exitCode: 0, stdout: formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS), stderr: '' };
-  if (raw.ok && raw.options.has('version')) return { exitCode: 0, stdout: `${VERSION}\n`, stderr: '' };
-  const config = raw.ok ? (raw.positionals.length > 0 ? undefined : buildValidateConfig(raw.options)) : raw.error;
-  if (config === undefined || isConfigError(config)) {
-    const message = config === undefined ? `unexpected argument ${JSON.stringify(raw.ok ? raw.positionals[0] : '')}` : config.message;
+export async function runValidateCommand(argv: readonly string[], env: Env, signal: AbortSignal, inspectRules: InspectRules, loadRtNetlink?: LoadRtNetlink): Promise<CommandOutcome> {
+  const parsed = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
+  if (parsed.ok && flagValue(parsed.value, HELP_FLAG)) return { exitCode: EXIT.pass, stdout: formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS), stderr: '' };
+  if (parsed.ok && flagValue(parsed.value, VERSION_FLAG)) return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
+  const config = parsed.ok ? buildValidateConfig(parsed.value) : parsed;
+  if (!config.ok) {
     // Invalid configuration still leaves a termination message: the pod's describe output is where operators look.
-    const terminationLog = (raw.ok ? raw.options.get('termination-log')?.value : undefined) ?? '/dev/termination-log';
-    writeTerminationLog(terminationLog, `ConfigInvalid: ${message}\n`);
-    return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock validate: ConfigInvalid: ${message}\n` };
+    const terminationLog = terminationLogForRefusal(argv, env);
+    writeTerminationLog(terminationLog.path, `ConfigInvalid: ${config.error.message}\n`, terminationLog.explicit);
+    return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock validate: ConfigInvalid: ${config.error.message}\n` };
   }
-
-  const logger = createLogger(config.logFormat, config.logLevel);
+  const logger = createLogger(config.value.logFormat, config.value.logLevel);
   const started = Date.now();
-  logger.info({ version: VERSION, config: describeConfig(config), uid: process.getuid?.(), gid: process.getgid?.() }, 'interlock validate starting');
-  let verdict: Verdict;
+  logger.info({ version: VERSION, config: describeConfig(config.value), uid: process.getuid?.(), gid: process.getgid?.() }, 'interlock validate starting');
+  const verdict = await verdictOf(config.value, logger, signal, inspectRules, loadRtNetlink);
+  // Only a path the operator named is created; /dev/termination-log is the kubelet's to make.
+  const createLog = parsed.ok && flagSource(parsed.value, TERMINATION_LOG_FLAG) !== undefined;
+  return finish(config.value, verdict, { logger, started, signal, createLog });
+}
+
+async function verdictOf(config: ValidateConfig, logger: Logger, signal: AbortSignal, inspectRules: InspectRules, loadRtNetlink?: LoadRtNetlink): Promise<Verdict> {
   try {
-    verdict = await runValidate(config, {
+    return await runValidate(config, {
       readPodNetwork: () => readPodNetwork(loadRtNetlink),
       inspectRules,
       identity: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, groups: process.getgroups?.() ?? [] },
@@ -51,21 +50,18 @@ export async function runValidateCommand(
       signal,
     });
   } catch (error) {
-    verdict = {
-      outcome: 'internal',
-      reason: 'InternalError',
-      message: `the validator failed unexpectedly: ${(error as Error).message ?? String(error)}`,
-      evidence: [String((error as Error).stack ?? '').split('\n').slice(0, 4).join(' | ')],
-      checks: [],
-    };
+    // A bug: the message only; a raw stack in a termination message helps nobody reading `kubectl describe`.
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return { outcome: 'internal', reason: 'InternalError', message: `the validator failed unexpectedly: ${message.slice(0, 300)}`, evidence: [], checks: [] };
   }
-  return finish(config, verdict, logger, started, signal);
 }
 
-function finish(config: ValidateConfig, verdict: Verdict, logger: Logger, started: number, signal: AbortSignal): CommandResult {
+interface RunContext { readonly logger: Logger; readonly started: number; readonly signal: AbortSignal; readonly createLog: boolean }
+
+function finish(config: ValidateConfig, verdict: Verdict, { logger, started, signal, createLog }: RunContext): CommandOutcome {
   const exitCode = exitCodeOf(verdict, config, signal);
   const message = formatTerminationMessage(verdict, [`config: ${describeConfig(config)}`]);
-  const written = writeTerminationLog(config.terminationLog, message);
+  const written = writeTerminationLog(config.terminationLog, message, createLog);
   if (!written.ok) logger.warn({ path: config.terminationLog, code: written.code }, 'termination log not written; the exit code still carries the verdict');
   const summary = {
     verdict: verdict.outcome,

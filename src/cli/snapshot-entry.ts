@@ -27,7 +27,7 @@ globalThis.__interlockNetlinkAddon = () => {
 
 startupSnapshot.setDeserializeMainFunction(() => {
   // In a snapshot process argv[1] is the first user argument: there is no script path.
-  runCli(process.argv.slice(1), { loadRtNetlink: async () => rtNetlink }).then(finishCli, crashCli);
+  runCli(process.argv.slice(1), { loadRtNetlink: async () => rtNetlink }).then(finishCli).catch(crashCli);
 });
 
 function snapshotBlobPath(): string {

@@ -1,15 +1,10 @@
-/** Invalid configuration: names the flag (or environment variable) and the value at fault. */
-export interface ConfigError {
-  readonly kind: 'config-error';
-  readonly source: string;
-  readonly value: string;
-  readonly message: string;
-}
+import { fail, type Failure } from '../reason/result.js';
+import { quoted, safeSentence } from './echo-value.js';
 
-export function configError(source: string, value: string, problem: string): ConfigError {
-  return { kind: 'config-error', source, value, message: `${source}=${JSON.stringify(value)}: ${problem}` };
-}
+export type ConfigFailure = Failure<'ConfigInvalid'>;
+export type ConfigResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ConfigFailure };
 
-export function isConfigError(value: unknown): value is ConfigError {
-  return typeof value === 'object' && value !== null && (value as { kind?: unknown }).kind === 'config-error';
+/** Names the flag (or environment variable) and the value at fault; value and problem are echoed safely. */
+export function configInvalid(source: string, value: string, problem: string): { readonly ok: false; readonly error: ConfigFailure } {
+  return fail('ConfigInvalid', `${source}=${quoted(value)}: ${safeSentence(problem)}`);
 }

@@ -1,22 +1,19 @@
-import { parseIp, type Family, type IpAddress } from '../addr/ip.js';
-import { configError, isConfigError, type ConfigError } from './config-error.js';
-import { formatDuration, parseDurationMs } from './duration.js';
-import { failureExitCodeOf } from './exit-codes.js';
-import type { FlagSpec } from './flag-spec.js';
-import { buildInterceptionSpec, INTERCEPTION_FLAGS, parsePort, type InterceptionSpec } from './interception.js';
-import type { RawOptions } from './raw-options.js';
+import type { Family, IpAddress } from '../addr/ip.js';
+import { ok } from '../reason/result.js';
+import { buildInterceptionSpec } from './build-interception.js';
+import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
+import type { ConfigResult } from './config-error.js';
+import { parseFailureExitCode } from './exit-codes.js';
+import type { CommandName, FlagDef } from './flag-def.js';
+import { oneOf, parseAddressPerFamily, parseDuration, parsePath, parsePort } from './flag-parsers.js';
+import { PRESETS, type InterceptionSpec } from './interception.js';
+import { envOf, INTERCEPTION_FLAGS } from './interception-flags.js';
+import { flagValue, type ParsedFlags } from './parsed-flags.js';
 
 export type FamilyMode = 'auto' | 'ipv4' | 'ipv6' | 'dual';
 export type RulesMode = 'auto' | 'required' | 'off';
 export type LogFormat = 'json' | 'plain';
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
-
-const FAMILY_MODES: readonly FamilyMode[] = ['auto', 'ipv4', 'ipv6', 'dual'];
-const RULES_MODES: readonly RulesMode[] = ['auto', 'required', 'off'];
-const LOG_FORMATS: readonly LogFormat[] = ['json', 'plain'];
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-export const DEFAULT_PROBE_PORT = 20001;
 
 export interface ValidateConfig {
   readonly interception: InterceptionSpec;
@@ -28,74 +25,55 @@ export interface ValidateConfig {
   readonly logLevel: LogLevel;
   /** Operator-chosen probe destinations, at most one per family; otherwise chosen from the routes. */
   readonly probeAddresses: Partial<Record<Family, IpAddress>>;
+  /**
+   * Soft preferences for the probe destination, one per family: used when routed and captured,
+   * otherwise the plan chooses from the routes (Linkerd's --connect-addr maps here).
+   */
+  readonly probeAddressHints: Partial<Record<Family, IpAddress>>;
   /** Destination port of the probe; undefined means the first port the spec must redirect. */
   readonly probePort: number | undefined;
   readonly rules: RulesMode;
 }
 
-export const VALIDATE_FLAGS: readonly FlagSpec[] = [
-  ...INTERCEPTION_FLAGS,
-  { name: 'family', arity: 'value', placeholder: 'auto|ipv4|ipv6|dual', help: 'Families to prove: auto = every family the pod has an address in (default).' },
-  { name: 'timeout', arity: 'value', placeholder: 'DURATION', help: 'Deadline for the whole validation, e.g. 10s, 500ms (default 10s).' },
-  { name: 'failure-exit-code', arity: 'value', placeholder: 'CODE', help: 'Exit code of a failed validation (linkerd 95, istio 126, generic 97).' },
-  { name: 'termination-log', arity: 'value', placeholder: 'PATH', help: 'Where the termination message goes (default /dev/termination-log).' },
-  { name: 'log-format', arity: 'value', placeholder: 'json|plain', help: 'Log line format (default json).' },
-  { name: 'log-level', arity: 'value', placeholder: 'LEVEL', help: 'trace|debug|info|warn|error|fatal|silent (default info).' },
-  { name: 'probe-address', arity: 'value', placeholder: 'ADDR[,ADDR]', help: 'Probe destination(s), one per family; default: chosen from the pod routes.' },
-  { name: 'probe-port', arity: 'value', placeholder: 'PORT', help: 'Probe destination port (default 20001, or the first port that must be redirected).' },
-  { name: 'rules', arity: 'value', placeholder: 'auto|required|off', help: 'Inspect the NAT rules: auto when capable (default), required, or off.' },
-  { name: 'help', arity: 'switch', help: 'Print this help and exit.' },
-  { name: 'version', arity: 'switch', help: 'Print the version and exit.' },
-];
+const VALIDATE: readonly CommandName[] = ['validate'];
+const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
 
-export function buildValidateConfig(raw: RawOptions): ValidateConfig | ConfigError {
-  const interception = buildInterceptionSpec(raw);
-  if (isConfigError(interception)) return interception;
-
-  const family = oneOf(raw, 'family', FAMILY_MODES, 'auto');
-  if (isConfigError(family)) return family;
-  const rules = oneOf(raw, 'rules', RULES_MODES, 'auto');
-  if (isConfigError(rules)) return rules;
-  const logFormat = oneOf(raw, 'log-format', LOG_FORMATS, 'json');
-  if (isConfigError(logFormat)) return logFormat;
-  const logLevel = oneOf(raw, 'log-level', LOG_LEVELS, 'info');
-  if (isConfigError(logLevel)) return logLevel;
-
-  const timeoutOption = raw.get('timeout');
-  const timeoutMs = timeoutOption ? parseDurationMs(timeoutOption.value) : 10_000;
-  if (timeoutMs === undefined || timeoutMs < 100 || timeoutMs > 3_600_000) {
-    return configError(timeoutOption?.source ?? '--timeout', timeoutOption?.value ?? '', `expected a duration from 100ms to 1h, e.g. ${formatDuration(10_000)} or 500ms`);
-  }
-
-  const failureExitCode = failureExitCodeOf(raw, interception.mesh);
-  if (isConfigError(failureExitCode)) return failureExitCode;
-
-  const probeAddresses: Partial<Record<Family, IpAddress>> = {};
-  const probeOption = raw.get('probe-address');
-  if (probeOption) {
-    for (const item of probeOption.value.split(',').map((text) => text.trim()).filter((text) => text !== '')) {
-      const ip = parseIp(item);
-      if (!ip) return configError(probeOption.source, probeOption.value, `"${item}" is not an IP address`);
-      if (probeAddresses[ip.family]) return configError(probeOption.source, probeOption.value, `two ${ip.family} addresses given; one per family`);
-      probeAddresses[ip.family] = ip;
-    }
-  }
-
-  const probePortOption = raw.get('probe-port');
-  let probePort: number | undefined;
-  if (probePortOption) {
-    const parsed = parsePort(probePortOption);
-    if (isConfigError(parsed)) return parsed;
-    probePort = parsed;
-  }
-
-  const terminationLog = raw.get('termination-log')?.value ?? '/dev/termination-log';
-  return { interception, family, timeoutMs, failureExitCode, terminationLog, logFormat, logLevel, probeAddresses, probePort, rules };
+function value<T>(name: string, placeholder: string, help: string, parse: FlagDef<T>['parse'], extra: Partial<FlagDef<T>> = {}): FlagDef<T> {
+  return { name, kind: 'value', env: envOf(name), placeholder, help, commands: VALIDATE, parse, ...extra };
 }
 
-function oneOf<T extends string>(raw: RawOptions, name: string, allowed: readonly T[], fallback: T): T | ConfigError {
-  const option = raw.get(name);
-  if (!option) return fallback;
-  const value = option.value.trim() as T;
-  return allowed.includes(value) ? value : configError(option.source, option.value, `expected one of ${allowed.join(', ')}`);
+export const FAMILY_FLAG = value<FamilyMode>('family', 'auto|ipv4|ipv6|dual', 'Families to prove (validate) or check (explain): auto = every family the pod has (explain: the rules cover); dual = both.', oneOf(['auto', 'ipv4', 'ipv6', 'dual']), { default: 'auto', commands: SPEC_COMMANDS });
+export const TIMEOUT_FLAG = value<number>('timeout', 'DURATION', 'Deadline for everything, `10s`, `500ms`, `1m` (default 10s, 100ms to 1h).', parseDuration(100, 3_600_000, '100ms to 1h'), { default: 10_000 });
+export const FAILURE_EXIT_CODE_FLAG = value<number>('failure-exit-code', 'CODE', 'Exit code of a failed validation (linkerd 95, istio 126, generic 97); never a reserved code.', parseFailureExitCode, { commands: SPEC_COMMANDS });
+export const TERMINATION_LOG_FLAG = value<string>('termination-log', 'PATH', 'Where the termination message goes (default `/dev/termination-log`); a regular file, never through a symlink.', parsePath, { default: '/dev/termination-log' });
+export const LOG_FORMAT_FLAG = value<LogFormat>('log-format', 'json|plain', 'Log format (default json).', oneOf(['json', 'plain']), { default: 'json' });
+export const LOG_LEVEL_FLAG = value<LogLevel>('log-level', 'LEVEL', 'trace, debug, info (default), warn, error, fatal, silent.', oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']), { default: 'info' });
+export const PROBE_ADDRESS_FLAG = value('probe-address', 'ADDR[,ADDR]', 'Probe destination, one per family (default: chosen from the routes).', parseAddressPerFamily);
+export const PROBE_ADDRESS_HINT_FLAG = value('probe-address-hint', 'ADDR[,ADDR]', "Preferred probe destination, one per family, used when routed and captured (Linkerd's `--connect-addr`).", parseAddressPerFamily);
+export const PROBE_PORT_FLAG = value<number>('probe-port', 'PORT', 'Probe destination port (default 20001, or an included port).', parsePort);
+export const RULES_FLAG = value<RulesMode>('rules', 'auto|required|off', 'Inspect the NAT rules when capable (default), always, or never.', oneOf(['auto', 'required', 'off']), { default: 'auto' });
+
+export const VALIDATE_FLAGS: readonly FlagDef[] = [
+  ...INTERCEPTION_FLAGS, FAMILY_FLAG, TIMEOUT_FLAG, FAILURE_EXIT_CODE_FLAG, TERMINATION_LOG_FLAG, LOG_FORMAT_FLAG, LOG_LEVEL_FLAG,
+  PROBE_ADDRESS_FLAG, PROBE_ADDRESS_HINT_FLAG, PROBE_PORT_FLAG, RULES_FLAG, HELP_FLAG, VERSION_FLAG,
+] as readonly FlagDef[];
+
+/** The validate configuration from a parsed command line: the preset, then every flag given. */
+export function buildValidateConfig(parsed: ParsedFlags): ConfigResult<ValidateConfig> {
+  const interception = buildInterceptionSpec(parsed);
+  if (!interception.ok) return interception;
+  const spec = interception.value;
+  return ok({
+    interception: spec,
+    family: flagValue(parsed, FAMILY_FLAG) ?? 'auto',
+    timeoutMs: flagValue(parsed, TIMEOUT_FLAG) ?? 10_000,
+    failureExitCode: flagValue(parsed, FAILURE_EXIT_CODE_FLAG) ?? PRESETS[spec.mesh].failureExitCode,
+    terminationLog: flagValue(parsed, TERMINATION_LOG_FLAG) ?? '/dev/termination-log',
+    logFormat: flagValue(parsed, LOG_FORMAT_FLAG) ?? 'json',
+    logLevel: flagValue(parsed, LOG_LEVEL_FLAG) ?? 'info',
+    probeAddresses: flagValue(parsed, PROBE_ADDRESS_FLAG) ?? {},
+    probeAddressHints: flagValue(parsed, PROBE_ADDRESS_HINT_FLAG) ?? {},
+    probePort: flagValue(parsed, PROBE_PORT_FLAG),
+    rules: flagValue(parsed, RULES_FLAG) ?? 'auto',
+  });
 }

@@ -18,11 +18,27 @@ export function createLogger(format: LogFormat, level: LogLevel, fd = 1): Logger
   );
 }
 
+const MAX_PAUSES = 200;
+// Made on first use: a start-up snapshot cannot hold a SharedArrayBuffer.
+let pause: Int32Array | undefined;
+
+/**
+ * Writes the whole line. A pipe's reader that is slow makes a non-blocking stdout answer EAGAIN:
+ * wait 5 ms and retry (at most 1 s in all) rather than drop the line.
+ */
 function writeAll(fd: number, text: string): void {
-  try {
-    writeSync(fd, text);
-  } catch {
-    // A closed stdout must not turn a verdict into a crash; the exit code still tells.
+  const bytes = Buffer.from(text, 'utf8');
+  let written = 0;
+  for (let pauses = 0; written < bytes.length && pauses <= MAX_PAUSES;) {
+    try {
+      written += writeSync(fd, bytes, written, bytes.length - written);
+    } catch (error) {
+      // A closed stdout must not turn a verdict into a crash; the exit code still tells.
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') return;
+      pause ??= new Int32Array(new SharedArrayBuffer(4));
+      Atomics.wait(pause, 0, 0, 5);
+      pauses++;
+    }
   }
 }
 

@@ -85,7 +85,7 @@ export function flagsFor(testCase: CorpusCase): { argv: string[]; families: stri
       `--exclude-inbound-cidrs=${text(c['--subnets-to-ignore']).split(' ')[0] ?? ''}`,
       `--include-inbound-ports=${c['--ports-to-redirect'] === undefined ? '*' : text(c['--ports-to-redirect'])}`,
     ];
-    return { argv, families: c['--ipv6'] === true ? 'ipv4,ipv6' : 'ipv4' };
+    return { argv, families: c['--ipv6'] === true ? 'dual' : 'ipv4' };
   }
   if (testCase.dir.startsWith('istio-cni/')) {
     // The CNI plugin's defaults (see the manifest's writer): -b '*' -d 15090,15021,15020, outbound-exclude 15020.
@@ -132,12 +132,12 @@ export function flagsFor(testCase: CorpusCase): { argv: string[]; families: stri
   ];
   if (c['InboundInterceptionMode'] === 'TPROXY') argv.push('--tproxy');
   // istio-iptables captures DNS only to the listed servers: RedirectDNS with none captures nothing.
-  if (c['RedirectDNS'] === true && servers.length > 0) argv.push(`--dns-capture=${servers.join(',')}`);
+  if (c['RedirectDNS'] === true && servers.length > 0) argv.push('--dns-capture', `--dns-servers=${servers.join(',')}`);
   if (c['DropInvalid'] === true) argv.push('--drop-invalid');
-  return { argv, families: c['EnableIPv6'] === true ? 'ipv4,ipv6' : 'ipv4' };
+  return { argv, families: c['EnableIPv6'] === true ? 'dual' : 'ipv4' };
 }
 
 export function explainArgv(testCase: CorpusCase, set: DumpSet, extra: readonly string[] = []): string[] {
   const { argv, families } = flagsFor(testCase);
-  return [...argv, `--families=${families}`, ...set.files.map(([flag, file]) => `--${flag}=${file}`), ...extra];
+  return [...argv, `--family=${families}`, ...set.files.map(([flag, file]) => `--${flag}=${file}`), ...extra];
 }

@@ -92,7 +92,7 @@ describe('rules that land late', () => {
   for (const sink of ['drop', 'reject'] as const) {
     it(`passes when the rules arrive one second after start (sink ${sink}s the uncaptured probe)`, async () => {
       const ns = pod({ sink });
-      const child = ns.spawnInterlock(['validate', '--termination-log', ns.terminationLog, ...LINKERD_ARGS, '--timeout', '10s']);
+      const child = ns.spawnInterlock(['validate', '--termination-log', ns.terminationLog, '--mesh', 'linkerd', '--timeout', '10s']);
       const running = collect(child, ns.terminationLog);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       ns.applyRulesText(LINKERD, 'nft');
@@ -145,7 +145,7 @@ describe('identity, ports and signals', () => {
 
   it('SIGTERM during the probe exits 143 with an Interrupted termination message', async () => {
     const ns = pod({ sink: 'drop' });
-    const child = ns.spawnInterlock(['validate', '--termination-log', ns.terminationLog, ...LINKERD_ARGS, '--timeout', '20s']);
+    const child = ns.spawnInterlock(['validate', '--termination-log', ns.terminationLog, '--mesh', 'linkerd', '--timeout', '20s']);
     const running = collect(child, ns.terminationLog);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     child.kill('SIGTERM');
@@ -156,7 +156,7 @@ describe('identity, ports and signals', () => {
 
   it('an invalid flag value exits 64 naming the flag and the value', async () => {
     const ns = pod();
-    const run = await ns.runInterlock([...LINKERD_ARGS, '--timeout', 'soon']);
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', 'soon']);
     expect(run.exitCode).toBe(64);
     expect(run.terminationMessage).toMatch(/^ConfigInvalid: --timeout="soon": expected a duration/);
   });

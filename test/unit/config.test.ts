@@ -2,24 +2,23 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { formatPortSet } from '../../src/addr/port-set.js';
 import { VERSION } from '../../src/cli/version.js';
-import { isConfigError } from '../../src/config/config-error.js';
-import { readRawOptions } from '../../src/config/raw-options.js';
+import { parseCommandLine } from '../../src/config/parse-command-line.js';
 import { buildValidateConfig, VALIDATE_FLAGS, type ValidateConfig } from '../../src/config/validate-config.js';
 
 function build(argv: string[], env: Record<string, string> = {}): ValidateConfig {
-  const raw = readRawOptions(argv, env, VALIDATE_FLAGS);
-  if (!raw.ok) throw new Error(raw.error.message);
-  const config = buildValidateConfig(raw.options);
-  if (isConfigError(config)) throw new Error(config.message);
-  return config;
+  const parsed = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  const config = buildValidateConfig(parsed.value);
+  if (!config.ok) throw new Error(config.error.message);
+  return config.value;
 }
 
 function error(argv: string[], env: Record<string, string> = {}): string {
-  const raw = readRawOptions(argv, env, VALIDATE_FLAGS);
-  if (!raw.ok) return raw.error.message;
-  const config = buildValidateConfig(raw.options);
-  if (!isConfigError(config)) throw new Error(`expected a configuration error for ${argv.join(' ')}`);
-  return config.message;
+  const parsed = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
+  if (!parsed.ok) return parsed.error.message;
+  const config = buildValidateConfig(parsed.value);
+  if (config.ok) throw new Error(`expected a configuration error for ${argv.join(' ')}`);
+  return config.error.message;
 }
 
 describe('mesh presets', () => {
@@ -84,7 +83,7 @@ describe('flags and environment', () => {
     [['--mesh', 'linkerd', '--family', 'ipv5'], /^--family="ipv5"/],
     [['--mesh', 'linkerd', '--failure-exit-code', '64'], /^--failure-exit-code="64"/],
     [['--mesh', 'linkerd', '--failure-exit-code', '300'], /^--failure-exit-code="300"/],
-    [['--mesh', 'linkerd', '--failure-exit-code', '66'], /^--failure-exit-code="66": expected 1-255, not 64, 65, 66, 70, 130, 143/],
+    [['--mesh', 'linkerd', '--failure-exit-code', '66'], /^--failure-exit-code="66": expected 1-255, not 1, 64, 65, 66, 70, 74, 130, 143/],
     [['--mesh', 'linkerd', '--exclude-inbound-ports', '10-5'], /ends before it starts/],
     [['--mesh', 'linkerd', '--proxy-uid', 'proxy'], /^--proxy-uid="proxy": "proxy" is not a numeric uid/],
     [['--mesh', 'linkerd', '--probe-address', 'example.com'], /^--probe-address="example.com"/],
@@ -92,12 +91,49 @@ describe('flags and environment', () => {
     [['--mesh', 'linkerd', '--rules', 'maybe'], /^--rules="maybe"/],
     [['--mesh', 'linkerd', '--no-such-flag'], /^--no-such-flag="": unknown flag/],
     [['--mesh'], /^--mesh="": needs a value/],
+    [['--mesh', ''], /^--mesh="": expected one of linkerd, istio, generic/],
+    [['--mesh', 'linkerd', '--mesh', 'istio'], /^--mesh="istio": given 2 times; give it once/],
+    [['--mesh', 'linkerd', '--tproxy=false'], /^--tproxy="false": is a switch and takes no value/],
+    [['--mesh', 'linkerd', '--help=false'], /^--help="false": is a switch/],
+    [['--mesh', 'linkerd', '--probe-port', '--tproxy'], /^--probe-port="--tproxy": needs a value/],
+    [['--mesh', 'linkerd', 'extra'], /^argument="extra": unexpected argument/],
+    [['--mesh', 'linkerd', '--failure-exit-code', '1'], /^--failure-exit-code="1": expected 1-255, not 1,/],
+    [['--mesh', 'linkerd', '--failure-exit-code', '74'], /^--failure-exit-code="74"/],
+    [['--mesh', 'linkerd', '--dns-servers', '10.0.0.10'], /^--dns-servers: needs --dns-capture/],
+    [['--mesh', 'linkerd', '--probe-address-hint', 'x'], /^--probe-address-hint="x": "x" is not an IP address/],
   ];
   for (const [argv, pattern] of invalid) {
     it(`rejects ${argv.join(' ')}`, () => {
       expect(error(argv)).toMatch(pattern);
     });
   }
+
+  it('help and version are never read from the environment', () => {
+    const parsed = parseCommandLine('validate', ['--mesh', 'linkerd'], { INTERLOCK_HELP: 'true', INTERLOCK_VERSION: '1' }, VALIDATE_FLAGS);
+    expect(parsed.ok && [...parsed.value.values.keys()]).not.toContain('help');
+    expect(parsed.ok && [...parsed.value.values.keys()]).not.toContain('version');
+  });
+
+  it('switches from the environment take true/false; from argv they take no value', () => {
+    expect(build(['--mesh', 'istio'], { INTERLOCK_PROXY_LOOPBACK_INBOUND: 'false' }).interception.proxyLoopbackToInbound).toBe(false);
+    expect(build(['--mesh', 'linkerd', '--tproxy']).interception.tproxy).toBe(true);
+    expect(error(['--mesh', 'linkerd'], { INTERLOCK_TPROXY: 'maybe' })).toMatch(/^INTERLOCK_TPROXY="maybe": expected true or false/);
+  });
+
+  it('--dns-capture with and without --dns-servers; --probe-address-hint per family', () => {
+    expect(build(['--mesh', 'istio', '--dns-capture']).interception.dnsCapture).toEqual({ servers: [] });
+    expect(build(['--mesh', 'istio', '--dns-capture', '--dns-servers', '10.0.0.10']).interception.dnsCapture?.servers).toHaveLength(1);
+    expect(build(['--mesh', 'istio']).interception.dnsCapture).toBeUndefined();
+    expect(Object.keys(build(['--mesh', 'linkerd', '--probe-address-hint', '1.1.1.1,fd00::1']).probeAddressHints).sort()).toEqual(['ipv4', 'ipv6']);
+    expect(build(['--mesh', 'linkerd']).probeAddressHints).toEqual({});
+  });
+
+  it('an echoed value is truncated to 64 characters and escaped', () => {
+    const message = error(['--mesh', `\u202e${'x'.repeat(1000)}\u0007`]);
+    expect(message).toContain('\\u{202e}');
+    expect(message).not.toMatch(/[\u202e\u0007]/);
+    expect(message.length).toBeLessThan(200);
+  });
 
   it('an invalid environment variable is named as such', () => {
     expect(error([], { INTERLOCK_MESH: 'linkerd', INTERLOCK_FAMILY: 'both' })).toMatch(/^INTERLOCK_FAMILY="both"/);

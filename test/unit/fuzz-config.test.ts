@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parseCidr } from '../../src/addr/cidr.js';
 import { formatIp, parseIp } from '../../src/addr/ip.js';
 import { parsePortSet, portSetHas } from '../../src/addr/port-set.js';
-import { isConfigError } from '../../src/config/config-error.js';
 import { parseDurationMs } from '../../src/config/duration.js';
-import { readRawOptions } from '../../src/config/raw-options.js';
+import { RESERVED_EXIT_CODES } from '../../src/config/exit-codes.js';
+import { parseCommandLine } from '../../src/config/parse-command-line.js';
 import { buildValidateConfig, VALIDATE_FLAGS } from '../../src/config/validate-config.js';
 import { truncateUtf8 } from '../../src/verdict/termination-message.js';
 import { prng } from '../harness/prng.js';
@@ -36,23 +36,23 @@ describe('fuzzing the configuration: random flags and values never crash and nev
         else argv.push(`--${name}`, value);
       }
       const env = random() < 0.3 ? { INTERLOCK_MESH: randomText(random, 2), INTERLOCK_TIMEOUT: randomText(random, 3) } : {};
-      const raw = readRawOptions(argv, env, VALIDATE_FLAGS);
+      const raw = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
       if (!raw.ok) {
         errors++;
-        expect(raw.error.message).toMatch(/^(--|INTERLOCK_)/);
+        expect(raw.error.message).toMatch(/^(--|INTERLOCK_|argument=)/);
         continue;
       }
-      const config = buildValidateConfig(raw.options);
-      if (isConfigError(config)) {
+      const built = buildValidateConfig(raw.value);
+      if (!built.ok) {
         errors++;
-        expect(config.message.length).toBeGreaterThan(0);
-        expect(config.source).toMatch(/^(--|INTERLOCK_)/);
+        expect(built.error.message).toMatch(/^(--|INTERLOCK_)/);
       } else {
+        const config = built.value;
         // Whatever got through is within bounds.
         expect(config.timeoutMs).toBeGreaterThanOrEqual(100);
         expect(config.interception.inboundPort).toBeGreaterThanOrEqual(1);
         expect(config.interception.outboundPort).not.toBe(config.interception.inboundPort);
-        expect([64, 70, 130, 143, 0]).not.toContain(config.failureExitCode);
+        expect([...RESERVED_EXIT_CODES]).not.toContain(config.failureExitCode);
       }
     }
     expect(errors).toBeGreaterThan(ITERATIONS / 2);

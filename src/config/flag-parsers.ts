@@ -1,0 +1,120 @@
+import { parseCidr, type Cidr } from '../addr/cidr.js';
+import { parseIp, type Family, type IpAddress } from '../addr/ip.js';
+import { parsePortSet, type PortSet } from '../addr/port-set.js';
+import { fail, ok, type Result } from '../reason/result.js';
+import { formatDuration, parseDurationMs } from './duration.js';
+import { quoted } from './echo-value.js';
+
+/** A flag value parser: the failure's message is the problem alone (`expected 1-65535`). */
+export type FlagParser<T> = (text: string) => Result<T, 'ConfigInvalid'>;
+
+/** `all`, or an explicit list (empty meaning none). */
+export type CidrSet = { readonly kind: 'all' } | { readonly kind: 'list'; readonly cidrs: readonly Cidr[] };
+export type IdSet = { readonly kind: 'all' } | { readonly kind: 'list'; readonly ids: readonly number[] };
+
+const problem = (text: string) => fail('ConfigInvalid', text);
+
+function listItems(text: string): string[] {
+  return text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+}
+
+/** One of a closed set; an empty value is an error, never a silent default. */
+export function oneOf<T extends string>(allowed: readonly T[]): FlagParser<T> {
+  return (text) => {
+    const value = text.trim();
+    return (allowed as readonly string[]).includes(value) ? ok(value as T) : problem(`expected one of ${allowed.join(', ')}`);
+  };
+}
+
+export const parsePort: FlagParser<number> = (text) => {
+  const trimmed = text.trim();
+  const port = /^\d{1,5}$/.test(trimmed) ? Number(trimmed) : NaN;
+  return port >= 1 && port <= 65535 ? ok(port) : problem('expected a port from 1 to 65535');
+};
+
+export const parsePortOrZero: FlagParser<number> = (text) => (text.trim() === '0' ? ok(0) : parsePort(text));
+
+export const parsePorts: FlagParser<PortSet> = (text) => {
+  const parsed = parsePortSet(text);
+  return parsed.ok ? ok(parsed.value) : problem(parsed.problem);
+};
+
+/** A comma-separated list whose items each parse or name themselves as the fault. */
+function listOf<T>(parseItem: (item: string) => T | undefined, expected: string): FlagParser<T[]> {
+  return (text) => {
+    const values: T[] = [];
+    for (const item of listItems(text)) {
+      const value = parseItem(item);
+      if (value === undefined) return problem(`${quoted(item)} is not ${expected}`);
+      values.push(value);
+    }
+    return ok(values);
+  };
+}
+
+function parseId(item: string): number | undefined {
+  return /^\d{1,10}$/.test(item) && Number(item) <= 0xfffffffe ? Number(item) : undefined;
+}
+
+export const parseIds: FlagParser<number[]> = listOf(parseId, 'a numeric uid/gid');
+export const parseCidrs: FlagParser<Cidr[]> = listOf(parseCidr, 'an address or CIDR');
+export const parseIps: FlagParser<IpAddress[]> = listOf(parseIp, 'an IP address');
+
+export const parseIdSet: FlagParser<IdSet> = (text) => {
+  if (text.trim() === '*') return ok({ kind: 'all' });
+  const ids = parseIds(text);
+  return ids.ok ? ok({ kind: 'list', ids: ids.value }) : ids;
+};
+
+export const parseCidrSet: FlagParser<CidrSet> = (text) => {
+  if (text.trim() === '*') return ok({ kind: 'all' });
+  const cidrs = parseCidrs(text);
+  return cidrs.ok ? ok({ kind: 'list', cidrs: cidrs.value }) : cidrs;
+};
+
+export const parseLoopbackCidr: FlagParser<Cidr> = (text) => {
+  const cidr = parseCidr(text);
+  return cidr && cidr.family === 'ipv4' ? ok(cidr) : problem('expected an IPv4 CIDR such as 127.0.0.1/32');
+};
+
+export const parseInterfaces: FlagParser<string[]> = (text) => {
+  const names = listItems(text);
+  // IFNAMSIZ is 16 including the NUL; '/' and whitespace are never valid in an interface name.
+  const bad = names.find((name) => name.length > 15 || /[\s/]/.test(name));
+  return bad === undefined ? ok(names) : problem(`${quoted(bad)} is not an interface name`);
+};
+
+/** Switches read from an environment variable (`INTERLOCK_TPROXY=true`); argv switches take no value. */
+export const parseBoolean: FlagParser<boolean> = (text) => {
+  const value = text.trim().toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(value)) return ok(true);
+  if (['false', '0', 'no', 'off'].includes(value)) return ok(false);
+  return problem('expected true or false');
+};
+
+/** At most one address per family: `--probe-address 192.0.2.1,2001:db8::1`. */
+export const parseAddressPerFamily: FlagParser<Partial<Record<Family, IpAddress>>> = (text) => {
+  const addresses: Partial<Record<Family, IpAddress>> = {};
+  const items = listItems(text);
+  if (items.length === 0) return problem('expected one address per family, e.g. 192.0.2.1,2001:db8::1');
+  for (const item of items) {
+    const ip = parseIp(item);
+    if (!ip) return problem(`${quoted(item)} is not an IP address`);
+    if (addresses[ip.family]) return problem(`two ${ip.family} addresses given; one per family`);
+    addresses[ip.family] = ip;
+  }
+  return ok(addresses);
+};
+
+export function parseDuration(minMs: number, maxMs: number, range: string): FlagParser<number> {
+  return (text) => {
+    const ms = parseDurationMs(text);
+    if (ms === undefined || ms < minMs || ms > maxMs) {
+      return problem(`expected a duration from ${range}, e.g. ${formatDuration(10_000)} or 500ms`);
+    }
+    return ok(ms);
+  };
+}
+
+/** A path: any text but the empty one (an empty path would mean "the current directory" to some calls). */
+export const parsePath: FlagParser<string> = (text) => (text === '' ? problem('expected a path') : ok(text));

@@ -1,0 +1,99 @@
+import { parseArgs } from 'node:util';
+import { ok } from '../reason/result.js';
+import { configInvalid, type ConfigResult } from './config-error.js';
+import { echoValue } from './echo-value.js';
+import type { CommandName, FlagDef } from './flag-def.js';
+import type { ParsedFlags } from './parsed-flags.js';
+
+// Read once when the module loads, so the start-up snapshot already holds node's parseArgs.
+const strictParseArgs = parseArgs;
+
+type Env = Readonly<Record<string, string | undefined>>;
+type Token = ReturnType<typeof parseArgs>['tokens'] extends (infer T)[] | undefined ? T : never;
+interface Given { readonly texts: string[] }
+
+/**
+ * The one command-line reader of every command: argv through node:util's strict `parseArgs`
+ * (unknown flags, a switch given a value, a value flag without one and stray arguments are
+ * errors), then each flag's environment variable where argv is silent, then its default. A
+ * single-value flag given twice is an error: the last of two values must never win silently.
+ */
+export function parseCommandLine(command: CommandName, argv: readonly string[], env: Env, flags: readonly FlagDef[]): ConfigResult<ParsedFlags> {
+  const applicable = flags.filter((flag) => flag.commands.includes(command));
+  const tokens = strictTokens(command, argv, applicable);
+  if (!tokens.ok) return tokens;
+  const given = new Map<string, Given>();
+  for (const token of tokens.value) {
+    if (token.kind !== 'option') continue;
+    const entry = given.get(token.name) ?? { texts: [] };
+    entry.texts.push(token.value ?? '');
+    given.set(token.name, entry);
+  }
+  const values = new Map<string, unknown>();
+  const sources = new Map<string, string>();
+  for (const flag of applicable) {
+    const read = readFlag(flag, given.get(flag.name), env);
+    if (!read.ok) return read;
+    if (read.value === undefined) continue;
+    values.set(flag.name, read.value.value);
+    if (read.value.source) sources.set(flag.name, read.value.source);
+  }
+  return ok({ command, values, sources });
+}
+
+type FlagRead = ConfigResult<{ value: unknown; source?: string } | undefined>;
+
+function readFlag(flag: FlagDef, given: Given | undefined, env: Env): FlagRead {
+  const source = `--${flag.name}`;
+  if (given && flag.kind === 'switch') return ok({ value: true, source });
+  if (given) {
+    if (given.texts.length > 1 && !flag.repeatable) return configInvalid(source, given.texts[1] ?? '', `given ${given.texts.length} times; give it once`);
+    const parsed: unknown[] = [];
+    for (const text of given.texts) {
+      const value = flag.parse(text);
+      if (!value.ok) return configInvalid(source, text, value.error.message);
+      parsed.push(value.value);
+    }
+    return ok({ value: flag.repeatable ? parsed : parsed[0], source });
+  }
+  const envText = flag.env === undefined ? undefined : env[flag.env];
+  if (flag.env !== undefined && envText !== undefined) {
+    const value = flag.parse(envText);
+    if (!value.ok) return configInvalid(flag.env, envText, value.error.message);
+    return ok({ value: flag.repeatable ? [value.value] : value.value, source: flag.env });
+  }
+  return ok(flag.default === undefined ? undefined : { value: flag.default });
+}
+
+function strictTokens(command: CommandName, argv: readonly string[], flags: readonly FlagDef[]): ConfigResult<Token[]> {
+  const options = Object.fromEntries(flags.map((flag) => [flag.name, { type: flag.kind === 'switch' ? 'boolean' as const : 'string' as const, multiple: true }]));
+  try {
+    const { tokens } = strictParseArgs({ args: [...argv], options, strict: true, allowPositionals: false, tokens: true });
+    return ok(tokens);
+  } catch (error) {
+    return describeArgvError(command, argv, flags, error);
+  }
+}
+
+/**
+ * parseArgs' own messages repeat the offending text verbatim; this says the same in our words,
+ * with the text truncated and escaped.
+ */
+function describeArgvError(command: CommandName, argv: readonly string[], flags: readonly FlagDef[], error: unknown): ConfigResult<never> {
+  const byName = new Map(flags.map((flag) => [flag.name, flag]));
+  for (let index = 0; index < argv.length; index++) {
+    const arg = argv[index] ?? '';
+    if (arg === '--' || !arg.startsWith('-') || arg === '-') return configInvalid('argument', arg === '--' ? (argv[index + 1] ?? '') : arg, `unexpected argument (interlock ${command} takes flags only)`);
+    const equals = arg.indexOf('=');
+    const name = arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : arg;
+    const flag = arg.startsWith('--') ? byName.get(name) : undefined;
+    if (!flag) return configInvalid(`--${echoValue(name.replace(/^-+/, ''))}`, '', `unknown flag for interlock ${command} (see --help)`);
+    if (flag.kind === 'switch' && equals >= 0) return configInvalid(`--${name}`, arg.slice(equals + 1), 'is a switch and takes no value');
+    if (flag.kind === 'switch' || equals >= 0) continue;
+    const next = argv[index + 1];
+    if (next === undefined) return configInvalid(`--${name}`, '', 'needs a value');
+    if (next.startsWith('-') && next !== '-') return configInvalid(`--${name}`, next, `needs a value; a value starting with "-" is written --${name}=VALUE`);
+    index++;
+  }
+  return configInvalid('argv', error instanceof Error ? error.message : String(error), 'not understood');
+}

@@ -1,0 +1,25 @@
+import type { CommandName, FlagDef } from './flag-def.js';
+
+/** What a command line said, every value already parsed by its FlagDef. */
+export interface ParsedFlags {
+  readonly command: CommandName;
+  /** Parsed values by flag name; a repeatable flag holds the array of its values. */
+  readonly values: ReadonlyMap<string, unknown>;
+  /** Where each value came from (`--mesh` or `INTERLOCK_MESH`); absent for a default. */
+  readonly sources: ReadonlyMap<string, string>;
+}
+
+/** The flag's value: argv, else its environment variable, else its default (undefined: not set). */
+export function flagValue<T>(parsed: ParsedFlags, flag: FlagDef<T>): T | undefined {
+  return parsed.values.get(flag.name) as T | undefined;
+}
+
+/** Every value of a repeatable flag, in command-line order. */
+export function flagValues<T>(parsed: ParsedFlags, flag: FlagDef<T>): readonly T[] {
+  return (parsed.values.get(flag.name) as readonly T[] | undefined) ?? [];
+}
+
+/** `--mesh` or `INTERLOCK_MESH` when the operator gave it; undefined when it is the default. */
+export function flagSource(parsed: ParsedFlags, flag: FlagDef): string | undefined {
+  return parsed.sources.get(flag.name);
+}

@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { echoValue, safeSentence } from '../../src/config/echo-value.js';
+import { HELP_FLAG } from '../../src/config/command-flags.js';
+import type { FlagDef } from '../../src/config/flag-def.js';
+import { oneOf, parsePath, parsePort } from '../../src/config/flag-parsers.js';
+import { parseCommandLine } from '../../src/config/parse-command-line.js';
+import { flagSource, flagValue, flagValues } from '../../src/config/parsed-flags.js';
+
+// The one reader the other commands (manifest, inject, node, cni-check) are wired to: their own
+// FlagDef arrays, the same rules.
+const NAMESPACE: FlagDef<string> = { name: 'namespace', kind: 'value', env: 'INTERLOCK_NAMESPACE', placeholder: 'NS', help: 'Namespace.', commands: ['inject'], parse: parsePath, repeatable: true };
+const PORT: FlagDef<number> = { name: 'port', kind: 'value', env: 'INTERLOCK_PORT', placeholder: 'PORT', help: 'Port.', commands: ['inject', 'node'], parse: parsePort, default: 9990 };
+const MODE: FlagDef<'a' | 'b'> = { name: 'mode', kind: 'value', placeholder: 'a|b', help: 'Mode.', commands: ['inject'], parse: oneOf(['a', 'b']) };
+const DRY_RUN: FlagDef<boolean> = { name: 'dry-run', kind: 'switch', help: 'Dry run.', commands: ['inject'], parse: () => ({ ok: true, value: true }) };
+const FLAGS: readonly FlagDef[] = [NAMESPACE, PORT, MODE, DRY_RUN, HELP_FLAG] as readonly FlagDef[];
+
+const parse = (argv: string[], env: Record<string, string> = {}) => parseCommandLine('inject', argv, env, FLAGS);
+
+describe('parseCommandLine: any command, its own FlagDefs', () => {
+  it('values, defaults, sources; a repeatable flag collects every value', () => {
+    const parsed = parse(['--namespace', 'a', '--namespace=b', '--dry-run']);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(flagValues(parsed.value, NAMESPACE)).toEqual(['a', 'b']);
+    expect(flagValue(parsed.value, PORT)).toBe(9990);
+    expect(flagSource(parsed.value, PORT)).toBeUndefined();
+    expect(flagValue(parsed.value, DRY_RUN)).toBe(true);
+    expect(flagValue(parsed.value, MODE)).toBeUndefined();
+  });
+
+  it('argv wins over the environment; a flag without env is never read from it', () => {
+    const parsed = parse(['--port', '80'], { INTERLOCK_PORT: '81', INTERLOCK_MODE: 'a', INTERLOCK_HELP: 'true', INTERLOCK_DRY_RUN: 'true' });
+    expect(parsed.ok && flagValue(parsed.value, PORT)).toBe(80);
+    expect(parsed.ok && flagValue(parsed.value, MODE)).toBeUndefined();
+    expect(parsed.ok && flagValue(parsed.value, HELP_FLAG)).toBeUndefined();
+    expect(parsed.ok && flagValue(parsed.value, DRY_RUN)).toBeUndefined();
+    const fromEnv = parse([], { INTERLOCK_PORT: '81' });
+    expect(fromEnv.ok && flagSource(fromEnv.value, PORT)).toBe('INTERLOCK_PORT');
+  });
+
+  const refused: Array<[string[], RegExp]> = [
+    [['--port', '1', '--port', '2'], /^--port="2": given 2 times/],
+    [['--dry-run=false'], /^--dry-run="false": is a switch/],
+    [['--help=0'], /^--help="0": is a switch/],
+    [['--mode', ''], /^--mode="": expected one of a, b/],
+    [['--mode'], /^--mode="": needs a value/],
+    [['--mode', '--dry-run'], /^--mode="--dry-run": needs a value/],
+    [['--unknown'], /^--unknown="": unknown flag for interlock inject/],
+    [['-x'], /^--x="": unknown flag/],
+    [['positional'], /^argument="positional": unexpected argument/],
+    [['--', '--port'], /^argument="--port": unexpected argument/],
+    [['--timeout', '1s'], /^--timeout="": unknown flag for interlock inject/],
+  ];
+  for (const [argv, pattern] of refused) {
+    it(`refuses ${JSON.stringify(argv)}`, () => {
+      const parsed = parse(argv);
+      expect(parsed.ok).toBe(false);
+      if (!parsed.ok) {
+        expect(parsed.error.reason).toBe('ConfigInvalid');
+        expect(parsed.error.message).toMatch(pattern);
+      }
+    });
+  }
+
+  it('a flag declared for another command is unknown here', () => {
+    expect(parseCommandLine('node', ['--namespace', 'a'], {}, FLAGS).ok).toBe(false);
+    expect(parseCommandLine('node', ['--port', '1'], {}, FLAGS).ok).toBe(true);
+  });
+});
+
+describe('echoed values', () => {
+  it('truncates at 64 code points with an ellipsis, escapes controls, bidi marks and quotes', () => {
+    expect(echoValue('a'.repeat(100))).toBe(`${'a'.repeat(64)}…`);
+    expect(echoValue('a'.repeat(64))).toBe('a'.repeat(64));
+    expect(echoValue('\u202eab\u0007"\\\u2066')).toBe('\\u{202e}ab\\u{7}\\"\\\\\\u{2066}');
+    expect(echoValue('\u{1F600}'.repeat(70))).toBe(`${'\u{1F600}'.repeat(64)}…`);
+    expect(safeSentence(`"${'y'.repeat(1000)}" is bad\u202e`).length).toBeLessThan(310);
+    expect(safeSentence('"q" is \n bad')).toBe('"q" is \\u{a} bad');
+  });
+});

@@ -28,6 +28,8 @@ export interface ValidateConfig {
   readonly logLevel: LogLevel;
   /** Operator-chosen probe destinations, at most one per family; otherwise chosen from the routes. */
   readonly probeAddresses: Partial<Record<Family, IpAddress>>;
+  /** Preferred probe destinations (--probe-address-hint): used when routed and captured, else the plan chooses. */
+  readonly probeAddressHints: Partial<Record<Family, IpAddress>>;
   /** Destination port of the probe; undefined means the first port the spec must redirect. */
   readonly probePort: number | undefined;
   readonly rules: RulesMode;
@@ -90,7 +92,7 @@ export function buildValidateConfig(raw: RawOptions): ValidateConfig | ConfigErr
   }
 
   const terminationLog = raw.get('termination-log')?.value ?? '/dev/termination-log';
-  return { interception, family, timeoutMs, failureExitCode, terminationLog, logFormat, logLevel, probeAddresses, probePort, rules };
+  return { interception, family, timeoutMs, failureExitCode, terminationLog, logFormat, logLevel, probeAddresses, probeAddressHints: {}, probePort, rules };
 }
 
 function oneOf<T extends string>(raw: RawOptions, name: string, allowed: readonly T[], fallback: T): T | ConfigError {

@@ -2,13 +2,13 @@ import { formatPortSet, portSetHas, type PortSet } from '../addr/port-set.js';
 import type { InterceptionSpec } from '../config/interception.js';
 
 /** The fixed part of the spread: the ports almost every workload uses. */
-export const WELL_KNOWN_PORTS: readonly number[] = [80, 443];
+const WELL_KNOWN_PORTS: readonly number[] = [80, 443];
 
 /** The probe's first choice when the operator names none: high ports no preset excludes. */
 export const PREFERRED_PORTS: readonly number[] = [20001, 20002, 31337, 40001];
 
 /** At most this many ports per family: a REDIRECT catches every port, so more prove little more. */
-export const MAX_PORTS_PER_FAMILY = 8;
+const MAX_PORTS_PER_FAMILY = 8;
 
 export interface PortSpread {
   readonly ports: readonly number[];

@@ -21,7 +21,7 @@ function pathText(target: ProbeTarget): string {
 function evidenceLine(result: ProbeResult): string {
   const { target } = result;
   const counts = Object.entries(result.outcomes).map(([kind, count]) => `${kind} x${count}`).join(', ');
-  return `${target.family}: probe ${describeTarget(target)} via ${target.via}, ${pathText(target)}, must arrive at port ${target.expectedPort}; ${result.attempts} attempt(s) in ${result.elapsedMs} ms: ${counts || 'none'}${result.stranger ? `; stranger: ${result.stranger.sentence}` : ''}`;
+  return `${target.family}: probe ${describeTarget(target)} via ${target.via}, ${pathText(target)}, must arrive at port ${target.expectedPort}; ${result.attempts} attempt(s) in ${result.elapsedMs} ms: ${counts || 'none'}${result.stranger ? `; stranger: ${result.stranger.sentence}` : ''}${result.status === 'aborted' ? '; stopped before it was decided' : ''}`;
 }
 
 /**
@@ -32,7 +32,10 @@ export function familyProbeCheck(family: Family, results: readonly ProbeResult[]
   const label = familyLabel(family);
   const name = `probe-${family}`;
   const evidence = results.map(evidenceLine);
-  const failure = results.find((result) => result.stranger) ?? results.find((result) => result.status === 'failed');
+  // A port stopped because a sibling failed still counts when the network had answered it: the
+  // first port in plan order with an answer names the failure, whichever finished first.
+  const answeredNo = (result: ProbeResult): boolean => result.status === 'failed' || (result.status === 'aborted' && result.lastConclusive !== undefined);
+  const failure = results.find((result) => result.stranger) ?? results.find(answeredNo);
   if (failure) return failed(name, 'InterceptionMissing', failureSentence(failure, label, timeoutMs), evidence, 'validation', PRECEDENCE.probe);
   const first = results[0];
   if (!first || results.some((result) => result.status !== 'passed' || !result.proof)) {

@@ -28,7 +28,10 @@ export function isConclusive(outcome: AttemptOutcome): boolean {
 export async function attemptProbe(target: ProbeTarget, listener: ProbeListener, timeoutMs: number, signal: AbortSignal): Promise<AttemptOutcome> {
   if (signal.aborted) return { kind: 'aborted' };
   const handshake = newHandshake();
-  const socket = connect({ host: formatIp(target.destination), port: target.port, family: target.family === 'ipv4' ? 4 : 6 });
+  // Bound to the wildcard before connecting, the socket gets a source port no other socket holds:
+  // connect()'s own choice may share a port across destinations, and two probes redirected to one
+  // listener from one port would make NAT rewrite the source port, hiding the probe's 4-tuple.
+  const socket = connect({ host: formatIp(target.destination), port: target.port, family: target.family === 'ipv4' ? 4 : 6, localAddress: target.family === 'ipv4' ? '0.0.0.0' : '::' });
   const started = Date.now();
   const remaining = (): number => Math.max(1, timeoutMs - (Date.now() - started));
   let onAbort = (): void => undefined;
@@ -78,6 +81,9 @@ function judgeReply(reply: BoundedRead, handshake: Handshake, socket: Socket, so
     return reply.bytes.length === 0 && arrival === undefined
       ? { kind: 'wrong-peer', detail: `${peer} accepted the connection but sent nothing within ${timeoutMs} ms` }
       : { kind: 'wrong-peer', detail: `${peer} sent ${reply.bytes.length} unexpected bytes` };
+  }
+  if (arrival && (arrival.remote.address !== source.address || arrival.remote.port !== source.port)) {
+    return { kind: 'wrong-peer', detail: `our listener saw this probe arrive from port ${arrival.remote.port}, not from its socket's port ${source.port} (NAT rewrote it); not counted as proof` };
   }
   if (reply.kind === 'error') return classifyError(reply.code);
   return { kind: 'wrong-peer', detail: `${peer} ${reply.kind === 'overflow' ? 'sent more than a probe reply' : `closed the connection after ${reply.bytes.length} bytes`}` };

@@ -94,7 +94,13 @@ export class ProbeListener {
         return;
       }
       socket.destroy();
-      if (entry) {
+      if (entry && entry.source.address === remote.address) {
+        // From the probe's own address but another port: the kernel's NAT picked a new source
+        // port to keep two reply tuples apart. Only this namespace can send from its own address
+        // (the kernel drops such packets from outside as martians), so it is no relay; but the
+        // 4-tuple is not the probe's, so it proves nothing: the attempt is told, and not answered.
+        entry.onArrival({ listenerPort: port, localAddress: socket.localAddress ?? '?', remote, clientNonce: Buffer.from(nonce ?? []) });
+      } else if (entry) {
         this.reportStranger({ listenerPort: port, remote, sentence: `our probe's nonce arrived at the listener from ${describeEndpoint(remote)}, not from the probe socket ${describeEndpoint(entry.source)}: something relayed it` });
       } else if (!this.ownSources.has(endpointKey(remote))) {
         this.reportStranger({ listenerPort: port, remote, sentence: `a connection from ${describeEndpoint(remote)} that is not our probe arrived at the listener port ${port}` });

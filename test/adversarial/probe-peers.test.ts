@@ -63,6 +63,23 @@ describe('a peer at the probe address instead of interception', () => {
     }
   });
 
+  it('an IPv6 relay back to the pod\'s listener fails the IPv6 probe', async () => {
+    const ns = pod({ sink: 'drop', ipv6: true });
+    ns.execSink('ip', 'addr', 'add', '2001:db8::1/128', 'dev', 'lo', 'nodad');
+    const relay = sinkProcess(ns, [
+      "const net=require('net')",
+      `net.createServer(a=>{const b=net.connect(4140,'${ns.ipv6Address}');a.on('error',()=>b.destroy());b.on('error',()=>a.destroy());a.pipe(b);b.pipe(a);}).listen(20001,'2001:db8::1')`,
+    ].join(';'));
+    try {
+      await settle();
+      const run = await ns.runInterlock([...LINKERD_ARGS, '--family', 'ipv6']);
+      expect(run.exitCode, run.stdout).toBe(95);
+      expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv6 connection to \[2001:db8::1\]:20001 was not redirected to port 4140: .*arrived at the listener from \[fd00:[0-9a-f:]+::1\]:\d+, not from the probe socket/);
+    } finally {
+      relay.stop();
+    }
+  });
+
   it('a stranger connecting to the listener port while the probe runs fails it, even when the rules are right', async () => {
     const ns = pod({ sink: 'drop' });
     // The rules land one second late, so the listener is up for a second; a foreign connection at

@@ -20,6 +20,8 @@ export interface Arrival {
 export interface StrangerArrival {
   readonly listenerPort: number;
   readonly remote: Endpoint;
+  /** It presented a nonce of ours: a relay of our own probe, never legitimate. */
+  readonly relayed: boolean;
   readonly sentence: string;
 }
 
@@ -101,9 +103,9 @@ export class ProbeListener {
         // 4-tuple is not the probe's, so it proves nothing: the attempt is told, and not answered.
         entry.onArrival({ listenerPort: port, localAddress: socket.localAddress ?? '?', remote, clientNonce: Buffer.from(nonce ?? []) });
       } else if (entry) {
-        this.reportStranger({ listenerPort: port, remote, sentence: `our probe's nonce arrived at the listener from ${describeEndpoint(remote)}, not from the probe socket ${describeEndpoint(entry.source)}: something relayed it` });
+        this.reportStranger({ listenerPort: port, remote, relayed: true, sentence: `our probe's nonce arrived at the listener from ${describeEndpoint(remote)}, not from the probe socket ${describeEndpoint(entry.source)}: something relayed it` });
       } else if (!this.ownSources.has(endpointKey(remote))) {
-        this.reportStranger({ listenerPort: port, remote, sentence: `a connection from ${describeEndpoint(remote)} that is not our probe arrived at the listener port ${port}` });
+        this.reportStranger({ listenerPort: port, remote, relayed: false, sentence: `a connection from ${describeEndpoint(remote)} that is not our probe arrived at the listener port ${port}` });
       }
     });
   }

@@ -41,6 +41,8 @@ export type LaunchAttempt = (target: ProbeTarget, lifetimeMs: number, signal: Ab
 
 export interface ProbeHooks {
   readonly onAttempt?: (target: ProbeTarget, attempt: number, outcome: AttemptOutcome) => void;
+  /** A connection at a listener that does not fail the probe (inbound traffic at the inbound port). */
+  readonly onStranger?: (stranger: StrangerArrival) => void;
 }
 
 export interface LoopDeps {

@@ -22,7 +22,14 @@ export async function proveInterception(
 ): Promise<ProbeRun> {
   const listener = new ProbeListener();
   const strangers = new Map<number, Promise<StrangerArrival>>();
-  const unwatch = listener.watchStrangers((stranger) => resolvers.get(stranger.listenerPort)?.(stranger));
+  // At the outbound port only this process's own connections can legitimately arrive, so any
+  // stranger there fails the probe. The inbound port (the proxy-loopback path) also receives
+  // whatever inbound traffic the mesh already captures; there only a relay of our nonce fails it.
+  const strict = new Set(targets.filter((target) => target.path === 'outbound').map((target) => target.expectedPort));
+  const unwatch = listener.watchStrangers((stranger) => {
+    if (stranger.relayed || strict.has(stranger.listenerPort)) resolvers.get(stranger.listenerPort)?.(stranger);
+    else hooks.onStranger?.(stranger);
+  });
   const resolvers = new Map<number, (stranger: StrangerArrival) => void>();
   try {
     for (const [port, families] of familiesByPort(targets)) {

@@ -52,6 +52,7 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   const rulesPromise = inspectRulesSafely(env.inspectRules, config, assessment, plan.targets, Math.max(100, deadline - Date.now()));
   const probeRun = await proveInterception(plan.targets, { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS }, env.signal, {
     onAttempt: (target, attempt, outcome) => env.logger.debug({ family: target.family, port: target.port, attempt, outcome: outcome.kind }, 'probe attempt'),
+    onStranger: (stranger) => env.logger.info({ port: stranger.listenerPort }, `${stranger.sentence}; inbound traffic the mesh captures, ignored on the proxy-loopback path`),
   });
   const rules = await rulesPromise;
   checks.push(rulesCheck(rules, config.rules));

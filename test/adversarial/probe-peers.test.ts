@@ -97,4 +97,23 @@ describe('a peer at the probe address instead of interception', () => {
       stranger.stop();
     }
   });
+
+  it('inbound traffic captured into the inbound port while uid 1337 probes the proxy-loopback path is not a stranger', async () => {
+    const ns = pod({ sink: 'drop' });
+    // Inbound capture first, the proxy-loopback rule one second later: for that second, inbound
+    // connections from the sink reach the validator's listener on 15006, as they do in a meshed pod.
+    ns.applyRulesText('*nat\n:PREROUTING ACCEPT [0:0]\n-A PREROUTING -p tcp -j REDIRECT --to-ports 15006\nCOMMIT\n', 'nft');
+    const inbound = sinkProcess(ns, `const net=require('net');setInterval(()=>{const s=net.connect(8080,'${ns.ipv4Address}');s.on('error',()=>{});s.on('connect',()=>s.end('GET / HTTP/1.0\\r\\n\\r\\n'));},20)`);
+    try {
+      await settle();
+      const running = collect(ns.spawnInterlock(['validate', '--termination-log', ns.terminationLog, '--mesh', 'istio', '--timeout', '8s', '--rules', 'off'], { uid: 1337 }), ns.terminationLog);
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      ns.exec('iptables-nft', '-t', 'nat', '-A', 'OUTPUT', '-o', 'lo', '!', '-d', '127.0.0.1/32', '-p', 'tcp', '-m', 'owner', '--uid-owner', '1337', '-j', 'REDIRECT', '--to-ports', '15006');
+      const run = await running;
+      expect(run.exitCode, run.stdout).toBe(0);
+      expect(run.logs.some((line) => String(line.msg).includes('ignored on the proxy-loopback path'))).toBe(true);
+    } finally {
+      inbound.stop();
+    }
+  });
 });

@@ -94,7 +94,7 @@ describe('probeUntilDecided with an injected clock', () => {
 
   it('a stranger at the listener fails the probe at once, even while attempts are unanswered', async () => {
     const { launch } = answering(() => ({ outcome: { kind: 'no-answer', stage: 'reply' }, afterMs: 60_000 }));
-    const stranger: StrangerArrival = { listenerPort: 4140, remote: { address: '10.0.0.1', port: 5000 }, sentence: 'a connection from 10.0.0.1:5000 that is not our probe arrived at the listener port 4140' };
+    const stranger: StrangerArrival = { listenerPort: 4140, remote: { address: '10.0.0.1', port: 5000 }, relayed: false, sentence: 'a connection from 10.0.0.1:5000 that is not our probe arrived at the listener port 4140' };
     const result = await run(launch, { stranger: new Promise((resolve) => setTimeout(() => resolve(stranger), 1500)) });
     expect(result).toMatchObject({ status: 'failed', stranger, endedEarly: true, elapsedMs: 1500 });
   });

@@ -22,6 +22,7 @@ export async function proveInterception(
 ): Promise<ProbeRun> {
   const listener = new ProbeListener();
   const strangers = new Map<number, Promise<StrangerArrival>>();
+  const resolvers = new Map<number, (stranger: StrangerArrival) => void>();
   // At the outbound port only this process's own connections can legitimately arrive, so any
   // stranger there fails the probe. The inbound port (the proxy-loopback path) also receives
   // whatever inbound traffic the mesh already captures; there only a relay of our nonce fails it.
@@ -30,7 +31,6 @@ export async function proveInterception(
     if (stranger.relayed || strict.has(stranger.listenerPort)) resolvers.get(stranger.listenerPort)?.(stranger);
     else hooks.onStranger?.(stranger);
   });
-  const resolvers = new Map<number, (stranger: StrangerArrival) => void>();
   try {
     for (const [port, families] of familiesByPort(targets)) {
       strangers.set(port, new Promise((resolve) => resolvers.set(port, resolve)));

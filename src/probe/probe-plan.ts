@@ -65,6 +65,11 @@ export function planProbes(input: PlanInput): ProbePlan {
   if (input.probePort !== undefined && listenerPorts.includes(input.probePort)) {
     return fail('ConfigInvalid', undefined, `--probe-port ${input.probePort} is the port the validator itself listens on: a probe to it can arrive without any rule, so its pass would prove nothing; choose another port`);
   }
+  // Every given address is checked, probed family or not: a nonsensical flag is an error, not ignored.
+  for (const override of Object.values(input.overrides)) {
+    const local = localWhy(input.network, override);
+    if (local) return fail('ConfigInvalid', override.family, `--probe-address ${formatIp(override)} ${local}: a probe to it never leaves the pod, so it cannot show that the rules capture anything; give an address outside the pod`);
+  }
   if (!runsAsProxy) {
     const excluded = excludedIdentity(spec, identity);
     if (excluded) return fail('ProbeIdentityExcluded', undefined, excluded);
@@ -106,10 +111,6 @@ interface Destination {
 
 function planOutbound(input: PlanInput, family: Family, listenerPorts: readonly number[]): FamilyPlan {
   const override = input.overrides[family];
-  if (override) {
-    const local = localWhy(input.network, override);
-    if (local) return { kind: 'ConfigInvalid', family, message: `--probe-address ${formatIp(override)} ${local}: a probe to it never leaves the pod, so it cannot show that the rules capture anything; give an address outside the pod` };
-  }
   const hint = override ? undefined : input.hints[family];
   const candidates = override ? [override] : [...(hint ? [hint] : []), ...candidateAddresses(input.spec, input.network, family)];
   const reasons: string[] = [];

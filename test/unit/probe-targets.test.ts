@@ -72,6 +72,11 @@ describe('no target may reach the listener without the rules', () => {
     });
   }
 
+  it('a local --probe-address is refused even for a family the pod does not have', () => {
+    const v4only = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
+    expect(plan({ overrides: { ipv6: parseIp('::')! } }, v4only)).toMatchObject({ ok: false, problem: { kind: 'ConfigInvalid', family: 'ipv6' } });
+  });
+
   it('--probe-port equal to the listener port is a configuration error, for the app and for the proxy', () => {
     expect(plan({ probePort: 4140 })).toMatchObject({ ok: false, problem: { kind: 'ConfigInvalid' } });
     expect(plan({ probePort: 15006, spec: PRESETS.istio.spec, identity: ISTIO_PROXY })).toMatchObject({ ok: false, problem: { kind: 'ConfigInvalid' } });

@@ -7,7 +7,7 @@ import { buildValidateConfig, TERMINATION_LOG_FLAG, VALIDATE_FLAGS, type Validat
 import { readPodNetwork, type LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { writeTerminationLog } from '../output/termination-log.js';
-import type { Verdict } from '../verdict/decide-verdict.js';
+import { isCertifiedPass, type Verdict } from '../verdict/decide-verdict.js';
 import { formatTerminationMessage } from '../verdict/termination-message.js';
 import { runValidate } from '../validate/run-validate.js';
 import type { InspectRules } from '../validate/rules-port.js';
@@ -77,7 +77,8 @@ function finish(config: ValidateConfig, verdict: Verdict, { logger, started, sig
 
 function exitCodeOf(verdict: Verdict, config: ValidateConfig, signal: AbortSignal): number {
   switch (verdict.outcome) {
-    case 'pass': return EXIT.pass;
+    // Exit 0 only for a verdict the one deciding function certified from proofs.
+    case 'pass': return isCertifiedPass(verdict) ? EXIT.pass : EXIT.internalError;
     case 'fail': return config.failureExitCode;
     case 'config': return EXIT.invalidConfig;
     case 'internal': return EXIT.internalError;

@@ -78,6 +78,7 @@ function toAddress(message: Addresses[number]): AddressInfo[] {
     prefix: message.data.prefixlen ?? FAMILY_BITS[family],
     scope: scopeOf(message.data.scope),
     usable: !flags.tentative && !flags.dadfailed,
+    tentative: Boolean(flags.tentative) && !flags.dadfailed,
   }];
 }
 

@@ -10,6 +10,10 @@ export interface FamilyNetwork {
   readonly hasRoute: boolean;
   /** Why the family cannot carry traffic yet; undefined when it can. */
   readonly problem: string | undefined;
+  /** The family has an address the primary CNI assigned, but none usable yet (or ever: DAD failed). */
+  readonly assignedButUnusable: boolean;
+  /** Only tentative addresses: duplicate address detection may still finish within the deadline. */
+  readonly pending: boolean;
 }
 
 export interface NetworkAssessment {
@@ -19,6 +23,8 @@ export interface NetworkAssessment {
   readonly familiesToProve: readonly Family[];
   /** Problems that fail the pod: the primary CNI did not (fully) run. */
   readonly problems: readonly string[];
+  /** Some family to prove is only waiting for duplicate address detection: worth waiting for. */
+  readonly pending: boolean;
 }
 
 const FAMILY_LABEL: Readonly<Record<Family, string>> = { ipv4: 'IPv4', ipv6: 'IPv6' };
@@ -41,7 +47,13 @@ export function assessPodNetwork(network: PodNetwork, mode: FamilyMode): Network
 
   let familiesToProve: Family[];
   if (mode === 'auto') {
-    familiesToProve = (['ipv4', 'ipv6'] as const).filter((family) => perFamily[family].problem === undefined);
+    // A family with an assigned address is the pod's even while DAD runs: never dropped, so a
+    // tentative IPv6 address is waited for and proven rather than skipped.
+    familiesToProve = (['ipv4', 'ipv6'] as const).filter((family) => perFamily[family].problem === undefined || perFamily[family].assignedButUnusable);
+    for (const family of familiesToProve) {
+      const problem = perFamily[family].problem;
+      if (problem !== undefined) problems.push(problem);
+    }
     if (familiesToProve.length === 0) {
       problems.push(`no family is usable: ${perFamily.ipv4.problem}; ${perFamily.ipv6.problem}`);
     }
@@ -52,7 +64,8 @@ export function assessPodNetwork(network: PodNetwork, mode: FamilyMode): Network
       if (problem !== undefined) problems.push(problem);
     }
   }
-  return { loopbackUp, perFamily, familiesToProve, problems };
+  const pending = familiesToProve.some((family) => perFamily[family].pending);
+  return { loopbackUp, perFamily, familiesToProve, problems, pending };
 }
 
 function familyNetwork(network: PodNetwork, family: Family): FamilyNetwork {
@@ -68,7 +81,12 @@ function familyNetwork(network: PodNetwork, family: Family): FamilyNetwork {
   const label = FAMILY_LABEL[family];
   let problem: string | undefined;
   if (addresses.length === 0) problem = `${label}: no global address on any up, non-loopback interface`;
-  else if (usable.length === 0) problem = `${label}: address ${describe(addresses[0])} is still tentative (duplicate address detection)`;
+  else if (usable.length === 0) {
+    const tentative = addresses.find((entry) => entry.tentative);
+    problem = tentative
+      ? `${label}: address ${describe(tentative)} is still tentative (duplicate address detection did not finish in time)`
+      : `${label}: address ${describe(addresses[0])} failed duplicate address detection (another host has it)`;
+  }
   else if (!hasRoute) problem = `${label}: address ${describe(usable[0])} but no route out of the pod`;
   return {
     family,
@@ -76,6 +94,8 @@ function familyNetwork(network: PodNetwork, family: Family): FamilyNetwork {
     interfaces: [...new Set(usable.map((entry) => upLinks.get(entry.linkIndex) ?? '?'))],
     hasRoute,
     problem,
+    assignedButUnusable: addresses.length > 0 && usable.length === 0,
+    pending: usable.length === 0 && addresses.some((entry) => entry.tentative),
   };
 }
 

@@ -24,6 +24,8 @@ export interface AddressInfo {
   readonly scope: AddressScope;
   /** IPv6 duplicate address detection not finished, or failed: the address cannot be used yet. */
   readonly usable: boolean;
+  /** Still in duplicate address detection: it may become usable within the deadline. */
+  readonly tentative: boolean;
 }
 
 export type RouteType = 'unicast' | 'local' | 'broadcast' | 'anycast' | 'multicast' | 'blackhole' | 'unreachable' | 'prohibit' | 'throw' | 'other';

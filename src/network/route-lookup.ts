@@ -6,7 +6,7 @@ import { LOCAL_TABLE, type PodNetwork, type RouteInfo } from './pod-network.js';
  * The route the kernel would pick for a destination, by longest prefix over every table but
  * `local`. Policy routing rules are not modelled: pods use the main table.
  */
-export function lookupRoute(network: PodNetwork, destination: IpAddress): RouteInfo | undefined {
+function lookupRoute(network: PodNetwork, destination: IpAddress): RouteInfo | undefined {
   let best: RouteInfo | undefined;
   for (const route of network.routes) {
     if (route.table === LOCAL_TABLE || route.family !== destination.family) continue;

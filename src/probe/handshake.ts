@@ -5,8 +5,8 @@ import { randomBytes } from 'node:crypto';
  * knows the matching server nonce and sends MAGIC + it back. A proxy, a sink or any other peer
  * that echoes, or answers at all, cannot produce it.
  */
-export const MAGIC = Buffer.from('ILK1', 'ascii');
-export const NONCE_BYTES = 32;
+const MAGIC = Buffer.from('ILK1', 'ascii');
+const NONCE_BYTES = 32;
 export const MESSAGE_BYTES = MAGIC.length + NONCE_BYTES;
 
 export interface Handshake {

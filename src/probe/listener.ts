@@ -1,25 +1,50 @@
-import { createServer, type AddressInfo as NetAddressInfo, type Server, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import type { Family } from '../addr/ip.js';
 import { readExactly } from './bounded-read.js';
+import { describeEndpoint, endpointKey, sameEndpoint, type Endpoint } from './endpoint.js';
 import { decode, encode, MESSAGE_BYTES } from './handshake.js';
 
-/** What the listener saw of one probe connection that presented a nonce we issued. */
+/**
+ * What the listener saw of one probe connection that presented a nonce we issued, from the very
+ * socket that sent it: REDIRECT and TPROXY keep the source, so its remote end is our probe's local end.
+ */
 export interface Arrival {
   readonly listenerPort: number;
   readonly localAddress: string;
-  readonly remoteAddress: string;
-  readonly remotePort: number;
+  readonly remote: Endpoint;
+  /** The nonce the listener read, as it read it. */
+  readonly clientNonce: Buffer;
+}
+
+/** A connection at the listener that is not one of our probes as the kernel handed it over. */
+export interface StrangerArrival {
+  readonly listenerPort: number;
+  readonly remote: Endpoint;
+  /** It presented a nonce of ours: a relay of our own probe, never legitimate. */
+  readonly relayed: boolean;
+  readonly sentence: string;
 }
 
 export type ListenError = { readonly code: string; readonly port: number; readonly family: Family; readonly address: string };
 
+interface Expectation {
+  readonly serverNonce: Buffer;
+  readonly source: Endpoint;
+  readonly onArrival: (arrival: Arrival) => void;
+}
+
 /**
- * Our stand-in for the proxy: bound where the proxy will listen, it answers only connections that
- * carry a nonce issued by this process, so an arrival proves the kernel delivered the probe here.
+ * Our stand-in for the proxy, bound where the proxy will listen. It answers only a connection
+ * that carries a nonce it issued AND comes from the socket that nonce was issued to; every other
+ * arrival (a relay replaying our nonce, a stranger) is reported, because it proves that something
+ * other than our own intercepted probe reaches the port.
  */
 export class ProbeListener {
   private readonly servers: Server[] = [];
-  private readonly expected = new Map<string, { serverNonce: Buffer; onArrival: (arrival: Arrival) => void }>();
+  private readonly expected = new Map<string, Expectation>();
+  /** Local ends of every probe socket this process opened, so an abandoned attempt is not a stranger. */
+  private readonly ownSources = new Set<string>();
+  private readonly strangerWatchers = new Set<(stranger: StrangerArrival) => void>();
   private readonly sockets = new Set<Socket>();
 
   static readonly READ_TIMEOUT_MS = 2000;
@@ -40,35 +65,53 @@ export class ProbeListener {
     return undefined;
   }
 
-  boundPorts(): number[] {
-    return this.servers.map((server) => (server.address() as NetAddressInfo).port);
+  /** A probe socket's local end, known once connected; recorded before any byte is sent. */
+  ownSource(source: Endpoint): void {
+    this.ownSources.add(endpointKey(source));
   }
 
-  expect(clientNonce: Buffer, serverNonce: Buffer, onArrival: (arrival: Arrival) => void): () => void {
+  expect(clientNonce: Buffer, serverNonce: Buffer, source: Endpoint, onArrival: (arrival: Arrival) => void): () => void {
     const key = clientNonce.toString('hex');
-    this.expected.set(key, { serverNonce, onArrival });
+    this.ownSource(source);
+    this.expected.set(key, { serverNonce, source, onArrival });
     return () => this.expected.delete(key);
+  }
+
+  watchStrangers(onStranger: (stranger: StrangerArrival) => void): () => void {
+    this.strangerWatchers.add(onStranger);
+    return () => this.strangerWatchers.delete(onStranger);
   }
 
   private onConnection(socket: Socket, port: number): void {
     this.sockets.add(socket);
     socket.on('error', () => undefined);
     socket.once('close', () => this.sockets.delete(socket));
+    const remote: Endpoint = { address: socket.remoteAddress ?? '?', port: socket.remotePort ?? 0 };
     void readExactly(socket, MESSAGE_BYTES, ProbeListener.READ_TIMEOUT_MS).then((read) => {
       const nonce = read.kind === 'complete' ? decode(read.bytes) : undefined;
       const entry = nonce ? this.expected.get(nonce.toString('hex')) : undefined;
-      if (!entry) {
-        socket.destroy();
+      if (entry && sameEndpoint(entry.source, remote)) {
+        entry.onArrival({ listenerPort: port, localAddress: socket.localAddress ?? '?', remote, clientNonce: Buffer.from(nonce ?? []) });
+        socket.end(encode(entry.serverNonce));
         return;
       }
-      entry.onArrival({
-        listenerPort: port,
-        localAddress: socket.localAddress ?? '?',
-        remoteAddress: socket.remoteAddress ?? '?',
-        remotePort: socket.remotePort ?? 0,
-      });
-      socket.end(encode(entry.serverNonce));
+      socket.destroy();
+      if (entry && entry.source.address === remote.address) {
+        // From the probe's own address but another port: the kernel's NAT picked a new source
+        // port to keep two reply tuples apart. Only this namespace can send from its own address
+        // (the kernel drops such packets from outside as martians), so it is no relay; but the
+        // 4-tuple is not the probe's, so it proves nothing: the attempt is told, and not answered.
+        entry.onArrival({ listenerPort: port, localAddress: socket.localAddress ?? '?', remote, clientNonce: Buffer.from(nonce ?? []) });
+      } else if (entry) {
+        this.reportStranger({ listenerPort: port, remote, relayed: true, sentence: `our probe's nonce arrived at the listener from ${describeEndpoint(remote)}, not from the probe socket ${describeEndpoint(entry.source)}: something relayed it` });
+      } else if (!this.ownSources.has(endpointKey(remote))) {
+        this.reportStranger({ listenerPort: port, remote, relayed: false, sentence: `a connection from ${describeEndpoint(remote)} that is not our probe arrived at the listener port ${port}` });
+      }
     });
+  }
+
+  private reportStranger(stranger: StrangerArrival): void {
+    for (const watcher of this.strangerWatchers) watcher(stranger);
   }
 
   async close(): Promise<void> {

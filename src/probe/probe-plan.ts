@@ -1,12 +1,15 @@
-import { cidrContains, cidrOf } from '../addr/cidr.js';
-import { formatIp, parseIp, sameIp, type Family, type IpAddress } from '../addr/ip.js';
-import { portSetHas, portSetIsEmpty } from '../addr/port-set.js';
+import { cidrContains } from '../addr/cidr.js';
+import { formatIp, type Family, type IpAddress } from '../addr/ip.js';
+import { portSetIsEmpty } from '../addr/port-set.js';
 import type { InterceptionSpec } from '../config/interception.js';
 import { familyLabel, type NetworkAssessment } from '../network/assess-pod-network.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { routability } from '../network/route-lookup.js';
+import { directReach, localWhy } from './direct-reach.js';
+import { candidateAddresses, onLinkNeighbour } from './probe-addresses.js';
+import { loopbackPortProblem, outboundPortProblem, PREFERRED_PORTS, spreadPorts } from './probe-ports.js';
 
-/** Which road the probe takes: the app's outbound capture, or Istio's proxy-loopback capture. */
+/** Which path the probe takes: the app's outbound capture, or Istio's proxy-loopback capture. */
 export type ProbePath = 'outbound' | 'proxy-loopback';
 
 /** One connection to make and where it must arrive if the rules intercept it. */
@@ -21,7 +24,7 @@ export interface ProbeTarget {
   readonly via: string;
 }
 
-export type PlanProblemKind = 'ProbeUnroutable' | 'ProbeIdentityExcluded' | 'NothingToProbe';
+export type PlanProblemKind = 'ProbeUnroutable' | 'ProbeIdentityExcluded' | 'NothingToProbe' | 'ConfigInvalid';
 
 export interface PlanProblem {
   readonly kind: PlanProblemKind;
@@ -29,7 +32,9 @@ export interface PlanProblem {
   readonly message: string;
 }
 
-export type ProbePlan = { readonly ok: true; readonly targets: readonly ProbeTarget[] } | { readonly ok: false; readonly problem: PlanProblem };
+export type ProbePlan =
+  | { readonly ok: true; readonly targets: readonly ProbeTarget[]; readonly notes: readonly string[] }
+  | { readonly ok: false; readonly problem: PlanProblem };
 
 export interface ProbeIdentity {
   readonly uid: number;
@@ -42,140 +47,145 @@ export interface PlanInput {
   readonly network: PodNetwork;
   readonly assessment: NetworkAssessment;
   readonly identity: ProbeIdentity;
+  /** --probe-address: the operator's destination, used as given or refused. */
   readonly overrides: Partial<Record<Family, IpAddress>>;
+  /** --probe-address-hint: preferred when routed and captured, otherwise the plan chooses. */
+  readonly hints: Partial<Record<Family, IpAddress>>;
   readonly probePort: number | undefined;
+  /** A port above 1024 drawn by the caller (the plan stays pure), probed in every family. */
+  readonly randomPort: number;
 }
 
-/**
- * Documentation ranges (RFC 5737, RFC 3849): covered by a default route, never a real host, so an
- * uncaptured probe reaches nobody even when the cluster has no egress.
- */
-const DOCUMENTATION_ADDRESSES: Readonly<Record<Family, readonly string[]>> = {
-  ipv4: ['192.0.2.1', '198.51.100.1', '203.0.113.1'],
-  ipv6: ['2001:db8::1', '2001:db8:1::1'],
-};
-
-const PREFERRED_PORTS = [20001, 20002, 31337, 40001];
+type FamilyPlan = { readonly targets: readonly ProbeTarget[]; readonly notes: readonly string[] } | PlanProblem;
 
 export function planProbes(input: PlanInput): ProbePlan {
   const { spec, identity } = input;
   const runsAsProxy = spec.proxyUids.includes(identity.uid) || spec.proxyGids.includes(identity.gid);
-  if (runsAsProxy) return planProxyLoopback(input);
+  const listenerPorts = [runsAsProxy ? spec.inboundPort : spec.outboundPort];
+  if (input.probePort !== undefined && listenerPorts.includes(input.probePort)) {
+    return fail('ConfigInvalid', undefined, `--probe-port ${input.probePort} is the port the validator itself listens on: a probe to it can arrive without any rule, so its pass would prove nothing; choose another port`);
+  }
+  // Every given address is checked, probed family or not: a nonsensical flag is an error, not ignored.
+  for (const override of Object.values(input.overrides)) {
+    const local = localWhy(input.network, override);
+    if (local) return fail('ConfigInvalid', override.family, `--probe-address ${formatIp(override)} ${local}: a probe to it never leaves the pod, so it cannot show that the rules capture anything; give an address outside the pod`);
+  }
+  if (!runsAsProxy) {
+    const excluded = excludedIdentity(spec, identity);
+    if (excluded) return fail('ProbeIdentityExcluded', undefined, excluded);
+  } else if (!spec.proxyLoopbackToInbound) {
+    return fail('ProbeIdentityExcluded', undefined,
+      `the validator runs as uid ${identity.uid} gid ${identity.gid}, the proxy's own identity, whose traffic the ${spec.mesh} rules exclude from capture; run it as another uid (for example 65534)`);
+  }
+  const targets: ProbeTarget[] = [];
+  const notes: string[] = [];
+  for (const family of input.assessment.familiesToProve) {
+    const planned = runsAsProxy ? planProxyLoopback(input, family, listenerPorts) : planOutbound(input, family, listenerPorts);
+    if ('kind' in planned) return { ok: false, problem: planned };
+    targets.push(...planned.targets);
+    notes.push(...planned.notes);
+  }
+  // The plan's own proof obligation: no target may reach the listener except through the rules.
+  const direct = targets.map((target) => directReach(input.network, target, listenerPorts)).find((why) => why !== undefined);
+  if (direct) return fail('ConfigInvalid', undefined, `a probe target can reach the validator's listener without any rule: ${direct}`);
+  return { ok: true, targets, notes };
+}
 
+function excludedIdentity(spec: InterceptionSpec, identity: ProbeIdentity): string | undefined {
   const groups = new Set([identity.gid, ...identity.groups]);
   const excludedGroup = spec.excludeOutboundGids.find((gid) => groups.has(gid));
   if (excludedGroup !== undefined) {
-    return fail('ProbeIdentityExcluded', undefined, `the validator runs with gid ${excludedGroup}, whose outbound traffic --exclude-outbound-gids leaves uncaptured; run it with another group`);
+    return `the validator runs with gid ${excludedGroup}, whose outbound traffic --exclude-outbound-gids leaves uncaptured; run it with another group`;
   }
   if (spec.includeOutboundGids.kind === 'list' && !spec.includeOutboundGids.ids.some((gid) => groups.has(gid))) {
-    return fail('ProbeIdentityExcluded', undefined, `the validator's groups (${[...groups].join(', ')}) are not among --include-outbound-gids ${spec.includeOutboundGids.ids.join(',')}; run it with one of them`);
+    return `the validator's groups (${[...groups].join(', ')}) are not among --include-outbound-gids ${spec.includeOutboundGids.ids.join(',')}; run it with one of them`;
   }
-
-  const targets: ProbeTarget[] = [];
-  for (const family of input.assessment.familiesToProve) {
-    const target = planOutbound(input, family);
-    if ('kind' in target) return { ok: false, problem: target };
-    targets.push(target);
-  }
-  return { ok: true, targets };
+  return undefined;
 }
 
-function planOutbound(input: PlanInput, family: Family): ProbeTarget | PlanProblem {
-  const { spec, network } = input;
-  const ports = candidatePorts(input);
-  const capturedByAddress = (ip: IpAddress): boolean =>
-    (spec.includeOutboundCidrs.kind === 'all' || spec.includeOutboundCidrs.cidrs.some((cidr) => cidrContains(cidr, ip)))
-    && !spec.excludeOutboundCidrs.some((cidr) => cidrContains(cidr, ip));
-  const excludedEverywhere = (ip: IpAddress): boolean => spec.excludeOutboundCidrs.some((cidr) => cidrContains(cidr, ip));
+interface Destination {
+  readonly destination: IpAddress;
+  readonly via: string;
+  readonly byPortOnly: boolean;
+}
 
+function planOutbound(input: PlanInput, family: Family, listenerPorts: readonly number[]): FamilyPlan {
   const override = input.overrides[family];
-  const candidates = override ? [override] : candidateAddresses(input, family);
+  const hint = override ? undefined : input.hints[family];
+  const candidates = override ? [override] : [...(hint ? [hint] : []), ...candidateAddresses(input.spec, input.network, family)];
   const reasons: string[] = [];
-  for (const destination of candidates) {
-    const neighbour = onLinkNeighbour(network, destination);
-    if (neighbour && !override) { reasons.push(`${formatIp(destination)}: ${neighbour}`); continue; }
-    const road = routability(network, destination);
-    if (!road.routed) { reasons.push(`${formatIp(destination)}: ${road.why}`); continue; }
-    if (spec.excludeInterfaces.includes(road.linkName)) { reasons.push(`${formatIp(destination)}: leaves through excluded interface ${road.linkName}`); continue; }
-    if (excludedEverywhere(destination)) { reasons.push(`${formatIp(destination)}: inside --exclude-outbound-cidrs`); continue; }
-    // A port-captured probe (Istio includeOutboundPorts) needs no captured address.
-    const port = capturedByAddress(destination)
-      ? ports.find((candidate) => !portSetHas(spec.excludeOutboundPorts, candidate))
-      : ports.find((candidate) => portSetHas(spec.includeOutboundPorts, candidate) && !portSetHas(spec.excludeOutboundPorts, candidate));
-    if (port === undefined) { reasons.push(`${formatIp(destination)}: outside --include-outbound-cidrs and no --include-outbound-ports to use`); continue; }
-    return { family, path: 'outbound', destination, port, expectedPort: spec.outboundPort, via: road.linkName };
+  for (const candidate of candidates) {
+    const why = destinationProblem(input, candidate, override !== undefined);
+    if (why) { reasons.push(`${formatIp(candidate)}: ${why}`); continue; }
+    const chosen = chooseDestination(input, candidate);
+    const first = firstOutboundPort(input, chosen.byPortOnly, listenerPorts);
+    if (first === undefined) { reasons.push(`${formatIp(candidate)}: outside --include-outbound-cidrs and no --include-outbound-ports to use`); continue; }
+    const spread = spreadPorts(first, input.randomPort, input.spec.includeOutboundPorts, outboundPortProblem(input.spec, listenerPorts, chosen.byPortOnly));
+    const notes = [`${familyLabel(family)}: ports ${spread.ports.join(', ')} (random port ${input.randomPort})`, ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`)];
+    if (hint && candidate !== hint) notes.unshift(`${familyLabel(family)}: probe address hint ${reasons[0] ?? formatIp(hint)}; chose ${formatIp(candidate)} from the pod's routes instead`);
+    const targets = spread.ports.map((port) => ({ family, path: 'outbound' as const, destination: candidate, port, expectedPort: input.spec.outboundPort, via: chosen.via }));
+    return { targets, notes };
   }
+  return unroutable(input, family, override, reasons);
+}
+
+/** Why this candidate cannot carry the probe, or undefined when it can. */
+function destinationProblem(input: PlanInput, destination: IpAddress, given: boolean): string | undefined {
+  const { spec, network } = input;
+  const local = localWhy(network, destination);
+  if (local) return local;
+  const neighbour = onLinkNeighbour(network, destination);
+  if (neighbour && !given) return neighbour;
+  const road = routability(network, destination);
+  if (!road.routed) return road.why;
+  if (spec.excludeInterfaces.includes(road.linkName)) return `leaves through excluded interface ${road.linkName}`;
+  if (spec.excludeOutboundCidrs.some((cidr) => cidrContains(cidr, destination))) return 'inside --exclude-outbound-cidrs';
+  return undefined;
+}
+
+function chooseDestination(input: PlanInput, destination: IpAddress): Destination {
+  const { spec } = input;
+  const road = routability(input.network, destination);
+  const capturedByAddress = spec.includeOutboundCidrs.kind === 'all' || spec.includeOutboundCidrs.cidrs.some((cidr) => cidrContains(cidr, destination));
+  return { destination, via: road.routed ? road.linkName : '?', byPortOnly: !capturedByAddress };
+}
+
+/** The operator's port, else a high port no preset excludes, else an included one. */
+function firstOutboundPort(input: PlanInput, byPortOnly: boolean, listenerPorts: readonly number[]): number | undefined {
+  if (input.probePort !== undefined) return input.probePort;
+  const included = input.spec.includeOutboundPorts.kind === 'ranges' ? input.spec.includeOutboundPorts.ranges.map((range) => range.from) : [];
+  const problem = outboundPortProblem(input.spec, listenerPorts, byPortOnly);
+  return [...PREFERRED_PORTS, ...included].find((port) => problem(port) === undefined);
+}
+
+function unroutable(input: PlanInput, family: Family, override: IpAddress | undefined, reasons: readonly string[]): PlanProblem {
+  const { spec } = input;
   const label = familyLabel(family);
   if (override) {
     return { kind: 'ProbeUnroutable', family, message: `${label} probe address ${reasons[0] ?? formatIp(override)}; give a --probe-address the pod routes and the rules capture` };
   }
+  const nothing = portSetIsEmpty(spec.includeOutboundPorts) && spec.includeOutboundCidrs.kind === 'list' && spec.includeOutboundCidrs.cidrs.length === 0;
   return {
-    kind: portSetIsEmpty(spec.includeOutboundPorts) && spec.includeOutboundCidrs.kind === 'list' && spec.includeOutboundCidrs.cidrs.length === 0 ? 'NothingToProbe' : 'ProbeUnroutable',
+    kind: nothing ? 'NothingToProbe' : 'ProbeUnroutable',
     family,
     message: `no ${label} address both routed by the pod and captured by the configuration (${reasons.slice(0, 4).join('; ')}); give --probe-address`,
   };
 }
 
-/** Probe ports: the operator's, else a high port no preset excludes, else an included one. */
-function candidatePorts(input: PlanInput): number[] {
-  if (input.probePort !== undefined) return [input.probePort];
-  const included = input.spec.includeOutboundPorts.kind === 'ranges' ? input.spec.includeOutboundPorts.ranges.map((range) => range.from) : [];
-  return [...PREFERRED_PORTS, ...included];
-}
-
-function candidateAddresses(input: PlanInput, family: Family): IpAddress[] {
-  const documentation = DOCUMENTATION_ADDRESSES[family].map((text) => parseIp(text)).filter((ip): ip is IpAddress => ip !== undefined);
-  // Without a default route (air-gapped pods) fall back to an address inside a routed network:
-  // the included CIDRs first, then each route, skipping its first addresses (gateways live there).
-  const included = input.spec.includeOutboundCidrs.kind === 'list' ? input.spec.includeOutboundCidrs.cidrs : [];
-  // Networks behind a gateway before on-link ones: an on-link address may be a live neighbour.
-  const routed = input.network.routes
-    .filter((route) => route.family === family && route.type === 'unicast' && route.destination.prefix > 0)
-    .sort((a, b) => Number(b.gateway !== undefined) - Number(a.gateway !== undefined))
-    .map((route) => route.destination);
-  const inside = [...included, ...routed]
-    .filter((cidr) => cidr.family === family)
-    .map((cidr) => {
-      const hostBits = BigInt((family === 'ipv4' ? 32 : 128) - cidr.prefix);
-      const size = 1n << hostBits;
-      // The next-to-last address: clear of the network, broadcast and low gateway addresses.
-      const offset = size > 4n ? size - 2n : size > 1n ? 1n : 0n;
-      return { family, value: cidr.base + offset };
-    });
-  return [...documentation, ...inside];
-}
-
-/**
- * An automatically chosen probe must not be a host the pod can reach directly: on the pod's own
- * subnet (where a documentation address may really be in use, as in labs that number their links
- * from 192.0.2.0/24) or a gateway. If interception is missing, the SYN would reach that host.
- */
-function onLinkNeighbour(network: PodNetwork, destination: IpAddress): string | undefined {
-  const subnet = network.addresses.find((entry) => entry.address.family === destination.family && entry.scope !== 'host'
-    && cidrContains(cidrOf(entry.address, entry.prefix), destination));
-  if (subnet) return `on the pod's own subnet ${formatIp(subnet.address)}/${subnet.prefix}`;
-  if (network.routes.some((route) => route.gateway && sameIp(route.gateway, destination))) return 'it is a gateway of the pod';
-  return undefined;
-}
-
-function planProxyLoopback(input: PlanInput): ProbePlan {
-  const { spec, identity } = input;
-  if (!spec.proxyLoopbackToInbound) {
-    return fail('ProbeIdentityExcluded', undefined,
-      `the validator runs as uid ${identity.uid} gid ${identity.gid}, the proxy's own identity, whose traffic the ${spec.mesh} rules exclude from capture; run it as another uid (for example 65534)`);
+function planProxyLoopback(input: PlanInput, family: Family, listenerPorts: readonly number[]): FamilyPlan {
+  const { spec } = input;
+  // Istio sends the proxy's loopback traffic to a non-loopback address of the pod back into
+  // inbound capture; the pod's own address is such a destination and never leaves the pod.
+  const own = input.assessment.perFamily[family].addresses[0];
+  const problem = loopbackPortProblem(spec, listenerPorts);
+  const first = input.probePort ?? PREFERRED_PORTS.find((port) => problem(port) === undefined);
+  if (!own || first === undefined) {
+    return { kind: 'ProbeUnroutable', family, message: `${familyLabel(family)}: no pod address to probe the proxy-loopback capture with` };
   }
-  const targets: ProbeTarget[] = [];
-  for (const family of input.assessment.familiesToProve) {
-    // Istio sends the proxy's loopback traffic to a non-loopback address of the pod back into
-    // inbound capture; the pod's own address is such a destination and never leaves the pod.
-    const own = input.assessment.perFamily[family].addresses[0];
-    const port = input.probePort ?? PREFERRED_PORTS.find((candidate) => !portSetHas(spec.excludeInboundPorts, candidate) && candidate !== spec.inboundTunnelPort);
-    if (!own || port === undefined) {
-      return fail('ProbeUnroutable', family, `${familyLabel(family)}: no pod address to probe the proxy-loopback capture with`);
-    }
-    targets.push({ family, path: 'proxy-loopback', destination: own.address, port, expectedPort: spec.inboundPort, via: 'lo' });
-  }
-  return { ok: true, targets };
+  const spread = spreadPorts(first, input.randomPort, spec.includeOutboundPorts, problem);
+  const targets = spread.ports.map((port) => ({ family, path: 'proxy-loopback' as const, destination: own.address, port, expectedPort: spec.inboundPort, via: 'lo' }));
+  const notes = [`${familyLabel(family)}: ports ${spread.ports.join(', ')} (random port ${input.randomPort})`, ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`)];
+  return { targets, notes };
 }
 
 function fail(kind: PlanProblemKind, family: Family | undefined, message: string): ProbePlan {

@@ -1,9 +1,9 @@
-import { formatIp } from '../addr/ip.js';
+import { formatIp, type Family } from '../addr/ip.js';
 import { formatDuration } from '../config/duration.js';
 import { familyLabel } from '../network/assess-pod-network.js';
 import type { AttemptOutcome } from '../probe/attempt.js';
 import type { ListenError } from '../probe/listener.js';
-import type { ProbeResult } from '../probe/prove-interception.js';
+import type { ProbeResult } from '../probe/probe-loop.js';
 import type { ProbeTarget } from '../probe/probe-plan.js';
 import { failed, passed, type Check } from '../verdict/check.js';
 
@@ -14,28 +14,43 @@ export function describeTarget(target: ProbeTarget): string {
   return `${host}:${target.port}`;
 }
 
-export function probeCheck(result: ProbeResult, timeoutMs: number): Check {
+function pathText(target: ProbeTarget): string {
+  return target.path === 'proxy-loopback' ? 'proxy-loopback capture (the proxy uid\'s own traffic)' : 'outbound capture';
+}
+
+function evidenceLine(result: ProbeResult): string {
   const { target } = result;
-  const label = familyLabel(target.family);
-  const name = `probe-${target.family}`;
-  const road = target.path === 'proxy-loopback' ? 'proxy-loopback capture (the proxy uid\'s own traffic)' : 'outbound capture';
   const counts = Object.entries(result.outcomes).map(([kind, count]) => `${kind} x${count}`).join(', ');
-  const evidence = [
-    `${target.family}: probe ${describeTarget(target)} via ${target.via}, ${road}, must arrive at port ${target.expectedPort}; ${result.attempts} attempt(s) in ${result.elapsedMs} ms: ${counts || 'none'}`,
-  ];
-  if (result.status === 'passed' && result.arrival) {
-    const arrival = result.arrival;
-    return passed(name, `${label} connection to ${describeTarget(target)} was intercepted into port ${arrival.listenerPort} (${road}, attempt ${result.interceptedAttempt} of ${result.launched}, ${result.elapsedMs} ms)`, evidence);
-  }
-  if (result.status === 'aborted') {
+  return `${target.family}: probe ${describeTarget(target)} via ${target.via}, ${pathText(target)}, must arrive at port ${target.expectedPort}; ${result.attempts} attempt(s) in ${result.elapsedMs} ms: ${counts || 'none'}${result.stranger ? `; stranger: ${result.stranger.sentence}` : ''}${result.status === 'aborted' ? '; stopped before it was decided' : ''}`;
+}
+
+/**
+ * One check per family over every port probed in it: the family passes only when each port's
+ * connection was intercepted; the first port that was not names the failure.
+ */
+export function familyProbeCheck(family: Family, results: readonly ProbeResult[], timeoutMs: number): Check {
+  const label = familyLabel(family);
+  const name = `probe-${family}`;
+  const evidence = results.map(evidenceLine);
+  // A port stopped because a sibling failed still counts when the network had answered it: the
+  // first port in plan order with an answer names the failure, whichever finished first.
+  const answeredNo = (result: ProbeResult): boolean => result.status === 'failed' || (result.status === 'aborted' && result.lastConclusive !== undefined);
+  const failure = results.find((result) => result.stranger) ?? results.find(answeredNo);
+  if (failure) return failed(name, 'InterceptionMissing', failureSentence(failure, label, timeoutMs), evidence, 'validation', PRECEDENCE.probe);
+  const first = results[0];
+  if (!first || results.some((result) => result.status !== 'passed' || !result.proof)) {
     return { name, status: 'not-run', message: `${label} probe was interrupted`, evidence, required: true };
   }
-  return failed(name, 'InterceptionMissing', failureSentence(result, label, timeoutMs), evidence, 'validation', PRECEDENCE.probe);
+  const also = results.slice(1).map((result) => result.target.port);
+  const port = first.proof?.arrival.listenerPort ?? first.target.expectedPort;
+  const head = `${label} connection to ${describeTarget(first.target)} was intercepted into port ${port} (${pathText(first.target)}, attempt ${first.interceptedAttempt} of ${first.launched}, ${first.elapsedMs} ms)`;
+  return passed(name, also.length > 0 ? `${head}; ports ${also.join(', ')} too` : head, evidence);
 }
 
 function failureSentence(result: ProbeResult, label: string, timeoutMs: number): string {
   const { target } = result;
   const head = `${label} connection to ${describeTarget(target)} was not redirected to port ${target.expectedPort}`;
+  if (result.stranger) return `${head}: ${result.stranger.sentence}; a pass could not be told from it`;
   const outcome: AttemptOutcome | undefined = result.lastConclusive ?? result.lastOutcome;
   switch (outcome?.kind) {
     case 'refused':

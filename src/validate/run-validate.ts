@@ -1,13 +1,18 @@
+import { randomInt } from 'node:crypto';
 import type { Family, IpAddress } from '../addr/ip.js';
 import type { ValidateConfig } from '../config/validate-config.js';
 import { assessPodNetwork, describeFamilyNetwork, type NetworkAssessment } from '../network/assess-pod-network.js';
 import type { PodNetwork } from '../network/pod-network.js';
-import { planProbes, type ProbeIdentity, type ProbeTarget } from '../probe/probe-plan.js';
-import { proveInterception, settleWindowMs } from '../probe/prove-interception.js';
+import { settleWindowMs, type ProbeResult } from '../probe/probe-loop.js';
+import { planProbes, type ProbeIdentity, type ProbePlan, type ProbeTarget } from '../probe/probe-plan.js';
+import { proveInterception } from '../probe/prove-interception.js';
+import type { Proof } from '../probe/proof.js';
 import type { Logger } from '../output/logger.js';
 import { failed, passed, type Check } from '../verdict/check.js';
 import { decideVerdict, type Verdict } from '../verdict/decide-verdict.js';
-import { describeTarget, listenerCheck, PRECEDENCE, probeCheck } from './probe-checks.js';
+import type { ProofObligations } from '../verdict/proof-obligations.js';
+import { describeTarget, familyProbeCheck, listenerCheck, PRECEDENCE } from './probe-checks.js';
+import { rulesCheck } from './rules-checks.js';
 import type { InspectRules, RulesInspectionResult } from './rules-port.js';
 
 /** Everything `validate` touches outside its own logic, so tests can hand in the real or a fake. */
@@ -19,78 +24,97 @@ export interface ValidateEnvironment {
   readonly signal: AbortSignal;
 }
 
+const ATTEMPT_TIMEOUT_MS = 3000;
+const LAUNCH_INTERVAL_MS = 1000;
+
 export async function runValidate(config: ValidateConfig, env: ValidateEnvironment): Promise<Verdict> {
   const started = Date.now();
   const deadline = started + config.timeoutMs;
   const settleMs = settleWindowMs(config.timeoutMs);
-  const { logger, signal } = env;
+  const interruption = (): string | undefined => (env.signal.aborted ? String(env.signal.reason ?? 'a signal') : undefined);
   const checks: Check[] = [];
-  const interruption = (): string | undefined => (signal.aborted ? String(signal.reason ?? 'a signal') : undefined);
+  const unproven = (): Verdict => decideVerdict({ checks, obligations: undefined, proofs: [], interruptedBy: interruption() });
 
-  const { network, assessment } = await waitForPodNetwork(config, env, Math.min(deadline, started + settleMs));
-  logger.debug({ network: summarizeNetwork(network) }, 'pod network read through rtnetlink');
-  if (assessment.problems.length > 0) {
-    checks.push(failed('pod-network', 'PodNetworkMissing',
-      `the pod network is not set up (the primary CNI did not run or did not finish): ${assessment.problems.join('; ')}`,
-      [describeFamilyNetwork(assessment.perFamily.ipv4), describeFamilyNetwork(assessment.perFamily.ipv6)], 'validation', PRECEDENCE.network));
-    return decideVerdict(checks, interruption());
+  const { network, assessment } = await waitForPodNetwork(config, env, started + settleMs, deadline);
+  env.logger.debug({ network: summarizeNetwork(network) }, 'pod network read through rtnetlink');
+  const networkCheck = podNetworkCheck(assessment);
+  checks.push(networkCheck);
+  if (networkCheck.status !== 'passed') return unproven();
+
+  const plan = planFor(config, env, network, assessment);
+  if (!plan.ok) {
+    const failureClass = plan.problem.kind === 'ProbeUnroutable' && Object.keys(config.probeAddresses).length === 0 ? 'validation' : 'configuration';
+    checks.push(failed('probe-plan', plan.problem.kind, plan.problem.message, [], failureClass, PRECEDENCE.configuration));
+    return unproven();
   }
-  checks.push(passed('pod-network', assessment.familiesToProve.map((family) => describeFamilyNetwork(assessment.perFamily[family])).join('; ')));
+  env.logger.info({ targets: plan.targets.map(targetLog), notes: plan.notes }, 'probing interception');
 
-  const plan = planProbes({
+  const rulesPromise = inspectRulesSafely(env.inspectRules, config, assessment, plan.targets, Math.max(100, deadline - Date.now()));
+  const probeRun = await proveInterception(plan.targets, { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS }, env.signal, {
+    onAttempt: (target, attempt, outcome) => env.logger.debug({ family: target.family, port: target.port, attempt, outcome: outcome.kind }, 'probe attempt'),
+    onStranger: (stranger) => env.logger.info({ port: stranger.listenerPort }, `${stranger.sentence}; inbound traffic the mesh captures, ignored on the proxy-loopback path`),
+  });
+  const rules = await rulesPromise;
+  checks.push(rulesCheck(rules, config.rules));
+  env.logger.info({ rules: { status: rules.status, reason: rules.reason, message: rules.message }, report: rules.report }, 'rules inspection');
+
+  const proofs: Proof[] = [];
+  if (probeRun.kind === 'listen-failed') {
+    checks.push(listenerCheck(probeRun.error));
+  } else {
+    checks.push(...familyChecks(assessment.familiesToProve, probeRun.results, config.timeoutMs));
+    for (const result of probeRun.results) if (result.proof) proofs.push(result.proof);
+  }
+  const obligations: ProofObligations = { families: assessment.familiesToProve, targets: plan.targets, rulesRequired: config.rules === 'required' };
+  return decideVerdict({ checks, obligations, proofs, interruptedBy: interruption() });
+}
+
+function podNetworkCheck(assessment: NetworkAssessment): Check {
+  if (assessment.problems.length > 0) {
+    return failed('pod-network', 'PodNetworkMissing',
+      `the pod network is not set up (the primary CNI did not run or did not finish): ${assessment.problems.join('; ')}`,
+      [describeFamilyNetwork(assessment.perFamily.ipv4), describeFamilyNetwork(assessment.perFamily.ipv6)], 'validation', PRECEDENCE.network);
+  }
+  return passed('pod-network', assessment.familiesToProve.map((family) => describeFamilyNetwork(assessment.perFamily[family])).join('; '));
+}
+
+function planFor(config: ValidateConfig, env: ValidateEnvironment, network: PodNetwork, assessment: NetworkAssessment): ProbePlan {
+  return planProbes({
     spec: config.interception,
     network,
     assessment,
     identity: env.identity,
     overrides: config.probeAddresses,
+    hints: config.probeAddressHints,
     probePort: config.probePort,
+    // A port the rules' author cannot guess: a RETURN for a range of ports would have to cover it.
+    randomPort: randomInt(1025, 65536),
   });
-  if (!plan.ok) {
-    const failureClass = plan.problem.kind === 'ProbeUnroutable' && Object.keys(config.probeAddresses).length === 0 ? 'validation' : 'configuration';
-    checks.push(failed('probe-plan', plan.problem.kind, plan.problem.message, [], failureClass, PRECEDENCE.configuration));
-    return decideVerdict(checks, interruption());
-  }
-  const samples: Partial<Record<Family, IpAddress>> = {};
-  for (const target of plan.targets) if (target.path === 'outbound') samples[target.family] = target.destination;
-  logger.info({ targets: plan.targets.map(targetLog) }, 'probing interception');
-
-  const rulesPromise = config.rules === 'off'
-    ? Promise.resolve<RulesInspectionResult>({ status: 'not-inspected', message: 'rules inspection is off (--rules off)', evidence: [], report: null })
-    : inspectRulesSafely(env.inspectRules, config, assessment, samples, Math.max(100, deadline - Date.now()));
-
-  const probeRun = await proveInterception(plan.targets, { deadline, settleMs, attemptTimeoutMs: 3000, launchIntervalMs: 1000 }, signal, {
-    onAttempt: (target, attempt, outcome) => logger.debug({ family: target.family, attempt, outcome: outcome.kind }, 'probe attempt'),
-  });
-  const rules = await rulesPromise;
-  checks.push(rulesCheck(rules, config.rules));
-  logger.info({ rules: { status: rules.status, reason: rules.reason, message: rules.message }, report: rules.report }, 'rules inspection');
-
-  if (probeRun.kind === 'listen-failed') {
-    checks.push(listenerCheck(probeRun.error));
-  } else {
-    for (const result of probeRun.results) checks.push(probeCheck(result, config.timeoutMs));
-  }
-  return decideVerdict(checks, interruption());
 }
 
-async function waitForPodNetwork(config: ValidateConfig, env: ValidateEnvironment, until: number): Promise<{ network: PodNetwork; assessment: NetworkAssessment }> {
-  // The kubelet starts init containers after CNI ADD returned, so the network is normally
-  // complete; a short settle covers IPv6 addresses still finishing duplicate address detection.
+function familyChecks(families: readonly Family[], results: readonly ProbeResult[], timeoutMs: number): Check[] {
+  return families.map((family) => familyProbeCheck(family, results.filter((result) => result.target.family === family), timeoutMs));
+}
+
+/**
+ * The kubelet starts init containers after CNI ADD returned, so the network is normally complete
+ * and a missing one fails within the settle window. An IPv6 address still in duplicate address
+ * detection is different: it is waited for up to the deadline, then proven or failed.
+ */
+async function waitForPodNetwork(config: ValidateConfig, env: ValidateEnvironment, settleUntil: number, deadline: number): Promise<{ network: PodNetwork; assessment: NetworkAssessment }> {
   for (;;) {
     const network = await env.readPodNetwork();
     const assessment = assessPodNetwork(network, config.family);
+    const until = assessment.pending ? deadline : settleUntil;
     if (assessment.problems.length === 0 || Date.now() >= until || env.signal.aborted) return { network, assessment };
     await new Promise((resolve) => setTimeout(resolve, Math.min(200, Math.max(0, until - Date.now()))));
   }
 }
 
-async function inspectRulesSafely(
-  inspect: InspectRules,
-  config: ValidateConfig,
-  assessment: NetworkAssessment,
-  samples: Partial<Record<Family, IpAddress>>,
-  timeoutMs: number,
-): Promise<RulesInspectionResult> {
+async function inspectRulesSafely(inspect: InspectRules, config: ValidateConfig, assessment: NetworkAssessment, targets: readonly ProbeTarget[], timeoutMs: number): Promise<RulesInspectionResult> {
+  if (config.rules === 'off') return { status: 'not-inspected', message: 'rules inspection is off (--rules off)', evidence: [], report: null };
+  const samples: Partial<Record<Family, IpAddress>> = {};
+  for (const target of targets) if (target.path === 'outbound') samples[target.family] = target.destination;
   try {
     return await inspect(config.interception, {
       families: assessment.familiesToProve,
@@ -101,25 +125,6 @@ async function inspectRulesSafely(
   } catch (error) {
     // Fail closed: an engine fault is an unknown answer, never a silent pass.
     return { status: 'unknown', reason: 'RulesEngineError', message: `the rules engine failed: ${(error as Error).message}`, evidence: [], report: null };
-  }
-}
-
-function rulesCheck(result: RulesInspectionResult, mode: ValidateConfig['rules']): Check {
-  const required = mode === 'required';
-  switch (result.status) {
-    case 'passed':
-      return { ...passed('rules', result.message, result.evidence), required };
-    case 'failed':
-    case 'unknown':
-      // An engine exception is a bug in the validator (exit 70), not a verdict on the pod.
-      if (result.reason === 'RulesEngineError') return failed('rules', result.reason, result.message, result.evidence, 'internal', PRECEDENCE.rules);
-      return failed('rules', result.reason ?? (result.status === 'failed' ? 'RulesMismatch' : 'RulesUnknown'), result.message, result.evidence, 'validation', PRECEDENCE.rules);
-    case 'unreadable':
-      if (required) return failed('rules', result.reason ?? 'RulesUnreadable', result.message, result.evidence, 'validation', PRECEDENCE.rules);
-      return { name: 'rules', status: 'not-inspected', reason: result.reason, message: result.message, evidence: result.evidence, required: false };
-    default:
-      if (required) return failed('rules', 'RulesUnreadable', result.message, result.evidence, 'validation', PRECEDENCE.rules);
-      return { name: 'rules', status: 'not-inspected', reason: result.reason, message: result.message, evidence: result.evidence, required: false };
   }
 }
 

@@ -1,3 +1,5 @@
+import type { Reason } from '../reason/reason.js';
+
 /**
  * One thing the validator established, or failed to. `not-inspected` and `not-run` are never a
  * pass: they say a check did not happen, and the verdict treats them accordingly.
@@ -10,8 +12,8 @@ export type FailureClass = 'validation' | 'configuration' | 'internal';
 export interface Check {
   readonly name: string;
   readonly status: CheckStatus;
-  /** Stable CamelCase reason, set on failures (and on passes worth naming). */
-  readonly reason?: string;
+  /** Set on failures (and on passes worth naming). */
+  readonly reason?: Reason;
   readonly message: string;
   readonly evidence: readonly string[];
   readonly failureClass?: FailureClass;
@@ -24,6 +26,6 @@ export function passed(name: string, message: string, evidence: readonly string[
   return { name, status: 'passed', message, evidence, required: true };
 }
 
-export function failed(name: string, reason: string, message: string, evidence: readonly string[] = [], failureClass: FailureClass = 'validation', precedence = 50): Check {
+export function failed(name: string, reason: Reason, message: string, evidence: readonly string[] = [], failureClass: FailureClass = 'validation', precedence = 50): Check {
   return { name, status: 'failed', reason, message, evidence, failureClass, precedence, required: true };
 }

@@ -1,57 +1,70 @@
+import type { Proof } from '../probe/proof.js';
+import type { Reason } from '../reason/reason.js';
 import type { Check } from './check.js';
+import { unmetObligation, type ProofObligations } from './proof-obligations.js';
 
 export type VerdictOutcome = 'pass' | 'fail' | 'config' | 'internal' | 'interrupted';
 
 export interface Verdict {
   readonly outcome: VerdictOutcome;
-  readonly reason: string;
+  readonly reason: Reason;
   readonly message: string;
   readonly evidence: readonly string[];
   readonly checks: readonly Check[];
 }
 
+export interface VerdictInput {
+  readonly checks: readonly Check[];
+  /** Undefined when the run stopped before a plan existed: then nothing can pass. */
+  readonly obligations: ProofObligations | undefined;
+  readonly proofs: readonly Proof[];
+  readonly interruptedBy?: string;
+}
+
+/** Pass verdicts this module issued; a copy or a hand-made `{ outcome: 'pass' }` is not among them. */
+const certified = new WeakSet<Verdict>();
+
+/** The one test the exit code asks: exit 0 only for a verdict `decideVerdict` certified. */
+export function isCertifiedPass(verdict: Verdict): boolean {
+  return verdict.outcome === 'pass' && certified.has(verdict);
+}
+
 /**
- * Fail closed: the only pass is one where every required check ran and passed and at least one
- * probe proved interception. Anything else, including a check that never ran, is a failure.
+ * Fail closed: the only pass is one where every family that had to be proven has a proof for
+ * every planned target, every required check (the rules, when required) ran and passed, and
+ * nothing failed. Anything else, including a check that never ran, is a failure.
  */
-export function decideVerdict(checks: readonly Check[], interruptedBy?: string): Verdict {
-  if (interruptedBy !== undefined) {
-    return {
-      outcome: 'interrupted',
-      reason: 'Interrupted',
-      message: `validation was interrupted by ${interruptedBy} before interception was proven`,
-      evidence: evidenceOf(checks),
-      checks,
-    };
+export function decideVerdict(input: VerdictInput): Verdict {
+  const { checks } = input;
+  if (input.interruptedBy !== undefined) {
+    return verdict('interrupted', 'Interrupted', `validation was interrupted by ${input.interruptedBy} before interception was proven`, evidenceOf(checks), checks);
   }
-  const failures = checks
-    .filter((check) => check.status === 'failed')
-    .sort((a, b) => (a.precedence ?? 50) - (b.precedence ?? 50));
-  const first = failures[0];
+  const first = [...checks].filter((check) => check.status === 'failed').sort((a, b) => (a.precedence ?? 50) - (b.precedence ?? 50))[0];
   if (first) {
-    return {
-      outcome: first.failureClass === 'configuration' ? 'config' : first.failureClass === 'internal' ? 'internal' : 'fail',
-      reason: first.reason ?? 'ValidationFailed',
-      message: first.message,
-      evidence: [...first.evidence, ...evidenceOf(checks.filter((check) => check !== first))],
-      checks,
-    };
+    const evidence = [...first.evidence, ...evidenceOf(checks.filter((check) => check !== first))];
+    return verdict(first.failureClass === 'configuration' ? 'config' : first.failureClass === 'internal' ? 'internal' : 'fail', first.reason ?? 'ValidationFailed', first.message, evidence, checks);
   }
-  const missing = checks.find((check) => check.required && check.status !== 'passed');
-  const proven = checks.some((check) => check.name.startsWith('probe-') && check.status === 'passed');
-  if (missing || !proven) {
-    return {
-      outcome: 'fail',
-      reason: 'NotProven',
-      message: missing
-        ? `required check ${missing.name} did not pass (${missing.status}): ${missing.message}`
-        : 'no probe proved interception',
-      evidence: evidenceOf(checks),
-      checks,
-    };
-  }
+  const unproven = notProven(input);
+  if (unproven) return verdict('fail', 'NotProven', unproven, evidenceOf(checks), checks);
   const summary = checks.filter((check) => check.name.startsWith('probe-')).map((check) => check.message).join('; ');
-  return { outcome: 'pass', reason: 'Intercepted', message: summary, evidence: evidenceOf(checks), checks };
+  const pass = verdict('pass', 'Intercepted', summary, evidenceOf(checks), checks);
+  certified.add(pass);
+  return pass;
+}
+
+function notProven(input: VerdictInput): string | undefined {
+  const missing = input.checks.find((check) => check.required && check.status !== 'passed');
+  if (missing) return `required check ${missing.name} did not pass (${missing.status}): ${missing.message}`;
+  if (!input.obligations) return 'no probe was planned, so no probe proved interception';
+  if (input.obligations.rulesRequired && !input.checks.some((check) => check.name === 'rules' && check.status === 'passed')) {
+    return 'the rules are required (--rules required) but no rules check passed';
+  }
+  const unmet = unmetObligation(input.obligations, input.proofs);
+  return unmet ? `no probe proved interception: ${unmet}` : undefined;
+}
+
+function verdict(outcome: VerdictOutcome, reason: Reason, message: string, evidence: readonly string[], checks: readonly Check[]): Verdict {
+  return Object.freeze({ outcome, reason, message, evidence, checks });
 }
 
 function evidenceOf(checks: readonly Check[]): string[] {

@@ -141,7 +141,7 @@ describe('an engine exception is an internal error, never "unreadable"', () => {
   });
 
   it('a RulesEngineError check makes the verdict internal (exit 70)', () => {
-    const verdict = decideVerdict([failed('rules', 'RulesEngineError', 'the rules engine failed', [], 'internal')]);
+    const verdict = decideVerdict({ checks: [failed('rules', 'RulesEngineError', 'the rules engine failed', [], 'internal')], obligations: undefined, proofs: [] });
     expect(verdict.outcome).toBe('internal');
   });
 });

@@ -4,18 +4,32 @@ import { parsePortSet } from '../../src/addr/port-set.js';
 import { PRESETS, type InterceptionSpec } from '../../src/config/interception.js';
 import { assessPodNetwork } from '../../src/network/assess-pod-network.js';
 import type { PodNetwork } from '../../src/network/pod-network.js';
-import { planProbes, type ProbeIdentity, type ProbePlan } from '../../src/probe/probe-plan.js';
+import { planProbes, type PlanInput, type ProbeIdentity, type ProbePlan, type ProbeTarget } from '../../src/probe/probe-plan.js';
 import { extraRoute, podNetwork } from './pod-network-fixtures.js';
 
 const APP: ProbeIdentity = { uid: 1000, gid: 1000, groups: [] };
 
-function plan(network: PodNetwork, spec: InterceptionSpec = PRESETS.linkerd.spec, identity = APP, overrides = {}): ProbePlan {
-  return planProbes({ spec, network, assessment: assessPodNetwork(network, 'auto'), identity, overrides, probePort: undefined });
+const RANDOM_PORT = 40123;
+
+function plan(network: PodNetwork, spec: InterceptionSpec = PRESETS.linkerd.spec, identity = APP, overrides = {}, extra: Partial<PlanInput> = {}): ProbePlan {
+  return planProbes({ spec, network, assessment: assessPodNetwork(network, 'auto'), identity, overrides, hints: {}, probePort: undefined, randomPort: RANDOM_PORT, ...extra });
 }
 
+function describe1(target: ProbeTarget): string {
+  return `${target.family} ${target.path} ${formatIp(target.destination)}:${target.port}->${target.expectedPort}`;
+}
+
+/** The first target of each family: where the family's probe goes and on which first port. */
 function targets(result: ProbePlan): string[] {
   if (!result.ok) throw new Error(result.problem.message);
-  return result.targets.map((target) => `${target.family} ${target.path} ${formatIp(target.destination)}:${target.port}->${target.expectedPort}`);
+  const firsts = new Map<string, ProbeTarget>();
+  for (const target of result.targets) if (!firsts.has(target.family)) firsts.set(target.family, target);
+  return [...firsts.values()].map(describe1);
+}
+
+function allTargets(result: ProbePlan): string[] {
+  if (!result.ok) throw new Error(result.problem.message);
+  return result.targets.map(describe1);
 }
 
 describe('choosing where the probe goes', () => {

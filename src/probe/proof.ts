@@ -1,0 +1,42 @@
+import type { Family } from '../addr/ip.js';
+import type { AttemptOutcome } from './attempt.js';
+import { sameEndpoint, type Endpoint } from './endpoint.js';
+import type { Arrival } from './listener.js';
+import type { ProbeTarget } from './probe-plan.js';
+
+declare const PROOF: unique symbol;
+
+/**
+ * Interception of one target, proven: our listener read the client nonce from the very socket
+ * the probe opened (the 4-tuple REDIRECT and TPROXY preserve), on the port the rules must deliver
+ * to, and the probe read back the server nonce only that listener held. Only `certifyArrival`
+ * makes one (the brand cannot be named elsewhere), and `isProof` rejects any copy or forgery.
+ */
+export interface Proof {
+  readonly [PROOF]: true;
+  readonly target: ProbeTarget;
+  readonly family: Family;
+  readonly source: Endpoint;
+  readonly arrival: Arrival;
+  readonly attempt: number;
+}
+
+const issued = new WeakSet<object>();
+
+type Interception = Extract<AttemptOutcome, { kind: 'intercepted' }>;
+
+/** The proof an intercepted attempt carries, or why it is not one. */
+export function certifyArrival(target: ProbeTarget, outcome: Interception, attempt: number): Proof | string {
+  const { arrival, source, handshake, reply } = outcome;
+  if (!arrival.clientNonce.equals(handshake.clientNonce)) return 'the listener read a nonce other than the one this probe sent';
+  if (!reply.equals(handshake.serverNonce)) return 'the reply did not carry the listener\'s nonce';
+  if (!sameEndpoint(arrival.remote, source)) return 'the arrival did not come from the probe socket';
+  if (arrival.listenerPort !== target.expectedPort) return `the probe arrived at port ${arrival.listenerPort}, not ${target.expectedPort}`;
+  const proof = Object.freeze({ target, family: target.family, source, arrival, attempt }) as unknown as Proof;
+  issued.add(proof);
+  return proof;
+}
+
+export function isProof(value: unknown): value is Proof {
+  return typeof value === 'object' && value !== null && issued.has(value);
+}

@@ -1,0 +1,53 @@
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { corpusFile, firstLine, usePods } from '../harness/pod-namespace.js';
+
+// Without capabilities the probe is the only check: a ruleset that spares one popular port, or
+// every port but the probe's usual one, must not pass on a single sample port.
+const pod = usePods(afterEach);
+const LINKERD = readFileSync(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'utf8');
+
+function withFirstRule(rule: string): string {
+  const mutated = LINKERD.replace(/^(-A PROXY_INIT_OUTPUT )/m, `-A PROXY_INIT_OUTPUT ${rule}\n$1`);
+  expect(mutated).not.toBe(LINKERD);
+  return mutated;
+}
+
+describe('a probe spread over ports, uid 65534, no capabilities', () => {
+  it('a RETURN for port 443 first in PROXY_INIT_OUTPUT fails, naming port 443', async () => {
+    const ns = pod({ sink: 'reject' });
+    ns.applyRulesText(withFirstRule('-p tcp -m tcp --dport 443 -j RETURN'), 'nft');
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
+    expect(run.exitCode, run.stdout).toBe(95);
+    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:443 was not redirected to port 4140/);
+  });
+
+  it('a RETURN for every port above 1024 but 20001 fails on the random port', async () => {
+    const ns = pod({ sink: 'reject' });
+    ns.applyRulesText(withFirstRule('-p tcp -m multiport --dports 1025:20000,20002:65535 -j RETURN'), 'nft');
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
+    expect(run.exitCode, run.stdout).toBe(95);
+    const random = (run.logs.find((line) => line.msg === 'probing interception')?.notes as string[])[0]?.match(/random port (\d+)/)?.[1];
+    expect(firstLine(run.terminationMessage)).toMatch(new RegExp(`^InterceptionMissing: IPv4 connection to 192\\.0\\.2\\.1:${random} was not redirected`));
+  });
+
+  it('a port of --include-outbound-ports that the rules spare fails, naming it', async () => {
+    const ns = pod({ sink: 'reject' });
+    ns.applyRulesText(withFirstRule('-p tcp -m tcp --dport 8443 -j RETURN'), 'nft');
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--include-outbound-ports', '8443']);
+    expect(run.exitCode, run.stdout).toBe(95);
+    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:8443 was not redirected/);
+  });
+
+  it('the whole spread passes under the real ruleset, every port intercepted', async () => {
+    const ns = pod({ sink: 'reject', ipv6: true });
+    ns.applyRulesText(LINKERD, 'nft', 'ipv4');
+    ns.applyRulesText(LINKERD, 'nft', 'ipv6');
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--include-outbound-ports', '8443']);
+    expect(run.exitCode, run.stdout).toBe(0);
+    const checks = run.summary?.checks as Array<{ name: string; message: string }>;
+    for (const name of ['probe-ipv4', 'probe-ipv6']) {
+      expect(checks.find((check) => check.name === name)?.message).toMatch(/:20001 was intercepted into port 4140 .*; ports 80, 443, \d+, 8443 too$/);
+    }
+  });
+});

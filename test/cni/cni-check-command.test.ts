@@ -168,7 +168,7 @@ describe('interlock cni-check', () => {
     expect((await run('--mesh', 'linkerd', '--bogus')).exitCode).toBe(64);
     expect((await run('--mesh', 'linkerd', '--version-timeout', 'forever')).exitCode).toBe(64);
     expect((await runCniCheck(['--mesh', 'linkerd', '--cni-conf-dir', join(root, 'missing')], {})).exitCode).toBe(66);
-    expect((await runCniCheck(['--cni-conf-dir', confDir], { INTERLOCK_MESH: 'nope' })).stderr).toContain('(from INTERLOCK_MESH)');
+    expect((await runCniCheck(['--cni-conf-dir', confDir], { INTERLOCK_MESH: 'nope' })).stderr).toContain('INTERLOCK_MESH="nope"');
     expect((await run('--help')).stdout).toContain('Usage: interlock cni-check');
   });
 });

@@ -35,6 +35,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     const { runExplain } = await import('./explain-command.js');
     return runExplain(rest, process.env);
   }
+  if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
   return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command ${JSON.stringify(command)}\n\n${TOP_HELP}` };
 }
 

@@ -1,0 +1,101 @@
+import { parseArgs } from 'node:util';
+import { EXIT } from '../config/exit-codes.js';
+import type { FlagDef } from '../config/flag-def.js';
+import { MESHES, type Mesh } from '../config/interception.js';
+import { manifestDocuments, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
+import { DEFAULT_IMAGE } from '../inject/validator-container.js';
+import { fail, ok, type Result } from '../reason/result.js';
+import type { CommandResult } from './command-result.js';
+
+const oneOf = <T extends string>(values: readonly T[]) => (text: string): Result<T, 'ConfigInvalid'> =>
+  (values as readonly string[]).includes(text) ? ok(text as T) : fail('ConfigInvalid', `expected ${values.join(', ')}`);
+const text = (text: string): Result<string, 'ConfigInvalid'> => (text.trim() ? ok(text.trim()) : fail('ConfigInvalid', 'must not be empty'));
+const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
+  /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
+const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
+
+export const MANIFEST_FLAGS: readonly FlagDef[] = [
+  { name: 'mesh', kind: 'value', placeholder: 'linkerd|istio|generic', help: 'Which mesh the validator stands in for (container name, uid, exit code).', commands: ['manifest', 'inject'], parse: oneOf(MESHES) },
+  { name: 'image', kind: 'value', placeholder: 'IMAGE', help: `Interlock's image (default ${DEFAULT_IMAGE}).`, commands: ['manifest', 'inject'], parse: text, default: DEFAULT_IMAGE },
+  { name: 'output', kind: 'value', placeholder: 'yaml|json', help: 'Output format (default yaml; json has no comments).', commands: ['manifest'], parse: oneOf(['yaml', 'json'] as const), default: 'yaml' },
+  { name: 'rules-check', kind: 'switch', help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required).', commands: ['manifest', 'inject'], parse: on },
+  { name: 'report-event', kind: 'switch', help: 'Post a Warning Event on failure; adds the ServiceAccount, Role and RoleBinding it needs.', commands: ['manifest', 'inject'], parse: on },
+  { name: 'native-sidecar', kind: 'switch', help: 'The proxy is a native sidecar: state (and in inject, check) that the validator runs before it.', commands: ['manifest', 'inject'], parse: on },
+  { name: 'namespace', kind: 'value', placeholder: 'NS', help: 'Namespace of the RBAC documents (default default).', commands: ['manifest'], parse: dnsName, default: 'default' },
+  { name: 'service-account', kind: 'value', placeholder: 'NAME', help: 'ServiceAccount the pods run as, bound to events create (default interlock).', commands: ['manifest'], parse: dnsName, default: 'interlock' },
+  { name: 'node-agent', kind: 'switch', help: 'Print the node agent (DaemonSet and its RBAC) instead of the init container.', commands: ['manifest'], parse: on },
+  { name: 'help', kind: 'switch', help: 'Show this help.', commands: ['manifest', 'inject'], parse: on },
+];
+
+export type FlagValues = ReadonlyMap<string, unknown>;
+
+/**
+ * argv (and each flag's environment variable) through `node:util` parseArgs, then each FlagDef's
+ * parser. An unknown flag or a bad value is an error naming it; the shared parser replaces this at merge.
+ */
+export function parseCommandFlags(argv: readonly string[], flags: readonly FlagDef[], env: Readonly<Record<string, string | undefined>>): Result<{ values: FlagValues; positionals: string[] }, 'ConfigInvalid'> {
+  let parsed: ReturnType<typeof parseArgs>;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      options: Object.fromEntries(flags.map((flag) => [flag.name, { type: flag.kind === 'value' ? 'string' : 'boolean' } as const])),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (error) {
+    return fail('ConfigInvalid', (error as Error).message.split('\n')[0] ?? 'bad flags');
+  }
+  const values = new Map<string, unknown>();
+  for (const flag of flags) {
+    const given = parsed.values[flag.name] ?? (flag.env ? env[flag.env] : undefined);
+    if (given === undefined || given === false) {
+      if (flag.default !== undefined) values.set(flag.name, flag.default);
+      continue;
+    }
+    const result = flag.parse(String(given));
+    if (!result.ok) return fail('ConfigInvalid', `--${flag.name} ${JSON.stringify(String(given))}: ${result.error.message}`);
+    values.set(flag.name, result.value);
+  }
+  return ok({ values, positionals: parsed.positionals });
+}
+
+export function flagHelp(usage: string, flags: readonly FlagDef[]): string {
+  const lines = flags.map((flag) => `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}`.padEnd(36) + flag.help);
+  return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
+}
+
+/** Supplied by the node agent (issue 11): the DaemonSet and its RBAC as plain documents. */
+export type NodeAgentManifest = (options: { image: string; namespace: string }) => Promise<Array<Record<string, unknown>>>;
+
+export async function runManifest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, nodeAgent?: NodeAgentManifest): Promise<CommandResult> {
+  const parsed = parseCommandFlags(argv, MANIFEST_FLAGS, env);
+  if (!parsed.ok) return usageError(parsed.error.message);
+  const { values, positionals } = parsed.value;
+  if (values.has('help')) return { exitCode: 0, stdout: flagHelp('interlock manifest --mesh linkerd|istio|generic [flags]', MANIFEST_FLAGS), stderr: '' };
+  if (positionals.length > 0) return usageError(`unexpected argument ${JSON.stringify(positionals[0])}`);
+  const image = values.get('image') as string;
+  const namespace = values.get('namespace') as string;
+  let documents: ManifestDocument[];
+  if (values.has('node-agent')) {
+    if (!nodeAgent) return usageError('--node-agent is not available in this build');
+    documents = (await nodeAgent({ image, namespace })).map((value) => ({ value }));
+  } else {
+    const mesh = values.get('mesh') as Mesh | undefined;
+    if (!mesh) return usageError('--mesh is required: linkerd, istio or generic');
+    documents = manifestDocuments({
+      mesh,
+      image,
+      namespace,
+      serviceAccount: values.get('service-account') as string,
+      rulesCheck: values.has('rules-check'),
+      reportEvent: values.has('report-event'),
+      nativeSidecar: values.has('native-sidecar'),
+    });
+  }
+  const stdout = values.get('output') === 'json' ? renderJson(documents) : renderYaml(documents);
+  return { exitCode: 0, stdout, stderr: '' };
+}
+
+function usageError(message: string): CommandResult {
+  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock manifest: ConfigInvalid: ${message}\n` };
+}

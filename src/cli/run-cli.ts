@@ -20,6 +20,8 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     return { exitCode: command === undefined ? EXIT.invalidConfig : 0, stdout: command === undefined ? '' : TOP_HELP, stderr: command === undefined ? TOP_HELP : '' };
   }
   if (command === '--version' || command === 'version') return { exitCode: 0, stdout: `${VERSION}\n`, stderr: '' };
+  const foreign = command === 'validate' ? rest : argv;
+  if (/^(istio-iptables|linkerd2-network-validator|\/usr\/lib\/linkerd\/)/.test(foreign[0] ?? '') || foreign.some((arg) => /^--(connect|listen)-addr(=|$)/.test(arg))) return runCompat(foreign, adapters);
   if (command === 'validate') {
     const controller = new AbortController();
     for (const name of ['SIGTERM', 'SIGINT'] as const) {
@@ -37,6 +39,13 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   }
   if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
   return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command ${JSON.stringify(command)}\n\n${TOP_HELP}` };
+}
+
+/** Linkerd's and Istio's validator argv, mapped onto validate (src/compat); a bad option exits 64 naming it. */
+async function runCompat(foreign: readonly string[], adapters: CliAdapters): Promise<CommandResult> {
+  const mapped = (await import('../compat/compat-argv.js')).compatToValidate(foreign, process.env);
+  if (mapped === undefined || mapped.ok) return runCli(mapped?.value ?? ['validate', ...foreign], adapters);
+  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: ConfigInvalid: ${mapped.error.message}\n` };
 }
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */

@@ -25,9 +25,9 @@ export interface ValidatorOptions {
 
 export type Container = Record<string, unknown>;
 
+/** The image's entrypoint is `interlock validate`, so args start at the flags (as Istio's args do). */
 export function validatorArgs(options: ValidatorOptions): string[] {
   return [
-    'validate',
     '--mesh', options.mesh,
     ...(options.rulesCheck ? ['--rules', 'required'] : []),
     ...(options.reportEvent ? ['--report-event'] : []),

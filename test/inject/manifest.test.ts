@@ -48,7 +48,7 @@ describe('interlock manifest', () => {
   it('--rules-check runs as root with NET_ADMIN and NET_RAW and requires the rules', async () => {
     const container = parse((await runManifest(['--mesh', 'istio', '--rules-check'], {})).stdout) as Record<string, any>;
     expect(container.securityContext).toMatchObject({ runAsNonRoot: false, runAsUser: 0, capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] } });
-    expect(container.args).toEqual(['validate', '--mesh', 'istio', '--rules', 'required']);
+    expect(container.args).toEqual(['--mesh', 'istio', '--rules', 'required']);
   });
 
   it('--output json is the same data as the YAML', async () => {

@@ -33,10 +33,12 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     }
     return runValidateCommand(rest, process.env, controller.signal, inspectRules, adapters.loadRtNetlink);
   }
+  if (command === 'node') { const { runNodeCommand, processStopSignal } = await import('./node-command.js'); return runNodeCommand(rest, process.env, processStopSignal()); }
   if (command === 'explain') {
     const { runExplain } = await import('./explain-command.js');
     return runExplain(rest, process.env);
   }
+  if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
   if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
   return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command ${JSON.stringify(command)}\n\n${TOP_HELP}` };
 }

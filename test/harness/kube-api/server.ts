@@ -24,6 +24,9 @@ export interface RequestRecord {
 export interface KubeApiOptions {
   readonly bookmarkMs?: number;
   readonly historyLimit?: number;
+  /** Listen address (default 127.0.0.1) and port (default 0: a free one). */
+  readonly host?: string;
+  readonly port?: number;
 }
 
 export interface KubeApi {
@@ -31,6 +34,8 @@ export interface KubeApi {
   readonly store: Store;
   readonly faults: Faults;
   readonly requests: RequestRecord[];
+  /** Requests as they arrive (before any fault or answer): `method path`. */
+  readonly arrivals: string[];
   /** Cuts every open watch stream at once, as a load balancer or a restarted API server does. */
   dropWatches(): void;
   close(): Promise<void>;
@@ -75,6 +80,7 @@ interface Context {
   readonly store: Store;
   readonly faults: Faults;
   readonly requests: RequestRecord[];
+  readonly arrivals: string[];
   readonly watches: Set<ServerResponse>;
   readonly options: KubeApiOptions;
 }
@@ -90,6 +96,7 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     body = null;
   }
   const record = { at: Date.now(), method: req.method ?? 'GET', path: url.pathname, query, watch, body };
+  context.arrivals.push(`${record.method} ${url.pathname}`);
   res.on('finish', () => context.requests.push({ ...record, status: res.statusCode }));
   res.on('close', () => { if (!res.writableFinished) context.requests.push({ ...record, status: res.statusCode }); });
   const fault = context.faults.take(record.method, url.pathname, watch);
@@ -116,20 +123,22 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
 
 /** Starts the stand-in on loopback, on a free port. */
 export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeApi> {
-  const context: Context = { store: new Store(options.historyLimit), faults: new Faults(), requests: [], watches: new Set(), options };
+  const context: Context = { store: new Store(options.historyLimit), faults: new Faults(), requests: [], arrivals: [], watches: new Set(), options };
   const server = createServer((req, res) => {
     handle(context, req, res).catch((error: unknown) => {
       if (!res.headersSent) reply(res, { code: 500, body: statusOf(500, 'InternalError', String(error)) });
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, host, resolve));
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     store: context.store,
     faults: context.faults,
     requests: context.requests,
+    arrivals: context.arrivals,
     dropWatches: () => { for (const res of context.watches) res.destroy(); },
     close: async () => {
       for (const res of context.watches) res.destroy();

@@ -32,10 +32,3 @@ export async function setNodeTaint(access: ClusterAccess, node: string, taint: T
   }
   return { ok: false, failure: { status: 409, retryAfterSeconds: undefined, message: `node ${node}: the taint ${taint.key}:${taint.effect} kept conflicting with other writers after 5 attempts` } };
 }
-
-/** The node's uid, for the involvedObject of Events about it. */
-export async function nodeUid(access: ClusterAccess, node: string, timeoutMs: number): Promise<ApiResult<string>> {
-  const read = await call(access, { method: 'GET', path: nodePath(node), timeoutMs }, [200]);
-  if (!read.ok) return read;
-  return { ok: true, value: (read.value.body as NodeBody).metadata?.uid ?? '' };
-}

@@ -1,5 +1,5 @@
 import type { ClusterAccess } from '../kube/cluster-access.js';
-import { setNodeTaint, nodeUid, type Taint } from '../kube/nodes-taint.js';
+import { setNodeTaint, type Taint } from '../kube/nodes-taint.js';
 import { createEvent, deletePod, labelPod, type ApiResult, type DeleteOutcome, type PodRef } from '../kube/pods-api.js';
 import type { AgentEvent } from './agent-events.js';
 
@@ -9,7 +9,6 @@ export interface AgentApi {
   labelPod(ref: PodRef): Promise<ApiResult<DeleteOutcome>>;
   createEvent(event: AgentEvent): Promise<ApiResult<true>>;
   setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>>;
-  nodeUid(): Promise<ApiResult<string>>;
 }
 
 export const BLOCKED_LABEL = 'interlock.dev/blocked';
@@ -21,6 +20,5 @@ export function kubeAgentApi(access: ClusterAccess, node: string, timeoutMs: num
     labelPod: (ref) => labelPod(access, ref, BLOCKED_LABEL, 'true', timeoutMs),
     createEvent: (event) => createEvent(access, event.metadata.namespace, event, timeoutMs),
     setTaint: (present) => setNodeTaint(access, node, NODE_TAINT, present, timeoutMs),
-    nodeUid: () => nodeUid(access, node, timeoutMs),
   };
 }

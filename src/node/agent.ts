@@ -42,7 +42,6 @@ export class NodeAgent implements PodWatchSink {
   private wake: (() => void) | undefined;
   private stopping = false;
   private sequence = 0;
-  private nodeUid: string | undefined;
   synced = false;
 
   constructor(private readonly settings: AgentSettings, private readonly deps: AgentDeps) {
@@ -262,12 +261,9 @@ export class NodeAgent implements PodWatchSink {
     await this.postEvent(event);
   }
 
+  /** As the kubelet does, the node's name is the Event's uid: `kubectl describe node` looks for exactly that. */
   private async postNodeEvent(reason: string, message: string, type: 'Warning' | 'Normal'): Promise<void> {
-    if (this.nodeUid === undefined) {
-      const uid = await this.write('get-node', () => this.deps.api.nodeUid());
-      if (uid !== undefined) this.nodeUid = uid;
-    }
-    await this.postEvent(nodeEvent(this.settings.node, this.nodeUid ?? '', reason, message, type, new Date(this.deps.clock.now()), this.sequence++));
+    await this.postEvent(nodeEvent(this.settings.node, this.settings.node, reason, message, type, new Date(this.deps.clock.now()), this.sequence++));
   }
 
   /** An Event is the agent's account of a decision: it is retried (rate-limited) a few times before it is given up and logged. */

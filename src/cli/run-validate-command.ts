@@ -13,6 +13,7 @@ import type { InspectRules } from '../validate/rules-port.js';
 import type { CommandResult } from './command-result.js';
 import { formatHelp, VALIDATE_SUMMARY } from './help.js';
 import { VERSION } from './version.js';
+import { REPORT_EVENT_FLAG, reportEventRequested } from '../kube/report-event-flag.js';
 
 export type { CommandResult };
 
@@ -26,10 +27,11 @@ export async function runValidateCommand(
   inspectRules: InspectRules,
   loadRtNetlink?: LoadRtNetlink,
 ): Promise<CommandResult> {
-  const raw = readRawOptions(argv, env, VALIDATE_FLAGS);
-  if (raw.ok && raw.options.has('help')) return { exitCode: 0, stdout: formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS), stderr: '' };
+  const raw = readRawOptions(argv, env, [...VALIDATE_FLAGS, REPORT_EVENT_FLAG]);
+  if (raw.ok && raw.options.has('help')) return { exitCode: 0, stdout: formatHelp('validate', VALIDATE_SUMMARY, [...VALIDATE_FLAGS, REPORT_EVENT_FLAG]), stderr: '' };
   if (raw.ok && raw.options.has('version')) return { exitCode: 0, stdout: `${VERSION}\n`, stderr: '' };
-  const config = raw.ok ? (raw.positionals.length > 0 ? undefined : buildValidateConfig(raw.options)) : raw.error;
+  const reportEvent = raw.ok ? reportEventRequested(raw.options) : false;
+  const config = raw.ok ? (raw.positionals.length > 0 ? undefined : isConfigError(reportEvent) ? reportEvent : buildValidateConfig(raw.options)) : raw.error;
   if (config === undefined || isConfigError(config)) {
     const message = config === undefined ? `unexpected argument ${JSON.stringify(raw.ok ? raw.positionals[0] : '')}` : config.message;
     // Invalid configuration still leaves a termination message: the pod's describe output is where operators look.
@@ -59,7 +61,12 @@ export async function runValidateCommand(
       checks: [],
     };
   }
-  return finish(config, verdict, logger, started, signal);
+  const result = finish(config, verdict, logger, started, signal);
+  // Failure only, and loaded only then: the pass path never loads Kubernetes client code.
+  if (reportEvent === true && verdict.outcome !== 'pass' && verdict.outcome !== 'interrupted') {
+    await (await import('../kube/report-failure-event.js')).reportFailureEvent({ env, reason: verdict.reason, terminationMessage: formatTerminationMessage(verdict, []), log: logger });
+  }
+  return result;
 }
 
 function finish(config: ValidateConfig, verdict: Verdict, logger: Logger, started: number, signal: AbortSignal): CommandResult {

@@ -29,6 +29,15 @@ export const EVENT_TIMEOUT_MS = 1000;
  * missing pod identity, no cluster, a 403 or a slow API is logged and the verdict stands.
  */
 export async function reportFailureEvent(input: ReportFailureInput): Promise<boolean> {
+  try {
+    return await report(input);
+  } catch (error) {
+    input.log.warn({ event: 'not-reported' }, `failure Event not reported: ${(error as Error).message}`);
+    return false;
+  }
+}
+
+async function report(input: ReportFailureInput): Promise<boolean> {
   const { env, log } = input;
   const name = env.POD_NAME;
   const access = discoverCluster(env, input.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);

@@ -89,6 +89,7 @@ export function watchPodsOnce(access: ClusterAccess, options: PodWatchOptions, r
     if (options.labelSelector) query.labelSelector = options.labelSelector;
     let idle: NodeJS.Timeout | undefined;
     let settled = false;
+    let streaming = false;
     const finish = (end: WatchEnd): void => {
       if (settled) return;
       settled = true;
@@ -106,13 +107,15 @@ export function watchPodsOnce(access: ClusterAccess, options: PodWatchOptions, r
         finish(status === 410 ? { kind: 'expired' } : { kind: 'failed', failure: { status, retryAfterSeconds: header && /^\d+$/.test(header) ? Number(header) : undefined, message: `watch /api/v1/pods answered ${status}` }, resourceVersion: state.rv });
         return;
       }
+      streaming = true;
       touch();
       streamLines(response, (line) => { handleLine(line, sink, state); if (state.expired || state.error) finish(endOf()); }, touch);
       response.on('end', () => finish(endOf()));
       response.on('error', () => finish(endOf()));
       response.on('close', () => finish(endOf()));
     });
-    request.on('error', (error) => finish(signal.aborted ? endOf() : { kind: 'failed', failure: { status: 0, retryAfterSeconds: undefined, message: `watch /api/v1/pods: ${error.message}` }, resourceVersion: state.rv }));
+    // A stream cut after it started is a dropped watch (resume from the last resourceVersion), not a failure.
+    request.on('error', (error) => finish(signal.aborted || streaming ? endOf() : { kind: 'failed', failure: { status: 0, retryAfterSeconds: undefined, message: `watch /api/v1/pods: ${error.message}` }, resourceVersion: state.rv }));
     request.end();
   });
 }

@@ -13,6 +13,8 @@ export interface PodShape {
   readonly container?: string;
   readonly exitCode?: number;
   readonly message?: string;
+  /** The controller's uid (ReplicaSet or Job); the fixture's when absent, so pods share an owner. */
+  readonly ownerUid?: string;
 }
 
 type ContainerStatus = { name: string; state: Record<string, unknown>; lastState: Record<string, unknown>; restartCount: number };
@@ -22,6 +24,7 @@ function reshape(fixture: KubeObject, shape: PodShape): KubeObject {
   pod.metadata.name = shape.name;
   pod.metadata.namespace = shape.namespace ?? 'default';
   pod.spec.nodeName = shape.nodeName ?? 'node-a';
+  if (shape.ownerUid) (pod.metadata.ownerReferences as { uid: string }[])[0]!.uid = shape.ownerUid;
   const container = shape.container ?? 'linkerd-network-validator';
   pod.spec.initContainers[0]!.name = container;
   const status = pod.status.initContainerStatuses[0]!;

@@ -96,9 +96,10 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     body = null;
   }
   const record = { at: Date.now(), method: req.method ?? 'GET', path: url.pathname, query, watch, body };
-  context.arrivals.push(`${record.method} ${url.pathname}`);
+  context.arrivals.push(`${record.method} ${url.pathname}${watch ? ' watch' : ''}`);
   res.on('finish', () => context.requests.push({ ...record, status: res.statusCode }));
-  res.on('close', () => { if (!res.writableFinished) context.requests.push({ ...record, status: res.statusCode }); });
+  // A request cut off before its answer (a dropped watch, a broken client) is logged with status 0.
+  res.on('close', () => { if (!res.writableFinished) context.requests.push({ ...record, status: res.headersSent && watch ? res.statusCode : 0 }); });
   const fault = context.faults.take(record.method, url.pathname, watch);
   if (fault?.kind === 'status') return faultAnswer(fault, res);
   if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));

@@ -64,10 +64,12 @@ export function flagHelp(usage: string, flags: readonly FlagDef[]): string {
   return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
 }
 
-/** Supplied by the node agent (issue 11): the DaemonSet and its RBAC as plain documents. */
-export type NodeAgentManifest = (options: { image: string; namespace: string }) => Promise<Array<Record<string, unknown>>>;
+/** The node agent's documents (issue 11): its DaemonSet and RBAC, as plain data. */
+export type NodeAgentManifest = (options: { image: string; namespace?: string; mesh?: Mesh }) => Promise<readonly object[]>;
 
-export async function runManifest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, nodeAgent?: NodeAgentManifest): Promise<CommandResult> {
+const nodeAgentDocuments: NodeAgentManifest = async (options) => (await import('../node/manifest.js')).nodeAgentManifest(options);
+
+export async function runManifest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, nodeAgent: NodeAgentManifest = nodeAgentDocuments): Promise<CommandResult> {
   const parsed = parseCommandFlags(argv, MANIFEST_FLAGS, env);
   if (!parsed.ok) return usageError(parsed.error.message);
   const { values, positionals } = parsed.value;
@@ -77,8 +79,10 @@ export async function runManifest(argv: readonly string[], env: Readonly<Record<
   const namespace = values.get('namespace') as string;
   let documents: ManifestDocument[];
   if (values.has('node-agent')) {
-    if (!nodeAgent) return usageError('--node-agent is not available in this build');
-    documents = (await nodeAgent({ image, namespace })).map((value) => ({ value }));
+    const mesh = values.get('mesh') as Mesh | undefined;
+    // --namespace defaults to `default` for the validator's RBAC; the agent has its own default namespace.
+    const explicitNamespace = argv.some((arg) => arg === '--namespace' || arg.startsWith('--namespace='));
+    documents = (await nodeAgent({ image, ...(explicitNamespace ? { namespace } : {}), ...(mesh ? { mesh } : {}) })).map((value) => ({ value: value as Record<string, unknown> }));
   } else {
     const mesh = values.get('mesh') as Mesh | undefined;
     if (!mesh) return usageError('--mesh is required: linkerd, istio or generic');

@@ -69,7 +69,11 @@ export function openKubeRequest(access: ClusterAccess, request: Omit<KubeRequest
   for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'interlock' };
   if (access.token) headers.authorization = `Bearer ${access.token}`;
-  if (request.body !== undefined) headers['content-type'] = request.contentType ?? 'application/json';
+  if (request.body !== undefined) {
+    headers['content-type'] = request.contentType ?? 'application/json';
+    // node:http neither chunks nor sizes a DELETE body by itself; without this the server reads it as the next request.
+    headers['content-length'] = String(Buffer.byteLength(encodeBody(request)));
+  }
   const options: https.RequestOptions = {
     method: request.method,
     headers,
@@ -89,7 +93,8 @@ export function openKubeRequest(access: ClusterAccess, request: Omit<KubeRequest
   return http.request(url, options, onResponse);
 }
 
-function encodeBody(request: Pick<KubeRequest, 'body' | 'contentType'>): string {
+/** The body exactly as `openKubeRequest` sized it; a caller of `openKubeRequest` ends the request with it. */
+export function encodeBody(request: Pick<KubeRequest, 'body' | 'contentType'>): string {
   return typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
 }
 

@@ -77,3 +77,14 @@ describe('interlock manifest', () => {
     }
   });
 });
+
+describe('interlock manifest --node-agent', () => {
+  it("prints the node agent's documents (from src/node) with the image and mesh given", async () => {
+    const result = await runManifest(['--node-agent', '--mesh', 'istio', '--image', 'registry.example/interlock:1'], {});
+    expect(result.exitCode).toBe(0);
+    const documents = parseAllDocuments(result.stdout).map((doc) => doc.toJS() as Record<string, any>);
+    expect(documents.map((doc) => doc.kind)).toContain('DaemonSet');
+    const daemonSet = documents.find((doc) => doc.kind === 'DaemonSet');
+    expect(JSON.stringify(daemonSet)).toContain('registry.example/interlock:1');
+  });
+});

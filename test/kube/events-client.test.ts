@@ -132,3 +132,22 @@ describe('the Event message', () => {
     expect(firstSentence('x'.repeat(5000), 'R')).toHaveLength(1024);
   });
 });
+
+describe('request bodies', () => {
+  it('a DELETE with DeleteOptions arrives whole, sized by content-length', async () => {
+    const bodies: string[] = [];
+    const server = http.createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => { body += chunk.toString(); });
+      req.on('end', () => { bodies.push(`${req.method} ${req.headers['content-length']} ${body}`); res.writeHead(200); res.end('{}'); });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const access: ClusterAccess = { server: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, insecureSkipTlsVerify: false, origin: 'test' };
+    const options = { kind: 'DeleteOptions', preconditions: { uid: 'ü-1' } };
+    const answer = await kubeRequest(access, { method: 'DELETE', path: '/api/v1/namespaces/a/pods/b', body: options, timeoutMs: 2000 });
+    server.closeAllConnections();
+    server.close();
+    expect(answer.ok && answer.value.status).toBe(200);
+    expect(bodies).toEqual([`DELETE ${Buffer.byteLength(JSON.stringify(options))} ${JSON.stringify(options)}`]);
+  });
+});

@@ -6,6 +6,7 @@ import { serveList } from './list.js';
 import { createObject, deleteObject, getObject, patchObject, type Answer } from './objects.js';
 import { routeOf, type Route } from './route.js';
 import { statusOf } from './status.js';
+import { eventTable, wantsTable } from './table.js';
 import { Store } from './store.js';
 import type { KubeObject } from './types.js';
 import { serveWatch } from './watch.js';
@@ -119,7 +120,11 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     return;
   }
   const limit = query.get('limit');
-  return reply(res, serveList(context.store, scope, { limit: limit ? Number(limit) : undefined, continueToken: query.get('continue'), resourceVersion: query.get('resourceVersion') }));
+  const listed = serveList(context.store, scope, { limit: limit ? Number(limit) : undefined, continueToken: query.get('continue'), resourceVersion: query.get('resourceVersion') });
+  if (listed.code === 200 && route.resource === 'events' && wantsTable(req.headers.accept)) {
+    return reply(res, { code: 200, body: eventTable(listed.body as { metadata: Record<string, unknown>; items: KubeObject[] }, Date.now()) });
+  }
+  return reply(res, listed);
 }
 
 /** Starts the stand-in on loopback, on a free port. */

@@ -2,7 +2,8 @@
 # Benchmarks, printed as figures beside baselines measured in the same run (never asserted):
 #   1. `interlock validate` vs `node -e 0` in a pod namespace: median wall time, peak RSS;
 #   2. the rules engine: parse + trace of synthetic 1k/10k/100k-rule nat tables;
-#   3. the image: `docker start` to exit of the init container vs `true` from the same base.
+#   3. `interlock node` against the API stand-in: reaction, footprint (110/5,000 pods), 50-pod storm;
+#   4. the image: `docker start` to exit of the init container vs `true` from the same base.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
@@ -11,6 +12,7 @@ npm run build --silent
 
 node scripts/bench-validate.mjs
 [ -f scripts/bench-rules.mjs ] && node scripts/bench-rules.mjs
+node scripts/bench-node.mjs
 if [ "${BENCH_SKIP_IMAGE:-}" != 1 ]; then
   bash scripts/ensure-docker.sh
   npm run image --silent

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { KubeObject } from './types.js';
 
-const FIXTURES = fileURLToPath(new URL('../../fixtures/kube/', import.meta.url));
+// A bundled copy (the bench) says where the fixtures are; the sources find them next door.
+const FIXTURES = process.env.INTERLOCK_KUBE_FIXTURES ?? fileURLToPath(new URL('../../fixtures/kube/', import.meta.url));
 const load = (name: string): KubeObject => JSON.parse(readFileSync(`${FIXTURES}${name}`, 'utf8')) as KubeObject;
 
 export interface PodShape {

@@ -9,6 +9,7 @@ import { createLogger } from '../output/logger.js';
 import { NodeAgent } from '../node/agent.js';
 import { kubeAgentApi } from '../node/agent-api.js';
 import { promAgentMetrics } from '../node/agent-metrics.js';
+import type { CniAuditSource } from '../node/cni-audit-source.js';
 import { REAL_CLOCK, type AgentSettings } from '../node/agent-settings.js';
 import { startHealthServer } from '../node/health-server.js';
 import { meshDefaults, NODE_FLAGS, nodeHelp } from '../node/node-flags.js';
@@ -63,8 +64,11 @@ function settingsOf(values: Values): AgentSettings | string {
 
 const usage = (message: string): CommandResult => ({ exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock node: ${message}\n\n${nodeHelp()}` });
 
-/** `interlock node`: runs until SIGTERM/SIGINT, then drains in-flight actions and exits 0. */
-export async function runNodeCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, stopSignal: AbortSignal): Promise<CommandResult> {
+/**
+ * `interlock node`: runs until SIGTERM/SIGINT, then drains in-flight actions and exits 0. A CNI
+ * audit source (cni-check's directory watch, wired at merge) feeds the breaker when given.
+ */
+export async function runNodeCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, stopSignal: AbortSignal, cniAudit?: CniAuditSource): Promise<CommandResult> {
   const values = readFlags(argv, env);
   if (typeof values === 'string') return usage(values);
   if (values.help === true) return { exitCode: 0, stdout: nodeHelp(), stderr: '' };
@@ -84,9 +88,11 @@ export async function runNodeCommand(argv: readonly string[], env: Readonly<Reco
   const ports = { list: () => listAllPods(access.value, watchOptions), watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access.value, watchOptions, rv, agent, signal) };
   const informer = runPodInformer(ports, agent, REAL_CLOCK, DEFAULT_RETRY, Math.random, stopSignal, () => log.info({}, 'pods listed: ready'));
   const worker = agent.run();
+  const stopAudit = cniAudit?.subscribe((verdict) => agent.audit(verdict));
   const ticker = setInterval(() => agent.tickBreaker(), Math.min(1000, settings.breaker.windowMs / 4));
   await new Promise<void>((resolve) => { if (stopSignal.aborted) resolve(); else stopSignal.addEventListener('abort', () => resolve(), { once: true }); });
   clearInterval(ticker);
+  stopAudit?.();
   const drained = await agent.stop(4000);
   await Promise.race([Promise.allSettled([informer, worker]), REAL_CLOCK.sleep(200)]);
   server.closeAllConnections();

@@ -168,8 +168,11 @@ describe('interlock node against the API stand-in', () => {
     expect(agent.logs.some((line) => line.msg === 'stopped: in-flight actions finished')).toBe(true);
   });
 
-  it('serves /healthz, /readyz and the metrics the issue names', async () => {
+  it('serves /healthz, /readyz (503 until the first list is in) and the metrics the issue names', async () => {
+    api.faults.add({ method: 'GET', watch: false, path: /^\/api\/v1\/pods$/, fault: { kind: 'status', code: 500 }, times: 1 });
     agent = await startAgent(api, []);
+    const early = await fetch(`${agent.base}/readyz`);
+    expect(early.status).toBe(503);
     await ready();
     expect((await fetch(`${agent.base}/healthz`)).status).toBe(200);
     const text = await agent.metrics();

@@ -43,7 +43,8 @@ export function readForeignArgs(argv: readonly string[], table: readonly Foreign
       continue;
     }
     const value = inline ?? argv[index + 1];
-    if (value === undefined) return fail('ConfigInvalid', `${tool} option ${name} needs a value`);
+    // `--timeout --listen-addr ...` is a missing value, not a timeout called "--listen-addr".
+    if (value === undefined || (inline === undefined && value.startsWith('--'))) return fail('ConfigInvalid', `${tool} option ${name} needs a value`);
     if (inline === undefined) index++;
     args.push({ key: option.key, name, value });
   }

@@ -54,7 +54,7 @@ export class NodeAgent implements PodWatchSink {
   relisted(pods: readonly unknown[]): void {
     const seen = new Set<string>();
     for (const pod of pods) {
-      const view = podViewOf(pod, this.settings.container);
+      const view = this.viewOf(pod);
       if (view) { seen.add(view.key); this.upsert(view); }
     }
     for (const key of [...this.cache.keys()]) if (!seen.has(key)) this.forget(key);
@@ -63,7 +63,7 @@ export class NodeAgent implements PodWatchSink {
   }
 
   changed(type: PodEventType, pod: unknown): void {
-    const view = podViewOf(pod, this.settings.container);
+    const view = this.viewOf(pod);
     if (!view) return;
     if (type === 'DELETED') this.forget(view.key);
     else this.upsert(view);
@@ -88,6 +88,12 @@ export class NodeAgent implements PodWatchSink {
   /** Called on a timer: lets the breaker close after a quiet window. */
   tickBreaker(): void {
     this.step(tick(this.breaker, this.settings.breaker, this.deps.clock.now()), '');
+  }
+
+  /** The pod's view, or undefined when it lacks the validator or is not on this node: the selector is the server's promise, not a proof. */
+  private viewOf(pod: unknown): PodView | undefined {
+    const view = podViewOf(pod, this.settings.container);
+    return view && view.nodeName === this.settings.node ? view : undefined;
   }
 
   private upsert(view: PodView): void {

@@ -37,6 +37,12 @@ export function decide(input: DecisionInput): Decision {
   if (input.action === 'none') {
     return { kind: 'report', event: 'InterlockBlocked', note: `${blocked.reason}: the node's CNI did not set up this pod; --action none, so it is only reported.` };
   }
+  // Deleting is only a recreation when a controller makes a new pod: a bare pod would be gone for
+  // good, and a static pod's mirror is recreated by the kubelet from the same manifest, same sandbox.
+  if (input.action === 'delete' && (view.ownerKind === 'Pod' || view.ownerKind === 'Node')) {
+    const what = view.ownerKind === 'Pod' ? 'no controller would recreate this pod' : 'a static pod is recreated by the kubelet, not by deleting it';
+    return { kind: 'report', event: 'InterlockBlocked', note: `${blocked.reason}: the node's CNI did not set up this pod, but ${what}; left for an operator.` };
+  }
   if (input.breakerOpen) {
     return { kind: 'hold', event: 'InterlockHeld', note: `${blocked.reason}: too many blocked pods on node ${view.nodeName}; the circuit breaker is open, so this pod is not recreated now.` };
   }

@@ -94,6 +94,17 @@ describe('NodeAgent (manual clock, fake API)', () => {
     expect(api.deleted).toEqual(['p1']);
   });
 
+  it('ignores a pod of another node even if the API sends it (the field selector is not trusted)', async () => {
+    const { agent, api, clock } = agentWith();
+    const stray = pod(9) as any;
+    stray.spec.nodeName = 'node-b';
+    agent.relisted([stray]);
+    agent.changed('MODIFIED', stray);
+    await clock.advance(5000);
+    expect(api.deleted).toEqual([]);
+    expect(api.events).toEqual([]);
+  });
+
   it('the same failed run seen again after a relist is acted on once', async () => {
     const { agent, api, clock } = agentWith();
     agent.relisted([pod(7)]);

@@ -68,6 +68,18 @@ describe('decide', () => {
     expect(decide({ ...base, blocked: { ...base.blocked, reason: 'NothingToProbe', recreatable: false } })).toMatchObject({ kind: 'report' });
   });
 
+  it('never deletes a pod no controller would recreate: a bare pod or a static (mirror) pod is only reported', () => {
+    const bare = withMeta(crashLoopPod({ name: 'bare' })) as any;
+    delete bare.metadata.ownerReferences;
+    const bareView = podViewOf(bare, C)!;
+    expect(decide(input({ view: bareView, blocked: blockedOf(bareView, 95)! }))).toMatchObject({ kind: 'report', event: 'InterlockBlocked' });
+    const mirror = withMeta(crashLoopPod({ name: 'static-node-a' })) as any;
+    mirror.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'n1', controller: true }];
+    const mirrorView = podViewOf(mirror, C)!;
+    expect(decide(input({ view: mirrorView, blocked: blockedOf(mirrorView, 95)! }))).toMatchObject({ kind: 'report' });
+    expect(decide(input({ view: bareView, blocked: blockedOf(bareView, 95)!, action: 'label' }))).toMatchObject({ kind: 'recreate', how: 'label' });
+  });
+
   it('says a Job pod deletion counts against backoffLimit', () => {
     const view = podViewOf(withMeta(failedJobPod({ name: 'j' })), C)!;
     const decision = decide(input({ view, blocked: blockedOf(view, 95)! }));

@@ -40,6 +40,7 @@ export async function runInject(argv: readonly string[], env: Readonly<Record<st
     rulesCheck: values.has('rules-check'),
     reportEvent: values.has('report-event'),
     nativeSidecar: values.has('native-sidecar'),
+    extraArgs: ['inbound-port', 'outbound-port'].flatMap((flag) => (values.has(flag) ? [`--${flag}`, String(values.get(flag))] : [])),
   }, name === '-' ? '<stdin>' : name);
   if (!result.ok) return error(result.error.reason === 'ConfigInvalid' ? EXIT.invalidConfig : EXIT.dataError, `${result.error.reason}: ${result.error.message}`);
   const notes = result.value.notes.map((note) => `interlock inject: ${note}\n`).join('');

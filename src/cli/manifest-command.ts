@@ -13,10 +13,14 @@ const text = (text: string): Result<string, 'ConfigInvalid'> => (text.trim() ? o
 const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
   /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
 const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
+const port = (value: string): Result<string, 'ConfigInvalid'> =>
+  /^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= 65535 ? ok(String(Number(value))) : fail('ConfigInvalid', 'expected a port 1-65535');
 
 export const MANIFEST_FLAGS: readonly FlagDef[] = [
   { name: 'mesh', kind: 'value', placeholder: 'linkerd|istio|generic', help: 'Which mesh the validator stands in for (container name, uid, exit code).', commands: ['manifest', 'inject'], parse: oneOf(MESHES) },
   { name: 'image', kind: 'value', placeholder: 'IMAGE', help: `Interlock's image (default ${DEFAULT_IMAGE}).`, commands: ['manifest', 'inject'], parse: text, default: DEFAULT_IMAGE },
+  { name: 'inbound-port', kind: 'value', placeholder: 'PORT', help: "The proxy's inbound redirect port, passed to validate (required with --mesh generic).", commands: ['manifest', 'inject'], parse: port },
+  { name: 'outbound-port', kind: 'value', placeholder: 'PORT', help: "The proxy's outbound redirect port, passed to validate (required with --mesh generic).", commands: ['manifest', 'inject'], parse: port },
   { name: 'output', kind: 'value', placeholder: 'yaml|json', help: 'Output format (default yaml; json has no comments).', commands: ['manifest'], parse: oneOf(['yaml', 'json'] as const), default: 'yaml' },
   { name: 'rules-check', kind: 'switch', help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required).', commands: ['manifest', 'inject'], parse: on },
   { name: 'report-event', kind: 'switch', help: 'Post a Warning Event on failure; adds the ServiceAccount, Role and RoleBinding it needs.', commands: ['manifest', 'inject'], parse: on },
@@ -86,9 +90,12 @@ export async function runManifest(argv: readonly string[], env: Readonly<Record<
   } else {
     const mesh = values.get('mesh') as Mesh | undefined;
     if (!mesh) return usageError('--mesh is required: linkerd, istio or generic');
+    const ports = portArgs(values, mesh);
+    if (!ports.ok) return usageError(ports.error.message);
     documents = manifestDocuments({
       mesh,
       image,
+      extraArgs: ports.value,
       namespace,
       serviceAccount: values.get('service-account') as string,
       rulesCheck: values.has('rules-check'),
@@ -98,6 +105,16 @@ export async function runManifest(argv: readonly string[], env: Readonly<Record<
   }
   const stdout = values.get('output') === 'json' ? renderJson(documents) : renderYaml(documents);
   return { exitCode: 0, stdout, stderr: '' };
+}
+
+/**
+ * validate's port flags from --inbound-port/--outbound-port; the generic preset has no ports, so
+ * without both a generic validator could only ever fail with ConfigInvalid.
+ */
+export function portArgs(values: FlagValues, mesh: Mesh | undefined): Result<string[], 'ConfigInvalid'> {
+  const args = ['inbound-port', 'outbound-port'].flatMap((name) => (values.has(name) ? [`--${name}`, String(values.get(name))] : []));
+  if (mesh === 'generic' && args.length < 4) return fail('ConfigInvalid', '--mesh generic needs --inbound-port and --outbound-port (the proxy\'s redirect ports)');
+  return ok(args);
 }
 
 function usageError(message: string): CommandResult {

@@ -12,6 +12,8 @@ export interface InjectOptions {
   readonly rulesCheck: boolean;
   readonly reportEvent: boolean;
   readonly nativeSidecar: boolean;
+  /** validate flags for a new container (the generic preset's ports); an existing one keeps its own. */
+  readonly extraArgs?: readonly string[];
 }
 
 const MESH_OF_NAME: Readonly<Record<string, Mesh>> = {
@@ -38,8 +40,11 @@ export function injectPodSpec(doc: Document, template: PodTemplate, options: Inj
   if (existing) {
     const extra = equivalentArgs(existing, label);
     if (!extra.ok) return extra;
-    updateExisting(doc, existing, mesh, extra.value, options);
+    updateExisting(doc, existing, mesh, extra.value, { ...options, extraArgs: [] });
   } else {
+    if (mesh === 'generic' && !(options.extraArgs?.includes('--inbound-port') && options.extraArgs.includes('--outbound-port'))) {
+      return fail('ConfigInvalid', `${label}: --mesh generic needs --inbound-port and --outbound-port (the proxy's redirect ports)`);
+    }
     inits.items.unshift(doc.createNode(validatorContainer({ ...options, mesh })));
   }
   return ok(orderNote(inits, Math.max(index, 0), label, options.nativeSidecar));

@@ -94,6 +94,14 @@ describe('interlock inject', () => {
     expect(unknown).toMatchObject({ exitCode: 64, stdout: '', stderr: expect.stringContaining('Pod/p: cannot tell which mesh') });
   });
 
+  it('--mesh generic needs the ports for a new container', async () => {
+    const text = 'kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: b}]\n';
+    expect(await inject(text, ['--mesh', 'generic'])).toMatchObject({ exitCode: 64, stderr: expect.stringContaining('--mesh generic needs --inbound-port and --outbound-port') });
+    const ok = await inject(text, ['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080']);
+    expect(docs(ok.stdout)[0]?.spec.initContainers[0].args).toEqual(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080']);
+    expect((await inject(ok.stdout, ['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'])).stdout).toBe(ok.stdout);
+  });
+
   it('--native-sidecar refuses a validator placed after the proxy (exit 65); without it, a warning', async () => {
     const strict = await inject(fixture('istio-native-sidecar-wrong-order.yaml'), ['--native-sidecar']);
     expect(strict).toMatchObject({ exitCode: 65, stdout: '', stderr: expect.stringContaining('runs after the native sidecar istio-proxy') });

@@ -17,7 +17,7 @@ function golden(name: string, actual: string): void {
 const CASES: Array<[string, string[]]> = [
   ['manifest-linkerd.yaml', ['--mesh', 'linkerd']],
   ['manifest-istio.yaml', ['--mesh', 'istio']],
-  ['manifest-generic.yaml', ['--mesh', 'generic']],
+  ['manifest-generic.yaml', ['--mesh', 'generic', '--inbound-port', '15006', '--outbound-port', '15001']],
   ['manifest-linkerd-rules-check.yaml', ['--mesh', 'linkerd', '--rules-check']],
   ['manifest-istio-report-event.yaml', ['--mesh', 'istio', '--report-event', '--namespace', 'shop', '--native-sidecar']],
 ];
@@ -33,7 +33,7 @@ describe('interlock manifest', () => {
 
   it('names the container as each repair controller looks for it, with the mesh uid and the issue 10 hardening', async () => {
     for (const [mesh, name, uid] of [['linkerd', 'linkerd-network-validator', 65534], ['istio', 'istio-validation', 1337], ['generic', 'interlock', 65534]] as const) {
-      const container = parse((await runManifest(['--mesh', mesh], {})).stdout) as Record<string, any>;
+      const container = parse((await runManifest(['--mesh', mesh, '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout) as Record<string, any>;
       expect(container.name).toBe(name);
       expect(container.securityContext).toEqual({
         runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, allowPrivilegeEscalation: false,
@@ -55,6 +55,16 @@ describe('interlock manifest', () => {
     const yaml = (await runManifest(['--mesh', 'istio', '--report-event'], {})).stdout;
     const json = JSON.parse((await runManifest(['--mesh', 'istio', '--report-event', '--output', 'json'], {})).stdout) as unknown[];
     expect(json).toEqual(parseAllDocuments(yaml).map((doc) => doc.toJS()));
+  });
+
+  it('--mesh generic needs both ports, which reach validate; without them exit 64 (a generic validator without ports could only fail)', async () => {
+    const container = parse((await runManifest(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout) as Record<string, any>;
+    expect(container.args).toEqual(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080']);
+    for (const argv of [['--mesh', 'generic'], ['--mesh', 'generic', '--inbound-port', '1'], ['--mesh', 'generic', '--inbound-port', '0', '--outbound-port', '1']]) {
+      const result = await runManifest(argv, {});
+      expect(result.exitCode).toBe(64);
+      expect(result.stderr).toMatch(/--inbound-port|port 1-65535/);
+    }
   });
 
   it('bad flags exit 64 naming the flag', async () => {

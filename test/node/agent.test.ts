@@ -71,6 +71,16 @@ describe('interlock node against the API stand-in', () => {
     expect(metric(await agent.metrics(), 'interlock_node_actions_total{kind="delete",result="precondition-failed"}')).toBe(1);
   });
 
+  it('--action label patches the label (resourceVersion precondition) instead of deleting', async () => {
+    api.store.put('pods', crashLoopPod({ name: 'labelled' }));
+    agent = await startAgent(api, ['--action', 'label']);
+    await waitFor('the Marked Event', () => eventsFor('labelled', 'InterlockMarked').length > 0);
+    expect(api.store.get('pods', 'default', 'labelled')?.metadata.labels).toMatchObject({ app: 'web', 'interlock.dev/blocked': 'true' });
+    const patch = api.requests.find((request) => request.method === 'PATCH')!;
+    expect(patch.body).toMatchObject({ metadata: { resourceVersion: expect.any(String) } });
+    expect(deletes()).toEqual([]);
+  });
+
   it('reports a ConfigInvalid pod and does not delete it', async () => {
     api.store.put('pods', crashLoopPod({ name: 'bad-flags', message: 'ConfigInvalid: --inbound-port "x": expected 1-65535' }));
     agent = await startAgent(api, []);

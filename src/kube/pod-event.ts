@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+
 /** The pod an Event is about, from the downward API (POD_NAME, POD_NAMESPACE, POD_UID). */
 export interface PodRef {
   readonly name: string;
@@ -48,8 +50,7 @@ export function buildFailureEvent(input: FailureEventInput): CoreV1Event {
   return {
     apiVersion: 'v1',
     kind: 'Event',
-    // client-go names events `<object>.<unix nanos in hex>`; unique per report, sortable.
-    metadata: { name: `${input.pod.name}.${(BigInt(input.now.getTime()) * 1_000_000n).toString(16)}`, namespace: input.pod.namespace },
+    metadata: { name: eventName(input.pod, input.reason), namespace: input.pod.namespace },
     involvedObject: {
       apiVersion: 'v1',
       kind: 'Pod',
@@ -70,6 +71,16 @@ export function buildFailureEvent(input: FailureEventInput): CoreV1Event {
     reportingComponent: EVENT_COMPONENT,
     reportingInstance: input.instance.slice(0, 128),
   };
+}
+
+/**
+ * One name per pod (by uid) and reason, so a validator failing on every restart of a crash loop
+ * counts up one Event (`x5 over 3m` in describe) instead of adding one per restart; a recreated
+ * pod of the same name has a new uid and its own Event.
+ */
+export function eventName(pod: PodRef, reason: string): string {
+  const digest = createHash('sha256').update(`${pod.namespace}/${pod.name}/${pod.uid ?? ''}/${reason}`).digest('hex').slice(0, 16);
+  return `${pod.name.slice(0, 253 - 17)}.${digest}`;
 }
 
 /**

@@ -63,6 +63,6 @@ async function report(input: ReportFailureInput): Promise<boolean> {
     log.warn({ event: 'not-reported', cause: posted.error.reason }, `failure Event not reported: ${posted.error.message}`);
     return false;
   }
-  log.info({ event: posted.value.name, namespace, server: access.value.origin }, `failure Event ${posted.value.name} reported on pod ${namespace}/${name}`);
+  log.info({ event: posted.value.name, count: posted.value.count, namespace, server: access.value.origin }, `failure Event ${posted.value.name} reported on pod ${namespace}/${name} (count ${posted.value.count})`);
   return true;
 }

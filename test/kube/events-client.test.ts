@@ -104,10 +104,37 @@ describe('kubeRequest and postEvent against a loopback server', () => {
   it('posts the Event with the bearer token and reports a 201 as success', async () => {
     answer = (res) => { res.writeHead(201, { 'content-type': 'application/json' }); res.end('{}'); };
     const posted = await postEvent(access, event, 1000);
-    expect(posted).toEqual({ ok: true, value: { name: event.metadata.name } });
+    expect(posted).toEqual({ ok: true, value: { name: event.metadata.name, count: 1 } });
     const last = seen.at(-1);
     expect(last).toMatchObject({ method: 'POST', url: '/api/v1/namespaces/shop/events', auth: 'Bearer tok' });
     expect(JSON.parse(last?.body ?? '{}')).toMatchObject({ reason: 'InterceptionMissing', type: 'Warning', involvedObject: { uid: '1111-2222', kind: 'Pod' } });
+  });
+
+  it('an Event that exists already (the same pod failing again) is counted up, not duplicated', async () => {
+    const before = seen.length;
+    answer = (res) => {
+      const last = seen.at(-1);
+      if (last?.method === 'POST') { res.writeHead(409, { 'content-type': 'application/json' }); res.end('{"kind":"Status","reason":"AlreadyExists"}'); return; }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ ...event, count: 4 }));
+    };
+    const posted = await postEvent(access, event, 1000);
+    expect(posted).toEqual({ ok: true, value: { name: event.metadata.name, count: 5 } });
+    expect(seen.slice(before).map((request) => `${request.method} ${request.url}`)).toEqual([
+      'POST /api/v1/namespaces/shop/events',
+      `GET /api/v1/namespaces/shop/events/${event.metadata.name}`,
+      `PATCH /api/v1/namespaces/shop/events/${event.metadata.name}`,
+    ]);
+    expect(JSON.parse(seen.at(-1)?.body ?? '{}')).toEqual({ count: 5, lastTimestamp: event.lastTimestamp, message: event.message });
+  });
+
+  it('the name is one per pod uid and reason', () => {
+    const again = buildFailureEvent({ pod: { name: 'web-1', namespace: 'shop', uid: '1111-2222' }, reason: 'InterceptionMissing', terminationMessage: 'x', instance: 'n', now: new Date() });
+    const recreated = buildFailureEvent({ pod: { name: 'web-1', namespace: 'shop', uid: '3333' }, reason: 'InterceptionMissing', terminationMessage: 'x', instance: 'n', now: new Date() });
+    const otherReason = buildFailureEvent({ pod: { name: 'web-1', namespace: 'shop', uid: '1111-2222' }, reason: 'PodNetworkMissing', terminationMessage: 'x', instance: 'n', now: new Date() });
+    expect(again.metadata.name).toBe(event.metadata.name);
+    expect(new Set([event.metadata.name, recreated.metadata.name, otherReason.metadata.name]).size).toBe(3);
+    expect(event.metadata.name).toMatch(/^web-1\.[0-9a-f]{16}$/);
   });
 
   it('a 403 is a KubeApiError carrying the API status message', async () => {

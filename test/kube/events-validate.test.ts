@@ -84,8 +84,14 @@ describe('validate --report-event: the failure in kubectl describe pod', () => {
       source: { component: 'interlock' }, reportingComponent: 'interlock',
     });
     expect(items[0]?.reportingInstance).not.toBe('');
-    // The stand-in serves no server-side Table, so kubectl lists events by name and age.
-    expect(kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop'])).toMatch(new RegExp(`^${items[0]?.metadata.name.replace('.', '\\.')}\\s`, 'm'));
+    // The same pod failing again (a crash loop) counts the one Event up.
+    const again = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '2s', '--report-event'], { env: podEnv(kubeconfig, uid) });
+    expect(again.exitCode).toBe(95);
+    const counted = (JSON.parse(kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop', '-o', 'json'])) as { items: Array<Record<string, any>> }).items;
+    expect(counted.map((item) => [item.reason, item.count])).toEqual([['InterceptionMissing', 2]]);
+    expect(kubectl(ns, kubeconfig, ['describe', 'pod', 'web-1', '-n', 'shop'])).toMatch(/Warning\s+InterceptionMissing\s+\S+ \(x2 over \S+\)\s+interlock/);
+    const listed = kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop']);
+    expect(listed, listed).toMatch(/Warning\s+InterceptionMissing\s+pod\/web-1\s/);
   });
 
   it('a pass posts nothing', async () => {

@@ -118,6 +118,26 @@ describe('interlock node against the API stand-in', () => {
     expect(restarts).toBeGreaterThanOrEqual(2);
   });
 
+  it('resumes from the last bookmark, not from the old list: changes elsewhere in the cluster are not replayed', async () => {
+    agent = await startAgent(api, []);
+    await ready();
+    await waitFor('the watch to open', () => api.arrivals.includes('GET /api/v1/pods watch'));
+    const listed = Number(api.requests.find((request) => request.path === '/api/v1/pods' && !request.watch)!.query.get('resourceVersion') ?? 0);
+    for (let i = 0; i < 20; i++) api.store.put('pods', healthyPod({ name: `elsewhere-${i}`, nodeName: 'node-b' }));
+    const after = api.store.resourceVersion;
+    // A bookmark goes out every 200 ms; wait for two so the agent has surely read one.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    api.dropWatches();
+    await waitFor('the resumed watch', () => api.arrivals.filter((line) => line === 'GET /api/v1/pods watch').length >= 2);
+    await barrier('barrier');
+    api.dropWatches();
+    await waitFor('the second watch to be logged', () => api.requests.filter((request) => request.watch).length >= 2);
+    const resumedAt = api.requests.filter((request) => request.watch).map((request) => Number(request.query.get('resourceVersion')));
+    expect(listed).toBe(0);
+    expect(resumedAt[0]).toBeLessThan(after);
+    expect(resumedAt[1]).toBeGreaterThanOrEqual(after);
+  });
+
   it('relists on 410 Gone and still catches the pod that failed while it was away', async () => {
     agent = await startAgent(api, []);
     await ready();

@@ -37,6 +37,8 @@ export async function runValidateCommand(
     // Invalid configuration still leaves a termination message: the pod's describe output is where operators look.
     const terminationLog = (raw.ok ? raw.options.get('termination-log')?.value : undefined) ?? '/dev/termination-log';
     writeTerminationLog(terminationLog, `ConfigInvalid: ${message}\n`);
+    // A misconfigured validator blocks the pod as surely as a failed probe; its owner hears of it the same way.
+    if (reportEvent === true) await (await import('../kube/report-failure-event.js')).reportFailureEvent({ env, reason: 'ConfigInvalid', terminationMessage: `ConfigInvalid: ${message}`, log: createLogger('json', 'info', 2) });
     return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock validate: ConfigInvalid: ${message}\n` };
   }
 

@@ -103,6 +103,16 @@ describe('validate --report-event: the failure in kubectl describe pod', () => {
     expect(JSON.parse(kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop', '-o', 'json'])).items).toEqual([]);
   });
 
+  it('a configuration error is reported too (reason ConfigInvalid), and still exits 64', async () => {
+    const ns = pod();
+    const { kubeconfig, uid } = await cluster(ns);
+    const run = await ns.runInterlock(['--mesh', 'generic', '--report-event'], { env: podEnv(kubeconfig, uid) });
+    expect(run.exitCode).toBe(64);
+    const items = (JSON.parse(kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop', '-o', 'json'])) as { items: Array<Record<string, any>> }).items;
+    expect(items.map((item) => item.reason)).toEqual(['ConfigInvalid']);
+    expect(items[0]?.message).toMatch(/--mesh generic has no inbound port/);
+  });
+
   it('without --report-event a failure posts nothing', async () => {
     const ns = pod();
     const { kubeconfig, uid } = await cluster(ns);

@@ -108,7 +108,8 @@ export class NodeAgent implements PodWatchSink {
       memory.counted = blocked.runId;
       this.deps.metrics.blocked(blocked.reason);
       this.deps.log.warn({ pod: view.key, reason: blocked.reason }, `validator failed: ${blocked.message}`);
-      this.step(recordBlocked(this.breaker, this.settings.breaker, this.deps.clock.now()), '');
+      // Only failures of the node's CNI count: six pods of one misconfigured Deployment must not taint a node.
+      if (blocked.recreatable) this.step(recordBlocked(this.breaker, this.settings.breaker, this.deps.clock.now()), '');
     }
     this.offer(view.key);
   }

@@ -94,6 +94,20 @@ describe('NodeAgent (manual clock, fake API)', () => {
     expect(api.deleted).toEqual(['p1']);
   });
 
+  it('pods blocked for reasons a new pod cannot fix (one bad Deployment) never trip the breaker or taint the node', async () => {
+    const { agent, api, clock } = agentWith();
+    const misconfigured = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => {
+      const bad = pod(i) as any;
+      bad.status.initContainerStatuses[0].lastState.terminated.message = 'ConfigInvalid: --inbound-port "x": expected 1-65535';
+      return bad;
+    });
+    agent.relisted(misconfigured);
+    await clock.advance(1000);
+    expect(agent.breakerOpen).toBe(false);
+    expect(api.taints).toEqual([]);
+    expect(api.events.map((event) => event.reason)).toEqual(Array(8).fill('InterlockBlocked'));
+  });
+
   it('ignores a pod of another node even if the API sends it (the field selector is not trusted)', async () => {
     const { agent, api, clock } = agentWith();
     const stray = pod(9) as any;

@@ -26,6 +26,9 @@ beforeAll(async () => {
   kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), api.url);
   api.store.put('pods', crashLoopPod({ name: 'web-1', message: 'ConfigInvalid: --inbound-port "x": expected 1-65535' }));
   api.store.put('pods', crashLoopPod({ name: 'web-2', message: 'ProbeIdentityExcluded: uid 2102 is excluded from capture' }));
+  // Two CNI failures in the first list open the breaker (threshold 1) before anything is deleted.
+  api.store.put('pods', crashLoopPod({ name: 'web-3', ownerUid: 'o3' }));
+  api.store.put('pods', crashLoopPod({ name: 'web-4', ownerUid: 'o4' }));
   agent = await startAgent(api, ['--breaker-threshold', '1']);
   await waitFor('the Node Event', () => api.store.list('events').some((event: any) => event.reason === 'InterlockBreakerOpen'));
   await waitFor('both pod Events', () => api.store.list('events').filter((event: any) => event.reason === 'InterlockBlocked').length === 2);

@@ -94,7 +94,7 @@ async function reactionAndFootprint(standIn) {
   return { reactions, idleCpu, peakMiB: peak.hwmMiB, idleRssMiB: after.rssMiB, podsOnNode: 110, podsInCluster: api.store.list('pods').length + samples };
 }
 
-async function storm(standIn) {
+async function storm(standIn, gapMs) {
   const api = await standIn.startKubeApi({ bookmarkMs: 60_000 });
   api.store.put('nodes', standIn.nodeObject('node-a'));
   await populate(standIn, api, 50, 50);
@@ -104,7 +104,10 @@ async function storm(standIn) {
   let nodeEventAt;
   api.store.subscribe((change) => { if (change.resource === 'events' && change.object.reason === 'InterlockBreakerOpen') nodeEventAt ??= performance.now(); });
   const started = performance.now();
-  for (let i = 0; i < 50; i++) blockPod(standIn, api, `app-${String(i).padStart(4, '0')}`, `owner-${i}`);
+  for (let i = 0; i < 50; i++) {
+    blockPod(standIn, api, `app-${String(i).padStart(4, '0')}`, `owner-${i}`);
+    if (gapMs > 0) await sleep(gapMs);
+  }
   await waitFor('the Node Event', () => nodeEventAt);
   const openedWall = api.requests.find((request) => request.method === 'POST' && request.body?.reason === 'InterlockBreakerOpen')?.at ?? Date.now();
   await sleep(3000);
@@ -127,13 +130,15 @@ try {
   const standIn = await loadStandIn();
   const baseline = await baselineRss();
   const footprint = await reactionAndFootprint(standIn);
-  const stormed = await storm(standIn);
+  const stormed = await storm(standIn, 0);
+  const staggered = await storm(standIn, 20);
   const ms = (value) => `${value.toFixed(1)} ms`;
   console.log('interlock node (against the API stand-in)');
   console.log(`  reaction, status update -> Event (${samples} samples): median ${ms(median(footprint.reactions))}, p90 ${ms(p90(footprint.reactions))}   [target: median <= 1000 ms]`);
   console.log(`  footprint, ${footprint.podsOnNode} pods on the node, ${footprint.podsInCluster} in the cluster: peak RSS ${footprint.peakMiB.toFixed(1)} MiB (idle node process: ${baseline.toFixed(1)} MiB, +${(footprint.peakMiB - baseline).toFixed(1)} MiB)   [target: <= 96 MiB]`);
   console.log(`  idle: RSS ${footprint.idleRssMiB.toFixed(1)} MiB, CPU ${footprint.idleCpu.toFixed(2)} % of one core over 10 s`);
   console.log(`  storm, 50 pods blocked at once (breaker N=5): ${stormed.deletesBeforeOpen} deletes before the breaker opened, ${stormed.deletesAfter3s} after 3 s; Node Event after ${ms(stormed.toNodeEventMs)}   [target: <= 5 deletes, <= 2000 ms]`);
+  console.log(`  storm, 50 pods blocked 20 ms apart: ${staggered.deletesBeforeOpen} deletes before the breaker opened, ${staggered.deletesAfter3s} after 3 s; Node Event after ${ms(staggered.toNodeEventMs)}`);
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -14,8 +14,11 @@ import { podViewOf, type PodView } from './pod-view.js';
 import { RateLimiter } from './rate-limiter.js';
 import { retryDelayMs } from './retry-delay.js';
 
-/** Which run of a pod's validator was counted, finished with, or announced as held (by run id). */
-interface RunMemory { counted?: string; done?: string; held?: string }
+/**
+ * Which run of a pod's validator was counted, finished with, or announced as held (by run id), and
+ * which report was posted last: a pod restarting with the same reason is reported once.
+ */
+interface RunMemory { counted?: string; done?: string; held?: string; reported?: string }
 
 export interface AgentDeps {
   readonly api: AgentApi;
@@ -203,6 +206,9 @@ export class NodeAgent implements PodWatchSink {
     }
     if (decision.kind === 'report') {
       memory.done = blocked.runId;
+      const report = `${decision.event}/${blocked.reason}`;
+      if (memory.reported === report) return;
+      memory.reported = report;
       this.deps.metrics.action('report', decision.event);
       await this.postPodEvent(view, blocked, decision.event, decision.note);
       return;

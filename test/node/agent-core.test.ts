@@ -108,6 +108,19 @@ describe('NodeAgent (manual clock, fake API)', () => {
     expect(api.events.map((event) => event.reason)).toEqual(Array(8).fill('InterlockBlocked'));
   });
 
+  it('a ConfigInvalid pod restarting in CrashLoopBackOff is reported once, not at every restart', async () => {
+    const { agent, api, clock } = agentWith();
+    for (let restart = 0; restart < 5; restart++) {
+      const bad = pod(3) as any;
+      const terminated = bad.status.initContainerStatuses[0].lastState.terminated;
+      terminated.message = 'ConfigInvalid: --inbound-port "x": expected 1-65535';
+      terminated.finishedAt = `2026-11-20T10:0${restart}:00Z`;
+      agent.changed('MODIFIED', bad);
+      await clock.advance(60_000);
+    }
+    expect(api.events.map((event) => event.reason)).toEqual(['InterlockBlocked']);
+  });
+
   it('ignores a pod of another node even if the API sends it (the field selector is not trusted)', async () => {
     const { agent, api, clock } = agentWith();
     const stray = pod(9) as any;

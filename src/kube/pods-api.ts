@@ -1,7 +1,7 @@
 import { fail, ok, type Result } from '../reason/result.js';
 import type { ClusterAccess } from './cluster-access.js';
 import { statusMessage } from './post-event.js';
-import { openKubeRequest, type KubeRequest } from './request.js';
+import { kubeRequest, type KubeRequest } from './request.js';
 
 /** An API call that did not succeed: its HTTP status (0 for no answer) and the server's Retry-After. */
 export interface ApiFailure {
@@ -26,39 +26,11 @@ function retryAfterOf(body: unknown): number | undefined {
   return typeof details?.retryAfterSeconds === 'number' ? details.retryAfterSeconds : undefined;
 }
 
-const MAX_ANSWER_BYTES = 8 * 1024 * 1024;
-
-/**
- * One exchange with a Content-Length on every body: Node's client neither chunks nor sizes a
- * DELETE body by itself, and DeleteOptions (the preconditions) travel in exactly that body.
- */
-function exchange(access: ClusterAccess, request: KubeRequest): Promise<{ status: number; text: string } | { error: string }> {
-  return new Promise((resolve) => {
-    const encoded = request.body === undefined ? undefined : typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const opened = openKubeRequest(access, request, (response) => {
-      response.on('data', (chunk: Buffer) => { size += chunk.length; if (size > MAX_ANSWER_BYTES) opened.destroy(new Error('answer too large')); else chunks.push(chunk); });
-      response.on('end', () => { clearTimeout(timer); resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }); });
-      response.on('error', () => undefined);
-    });
-    const timer = setTimeout(() => opened.destroy(new Error(`no complete answer within ${request.timeoutMs} ms`)), request.timeoutMs);
-    opened.on('error', (error) => { clearTimeout(timer); resolve({ error: `${request.method} ${request.path} to ${access.server} failed: ${error.message}` }); });
-    if (encoded !== undefined) opened.setHeader('content-length', String(Buffer.byteLength(encoded)));
-    opened.end(encoded);
-  });
-}
-
-function parsed(text: string): unknown {
-  try { return text ? (JSON.parse(text) as unknown) : undefined; } catch { return undefined; }
-}
-
 /** One call; `accept` lists the statuses that are answers rather than failures. */
 export async function call(access: ClusterAccess, request: KubeRequest, accept: readonly number[]): Promise<ApiResult<{ status: number; body: unknown }>> {
-  const answer = await exchange(access, request);
-  if ('error' in answer) return { ok: false, failure: { status: 0, retryAfterSeconds: undefined, message: answer.error } };
-  const { status, text } = answer;
-  const body = parsed(text);
+  const answer = await kubeRequest(access, request);
+  if (!answer.ok) return { ok: false, failure: { status: 0, retryAfterSeconds: undefined, message: answer.error.message } };
+  const { status, body, text } = answer.value;
   if (accept.includes(status)) return { ok: true, value: { status, body } };
   const message = `${request.method} ${request.path} answered ${status}: ${statusMessage(body) ?? text.slice(0, 200)}`;
   return { ok: false, failure: { status, retryAfterSeconds: retryAfterOf(body), message } };

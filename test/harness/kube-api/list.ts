@@ -22,12 +22,13 @@ export interface ListQuery {
   readonly limit: number | undefined;
   readonly continueToken: string | null;
   readonly resourceVersion: string | null;
+  readonly resourceVersionMatch: string | null;
 }
 
 /**
  * A list in chunks (`limit` + `continue`), sorted by namespace/name as etcd keys are. Every chunk
- * carries the first chunk's resourceVersion; a continue token or resourceVersion older than the
- * compacted history answers 410 Gone, as the API server does.
+ * carries the first chunk's resourceVersion; a continue token older than the compacted history, or
+ * an Exact read of a compacted resourceVersion, answers 410 Gone, as the API server does.
  */
 export function serveList(store: Store, scope: Scope, query: ListQuery): { code: number; body: object | StatusObject } {
   let rv = store.resourceVersion;
@@ -40,7 +41,8 @@ export function serveList(store: Store, scope: Scope, query: ListQuery): { code:
     }
     rv = token.rv;
     after = token.after;
-  } else if (query.resourceVersion && query.resourceVersion !== '0' && Number(query.resourceVersion) < store.oldestResumable - 1) {
+  } else if (query.resourceVersionMatch === 'Exact' && query.resourceVersion && Number(query.resourceVersion) < store.oldestResumable - 1) {
+    // Only an exact read of a compacted version is Gone; "not older than" (the default) is served current data.
     return { code: 410, body: gone(query.resourceVersion) };
   }
   const all = store.list(scope.resource).filter((object) => inScope(scope, object) && keyOf(object) > after).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));

@@ -120,7 +120,7 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     return;
   }
   const limit = query.get('limit');
-  const listed = serveList(context.store, scope, { limit: limit ? Number(limit) : undefined, continueToken: query.get('continue'), resourceVersion: query.get('resourceVersion') });
+  const listed = serveList(context.store, scope, { limit: limit ? Number(limit) : undefined, continueToken: query.get('continue'), resourceVersion: query.get('resourceVersion'), resourceVersionMatch: query.get('resourceVersionMatch') });
   if (listed.code === 200 && route.resource === 'events' && wantsTable(req.headers.accept)) {
     return reply(res, { code: 200, body: eventTable(listed.body as { metadata: Record<string, unknown>; items: KubeObject[] }, Date.now()) });
   }

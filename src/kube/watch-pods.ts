@@ -26,17 +26,24 @@ export interface PodWatchOptions {
   readonly idleMs: number;
 }
 
-/** Lists every page; a 410 in the middle (continue token expired) starts the list over. */
+/** How many times one list may start over on an expired continue token before the caller's backoff takes over. */
+const LIST_RESTARTS = 2;
+
+/**
+ * Lists every page; a 410 in the middle (continue token expired) starts the list over, at most
+ * LIST_RESTARTS times: a token that always expires must not become a storm of relists.
+ */
 export async function listAllPods(access: ClusterAccess, options: PodWatchOptions): Promise<ApiResult<{ items: unknown[]; resourceVersion: string }>> {
   const items: unknown[] = [];
   let continueToken: string | undefined;
   let resourceVersion = '';
+  let restarts = 0;
   for (;;) {
     const query: Record<string, string> = { fieldSelector: options.fieldSelector, limit: String(options.pageSize) };
     if (options.labelSelector) query.labelSelector = options.labelSelector;
     if (continueToken) query.continue = continueToken;
     const page = await listPodsPage(access, query, options.requestTimeoutMs);
-    if (!page.ok && page.failure.status === 410 && continueToken) { items.length = 0; continueToken = undefined; continue; }
+    if (!page.ok && page.failure.status === 410 && continueToken && restarts++ < LIST_RESTARTS) { items.length = 0; continueToken = undefined; continue; }
     if (!page.ok) return page;
     if (!continueToken) resourceVersion = page.value.resourceVersion;
     items.push(...page.value.items);

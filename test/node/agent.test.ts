@@ -152,6 +152,35 @@ describe('interlock node against the API stand-in', () => {
     expect(deletes()).toHaveLength(1);
   });
 
+  it('starts its paged list over when the continue token expires between pages (410), and syncs', async () => {
+    for (let i = 0; i < 501; i++) api.store.put('pods', healthyPod({ name: `many-${String(i).padStart(3, '0')}`, ownerUid: `o${i}` }));
+    api.store.put('pods', crashLoopPod({ name: 'zz-blocked' }));
+    api.faults.add({ method: 'GET', search: /continue=/, fault: { kind: 'delay', ms: 300 }, times: 1 });
+    const compactor = waitFor('the second page to arrive', () => api.arrivals.filter((line) => line === 'GET /api/v1/pods').length >= 2).then(() => {
+      // A write elsewhere, then compaction: the token's version is now older than the history.
+      api.store.put('pods', healthyPod({ name: 'elsewhere', nodeName: 'node-b' }));
+      api.store.compact();
+    });
+    agent = await startAgent(api, []);
+    await compactor;
+    await waitFor('the Recreating Event', () => eventsFor('zz-blocked', 'InterlockRecreating').length > 0);
+    const pages = api.requests.filter((request) => request.path === '/api/v1/pods' && !request.watch).map((request) => `${request.query.has('continue') ? 'next' : 'first'} ${request.status}`);
+    expect(pages).toEqual(['first 200', 'next 410', 'first 200', 'next 200']);
+    // 501 healthy pods plus the blocked one, which is gone once recreated.
+    expect(metric(await agent.metrics(), 'interlock_node_pods_watched')).toBe(501);
+  });
+
+  it('a continue token that always expires does not become a storm of relists', async () => {
+    for (let i = 0; i < 501; i++) api.store.put('pods', healthyPod({ name: `many-${String(i).padStart(3, '0')}`, ownerUid: `o${i}` }));
+    api.faults.add({ method: 'GET', search: /continue=/, fault: { kind: 'status', code: 410 } });
+    agent = await startAgent(api, []);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const lists = api.requests.filter((request) => request.path === '/api/v1/pods' && !request.watch);
+    // Three tries per round, then the informer's exponential pause (0.25-0.5 s, then 0.5-1 s, ...).
+    expect(lists.length).toBeLessThanOrEqual(18);
+    expect(metric(await agent.metrics(), 'interlock_node_api_errors_total{operation="watch",status="410"}')).toBeGreaterThanOrEqual(1);
+  });
+
   it('backs off on 500 and honours Retry-After on 429: no storm of retries', async () => {
     api.faults.add({ method: 'DELETE', fault: { kind: 'status', code: 500 }, times: 3 });
     api.faults.add({ method: 'POST', fault: { kind: 'status', code: 429, retryAfterSeconds: 2 }, times: 1 });

@@ -36,7 +36,7 @@ export function serveList(store: Store, scope: Scope, query: ListQuery): { code:
   if (query.continueToken) {
     const token = decodeContinue(query.continueToken);
     if (!token) return { code: 400, body: statusOf(400, 'BadRequest', 'continue key is not valid') };
-    if (token.rv < store.oldestResumable) {
+    if (token.rv < store.oldestResumable - 1) {
       return { code: 410, body: statusOf(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.') };
     }
     rv = token.rv;

@@ -72,7 +72,8 @@ function handleObject(store: Store, route: Extract<Route, { kind: 'object' }>, r
 
 function faultAnswer(fault: Extract<Fault, { kind: 'status' }>, res: ServerResponse): void {
   const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-  const reason = fault.code === 429 ? 'TooManyRequests' : fault.code === 503 ? 'ServiceUnavailable' : 'InternalError';
+  const reasons = { 429: 'TooManyRequests', 503: 'ServiceUnavailable', 500: 'InternalError', 410: 'Expired' } as const;
+  const reason = reasons[fault.code];
   const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
   reply(res, { code: fault.code, body: statusOf(fault.code, reason, `injected ${fault.code}`, details) }, headers);
 }
@@ -101,7 +102,7 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
   res.on('finish', () => context.requests.push({ ...record, status: res.statusCode }));
   // A request cut off before its answer (a dropped watch, a broken client) is logged with status 0.
   res.on('close', () => { if (!res.writableFinished) context.requests.push({ ...record, status: res.headersSent && watch ? res.statusCode : 0 }); });
-  const fault = context.faults.take(record.method, url.pathname, watch);
+  const fault = context.faults.take(record.method, url.pathname, watch, url.search);
   if (fault?.kind === 'status') return faultAnswer(fault, res);
   if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
   if (body === null) return reply(res, { code: 400, body: statusOf(400, 'BadRequest', 'the request body is not JSON') });

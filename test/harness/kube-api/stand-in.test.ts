@@ -71,6 +71,7 @@ describe('the Kubernetes API stand-in', () => {
     expect((await get(`/api/v1/pods?resourceVersion=${old}&resourceVersionMatch=Exact`)).status).toBe(410);
     expect((await get(`/api/v1/pods?resourceVersion=${old}`)).status).toBe(200);
     const first = await get('/api/v1/pods?limit=1');
+    api.store.put('pods', crashLoopPod({ name: 'c' }));
     api.store.compact();
     expect((await get(`/api/v1/pods?limit=1&continue=${first.body.metadata.continue}`)).status).toBe(410);
     const events = await watchEvents(`/api/v1/pods?watch=true&resourceVersion=${old}`, () => false);

@@ -32,10 +32,10 @@ export async function runPodInformer(ports: InformerPorts, sink: PodWatchSink, c
     const started = clock.now();
     const end = await ports.watch(resourceVersion, signal);
     if (signal.aborted) return;
-    if (end.kind === 'expired') { sink.restarted('expired'); resourceVersion = undefined; continue; }
-    resourceVersion = end.resourceVersion;
+    resourceVersion = end.kind === 'expired' ? undefined : end.resourceVersion;
     if (end.kind === 'failed') { sink.apiError(end.failure); sink.restarted('error'); await pause(end.failure.retryAfterSeconds); continue; }
-    sink.restarted('dropped');
+    sink.restarted(end.kind === 'expired' ? 'expired' : 'dropped');
+    // A watch that ends (or expires) at once, again and again, must not become a list+watch storm.
     if (clock.now() - started < HEALTHY_WATCH_MS) await pause();
     else failures = 0;
   }

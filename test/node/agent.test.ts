@@ -181,6 +181,15 @@ describe('interlock node against the API stand-in', () => {
     expect(metric(await agent.metrics(), 'interlock_node_api_errors_total{operation="watch",status="410"}')).toBeGreaterThanOrEqual(1);
   });
 
+  it('a watch that always answers 410 does not become a storm of list+watch', async () => {
+    api.faults.add({ watch: true, fault: { kind: 'status', code: 410 } });
+    agent = await startAgent(api, []);
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    const lists = api.requests.filter((request) => request.path === '/api/v1/pods' && !request.watch);
+    expect(lists.length).toBeLessThanOrEqual(8);
+    expect(metric(await agent.metrics(), 'interlock_node_watch_restarts_total{cause="expired"}')).toBeGreaterThanOrEqual(2);
+  });
+
   it('backs off on 500 and honours Retry-After on 429: no storm of retries', async () => {
     api.faults.add({ method: 'DELETE', fault: { kind: 'status', code: 500 }, times: 3 });
     api.faults.add({ method: 'POST', fault: { kind: 'status', code: 429, retryAfterSeconds: 2 }, times: 1 });

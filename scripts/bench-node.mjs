@@ -118,6 +118,16 @@ async function storm(standIn, gapMs) {
   return { toNodeEventMs: nodeEventAt - started, deletesBeforeOpen: deletes.filter((request) => request.at <= openedWall).length, deletesAfter3s: deletes.length };
 }
 
+/** RSS of a fresh node process after importing `specifiers` (nothing else), in MiB. */
+async function importRss(specifiers) {
+  const code = `${specifiers.map((specifier) => `await import(${JSON.stringify(specifier)});`).join('')} globalThis.gc?.(); console.log(process.memoryUsage().rss)`;
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk) => { out += chunk; });
+  await new Promise((done) => child.on('exit', done));
+  return Number(out.trim()) / 1024 / 1024;
+}
+
 async function baselineRss() {
   const child = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1 << 30)'], { stdio: 'ignore' });
   await sleep(1500);
@@ -130,12 +140,17 @@ try {
   const standIn = await loadStandIn();
   const baseline = await baselineRss();
   const footprint = await reactionAndFootprint(standIn);
+  const bare = await importRss([]);
+  const kubeClient = await importRss([pathToFileURL(join(root, 'dist/kube/watch-pods.js')).href, pathToFileURL(join(root, 'dist/kube/nodes-taint.js')).href]);
+  const prom = await importRss(['prom-client']);
+  const pinoRss = await importRss(['pino']);
   const stormed = await storm(standIn, 0);
   const staggered = await storm(standIn, 20);
   const ms = (value) => `${value.toFixed(1)} ms`;
   console.log('interlock node (against the API stand-in)');
   console.log(`  reaction, status update -> Event (${samples} samples): median ${ms(median(footprint.reactions))}, p90 ${ms(p90(footprint.reactions))}   [target: median <= 1000 ms]`);
   console.log(`  footprint, ${footprint.podsOnNode} pods on the node, ${footprint.podsInCluster} in the cluster: peak RSS ${footprint.peakMiB.toFixed(1)} MiB (idle node process: ${baseline.toFixed(1)} MiB, +${(footprint.peakMiB - baseline).toFixed(1)} MiB)   [target: <= 96 MiB]`);
+  console.log(`  module cost (RSS after import, fresh process): none ${bare.toFixed(1)} MiB; Kubernetes client (src/kube, node:http) +${(kubeClient - bare).toFixed(1)} MiB; prom-client +${(prom - bare).toFixed(1)} MiB; pino +${(pinoRss - bare).toFixed(1)} MiB`);
   console.log(`  idle: RSS ${footprint.idleRssMiB.toFixed(1)} MiB, CPU ${footprint.idleCpu.toFixed(2)} % of one core over 10 s`);
   console.log(`  storm, 50 pods blocked at once (breaker N=5): ${stormed.deletesBeforeOpen} deletes before the breaker opened, ${stormed.deletesAfter3s} after 3 s; Node Event after ${ms(stormed.toNodeEventMs)}   [target: <= 5 deletes, <= 2000 ms]`);
   console.log(`  storm, 50 pods blocked 20 ms apart: ${staggered.deletesBeforeOpen} deletes before the breaker opened, ${staggered.deletesAfter3s} after 3 s; Node Event after ${ms(staggered.toNodeEventMs)}`);

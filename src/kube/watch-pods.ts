@@ -122,6 +122,8 @@ export function watchPodsOnce(access: ClusterAccess, options: PodWatchOptions, r
       response.on('close', () => finish(endOf()));
     });
     // A stream cut after it started is a dropped watch (resume from the last resourceVersion), not a failure.
+    // No answer at all (headers) within the request timeout: a hung connection, not a quiet watch.
+    idle = setTimeout(() => finish({ kind: 'failed', failure: { status: 0, retryAfterSeconds: undefined, message: `watch /api/v1/pods: no answer within ${options.requestTimeoutMs} ms` }, resourceVersion: state.rv }), options.requestTimeoutMs);
     request.on('error', (error) => finish(signal.aborted || streaming ? endOf() : { kind: 'failed', failure: { status: 0, retryAfterSeconds: undefined, message: `watch /api/v1/pods: ${error.message}` }, resourceVersion: state.rv }));
     request.end();
   });

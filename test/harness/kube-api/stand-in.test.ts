@@ -116,4 +116,13 @@ describe('the Kubernetes API stand-in', () => {
     expect(response.headers.get('retry-after')).toBe('2');
     expect((await get('/api/v1/nodes')).status).toBe(200);
   });
+
+  it('cuts a watch stream on a drop-watch fault and delays answers on a delay fault', async () => {
+    api.faults.add({ watch: true, fault: { kind: 'drop-watch', afterMs: 50 }, times: 1 });
+    await expect(watchEvents('/api/v1/pods?watch=true', () => false)).rejects.toThrow();
+    api.faults.add({ method: 'GET', path: /^\/version$/, fault: { kind: 'delay', ms: 300 }, times: 1 });
+    const started = Date.now();
+    expect((await get('/version')).status).toBe(200);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+  });
 });

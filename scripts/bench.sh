@@ -2,8 +2,9 @@
 # Benchmarks, printed as figures beside baselines measured in the same run (never asserted):
 #   1. `interlock validate` vs `node -e 0` in a pod namespace: median wall time, peak RSS;
 #   2. the rules engine: parse + trace of synthetic 1k/10k/100k-rule nat tables;
-#   3. the image: `docker start` to exit of the init container vs `true` from the same base;
-#   4. `interlock cni-check` on a directory of 50 CNI configuration files.
+#   3. `interlock node` against the API stand-in: reaction, footprint (110/5,000 pods), 50-pod storm;
+#   4. `interlock cni-check` on a directory of 50 CNI configuration files;
+#   5. the image: `docker start` to exit of the init container vs `true` from the same base.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
@@ -15,6 +16,7 @@ node scripts/bench-validate.mjs
 # cni-check on 50 files: the audit itself, the VERSION queries, the CLI (needs the CNI plugins).
 bash scripts/ensure-containerd.sh
 node scripts/bench-cni.mjs
+node scripts/bench-node.mjs
 if [ "${BENCH_SKIP_IMAGE:-}" != 1 ]; then
   bash scripts/ensure-docker.sh
   npm run image --silent

@@ -22,6 +22,9 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+# The tests that check YAML and Events with a real Kubernetes client need kubectl.
+bash scripts/ensure-kubectl.sh
+
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   log "installing npm dependencies"
   npm ci --no-audit --no-fund --loglevel=error

@@ -10,7 +10,7 @@ import { parseCommandLine } from '../config/parse-command-line.js';
 import { HELP_FLAG } from '../config/command-flags.js';
 
 /** The mesh's chained CNI plugin type; generic has none, so it needs --mesh-plugin. */
-const MESH_PLUGIN: Readonly<Record<Mesh, string | undefined>> = { linkerd: 'linkerd-cni', istio: 'istio-cni', generic: undefined };
+export const MESH_PLUGIN: Readonly<Record<Mesh, string | undefined>> = { linkerd: 'linkerd-cni', istio: 'istio-cni', generic: undefined };
 
 const oneOf =
   <T extends string>(allowed: readonly T[]) =>

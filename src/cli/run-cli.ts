@@ -21,12 +21,20 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === undefined) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: TOP_HELP };
   if (command === 'help' || command === '--help' || command === '-h') return { exitCode: EXIT.pass, stdout: TOP_HELP, stderr: '' };
   if (command === '--version' || command === 'version') return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
+  const foreign = command === 'validate' ? rest : argv;
+  if (isForeignValidatorArgv(foreign)) return runCompat(foreign, adapters);
   if (command === 'validate') return runValidateCommand(rest, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
+  if (command === 'node') {
+    const { runNodeCommand, processStopSignal } = await import('./node-command.js');
+    return runNodeCommand(rest, process.env, processStopSignal());
+  }
   if (command === 'explain') {
     const { runExplain } = await import('./explain-command.js');
     return runExplain(rest, process.env);
   }
   if (command === 'cni-check') return (await import('./cni-check-command.js')).runCniCheck(rest, process.env);
+  if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
+  if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
   return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command "${echoValue(command)}"\n\n${TOP_HELP}` };
 }
 
@@ -40,6 +48,18 @@ function abortOnSignals(): AbortSignal {
     });
   }
   return controller.signal;
+}
+
+/** Linkerd's validator binary or flags, or Istio's `istio-iptables ... --run-validation`: a drop-in swap of the image. */
+function isForeignValidatorArgv(argv: readonly string[]): boolean {
+  return /^(istio-iptables|linkerd2-network-validator|\/usr\/lib\/linkerd\/)/.test(argv[0] ?? '') || argv.some((arg) => /^--(connect|listen)-addr(=|$)/.test(arg));
+}
+
+/** Linkerd's and Istio's validator argv, mapped onto validate (src/compat); a bad option exits 64 naming it. */
+async function runCompat(foreign: readonly string[], adapters: CliAdapters): Promise<CommandOutcome> {
+  const mapped = (await import('../compat/compat-argv.js')).compatToValidate(foreign, process.env);
+  if (mapped === undefined || mapped.ok) return runCli(mapped?.value ?? ['validate', ...foreign], adapters);
+  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: ConfigInvalid: ${mapped.error.message}\n` };
 }
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */

@@ -3,7 +3,7 @@ import { formatDuration } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { flagSource, flagValue } from '../config/parsed-flags.js';
-import { buildValidateConfig, TERMINATION_LOG_FLAG, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
+import { buildValidateConfig, REPORT_EVENT_FLAG, TERMINATION_LOG_FLAG, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
 import { readPodNetwork, type LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { writeTerminationLog } from '../output/termination-log.js';
@@ -23,13 +23,18 @@ const SIGNAL_EXIT: Readonly<Record<string, number>> = { SIGTERM: EXIT.sigterm, S
 export async function runValidateCommand(argv: readonly string[], env: Env, signal: AbortSignal, inspectRules: InspectRules, loadRtNetlink?: LoadRtNetlink): Promise<CommandOutcome> {
   const parsed = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
   if (parsed.ok && flagValue(parsed.value, HELP_FLAG)) return { exitCode: EXIT.pass, stdout: formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS), stderr: '' };
-  if (parsed.ok && flagValue(parsed.value, VERSION_FLAG)) return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
+  if (parsed.ok && flagValue(parsed.value, VERSION_FLAG)) return { exitCode: EXIT.pass, stdout: `${VERSION}
+`, stderr: '' };
   const config = parsed.ok ? buildValidateConfig(parsed.value) : parsed;
   if (!config.ok) {
     // Invalid configuration still leaves a termination message: the pod's describe output is where operators look.
     const terminationLog = terminationLogForRefusal(argv, env);
-    writeTerminationLog(terminationLog.path, `ConfigInvalid: ${config.error.message}\n`, terminationLog.explicit);
-    return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock validate: ConfigInvalid: ${config.error.message}\n` };
+    writeTerminationLog(terminationLog.path, `ConfigInvalid: ${config.error.message}
+`, terminationLog.explicit);
+    // A misconfigured validator blocks the pod as surely as a failed probe; its owner hears of it the same way.
+    if (parsed.ok && flagValue(parsed.value, REPORT_EVENT_FLAG) === true) await reportEvent(env, 'ConfigInvalid', `ConfigInvalid: ${config.error.message}`, createLogger('json', 'info', 2));
+    return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock validate: ConfigInvalid: ${config.error.message}
+` };
   }
   const logger = createLogger(config.value.logFormat, config.value.logLevel);
   const started = Date.now();
@@ -37,7 +42,17 @@ export async function runValidateCommand(argv: readonly string[], env: Env, sign
   const verdict = await verdictOf(config.value, logger, signal, inspectRules, loadRtNetlink);
   // Only a path the operator named is created; /dev/termination-log is the kubelet's to make.
   const createLog = parsed.ok && flagSource(parsed.value, TERMINATION_LOG_FLAG) !== undefined;
-  return finish(config.value, verdict, { logger, started, signal, createLog });
+  const outcome = finish(config.value, verdict, { logger, started, signal, createLog });
+  // Failure only, and loaded only then: the pass path never loads Kubernetes client code.
+  if (config.value.reportEvent && verdict.outcome !== 'pass' && verdict.outcome !== 'interrupted') {
+    await reportEvent(env, verdict.reason, formatTerminationMessage(verdict, []), logger);
+  }
+  return outcome;
+}
+
+async function reportEvent(env: Env, reason: string, terminationMessage: string, log: Logger): Promise<void> {
+  const { reportFailureEvent } = await import('../kube/report-failure-event.js');
+  await reportFailureEvent({ env, reason, terminationMessage, log });
 }
 
 async function verdictOf(config: ValidateConfig, logger: Logger, signal: AbortSignal, inspectRules: InspectRules, loadRtNetlink?: LoadRtNetlink): Promise<Verdict> {

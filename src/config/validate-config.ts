@@ -5,7 +5,7 @@ import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
 import type { ConfigResult } from './config-error.js';
 import { parseFailureExitCode } from './exit-codes.js';
 import type { CommandName, FlagDef } from './flag-def.js';
-import { oneOf, parseAddressPerFamily, parseDuration, parsePath, parsePort } from './flag-parsers.js';
+import { oneOf, parseAddressPerFamily, parseBoolean, parseDuration, parsePath, parsePort } from './flag-parsers.js';
 import { PRESETS, type InterceptionSpec } from './interception.js';
 import { envOf, INTERCEPTION_FLAGS } from './interception-flags.js';
 import { flagValue, type ParsedFlags } from './parsed-flags.js';
@@ -33,6 +33,8 @@ export interface ValidateConfig {
   /** Destination port of the probe; undefined means the first port the spec must redirect. */
   readonly probePort: number | undefined;
   readonly rules: RulesMode;
+  /** On failure, post a Warning Event on the pod (never changes the verdict). */
+  readonly reportEvent: boolean;
 }
 
 const VALIDATE: readonly CommandName[] = ['validate'];
@@ -53,9 +55,14 @@ export const PROBE_ADDRESS_HINT_FLAG = value('probe-address-hint', 'ADDR[,ADDR]'
 export const PROBE_PORT_FLAG = value<number>('probe-port', 'PORT', 'Probe destination port (default 20001, or an included port).', parsePort);
 export const RULES_FLAG = value<RulesMode>('rules', 'auto|required|off', 'Inspect the NAT rules when capable (default), always, or never.', oneOf(['auto', 'required', 'off']), { default: 'auto' });
 
+export const REPORT_EVENT_FLAG: FlagDef<boolean> = {
+  name: 'report-event', kind: 'switch', env: envOf('report-event'), commands: VALIDATE, parse: parseBoolean, default: false,
+  help: 'On failure, post a Warning Event on the pod (POD_NAME, POD_NAMESPACE, POD_UID; at most 1 s; never changes the verdict); see docs/operator.md.',
+};
+
 export const VALIDATE_FLAGS: readonly FlagDef[] = [
   ...INTERCEPTION_FLAGS, FAMILY_FLAG, TIMEOUT_FLAG, FAILURE_EXIT_CODE_FLAG, TERMINATION_LOG_FLAG, LOG_FORMAT_FLAG, LOG_LEVEL_FLAG,
-  PROBE_ADDRESS_FLAG, PROBE_ADDRESS_HINT_FLAG, PROBE_PORT_FLAG, RULES_FLAG, HELP_FLAG, VERSION_FLAG,
+  PROBE_ADDRESS_FLAG, PROBE_ADDRESS_HINT_FLAG, PROBE_PORT_FLAG, RULES_FLAG, REPORT_EVENT_FLAG, HELP_FLAG, VERSION_FLAG,
 ] as readonly FlagDef[];
 
 /** The validate configuration from a parsed command line: the preset, then every flag given. */
@@ -75,5 +82,6 @@ export function buildValidateConfig(parsed: ParsedFlags): ConfigResult<ValidateC
     probeAddressHints: flagValue(parsed, PROBE_ADDRESS_HINT_FLAG) ?? {},
     probePort: flagValue(parsed, PROBE_PORT_FLAG),
     rules: flagValue(parsed, RULES_FLAG) ?? 'auto',
+    reportEvent: flagValue(parsed, REPORT_EVENT_FLAG) === true,
   });
 }

@@ -27,6 +27,9 @@ export const REASONS = {
   Interrupted: 'interrupted by SIGTERM or SIGINT before a verdict',
   ConfigInvalid: 'invalid flags, environment or configuration',
   InternalError: 'a bug: the validator failed unexpectedly',
+  ManifestUnparseable: 'Kubernetes YAML given to `interlock inject` does not parse (line and column named)',
+  KubeUnavailable: 'no Kubernetes API could be found or its credentials could not be read (KUBECONFIG, in-cluster service account)',
+  KubeApiError: 'the Kubernetes API did not answer in time, could not be reached, or refused the request',
 } as const;
 
 export type Reason = keyof typeof REASONS;

@@ -1,0 +1,27 @@
+import type { CniAuditOptions } from '../cni/run-cni-audit.js';
+import { watchCniConfig } from '../cni/watch-cni-config.js';
+import type { CniAuditSource, CniAuditVerdict } from '../node/cni-audit-source.js';
+import type { Result } from '../reason/result.js';
+import type { CniVerdict } from '../cni/audit-cni.js';
+
+/**
+ * cni-check's directory watch as the node agent's audit source: file-system events plus a
+ * periodic re-check, delivering a verdict only when it changes. Wired here, in the composition
+ * root, because the agent and the audit are peers that do not know each other.
+ */
+export function cniWatchSource(options: CniAuditOptions, intervalMs = 30_000): CniAuditSource {
+  return {
+    subscribe(onVerdict) {
+      const watch = watchCniConfig({ ...options, intervalMs }, (verdict) => onVerdict(auditVerdictOf(verdict)));
+      return () => watch.close();
+    },
+  };
+}
+
+/** An unreadable directory is an unhealthy node, never a silent healthy one. */
+export function auditVerdictOf(verdict: Result<CniVerdict>): CniAuditVerdict {
+  if (!verdict.ok) return { healthy: false, message: verdict.error.message };
+  if (verdict.value.healthy) return { healthy: true, message: `${verdict.value.dir} is healthy` };
+  const errors = verdict.value.findings.filter((finding) => finding.severity === 'error');
+  return { healthy: false, message: (errors[0] ?? verdict.value.findings[0])?.message ?? `${verdict.value.dir} is not healthy` };
+}

@@ -1,0 +1,124 @@
+import { Registry } from 'prom-client';
+import { EXIT } from '../config/exit-codes.js';
+import type { FlagDef } from '../config/flag-def.js';
+import type { LogLevel } from '../config/validate-config.js';
+import { discoverCluster } from '../kube/discover-cluster.js';
+import { listAllPods, watchPodsOnce, type PodWatchOptions } from '../kube/watch-pods.js';
+import { createLogger } from '../output/logger.js';
+import { NodeAgent } from '../node/agent.js';
+import { kubeAgentApi } from '../node/agent-api.js';
+import { promAgentMetrics } from '../node/agent-metrics.js';
+import type { CniAuditSource } from '../node/cni-audit-source.js';
+import { REAL_CLOCK, type AgentSettings } from '../node/agent-settings.js';
+import { startHealthServer } from '../node/health-server.js';
+import { meshDefaults, NODE_FLAGS, nodeHelp } from '../node/node-flags.js';
+import { runPodInformer } from '../node/pod-informer.js';
+import { DEFAULT_RETRY } from '../node/retry-delay.js';
+import type { CommandOutcome } from './command-outcome.js';
+import { parseCommandLine } from '../config/parse-command-line.js';
+import type { Mesh } from '../config/interception.js';
+import type { RuntimeName } from '../cni/runtime-load.js';
+import { CNI_CHECK_FLAGS, MESH_PLUGIN } from './cni-check-command.js';
+import { cniWatchSource } from './node-cni-audit.js';
+
+type Values = Record<string, unknown>;
+
+/** The agent's flags and, for `--cni-audit`, cni-check's directory flags: one table each, one reader. */
+const NODE_COMMAND_FLAGS: readonly FlagDef[] = [...(NODE_FLAGS as readonly FlagDef[]), ...CNI_CHECK_FLAGS.filter((flag) => flag.commands.includes('node'))];
+
+function readFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Values | string {
+  const parsed = parseCommandLine('node', argv, env, NODE_COMMAND_FLAGS);
+  return parsed.ok ? Object.fromEntries(parsed.value.values) : parsed.error.message;
+}
+
+/** The CNI audit the agent runs with `--cni-audit`: the same options `interlock cni-check` takes. */
+function cniAuditOf(values: Values): CniAuditSource | string | undefined {
+  if (values['cni-audit'] !== true) return undefined;
+  const mesh = values.mesh as Mesh;
+  const meshPlugin = (values['mesh-plugin'] as string | undefined) ?? MESH_PLUGIN[mesh];
+  if (meshPlugin === undefined) return '--cni-audit with --mesh generic needs --mesh-plugin TYPE';
+  const crioDefaultNetwork = values['crio-default-network'] as string | undefined;
+  return cniWatchSource({
+    confDir: values['cni-conf-dir'] as string,
+    binDirs: values['cni-bin-dir'] as readonly string[],
+    runtime: values.runtime as RuntimeName,
+    meshPlugin,
+    versionTimeoutMs: values['version-timeout'] as number,
+    maxConfNum: values['max-conf-num'] as number,
+    ...(crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork }),
+  });
+}
+
+function settingsOf(values: Values): AgentSettings | string {
+  const node = values['node-name'] as string | undefined;
+  if (!node) return '--node-name is required (or NODE_NAME from the downward API)';
+  const preset = meshDefaults(values.mesh as 'linkerd' | 'istio' | 'generic');
+  const window = values['breaker-window'] as number;
+  const writes = values['writes-per-second'] as number;
+  return {
+    node,
+    container: (values['container-name'] as string | undefined) ?? preset.container,
+    failureExitCode: (values['failure-exit-code'] as number | undefined) ?? preset.failureExitCode,
+    action: values.action as AgentSettings['action'],
+    taint: values.taint === true,
+    backoff: { baseMs: 1000, maxMs: 5 * 60_000, maxRecreations: values['max-recreations'] as number, windowMs: values['recreate-window'] as number },
+    breaker: { threshold: values['breaker-threshold'] as number, windowMs: window },
+    retry: DEFAULT_RETRY,
+    queueCapacity: 1024,
+    writesPerSecond: writes,
+    writeBurst: writes * 2,
+  };
+}
+
+const usage = (message: string): CommandOutcome => ({ exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock node: ${message}\n\n${nodeHelp()}` });
+
+/**
+ * `interlock node`: runs until SIGTERM/SIGINT, then drains in-flight actions and exits 0. A CNI
+ * audit source (cni-check's directory watch, wired at merge) feeds the breaker when given.
+ */
+export async function runNodeCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, stopSignal: AbortSignal, cniAudit?: CniAuditSource): Promise<CommandOutcome> {
+  const values = readFlags(argv, env);
+  if (typeof values === 'string') return usage(values);
+  if (values.help === true) return { exitCode: 0, stdout: nodeHelp(), stderr: '' };
+  const settings = settingsOf(values);
+  if (typeof settings === 'string') return usage(settings);
+  const audit = cniAudit ?? cniAuditOf(values);
+  if (typeof audit === 'string') return usage(audit);
+  const access = discoverCluster(env);
+  if (!access.ok) return { exitCode: EXIT.noInput, stdout: '', stderr: `interlock node: ${access.error.message}\n` };
+  const log = createLogger('json', values['log-level'] as LogLevel);
+  const registry = new Registry();
+  const agent = new NodeAgent(settings, { api: kubeAgentApi(access.value, settings.node, 10_000), metrics: promAgentMetrics(registry), log, clock: REAL_CLOCK, random: Math.random });
+  const { host, port } = values.listen as { host: string; port: number };
+  const server = await startHealthServer(registry, () => agent.synced, host, port).catch((error: Error) => error);
+  if (server instanceof Error) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock node: --listen ${host}:${port}: ${server.message}\n` };
+  const address = server.address();
+  log.info({ node: settings.node, container: settings.container, failureExitCode: settings.failureExitCode, action: settings.action, taint: settings.taint, cluster: access.value.origin, listen: typeof address === 'object' && address ? `${address.address}:${address.port}` : String(address) }, 'node agent started');
+  const watchOptions: PodWatchOptions = { fieldSelector: `spec.nodeName=${settings.node}`, ...(values['label-selector'] ? { labelSelector: values['label-selector'] as string } : {}), pageSize: 500, requestTimeoutMs: 30_000, watchTimeoutSeconds: 300 + Math.floor(Math.random() * 300), idleMs: 10 * 60_000 };
+  const ports = { list: () => listAllPods(access.value, watchOptions), watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access.value, watchOptions, rv, agent, signal) };
+  const informer = runPodInformer(ports, agent, REAL_CLOCK, DEFAULT_RETRY, Math.random, stopSignal, () => log.info({}, 'pods listed: ready'));
+  const worker = agent.run();
+  const stopAudit = audit?.subscribe((verdict) => agent.audit(verdict));
+  const ticker = setInterval(() => agent.tickBreaker(), Math.min(1000, settings.breaker.windowMs / 4));
+  await new Promise<void>((resolve) => { if (stopSignal.aborted) resolve(); else stopSignal.addEventListener('abort', () => resolve(), { once: true }); });
+  clearInterval(ticker);
+  stopAudit?.();
+  const drained = await agent.stop(4000);
+  await Promise.race([Promise.allSettled([informer, worker]), REAL_CLOCK.sleep(200)]);
+  server.closeAllConnections();
+  server.close();
+  log.info({ drained }, drained ? 'stopped: in-flight actions finished' : 'stopped: in-flight actions cut off at the deadline');
+  return { exitCode: 0, stdout: '', stderr: '' };
+}
+
+/** Aborts on the first SIGTERM or SIGINT; a second one exits at once (the kubelet is done waiting). */
+export function processStopSignal(): AbortSignal {
+  const controller = new AbortController();
+  for (const name of ['SIGTERM', 'SIGINT'] as const) {
+    process.on(name, () => {
+      if (controller.signal.aborted) process.exit(name === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
+      controller.abort(name);
+    });
+  }
+  return controller.signal;
+}

@@ -1,0 +1,71 @@
+import type { Mesh } from '../config/interception.js';
+import { VALIDATOR_RESOURCES } from './resources.js';
+
+/** The container names the meshes' repair controllers look for (exit 95 / 126 in lastState). */
+export const CONTAINER_NAMES: Readonly<Record<Mesh, string>> = {
+  linkerd: 'linkerd-network-validator',
+  istio: 'istio-validation',
+  generic: 'interlock',
+};
+
+/** Linkerd's validator runs as nobody; Istio's as the proxy's uid, which its rules treat specially. */
+export const RUN_AS_USER: Readonly<Record<Mesh, number>> = { linkerd: 65534, istio: 1337, generic: 65534 };
+
+export const DEFAULT_IMAGE = 'mesh-interlock:dev';
+
+export interface ValidatorOptions {
+  readonly mesh: Mesh;
+  readonly image: string;
+  /** uid 0 with NET_ADMIN and NET_RAW: the only way a kubelet gives a process effective capabilities. */
+  readonly rulesCheck: boolean;
+  readonly reportEvent: boolean;
+  /** Validate flags beyond `--mesh` (compat mapping of an existing validator's args, say). */
+  readonly extraArgs?: readonly string[];
+}
+
+export type Container = Record<string, unknown>;
+
+/** The image's entrypoint is `interlock validate`, so args start at the flags (as Istio's args do). */
+export function validatorArgs(options: ValidatorOptions): string[] {
+  return [
+    '--mesh', options.mesh,
+    ...(options.rulesCheck ? ['--rules', 'required'] : []),
+    ...(options.reportEvent ? ['--report-event'] : []),
+    ...(options.extraArgs ?? []),
+  ];
+}
+
+/** The downward API values the termination message and the failure Event name the pod by. */
+export function podIdentityEnv(): Container[] {
+  return [
+    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: 'POD_UID', valueFrom: { fieldRef: { fieldPath: 'metadata.uid' } } },
+  ];
+}
+
+export function securityContextOf(mesh: Mesh, rulesCheck: boolean): Container {
+  const uid = rulesCheck ? 0 : RUN_AS_USER[mesh];
+  return {
+    runAsNonRoot: !rulesCheck,
+    runAsUser: uid,
+    runAsGroup: uid,
+    allowPrivilegeEscalation: false,
+    capabilities: rulesCheck ? { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] } : { drop: ['ALL'] },
+    readOnlyRootFilesystem: true,
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
+/** The whole init container, as plain data, in the field order `kubectl` prints. */
+export function validatorContainer(options: ValidatorOptions): Container {
+  return {
+    name: CONTAINER_NAMES[options.mesh],
+    image: options.image,
+    args: validatorArgs(options),
+    env: podIdentityEnv(),
+    resources: structuredClone(VALIDATOR_RESOURCES),
+    securityContext: securityContextOf(options.mesh, options.rulesCheck),
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+  };
+}

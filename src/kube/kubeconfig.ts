@@ -1,0 +1,130 @@
+import { readFileSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
+import { parse } from 'yaml';
+import { fail, ok, type Result } from '../reason/result.js';
+import type { ClusterAccess } from './cluster-access.js';
+
+type Entry = Record<string, unknown>;
+
+/** One kubeconfig file's named entries; relative paths in it are resolved against its directory. */
+interface KubeconfigFile {
+  readonly path: string;
+  readonly doc: Entry;
+}
+
+interface Merged {
+  readonly currentContext?: string;
+  readonly contexts: Map<string, Entry>;
+  readonly clusters: Map<string, { entry: Entry; base: string }>;
+  readonly users: Map<string, { entry: Entry; base: string }>;
+}
+
+/**
+ * KUBECONFIG as the official clients read it: a list of files (`:`-separated); for each named
+ * cluster, user and context, and for current-context, the first file that sets it wins; missing
+ * files are skipped. exec and auth-provider plugins are refused: an init container cannot wait
+ * on a plugin, and a bearer token or client certificate is what a pod has.
+ */
+export function kubeconfigAccess(kubeconfigEnv: string): Result<ClusterAccess, 'KubeUnavailable'> {
+  const files: KubeconfigFile[] = [];
+  for (const path of kubeconfigEnv.split(delimiter).filter(Boolean)) {
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch {
+      continue;
+    }
+    let doc: unknown;
+    try {
+      doc = parse(text);
+    } catch (error) {
+      return fail('KubeUnavailable', `kubeconfig ${path} does not parse: ${(error as Error).message.split('\n')[0]}`);
+    }
+    files.push({ path, doc: isEntry(doc) ? doc : {} });
+  }
+  if (files.length === 0) return fail('KubeUnavailable', `no readable kubeconfig in KUBECONFIG=${kubeconfigEnv}`);
+  return accessOf(merge(files), kubeconfigEnv);
+}
+
+function merge(files: readonly KubeconfigFile[]): Merged {
+  const merged: Merged = { contexts: new Map(), clusters: new Map(), users: new Map() };
+  let currentContext: string | undefined;
+  for (const { path, doc } of files) {
+    const base = dirname(path);
+    if (currentContext === undefined && typeof doc['current-context'] === 'string' && doc['current-context']) currentContext = doc['current-context'];
+    for (const [name, entry] of named(doc.contexts, 'context')) if (!merged.contexts.has(name)) merged.contexts.set(name, entry);
+    for (const [name, entry] of named(doc.clusters, 'cluster')) if (!merged.clusters.has(name)) merged.clusters.set(name, { entry, base });
+    for (const [name, entry] of named(doc.users, 'user')) if (!merged.users.has(name)) merged.users.set(name, { entry, base });
+  }
+  return { ...merged, ...(currentContext ? { currentContext } : {}) };
+}
+
+function accessOf(config: Merged, origin: string): Result<ClusterAccess, 'KubeUnavailable'> {
+  if (!config.currentContext) return fail('KubeUnavailable', `kubeconfig ${origin} sets no current-context`);
+  const context = config.contexts.get(config.currentContext);
+  if (!context) return fail('KubeUnavailable', `kubeconfig ${origin}: current-context ${JSON.stringify(config.currentContext)} is not defined`);
+  const cluster = config.clusters.get(String(context.cluster ?? ''));
+  if (!cluster || typeof cluster.entry.server !== 'string') {
+    return fail('KubeUnavailable', `kubeconfig ${origin}: context ${JSON.stringify(config.currentContext)} names cluster ${JSON.stringify(context.cluster)}, which has no server`);
+  }
+  const user = config.users.get(String(context.user ?? '')) ?? { entry: {}, base: cluster.base };
+  if (user.entry.exec !== undefined || user.entry['auth-provider'] !== undefined) {
+    return fail('KubeUnavailable', `kubeconfig ${origin}: user ${JSON.stringify(context.user)} uses an exec or auth-provider plugin, which Interlock does not run; give it a token or a client certificate`);
+  }
+  const read = readCredentials(cluster, user);
+  if (!read.ok) return read;
+  return ok({
+    server: cluster.entry.server.replace(/\/+$/, ''),
+    insecureSkipTlsVerify: cluster.entry['insecure-skip-tls-verify'] === true,
+    ...(typeof cluster.entry['tls-server-name'] === 'string' ? { tlsServerName: cluster.entry['tls-server-name'] } : {}),
+    ...(typeof context.namespace === 'string' && context.namespace ? { namespace: context.namespace } : {}),
+    ...read.value,
+    origin: `kubeconfig ${origin} (context ${config.currentContext})`,
+  });
+}
+
+type Credentials = Pick<ClusterAccess, 'caData' | 'token' | 'clientCertData' | 'clientKeyData'>;
+
+function readCredentials(cluster: { entry: Entry; base: string }, user: { entry: Entry; base: string }): Result<Credentials, 'KubeUnavailable'> {
+  try {
+    const caData = dataOrFile(cluster.entry, 'certificate-authority', cluster.base);
+    const clientCertData = dataOrFile(user.entry, 'client-certificate', user.base);
+    const clientKeyData = dataOrFile(user.entry, 'client-key', user.base);
+    const tokenFile = typeof user.entry.tokenFile === 'string' ? readFileSync(resolvePath(user.entry.tokenFile, user.base), 'utf8').trim() : undefined;
+    const token = typeof user.entry.token === 'string' && user.entry.token ? user.entry.token : tokenFile;
+    return ok({
+      ...(caData ? { caData } : {}),
+      ...(clientCertData ? { clientCertData } : {}),
+      ...(clientKeyData ? { clientKeyData } : {}),
+      ...(token ? { token } : {}),
+    });
+  } catch (error) {
+    return fail('KubeUnavailable', `kubeconfig credentials unreadable: ${(error as Error).message}`);
+  }
+}
+
+/** `<key>-data` (base64) wins over `<key>` (a path), as in client-go. */
+function dataOrFile(entry: Entry, key: string, base: string): Buffer | undefined {
+  const data = entry[`${key}-data`];
+  if (typeof data === 'string' && data) return Buffer.from(data, 'base64');
+  const path = entry[key];
+  if (typeof path === 'string' && path) return readFileSync(resolvePath(path, base));
+  return undefined;
+}
+
+function resolvePath(path: string, base: string): string {
+  return isAbsolute(path) ? path : resolve(base, path);
+}
+
+function named(list: unknown, field: string): Array<[string, Entry]> {
+  if (!Array.isArray(list)) return [];
+  return list.flatMap((item): Array<[string, Entry]> => {
+    if (!isEntry(item) || typeof item.name !== 'string') return [];
+    const inner = item[field];
+    return [[item.name, isEntry(inner) ? inner : {}]];
+  });
+}
+
+function isEntry(value: unknown): value is Entry {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

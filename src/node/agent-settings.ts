@@ -1,0 +1,40 @@
+import type { BackoffPolicy } from './backoff.js';
+import type { BreakerPolicy } from './breaker.js';
+import type { NodeAction } from './decide.js';
+import type { RetryPolicy } from './retry-delay.js';
+
+export interface AgentSettings {
+  readonly node: string;
+  readonly container: string;
+  readonly failureExitCode: number;
+  readonly action: NodeAction;
+  readonly taint: boolean;
+  readonly backoff: BackoffPolicy;
+  readonly breaker: BreakerPolicy;
+  readonly retry: RetryPolicy;
+  /** Pods waiting for work at once; more are refused and picked up by a rescan, never dropped. */
+  readonly queueCapacity: number;
+  /** Every API write (delete, patch, Event, taint) shares one token bucket. */
+  readonly writesPerSecond: number;
+  readonly writeBurst: number;
+}
+
+/** Time, as a port: tests may drive it by hand; production uses the real clock. */
+export interface AgentClock {
+  now(): number;
+  sleep(ms: number): Promise<void>;
+  later(fn: () => void, ms: number): () => void;
+}
+
+export const REAL_CLOCK: AgentClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
+  later: (fn, ms) => { const timer = setTimeout(fn, ms); timer.unref(); return () => clearTimeout(timer); },
+};
+
+/** The logger the agent needs (pino's shape). */
+export interface AgentLog {
+  info(fields: object, message: string): void;
+  warn(fields: object, message: string): void;
+  error(fields: object, message: string): void;
+}

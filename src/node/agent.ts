@@ -1,0 +1,313 @@
+import type { ApiFailure, PodRef } from '../kube/pods-api.js';
+import type { PodEventType, PodWatchSink } from '../kube/watch-pods.js';
+import type { AgentApi } from './agent-api.js';
+import { nodeEvent, podEvent, type AgentEvent } from './agent-events.js';
+import type { AgentMetrics } from './agent-metrics.js';
+import type { AgentClock, AgentLog, AgentSettings } from './agent-settings.js';
+import { recordRecreation, type BackoffState } from './backoff.js';
+import { blockedOf, type Blocked } from './blocked.js';
+import { CLOSED_BREAKER, recordAudit, recordBlocked, tick, type BreakerStep } from './breaker.js';
+import type { CniAuditVerdict } from './cni-audit-source.js';
+import { CoalescingQueue } from './coalescing-queue.js';
+import { decide, type Decision } from './decide.js';
+import { podViewOf, type PodView } from './pod-view.js';
+import { RateLimiter } from './rate-limiter.js';
+import { retryDelayMs } from './retry-delay.js';
+
+/**
+ * Which run of a pod's validator was counted, finished with, or announced as held (by run id), and
+ * which report was posted last: a pod restarting with the same reason is reported once.
+ */
+interface RunMemory { counted?: string; done?: string; held?: string; reported?: string }
+
+export interface AgentDeps {
+  readonly api: AgentApi;
+  readonly metrics: AgentMetrics;
+  readonly log: AgentLog;
+  readonly clock: AgentClock;
+  readonly random: () => number;
+}
+
+/**
+ * The node agent: a watch sink that keeps a small view of its node's pods, counts each validator
+ * failure once, and a single worker that decides and acts, one pod at a time, rate-limited.
+ */
+export class NodeAgent implements PodWatchSink {
+  private readonly cache = new Map<string, PodView>();
+  private readonly runs = new Map<string, RunMemory>();
+  private readonly queue: CoalescingQueue<true>;
+  private readonly retries = new Map<string, { attempts: number; cancel: () => void }>();
+  private readonly limiter: RateLimiter;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private backoff: BackoffState = new Map();
+  private breaker = CLOSED_BREAKER;
+  private pausedUntil = 0;
+  private wake: (() => void) | undefined;
+  private stopping = false;
+  private sequence = 0;
+  private lastAudit: CniAuditVerdict | undefined;
+  synced = false;
+
+  constructor(private readonly settings: AgentSettings, private readonly deps: AgentDeps) {
+    this.queue = new CoalescingQueue(settings.queueCapacity);
+    this.limiter = new RateLimiter(settings.writesPerSecond, settings.writeBurst, deps.clock.now());
+  }
+
+  get breakerOpen(): boolean { return this.breaker.open; }
+
+  relisted(pods: readonly unknown[]): void {
+    const seen = new Set<string>();
+    for (const pod of pods) {
+      const view = this.viewOf(pod);
+      if (view) { seen.add(view.key); this.upsert(view); }
+    }
+    for (const key of [...this.cache.keys()]) if (!seen.has(key)) this.forget(key);
+    this.synced = true;
+    this.deps.metrics.podsWatched(this.cache.size);
+  }
+
+  changed(type: PodEventType, pod: unknown): void {
+    const view = this.viewOf(pod);
+    if (!view) return;
+    if (type === 'DELETED') this.forget(view.key);
+    else this.upsert(view);
+    this.deps.metrics.podsWatched(this.cache.size);
+  }
+
+  restarted(cause: 'dropped' | 'expired' | 'error'): void {
+    this.deps.metrics.watchRestart(cause);
+    this.deps.log.info({ cause }, 'pod watch restarted');
+  }
+
+  apiError(failure: ApiFailure): void {
+    this.deps.metrics.apiError('watch', failure.status);
+    this.deps.log.warn({ status: failure.status }, failure.message);
+  }
+
+  /** A CNI audit verdict (see cni-audit-source.ts): an unhealthy one opens the breaker at once. */
+  audit(verdict: CniAuditVerdict): void {
+    this.deps.metrics.cniAudit(verdict.healthy);
+    // The Node hears of every change of verdict, healthy or not: the first one only when it fails.
+    if (verdict.healthy !== (this.lastAudit?.healthy ?? true) || (this.lastAudit && !verdict.healthy && verdict.message !== this.lastAudit.message)) {
+      this.track(this.postNodeEvent(verdict.healthy ? 'InterlockCniConfigHealthy' : 'InterlockCniConfigBroken', verdict.healthy ? `The CNI configuration audit of node ${this.settings.node} is healthy again.` : `CNI configuration audit failed: ${verdict.message}`, verdict.healthy ? 'Normal' : 'Warning'));
+    }
+    this.lastAudit = verdict;
+    this.step(recordAudit(this.breaker, verdict.healthy, this.deps.clock.now()), verdict.healthy ? '' : `CNI audit: ${verdict.message}`);
+  }
+
+  /** Called on a timer: lets the breaker close after a quiet window. */
+  tickBreaker(): void {
+    this.step(tick(this.breaker, this.settings.breaker, this.deps.clock.now()), '');
+  }
+
+  /** The pod's view, or undefined when it lacks the validator or is not on this node: the selector is the server's promise, not a proof. */
+  private viewOf(pod: unknown): PodView | undefined {
+    const view = podViewOf(pod, this.settings.container);
+    return view && view.nodeName === this.settings.node ? view : undefined;
+  }
+
+  private upsert(view: PodView): void {
+    const previous = this.cache.get(view.key);
+    if (previous && previous.uid !== view.uid) this.runs.delete(previous.uid);
+    this.cache.set(view.key, view);
+    const blocked = blockedOf(view, this.settings.failureExitCode);
+    if (!blocked || view.terminating) return;
+    const memory = this.memory(view.uid);
+    if (memory.done === blocked.runId) return;
+    if (memory.counted !== blocked.runId) {
+      memory.counted = blocked.runId;
+      this.deps.metrics.blocked(blocked.reason);
+      this.deps.log.warn({ pod: view.key, reason: blocked.reason }, `validator failed: ${blocked.message}`);
+      // Only failures of the node's CNI count: six pods of one misconfigured Deployment must not taint a node.
+      if (blocked.recreatable) this.step(recordBlocked(this.breaker, this.settings.breaker, this.deps.clock.now()), '');
+    }
+    this.offer(view.key);
+  }
+
+  private forget(key: string): void {
+    const view = this.cache.get(key);
+    if (view) this.runs.delete(view.uid);
+    this.cache.delete(key);
+    this.retries.get(key)?.cancel();
+    this.retries.delete(key);
+  }
+
+  private memory(uid: string): RunMemory {
+    let memory = this.runs.get(uid);
+    if (!memory) this.runs.set(uid, (memory = {}));
+    return memory;
+  }
+
+  private offer(key: string): void {
+    if (this.stopping) return;
+    const outcome = this.queue.offer(key, true);
+    if (outcome === 'full') this.deps.log.warn({ pod: key, capacity: this.settings.queueCapacity }, 'work queue full: the pod is picked up by a rescan once there is room');
+    this.deps.metrics.queueDepth(this.queue.size);
+    this.wake?.();
+  }
+
+  private step(next: BreakerStep, cause: string): void {
+    this.breaker = next.state;
+    if (!next.transition) return;
+    this.deps.metrics.breakerOpen(next.transition === 'opened');
+    this.track(next.transition === 'opened' ? this.breakerOpened(cause) : this.breakerClosed());
+  }
+
+  private async breakerOpened(cause: string): Promise<void> {
+    const { threshold, windowMs } = this.settings.breaker;
+    const why = cause || `more than ${threshold} pods blocked within ${Math.round(windowMs / 1000)} s`;
+    const taint = this.settings.taint ? ' Tainted interlock.dev/cni-not-ready:NoSchedule so new pods go elsewhere.' : '';
+    this.deps.log.error({ node: this.settings.node }, `circuit breaker open: ${why}`);
+    await this.postNodeEvent('InterlockBreakerOpen', `Stopped recreating pods on node ${this.settings.node}: ${why}; the node's CNI is suspect.${taint}`, 'Warning');
+    if (this.settings.taint) await this.write('taint', () => this.deps.api.setTaint(true));
+  }
+
+  private async breakerClosed(): Promise<void> {
+    this.deps.log.info({ node: this.settings.node }, 'circuit breaker closed');
+    if (this.settings.taint) await this.write('untaint', () => this.deps.api.setTaint(false));
+    const window = Math.round(this.settings.breaker.windowMs / 1000);
+    await this.postNodeEvent('InterlockBreakerClosed', `Node ${this.settings.node} stayed healthy for ${window} s; recreating blocked pods again.`, 'Normal');
+    this.rescan();
+  }
+
+  /** Offers every cached pod that is still blocked and not finished with: after the breaker closes or the queue overflowed. */
+  private rescan(): void {
+    for (const view of this.cache.values()) {
+      const blocked = blockedOf(view, this.settings.failureExitCode);
+      if (blocked && this.runs.get(view.uid)?.done !== blocked.runId) this.offer(view.key);
+    }
+  }
+
+  /** The worker: one pod at a time until `stop`. */
+  async run(): Promise<void> {
+    while (!this.stopping) {
+      const next = this.queue.take();
+      this.deps.metrics.queueDepth(this.queue.size);
+      if (!next) {
+        if (this.queue.takeOverflow()) { this.rescan(); continue; }
+        await new Promise<void>((resolve) => { this.wake = resolve; });
+        this.wake = undefined;
+        continue;
+      }
+      await this.track(this.process(next[0]));
+    }
+  }
+
+  private async process(key: string): Promise<void> {
+    const view = this.cache.get(key);
+    const blocked = view && !view.terminating ? blockedOf(view, this.settings.failureExitCode) : undefined;
+    if (!view || !blocked) return;
+    const memory = this.memory(view.uid);
+    if (memory.done === blocked.runId) return;
+    const now = this.deps.clock.now();
+    const decision = decide({ view, blocked, action: this.settings.action, breakerOpen: this.breaker.open, backoff: this.backoff, policy: this.settings.backoff, now });
+    await this.carryOut(view, blocked, decision, memory);
+  }
+
+  private async carryOut(view: PodView, blocked: Blocked, decision: Decision, memory: RunMemory): Promise<void> {
+    if (decision.kind === 'wait') { this.retryLater(view.key, decision.untilMs - this.deps.clock.now()); return; }
+    if (decision.kind === 'hold') {
+      if (memory.held !== blocked.runId) { memory.held = blocked.runId; await this.postPodEvent(view, blocked, decision.event, decision.note); }
+      this.deps.metrics.action('none', 'held');
+      return;
+    }
+    if (decision.kind === 'report') {
+      memory.done = blocked.runId;
+      const report = `${decision.event}/${blocked.reason}`;
+      if (memory.reported === report) return;
+      memory.reported = report;
+      this.deps.metrics.action('report', decision.event);
+      await this.postPodEvent(view, blocked, decision.event, decision.note);
+      return;
+    }
+    const ref: PodRef = { namespace: view.namespace, name: view.name, uid: view.uid, resourceVersion: view.resourceVersion };
+    const outcome = await this.write(decision.how, () => (decision.how === 'delete' ? this.deps.api.deletePod(ref) : this.deps.api.labelPod(ref)));
+    if (outcome === undefined) { this.retryAfterFailure(view.key); return; }
+    this.retries.delete(view.key);
+    this.deps.metrics.action(decision.how, outcome);
+    if (outcome === 'precondition-failed') {
+      // The name now belongs to a new pod, or this one changed since it was read: its next version decides.
+      this.deps.log.info({ pod: view.key, uid: view.uid }, `${decision.how} refused by its preconditions: the pod changed or was replaced; spared`);
+      return;
+    }
+    memory.done = blocked.runId;
+    if (outcome === 'already-gone') return;
+    this.backoff = recordRecreation(this.backoff, view.ownerUid, this.settings.backoff, this.deps.clock.now());
+    await this.postPodEvent(view, blocked, decision.event, decision.note);
+  }
+
+  /**
+   * One rate-limited write. A failure pauses every write (a 429 or 500 is about the API server, not
+   * this pod) for the Retry-After or an exponential delay, so failures never become a storm.
+   */
+  private async write<T>(operation: string, call: () => Promise<{ ok: true; value: T } | { ok: false; failure: ApiFailure }>): Promise<T | undefined> {
+    await this.waitForTurn();
+    const answer = await call();
+    if (answer.ok) { this.pauseAttempts = 0; return answer.value; }
+    const { status, retryAfterSeconds, message } = answer.failure;
+    this.deps.metrics.apiError(operation, status);
+    if (operation === 'delete' || operation === 'label') this.deps.metrics.action(operation, 'error');
+    const delay = retryDelayMs(this.pauseAttempts++, retryAfterSeconds, this.settings.retry, this.deps.random);
+    this.pausedUntil = Math.max(this.pausedUntil, this.deps.clock.now() + delay);
+    this.deps.log.warn({ operation, status, retryInMs: delay }, message);
+    return undefined;
+  }
+
+  private pauseAttempts = 0;
+
+  private async waitForTurn(): Promise<void> {
+    for (;;) {
+      const now = this.deps.clock.now();
+      if (now < this.pausedUntil) { await this.deps.clock.sleep(this.pausedUntil - now); continue; }
+      const wait = this.limiter.tryTake(now);
+      if (wait === 0) return;
+      await this.deps.clock.sleep(wait);
+    }
+  }
+
+  private retryAfterFailure(key: string): void {
+    const attempts = (this.retries.get(key)?.attempts ?? 0) + 1;
+    this.retryLater(key, Math.max(this.pausedUntil - this.deps.clock.now(), retryDelayMs(attempts, undefined, this.settings.retry, this.deps.random)), attempts);
+  }
+
+  private retryLater(key: string, ms: number, attempts = this.retries.get(key)?.attempts ?? 0): void {
+    this.retries.get(key)?.cancel();
+    const cancel = this.deps.clock.later(() => this.offer(key), Math.max(0, ms));
+    this.retries.set(key, { attempts, cancel });
+  }
+
+  private async postPodEvent(view: PodView, blocked: Blocked, reason: string, note: string): Promise<void> {
+    const event = podEvent(view, reason, note, blocked.message, this.settings.container, this.settings.node, new Date(this.deps.clock.now()), this.sequence++);
+    await this.postEvent(event);
+  }
+
+  /** As the kubelet does, the node's name is the Event's uid: `kubectl describe node` looks for exactly that. */
+  private async postNodeEvent(reason: string, message: string, type: 'Warning' | 'Normal'): Promise<void> {
+    await this.postEvent(nodeEvent(this.settings.node, this.settings.node, reason, message, type, new Date(this.deps.clock.now()), this.sequence++));
+  }
+
+  /** An Event is the agent's account of a decision: it is retried (rate-limited) a few times before it is given up and logged. */
+  private async postEvent(event: AgentEvent): Promise<void> {
+    for (let attempt = 0; attempt < 4; attempt++) {
+      if (await this.write('event', () => this.deps.api.createEvent(event))) { this.deps.metrics.action('event', 'posted'); return; }
+    }
+    this.deps.metrics.action('event', 'error');
+    this.deps.log.error({ object: event.involvedObject.name, reason: event.reason }, 'Event not posted after 4 attempts');
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    void work.finally(() => this.inFlight.delete(work));
+    return work;
+  }
+
+  /** Stops taking work and waits for in-flight actions (and their Events) up to `deadlineMs`. */
+  async stop(deadlineMs: number): Promise<boolean> {
+    this.stopping = true;
+    this.wake?.();
+    for (const retry of this.retries.values()) retry.cancel();
+    const drained = Promise.allSettled([...this.inFlight]).then(() => true);
+    const timeout = new Promise<boolean>((resolve) => this.deps.clock.later(() => resolve(false), deadlineMs));
+    return Promise.race([drained, timeout]);
+  }
+}

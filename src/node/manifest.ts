@@ -1,0 +1,97 @@
+import type { Mesh } from '../config/interception.js';
+import { NODE_TAINT } from './agent-api.js';
+import type { NodeAction } from './decide.js';
+
+export interface NodeAgentManifestOptions {
+  readonly image: string;
+  readonly namespace?: string;
+  readonly mesh?: Mesh;
+  readonly action?: NodeAction;
+  readonly taint?: boolean;
+  readonly containerName?: string;
+}
+
+export const NODE_AGENT_NAME = 'interlock-node';
+export const NODE_AGENT_METRICS_PORT = 9477;
+
+interface PolicyRule { apiGroups: string[]; resources: string[]; verbs: string[] }
+
+/**
+ * Least privilege per action (issue 11's table): `none` reads pods and creates Events; `delete`
+ * adds pods delete; `label` adds pods patch; `--taint` adds nodes get/patch. Node Events need no
+ * node read: like the kubelet, the agent names the node as the Event's uid.
+ */
+export function nodeAgentRules(action: NodeAction, taint: boolean): PolicyRule[] {
+  const podVerbs = ['get', 'list', 'watch', ...(action === 'delete' ? ['delete'] : []), ...(action === 'label' ? ['patch'] : [])];
+  return [
+    { apiGroups: [''], resources: ['pods'], verbs: podVerbs },
+    { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+    ...(taint ? [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }] : []),
+  ];
+}
+
+function agentArgs(options: NodeAgentManifestOptions): string[] {
+  return [
+    'node',
+    `--mesh=${options.mesh ?? 'generic'}`,
+    `--action=${options.action ?? 'delete'}`,
+    ...(options.containerName ? [`--container-name=${options.containerName}`] : []),
+    ...(options.taint ? ['--taint'] : []),
+    `--listen=0.0.0.0:${NODE_AGENT_METRICS_PORT}`,
+  ];
+}
+
+function agentContainer(options: NodeAgentManifestOptions): object {
+  const probe = (path: string) => ({ httpGet: { path, port: NODE_AGENT_METRICS_PORT }, periodSeconds: 10, failureThreshold: 3 });
+  return {
+    name: 'node-agent',
+    image: options.image,
+    // The image's entrypoint is `interlock validate`; the agent is the same binary's `node` command.
+    command: ['interlock'],
+    args: agentArgs(options),
+    env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+    ports: [{ name: 'metrics', containerPort: NODE_AGENT_METRICS_PORT, protocol: 'TCP' }],
+    livenessProbe: probe('/healthz'),
+    readinessProbe: probe('/readyz'),
+    resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '128Mi' } },
+    securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+  };
+}
+
+/**
+ * The node agent's manifests, one object per document: ServiceAccount, ClusterRole,
+ * ClusterRoleBinding, DaemonSet. The DaemonSet uses the host network: the agent must keep working
+ * on exactly the node whose CNI is broken, where a pod-network pod could not even start.
+ */
+export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly object[] {
+  const namespace = options.namespace ?? 'interlock-system';
+  const labels = { 'app.kubernetes.io/name': NODE_AGENT_NAME, 'app.kubernetes.io/part-of': 'interlock' };
+  const metadata = { name: NODE_AGENT_NAME, labels };
+  return [
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { ...metadata, namespace } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata, rules: nodeAgentRules(options.action ?? 'delete', options.taint === true) },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NODE_AGENT_NAME }, subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }] },
+    {
+      apiVersion: 'apps/v1',
+      kind: 'DaemonSet',
+      metadata: { ...metadata, namespace },
+      spec: {
+        selector: { matchLabels: { 'app.kubernetes.io/name': NODE_AGENT_NAME } },
+        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+        template: {
+          metadata: { labels },
+          spec: {
+            serviceAccountName: NODE_AGENT_NAME,
+            hostNetwork: true,
+            dnsPolicy: 'ClusterFirstWithHostNet',
+            priorityClassName: 'system-node-critical',
+            terminationGracePeriodSeconds: 10,
+            // It must stay on, and come back to, the node it tainted.
+            tolerations: [{ key: NODE_TAINT.key, operator: 'Exists', effect: NODE_TAINT.effect }, { operator: 'Exists', effect: 'NoSchedule' }],
+            containers: [agentContainer(options)],
+          },
+        },
+      },
+    },
+  ];
+}

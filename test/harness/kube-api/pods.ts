@@ -1,0 +1,62 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { KubeObject } from './types.js';
+
+// A bundled copy (the bench) says where the fixtures are; the sources find them next door.
+const FIXTURES = process.env.INTERLOCK_KUBE_FIXTURES ?? fileURLToPath(new URL('../../fixtures/kube/', import.meta.url));
+const load = (name: string): KubeObject => JSON.parse(readFileSync(`${FIXTURES}${name}`, 'utf8')) as KubeObject;
+
+export interface PodShape {
+  readonly name: string;
+  readonly namespace?: string;
+  readonly nodeName?: string;
+  /** The validator init container's name (default linkerd-network-validator, as in the fixtures). */
+  readonly container?: string;
+  readonly exitCode?: number;
+  readonly message?: string;
+  /** The controller's uid (ReplicaSet or Job); the fixture's when absent, so pods share an owner. */
+  readonly ownerUid?: string;
+}
+
+type ContainerStatus = { name: string; state: Record<string, unknown>; lastState: Record<string, unknown>; restartCount: number };
+
+function reshape(fixture: KubeObject, shape: PodShape): KubeObject {
+  const pod = structuredClone(fixture) as KubeObject & { spec: { nodeName: string; initContainers: { name: string }[] }; status: { initContainerStatuses: ContainerStatus[] } };
+  pod.metadata.name = shape.name;
+  pod.metadata.namespace = shape.namespace ?? 'default';
+  pod.spec.nodeName = shape.nodeName ?? 'node-a';
+  if (shape.ownerUid) (pod.metadata.ownerReferences as { uid: string }[])[0]!.uid = shape.ownerUid;
+  const container = shape.container ?? 'linkerd-network-validator';
+  pod.spec.initContainers[0]!.name = container;
+  const status = pod.status.initContainerStatuses[0]!;
+  status.name = container;
+  const terminated = (status.lastState.terminated ?? status.state.terminated) as { exitCode: number; message: string };
+  if (shape.exitCode !== undefined) terminated.exitCode = shape.exitCode;
+  if (shape.message !== undefined) terminated.message = shape.message;
+  const waiting = status.state.waiting as { message?: string } | undefined;
+  if (waiting?.message) waiting.message = waiting.message.replace(/container=\S+ pod=\S+/, `container=${container} pod=${shape.name}_${pod.metadata.namespace}`);
+  return pod;
+}
+
+/** A Deployment's pod whose validator failed and restarts: CrashLoopBackOff with lastState.terminated. */
+export const crashLoopPod = (shape: PodShape): KubeObject => reshape(load('pod-init-crashloop.json'), shape);
+
+/** A Job's pod (restartPolicy Never) whose validator failed once: state.terminated, phase Failed. */
+export const failedJobPod = (shape: PodShape): KubeObject => reshape(load('pod-init-failed-never.json'), shape);
+
+/** The same pod with its validator passed and the app running: nothing to do. */
+export function healthyPod(shape: PodShape): KubeObject {
+  const pod = crashLoopPod(shape) as KubeObject & { status: { phase: string; initContainerStatuses: ContainerStatus[] } };
+  const status = pod.status.initContainerStatuses[0]!;
+  status.state = { terminated: { exitCode: 0, reason: 'Completed', startedAt: '2026-11-20T10:00:02Z', finishedAt: '2026-11-20T10:00:03Z', containerID: 'containerd://1f2e3d4c5b6a79880716253443526170819a2b3c4d5e6f708192a3b4c5d6e7f8' } };
+  status.lastState = {};
+  status.restartCount = 0;
+  pod.status.phase = 'Running';
+  return pod;
+}
+
+export const nodeObject = (name: string): KubeObject => {
+  const node = load('node.json');
+  node.metadata.name = name;
+  return node;
+};

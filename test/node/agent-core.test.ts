@@ -1,0 +1,146 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiResult, DeleteOutcome, PodRef } from '../../src/kube/pods-api.js';
+import { NodeAgent } from '../../src/node/agent.js';
+import type { AgentApi } from '../../src/node/agent-api.js';
+import type { AgentEvent } from '../../src/node/agent-events.js';
+import type { AgentMetrics } from '../../src/node/agent-metrics.js';
+import type { AgentClock, AgentSettings } from '../../src/node/agent-settings.js';
+import { crashLoopPod } from '../harness/kube-api/pods.js';
+
+/** A clock the test moves by hand: timers fire only when `advance` passes them. */
+class ManualClock implements AgentClock {
+  time = 1_000_000;
+  private timers: { at: number; fn: () => void }[] = [];
+  now(): number { return this.time; }
+  sleep(ms: number): Promise<void> { return new Promise((resolve) => this.later(resolve, ms)); }
+  later(fn: () => void, ms: number): () => void {
+    const timer = { at: this.time + ms, fn };
+    this.timers.push(timer);
+    return () => { this.timers = this.timers.filter((other) => other !== timer); };
+  }
+  async advance(ms: number): Promise<void> {
+    const end = this.time + ms;
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const due = this.timers.filter((timer) => timer.at <= end).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((timer) => timer !== due);
+      this.time = Math.max(this.time, due.at);
+      due.fn();
+    }
+    this.time = end;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+class FakeApi implements AgentApi {
+  deleted: string[] = [];
+  events: AgentEvent[] = [];
+  taints: boolean[] = [];
+  async deletePod(ref: PodRef): Promise<ApiResult<DeleteOutcome>> { this.deleted.push(ref.name); return { ok: true, value: 'deleted' }; }
+  async labelPod(): Promise<ApiResult<DeleteOutcome>> { return { ok: true, value: 'deleted' }; }
+  async createEvent(event: AgentEvent): Promise<ApiResult<true>> { this.events.push(event); return { ok: true, value: true }; }
+  async setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>> { this.taints.push(present); return { ok: true, value: 'changed' }; }
+}
+
+const quiet: AgentMetrics = { podsWatched() {}, blocked() {}, action() {}, breakerOpen() {}, watchRestart() {}, apiError() {}, queueDepth() {}, cniAudit() {} };
+const log = { info() {}, warn() {}, error() {} };
+
+function agentWith(over: Partial<AgentSettings> = {}) {
+  const settings: AgentSettings = {
+    node: 'node-a', container: 'linkerd-network-validator', failureExitCode: 95, action: 'delete', taint: true,
+    backoff: { baseMs: 1000, maxMs: 60_000, maxRecreations: 3, windowMs: 600_000 },
+    breaker: { threshold: 5, windowMs: 60_000 }, retry: { baseMs: 500, maxMs: 30_000 },
+    queueCapacity: 1024, writesPerSecond: 1000, writeBurst: 1000, ...over,
+  };
+  const clock = new ManualClock();
+  const api = new FakeApi();
+  const agent = new NodeAgent(settings, { api, metrics: quiet, log, clock, random: () => 0.5 });
+  void agent.run();
+  return { agent, api, clock };
+}
+
+const pod = (i: number) => ({ ...crashLoopPod({ name: `p${i}`, ownerUid: `o${i}` }), metadata: { ...crashLoopPod({ name: `p${i}` }).metadata, uid: `u${i}`, resourceVersion: '1', ownerReferences: [{ kind: 'ReplicaSet', uid: `o${i}`, controller: true }] } });
+
+describe('NodeAgent (manual clock, fake API)', () => {
+  it('a queue of 2 with 5 blocked pods loses none: the overflow is rescanned', async () => {
+    const { agent, api, clock } = agentWith({ queueCapacity: 2 });
+    agent.relisted([0, 1, 2, 3, 4].map(pod));
+    await clock.advance(100);
+    expect(api.deleted.sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4']);
+  });
+
+  it('an unhealthy CNI audit opens the breaker and taints; healthy for a window closes it and untaints', async () => {
+    const { agent, api, clock } = agentWith();
+    agent.relisted([]);
+    agent.audit({ healthy: false, message: '/etc/cni/net.d/10-calico.conflist has no linkerd-cni plugin' });
+    await clock.advance(10);
+    expect(api.taints).toEqual([true]);
+    expect(api.events.map((event) => event.reason)).toEqual(['InterlockCniConfigBroken', 'InterlockBreakerOpen']);
+    expect(api.events.every((event) => event.message.includes('10-calico.conflist'))).toBe(true);
+    agent.relisted([pod(1)]);
+    await clock.advance(10);
+    expect(api.deleted).toEqual([]);
+    agent.audit({ healthy: true, message: 'ok' });
+    await clock.advance(59_000);
+    agent.tickBreaker();
+    await clock.advance(10);
+    expect(api.taints).toEqual([true]);
+    await clock.advance(1000);
+    agent.tickBreaker();
+    await clock.advance(10);
+    expect(api.taints).toEqual([true, false]);
+    expect(api.events.map((event) => event.reason)).toEqual(['InterlockCniConfigBroken', 'InterlockBreakerOpen', 'InterlockHeld', 'InterlockCniConfigHealthy', 'InterlockBreakerClosed', 'InterlockRecreating']);
+    // The held pod is acted on once the node is healthy again.
+    expect(api.deleted).toEqual(['p1']);
+  });
+
+  it('pods blocked for reasons a new pod cannot fix (one bad Deployment) never trip the breaker or taint the node', async () => {
+    const { agent, api, clock } = agentWith();
+    const misconfigured = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => {
+      const bad = pod(i) as any;
+      bad.status.initContainerStatuses[0].lastState.terminated.message = 'ConfigInvalid: --inbound-port "x": expected 1-65535';
+      return bad;
+    });
+    agent.relisted(misconfigured);
+    await clock.advance(1000);
+    expect(agent.breakerOpen).toBe(false);
+    expect(api.taints).toEqual([]);
+    expect(api.events.map((event) => event.reason)).toEqual(Array(8).fill('InterlockBlocked'));
+  });
+
+  it('a ConfigInvalid pod restarting in CrashLoopBackOff is reported once, not at every restart', async () => {
+    const { agent, api, clock } = agentWith();
+    for (let restart = 0; restart < 5; restart++) {
+      const bad = pod(3) as any;
+      const terminated = bad.status.initContainerStatuses[0].lastState.terminated;
+      terminated.message = 'ConfigInvalid: --inbound-port "x": expected 1-65535';
+      terminated.finishedAt = `2026-11-20T10:0${restart}:00Z`;
+      agent.changed('MODIFIED', bad);
+      await clock.advance(60_000);
+    }
+    expect(api.events.map((event) => event.reason)).toEqual(['InterlockBlocked']);
+  });
+
+  it('ignores a pod of another node even if the API sends it (the field selector is not trusted)', async () => {
+    const { agent, api, clock } = agentWith();
+    const stray = pod(9) as any;
+    stray.spec.nodeName = 'node-b';
+    agent.relisted([stray]);
+    agent.changed('MODIFIED', stray);
+    await clock.advance(5000);
+    expect(api.deleted).toEqual([]);
+    expect(api.events).toEqual([]);
+  });
+
+  it('the same failed run seen again after a relist is acted on once', async () => {
+    const { agent, api, clock } = agentWith();
+    agent.relisted([pod(7)]);
+    await clock.advance(10);
+    agent.relisted([pod(7)]);
+    agent.changed('MODIFIED', pod(7));
+    await clock.advance(5000);
+    expect(api.deleted).toEqual(['p7']);
+    expect(api.events.filter((event) => event.reason === 'InterlockRecreating')).toHaveLength(1);
+  });
+});

@@ -19,6 +19,10 @@ export const TOP_HELP = `Usage: interlock <command> [flags]
 Commands:
   validate   Init container: prove the mesh intercepts this pod's traffic, or fail with the reason.
   explain    Offline: check saved iptables/nft dumps against the mesh configuration.
+  manifest   Print the init container (or, with --node-agent, the node agent) for a mesh.
+  inject     Add the validator to every pod template of Kubernetes YAML (-f FILE or stdin).
+  node       Node agent: recreate pods the CNI failed, without ever looping; audit the CNI config.
+  cni-check  Predict which CNI configuration the runtime loads and check the mesh plugin is chained.
 
 Run 'interlock <command> --help' for its flags. 'interlock --version' prints the version.
 `;

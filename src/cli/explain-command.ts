@@ -8,7 +8,7 @@ import { readRawOptions } from '../config/raw-options.js';
 import { analyzeDumps, type Dump } from '../rules-check/analyze.js';
 import type { Backend } from '../rules/model.js';
 import type { CommandResult } from './command-result.js';
-import { reportOf, reportStepLine, specSummary, type RulesReport } from '../rules-check/report.js';
+import { reportOf, reportText, specSummary } from '../rules-check/report.js';
 
 export type ExplainResult = CommandResult;
 
@@ -109,7 +109,7 @@ async function explain(argv: readonly string[], env: Readonly<Record<string, str
   }
   const report = reportOf(analysis);
   const exitCode = report.status === 'passed' ? 0 : failureExitCode;
-  const stdout = format === 'json' ? `${JSON.stringify({ ...report, exitCode, configuration: specSummary(spec) }, null, 2)}\n` : textReport(report, analysis.check.findings.map((finding) => finding.message), specSummary(spec));
+  const stdout = format === 'json' ? `${JSON.stringify({ ...report, exitCode, configuration: specSummary(spec) }, null, 2)}\n` : reportText(report, specSummary(spec));
   return { exitCode, stdout, stderr: '' };
 }
 
@@ -119,33 +119,4 @@ function backendFromHeader(text: string): Backend | undefined {
   if (header?.includes('(legacy)')) return 'iptables-legacy';
   if (header?.includes('(nf_tables)')) return 'iptables-nft';
   return undefined;
-}
-
-function textReport(report: RulesReport, findings: readonly string[], configuration: string): string {
-  const failing = report.questions.filter((question) => !question.holds).length;
-  const lines: string[] = [];
-  const headline =
-    report.status === 'passed'
-      ? `PASSED: all ${report.questions.length} expectations hold`
-      : report.status === 'failed'
-        ? `FAILED: ${failing} of ${report.questions.length} expectations do not hold`
-        : `UNKNOWN: ${failing} of ${report.questions.length} expectations cannot be decided from these rules (not a pass)`;
-  lines.push(`interlock explain: ${headline}`);
-  lines.push(`configuration: ${configuration}`);
-  lines.push(`families: ${report.families.join(', ')}; backends with rules: ${report.backendsWithRules.join(', ') || 'none'}`);
-  for (const note of report.notes) lines.push(`note: ${note}`);
-  if (findings.length > 0) {
-    lines.push('', 'What is wrong:');
-    for (const finding of findings) lines.push(`  - ${finding}`);
-  }
-  lines.push('', 'Expectations:');
-  for (const question of report.questions) {
-    lines.push(`  ${question.holds ? 'ok  ' : 'FAIL'} ${question.id}: ${question.description} -> ${question.actual}${question.holds ? '' : ` (expected ${question.expected})`}`);
-    if (!question.holds) {
-      for (const step of question.path) {
-        lines.push(`         ${reportStepLine(step)}`);
-      }
-    }
-  }
-  return `${lines.join('\n')}\n`;
 }

@@ -1,0 +1,75 @@
+/**
+ * A set of integers as sorted, disjoint, non-adjacent inclusive intervals. Addresses (up to 128
+ * bits), ports, uids and gids are all such sets; bigint keeps one representation for all of them.
+ */
+export type Interval = readonly [bigint, bigint];
+export type IntervalSet = readonly Interval[];
+
+export const EMPTY_SET: IntervalSet = [];
+
+export function span(from: bigint, to: bigint): IntervalSet {
+  return from > to ? EMPTY_SET : [[from, to]];
+}
+
+export function intersectSets(a: IntervalSet, b: IntervalSet): IntervalSet {
+  const out: Interval[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const [aFrom, aTo] = a[i] as Interval;
+    const [bFrom, bTo] = b[j] as Interval;
+    const from = aFrom > bFrom ? aFrom : bFrom;
+    const to = aTo < bTo ? aTo : bTo;
+    if (from <= to) out.push([from, to]);
+    if (aTo < bTo) i++;
+    else j++;
+  }
+  return out;
+}
+
+/** `a` without `b`. */
+export function subtractSets(a: IntervalSet, b: IntervalSet): IntervalSet {
+  const out: Interval[] = [];
+  let j = 0;
+  for (const [from, to] of a) {
+    let start = from;
+    while (j < b.length && (b[j] as Interval)[1] < start) j++;
+    let k = j;
+    while (k < b.length && start <= to) {
+      const [bFrom, bTo] = b[k] as Interval;
+      if (bFrom > to) break;
+      if (bFrom > start) out.push([start, bFrom - 1n]);
+      start = bTo + 1n;
+      k++;
+    }
+    if (start <= to) out.push([start, to]);
+  }
+  return out;
+}
+
+export function unionSets(a: IntervalSet, b: IntervalSet): IntervalSet {
+  const all = [...a, ...b].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
+  const out: Array<[bigint, bigint]> = [];
+  for (const [from, to] of all) {
+    const last = out[out.length - 1];
+    if (last && from <= last[1] + 1n) {
+      if (to > last[1]) last[1] = to;
+    } else {
+      out.push([from, to]);
+    }
+  }
+  return out;
+}
+
+export function sameSets(a: IntervalSet, b: IntervalSet): boolean {
+  return a.length === b.length && a.every((interval, index) => interval[0] === (b[index] as Interval)[0] && interval[1] === (b[index] as Interval)[1]);
+}
+
+export function setHas(set: IntervalSet, value: bigint): boolean {
+  return set.some(([from, to]) => value >= from && value <= to);
+}
+
+/** The number of integers in the set. */
+export function setSize(set: IntervalSet): bigint {
+  return set.reduce((total, [from, to]) => total + (to - from + 1n), 0n);
+}

@@ -1,0 +1,264 @@
+import type { Action, Chain, Provenance, Rule, Ruleset } from '../rules/model.js';
+import { loopingChains } from './chain-loops.js';
+import { pathOf, withStep, type Flow, type Frame } from './flow.js';
+import { hookedChains, policyProvenance, where, type HookedChain } from './hooked-chains.js';
+import { rewriteMarks } from './mark-set.js';
+import { ruleConstraint, type RuleConstraint, type TraceFrame } from './match-constraint.js';
+import { sameOutcome, type Outcome, type TraceStep } from './outcome.js';
+import { andConstraints, intersect, subtract, type Region } from './region.js';
+
+/** Deeper than any real ruleset; the kernel itself refuses deeper nesting. */
+const MAX_DEPTH = 64;
+/** Unmodelled rules one region may be assumed through, each both ways. */
+const MAX_ASSUMPTIONS = 6;
+
+/** Shared by every trace of one analysis: the total work, not the work per fork, is bounded. */
+export interface Budget {
+  remaining: number;
+  readonly limit: number;
+}
+
+export function budgetOf(limit: number): Budget {
+  return { remaining: limit, limit };
+}
+
+/** A region of packets and where every packet of it ends up. */
+export interface Piece {
+  readonly region: Region;
+  readonly outcome: Outcome;
+  readonly decidedBy: Provenance | undefined;
+  readonly path: readonly TraceStep[];
+  readonly assumed: readonly Provenance[];
+}
+
+interface Context {
+  readonly frame: TraceFrame;
+  readonly hooked: readonly HookedChain[];
+  readonly looping: ReadonlyMap<Chain, string>;
+  readonly constraints: Map<Rule, RuleConstraint>;
+  readonly budget: Budget;
+  readonly work: Flow[];
+  readonly pieces: Piece[];
+}
+
+/**
+ * Where every packet of `region` ends up, as disjoint pieces that cover it exactly. The region
+ * is split at each rule into the part the rule matches and the parts it does not, so every packet
+ * is accounted for and no packet is sampled. How tables combine is the kernel's: base chains run in
+ * priority order; the NAT core keeps the first binding, so later nat chains are skipped; nat chains
+ * of equal priority that bind differently are "unknown" (registration order decides, no dump shows
+ * it); a DROP ends everything; a TPROXY in PREROUTING decides delivery. A rule the tracer does not
+ * model is followed both ways, each way recorded as an assumption.
+ */
+export function traceRegion(ruleset: Ruleset, frame: TraceFrame, region: Region, budget: Budget): Piece[] {
+  const looping = new Map<Chain, string>();
+  for (const table of ruleset.tables) for (const [chain, cycle] of loopingChains(table)) looping.set(chain, cycle);
+  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), budget, work: [], pieces: [] };
+  const start: Flow = { region, hooked: -1, frame: undefined, path: undefined, assumed: [], lastReturn: undefined, lastDecision: undefined, nat: undefined, groupNat: undefined, tproxy: undefined };
+  enterNextChain(start, context);
+  for (let flow = context.work.pop(); flow; flow = context.work.pop()) {
+    if (context.budget.remaining <= 0) finish(flow, workLimit(context.budget), undefined, context);
+    else walk(flow, context);
+  }
+  return context.pieces;
+}
+
+function workLimit(budget: Budget): Outcome {
+  return { kind: 'unknown', why: `the analysis reached its work limit (${budget.limit} rule visits); the rules are too many or too tangled to decide` };
+}
+
+function finish(flow: Flow, outcome: Outcome, decidedBy: Provenance | undefined, context: Context): undefined {
+  context.pieces.push({ region: flow.region, outcome, decidedBy, path: pathOf(flow.path), assumed: flow.assumed });
+  return undefined;
+}
+
+function unknown(flow: Flow, why: string, rule: Provenance | undefined, context: Context): undefined {
+  return finish(flow, { kind: 'unknown', why, ...(rule ? { rule } : {}) }, rule, context);
+}
+
+function constraintOf(rule: Rule, context: Context): RuleConstraint {
+  let cached = context.constraints.get(rule);
+  if (!cached) {
+    cached = ruleConstraint(rule, context.frame, andConstraints);
+    context.constraints.set(rule, cached);
+  }
+  return cached;
+}
+
+/** Walks one flow rule by rule until its base chain ends, queueing the parts each rule splits off. */
+function walk(flow: Flow, context: Context): void {
+  let current = flow;
+  for (;;) {
+    const frame = current.frame as Frame;
+    if (frame.next >= frame.chain.rules.length) {
+      if (frame.parent) {
+        current = { ...current, frame: frame.parent };
+        continue;
+      }
+      return endByPolicy(current, context);
+    }
+    const rule = frame.chain.rules[frame.next] as Rule;
+    const advanced: Flow = { ...current, frame: { ...frame, next: frame.next + 1 } };
+    if (--context.budget.remaining < 0) return finish(advanced, workLimit(context.budget), rule.provenance, context);
+    const matched = split(advanced, rule, context);
+    if (!matched) {
+      current = advanced;
+      continue;
+    }
+    const next = applyActions(matched, rule, context);
+    if (!next) return;
+    current = next;
+  }
+}
+
+/** The part of the flow the rule matches (the rest is queued), or undefined when none. */
+function split(flow: Flow, rule: Rule, context: Context): Flow | undefined {
+  // A rule that only counts, logs or sets a conntrack zone changes nothing, whatever it matches.
+  if (rule.actions.every((action) => action.kind === 'continue')) return undefined;
+  const constraint = constraintOf(rule, context);
+  if (constraint.kind === 'never') return undefined;
+  const inside = intersect(flow.region, constraint.constraint);
+  if (!inside) return undefined;
+  for (const outside of subtract(flow.region, constraint.constraint)) context.work.push({ ...flow, region: outside });
+  const matched: Flow = { ...flow, region: inside };
+  if (constraint.unknown === undefined) return matched;
+  const at = rule.provenance;
+  if (flow.assumed.length >= MAX_ASSUMPTIONS) {
+    unknown(matched, `cannot evaluate "${constraint.unknown}"`, at, context);
+    return undefined;
+  }
+  const assumed = [...flow.assumed, at];
+  context.work.push(withStep({ ...matched, assumed }, { at, effect: 'assumed', note: `assumed not matching: ${constraint.unknown}` }));
+  return withStep({ ...matched, assumed }, { at, effect: 'assumed', note: `assumed matching: ${constraint.unknown}` });
+}
+
+/** Runs a matched rule's actions; returns the flow to continue with, or undefined when it ended. */
+function applyActions(flow: Flow, rule: Rule, context: Context): Flow | undefined {
+  let current = flow;
+  const at = rule.provenance;
+  for (const action of rule.actions) {
+    if (action.kind === 'continue') continue;
+    const marked = markAction(current, action, at);
+    if (marked) {
+      current = marked;
+      continue;
+    }
+    if (action.kind === 'jump' || action.kind === 'goto') return enterChain(current, action, at, context);
+    if (action.kind === 'return') {
+      const returned = withStep({ ...current, lastReturn: at }, { at, effect: 'return' });
+      const parent = (current.frame as Frame).parent;
+      if (parent) return { ...returned, frame: parent };
+      endByPolicy(returned, context);
+      return undefined;
+    }
+    if (action.kind === 'tproxy') {
+      const diverted = tproxyAction(current, action, at, context);
+      if (!diverted || action.terminal) return undefined;
+      current = diverted;
+      continue;
+    }
+    verdict(current, action, at, context);
+    return undefined;
+  }
+  return current;
+}
+
+function markAction(flow: Flow, action: Action, at: Provenance): Flow | undefined {
+  const region = flow.region;
+  switch (action.kind) {
+    case 'set-mark':
+      return withStep({ ...flow, region: { ...region, mark: rewriteMarks(region.mark, action.value, action.mask) } }, { at, effect: 'matched', note: 'sets the packet mark' });
+    case 'save-mark':
+      return withStep({ ...flow, region: { ...region, ctmark: region.mark } }, { at, effect: 'matched', note: 'saves the mark to the connection' });
+    case 'restore-mark':
+      return withStep({ ...flow, region: { ...region, mark: region.ctmark } }, { at, effect: 'matched', note: 'restores the connection mark' });
+    default:
+      return undefined;
+  }
+}
+
+function enterChain(flow: Flow, action: Extract<Action, { kind: 'jump' | 'goto' }>, at: Provenance, context: Context): Flow | undefined {
+  const frame = flow.frame as Frame;
+  const target = context.hooked[flow.hooked]?.table.chains.get(action.chain);
+  if (!target) return unknown(flow, `${action.kind} to chain ${action.chain}, which does not exist`, at, context);
+  const cycle = context.looping.get(target);
+  if (cycle !== undefined) return unknown(flow, `${action.kind} to chain ${action.chain} enters a loop (${cycle}); the kernel refuses such a table`, at, context);
+  if (frame.depth >= MAX_DEPTH) return unknown(flow, 'chains nest too deep', at, context);
+  const parent = action.kind === 'goto' ? frame.parent : frame;
+  return withStep({ ...flow, frame: { chain: target, next: 0, parent, depth: frame.depth + 1 } }, { at, effect: action.kind });
+}
+
+function tproxyAction(flow: Flow, action: Extract<Action, { kind: 'tproxy' }>, at: Provenance, context: Context): Flow | undefined {
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  if (context.frame.hook !== 'prerouting' || hooked.chain.base?.hook !== 'prerouting') return unknown(flow, 'TPROXY outside PREROUTING', at, context);
+  const diverted = withStep({ ...flow, tproxy: { port: action.port, at } }, { at, effect: action.terminal ? 'verdict' : 'matched', note: `TPROXY to port ${action.port}` });
+  if (action.terminal) endChain(diverted, { kind: 'accept', decidedBy: at }, context);
+  return diverted;
+}
+
+/** ACCEPT, DROP, REDIRECT, DNAT or an action the tracer does not model: the base chain ends. */
+function verdict(flow: Flow, action: Action, at: Provenance, context: Context): void {
+  const done = withStep(flow, { at, effect: 'verdict' });
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  switch (action.kind) {
+    case 'accept':
+    case 'drop':
+      return endChain(done, { kind: action.kind, decidedBy: at }, context);
+    case 'redirect':
+    case 'dnat': {
+      if (hooked.type !== 'nat') return unknown(done, `${action.kind} outside a nat chain`, at, context);
+      const outcome: Outcome = action.kind === 'redirect' ? { kind: 'redirect', port: action.port } : { kind: 'dnat', address: action.address, port: action.port };
+      return endChain(done, { kind: 'nat', outcome, decidedBy: at }, context);
+    }
+    case 'unknown':
+      return unknown(done, `cannot evaluate "${action.text}"`, at, context);
+    default:
+      return unknown(done, `unexpected action ${action.kind}`, at, context);
+  }
+}
+
+type ChainEnd = { readonly kind: 'accept' | 'drop'; readonly decidedBy: Provenance } | { readonly kind: 'nat'; readonly outcome: Outcome; readonly decidedBy: Provenance };
+
+function endByPolicy(flow: Flow, context: Context): void {
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  const at = policyProvenance(hooked);
+  endChain(withStep(flow, { at, effect: 'policy' }), { kind: hooked.policy, decidedBy: flow.lastReturn ?? at }, context);
+}
+
+/** A base chain ended: record what it decided and go on to the next hooked chain. */
+function endChain(flow: Flow, end: ChainEnd, context: Context): void {
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  if (end.kind === 'drop') return finish(flow, { kind: 'drop' }, end.decidedBy, context);
+  if (end.kind === 'nat') {
+    if (flow.groupNat && !sameOutcome(flow.groupNat.outcome, end.outcome)) {
+      const why = `tables at the same priority disagree (${where(flow.groupNat.decidedBy)} vs ${where(end.decidedBy)}); the kernel's registration order decides`;
+      return unknown(flow, why, end.decidedBy, context);
+    }
+    return enterNextChain({ ...flow, groupNat: flow.groupNat ?? { outcome: end.outcome, decidedBy: end.decidedBy } }, context);
+  }
+  return enterNextChain(hooked.type === 'nat' ? { ...flow, lastDecision: end.decidedBy } : flow, context);
+}
+
+/** Starts the next hooked chain that runs for this flow, or finishes the flow after the last. */
+function enterNextChain(flow: Flow, context: Context): void {
+  let index = flow.hooked + 1;
+  let nat = flow.nat;
+  let groupNat = flow.groupNat;
+  const priority = context.hooked[flow.hooked]?.priority;
+  for (; index < context.hooked.length; index++) {
+    const next = context.hooked[index] as HookedChain;
+    if (next.priority !== priority && groupNat) {
+      nat = groupNat;
+      groupNat = undefined;
+    }
+    if (!(next.type === 'nat' && nat)) break;
+  }
+  if (index >= context.hooked.length) {
+    const bound = nat ?? groupNat;
+    if (flow.tproxy) return finish(flow, { kind: 'tproxy', port: flow.tproxy.port }, flow.tproxy.at, context);
+    if (bound) return finish(flow, bound.outcome, bound.decidedBy, context);
+    return finish(flow, { kind: 'accept' }, flow.lastDecision, context);
+  }
+  const chain = (context.hooked[index] as HookedChain).chain;
+  context.work.push({ ...flow, hooked: index, nat, groupNat, lastReturn: undefined, frame: { chain, next: 0, parent: undefined, depth: 0 } });
+}

@@ -27,6 +27,19 @@ export function intersectSets(a: IntervalSet, b: IntervalSet): IntervalSet {
   return out;
 }
 
+export function setsMeet(a: IntervalSet, b: IntervalSet): boolean {
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const x = a[i] as Interval;
+    const y = b[j] as Interval;
+    if (x[0] <= y[1] && y[0] <= x[1]) return true;
+    if (x[1] < y[1]) i++;
+    else j++;
+  }
+  return false;
+}
+
 /** `a` without `b`. */
 export function subtractSets(a: IntervalSet, b: IntervalSet): IntervalSet {
   const out: Interval[] = [];

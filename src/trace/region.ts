@@ -1,5 +1,5 @@
 import { intersectMarks, sameMarks, subtractMarks, type MarkSet } from './mark-set.js';
-import { intersectSets, sameSets, subtractSets, unionSets, type IntervalSet } from './interval-set.js';
+import { intersectSets, sameSets, setsMeet, subtractSets, unionSets, type IntervalSet } from './interval-set.js';
 
 /**
  * A region of packet space: the product of one set per header field (a cube). Every field the
@@ -32,6 +32,8 @@ export type Field = keyof Region;
 export type Constraint = Partial<Region>;
 
 interface FieldOps<T> {
+  /** Whether the two sets share a member, without building the intersection. */
+  readonly meet: (a: T, b: T) => boolean;
   readonly and: (a: T, b: T) => T;
   readonly minus: (a: T, b: T) => T;
   readonly empty: (a: T) => boolean;
@@ -39,11 +41,11 @@ interface FieldOps<T> {
   readonly or: ((a: T, b: T) => T) | undefined;
 }
 
-const bits: FieldOps<number> = { and: (a, b) => a & b, minus: (a, b) => a & ~b, empty: (a) => a === 0, same: (a, b) => a === b, or: (a, b) => a | b };
-const bigBits: FieldOps<bigint> = { and: (a, b) => a & b, minus: (a, b) => a & ~b, empty: (a) => a === 0n, same: (a, b) => a === b, or: (a, b) => a | b };
-const intervals: FieldOps<IntervalSet> = { and: intersectSets, minus: subtractSets, empty: (a) => a.length === 0, same: sameSets, or: unionSets };
+const bits: FieldOps<number> = { meet: (a, b) => (a & b) !== 0, and: (a, b) => a & b, minus: (a, b) => a & ~b, empty: (a) => a === 0, same: (a, b) => a === b, or: (a, b) => a | b };
+const bigBits: FieldOps<bigint> = { meet: (a, b) => (a & b) !== 0n, and: (a, b) => a & b, minus: (a, b) => a & ~b, empty: (a) => a === 0n, same: (a, b) => a === b, or: (a, b) => a | b };
+const intervals: FieldOps<IntervalSet> = { meet: setsMeet, and: intersectSets, minus: subtractSets, empty: (a) => a.length === 0, same: sameSets, or: unionSets };
 // Mark sets are merged only when equal: a union of cubes is rarely one cube.
-const marks: FieldOps<MarkSet> = { and: intersectMarks, minus: subtractMarks, empty: (a) => a.length === 0, same: sameMarks, or: undefined };
+const marks: FieldOps<MarkSet> = { meet: (a, b) => intersectMarks(a, b).length > 0, and: intersectMarks, minus: subtractMarks, empty: (a) => a.length === 0, same: sameMarks, or: undefined };
 
 const OPS: { readonly [K in Field]: FieldOps<Region[K]> } = {
   protocols: bits,
@@ -70,7 +72,15 @@ function emptyField<K extends Field>(field: K, a: Region[K]): boolean {
 }
 
 function constrained(constraint: Constraint): Field[] {
-  return FIELDS.filter((field) => constraint[field] !== undefined);
+  return Object.keys(constraint) as Field[];
+}
+
+/** Whether any packet of the region meets the constraint: the tracer's cheap first test. */
+export function overlaps(region: Region, constraint: Constraint): boolean {
+  for (const field of constrained(constraint)) {
+    if (!(OPS[field] as FieldOps<Region[typeof field]>).meet(region[field], constraint[field] as Region[typeof field])) return false;
+  }
+  return true;
 }
 
 /** The region inside the constraint, or undefined when nothing is left. */

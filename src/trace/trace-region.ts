@@ -5,7 +5,7 @@ import { hookedChains, policyProvenance, where, type HookedChain } from './hooke
 import { rewriteMarks } from './mark-set.js';
 import { ruleConstraint, type RuleConstraint, type TraceFrame } from './match-constraint.js';
 import { sameOutcome, type Outcome, type TraceStep } from './outcome.js';
-import { andConstraints, intersect, subtract, type Region } from './region.js';
+import { andConstraints, intersect, overlaps, subtract, type Region } from './region.js';
 
 /** Deeper than any real ruleset; the kernel itself refuses deeper nesting. */
 const MAX_DEPTH = 64;
@@ -79,7 +79,9 @@ function unknown(flow: Flow, why: string, rule: Provenance | undefined, context:
 function constraintOf(rule: Rule, context: Context): RuleConstraint {
   let cached = context.constraints.get(rule);
   if (!cached) {
-    cached = ruleConstraint(rule, context.frame, andConstraints);
+    // A rule that only counts, logs or sets a conntrack zone changes nothing, whatever it matches.
+    const inert = rule.actions.every((action) => action.kind === 'continue');
+    cached = inert ? { kind: 'never' } : ruleConstraint(rule, context.frame, andConstraints);
     context.constraints.set(rule, cached);
   }
   return cached;
@@ -90,42 +92,50 @@ function walk(flow: Flow, context: Context): void {
   let current = flow;
   for (;;) {
     const frame = current.frame as Frame;
-    if (frame.next >= frame.chain.rules.length) {
+    const found = nextMatch(current, frame, context);
+    if (found === 'stopped') return;
+    if (!found) {
       if (frame.parent) {
         current = { ...current, frame: frame.parent };
         continue;
       }
       return endByPolicy(current, context);
     }
-    const rule = frame.chain.rules[frame.next] as Rule;
-    const advanced: Flow = { ...current, frame: { ...frame, next: frame.next + 1 } };
-    if (--context.budget.remaining < 0) return finish(advanced, workLimit(context.budget), rule.provenance, context);
-    const matched = split(advanced, rule, context);
-    if (!matched) {
-      current = advanced;
-      continue;
-    }
-    const next = applyActions(matched, rule, context);
+    const next = applyActions(found.flow, found.rule, context);
     if (!next) return;
     current = next;
   }
 }
 
-/** The part of the flow the rule matches (the rest is queued), or undefined when none. */
-function split(flow: Flow, rule: Rule, context: Context): Flow | undefined {
-  // A rule that only counts, logs or sets a conntrack zone changes nothing, whatever it matches.
-  if (rule.actions.every((action) => action.kind === 'continue')) return undefined;
-  const constraint = constraintOf(rule, context);
-  if (constraint.kind === 'never') return undefined;
-  const inside = intersect(flow.region, constraint.constraint);
-  if (!inside) return undefined;
+/**
+ * The next rule of the frame's chain that some packet of the flow meets, and that part of the
+ * flow (positioned after the rule); the parts it does not meet are queued. Rules that cannot
+ * meet the region are passed by without building anything: that is where time goes.
+ */
+function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; rule: Rule } | undefined | 'stopped' {
+  const rules = frame.chain.rules;
+  for (let index = frame.next; index < rules.length; index++) {
+    const rule = rules[index] as Rule;
+    if (--context.budget.remaining < 0) return finish({ ...flow, frame: { ...frame, next: index + 1 } }, workLimit(context.budget), rule.provenance, context) ?? 'stopped';
+    const constraint = constraintOf(rule, context);
+    if (constraint.kind === 'never' || !overlaps(flow.region, constraint.constraint)) continue;
+    const matched = split({ ...flow, frame: { ...frame, next: index + 1 } }, rule, constraint, context);
+    if (matched === 'stopped') return 'stopped';
+    return { flow: matched, rule };
+  }
+  return undefined;
+}
+
+/** The part of the flow the rule matches (the rest is queued). */
+function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kind: 'cube' }>, context: Context): Flow | 'stopped' {
+  const inside = intersect(flow.region, constraint.constraint) as Region;
   for (const outside of subtract(flow.region, constraint.constraint)) context.work.push({ ...flow, region: outside });
   const matched: Flow = { ...flow, region: inside };
   if (constraint.unknown === undefined) return matched;
   const at = rule.provenance;
   if (flow.assumed.length >= MAX_ASSUMPTIONS) {
     unknown(matched, `cannot evaluate "${constraint.unknown}"`, at, context);
-    return undefined;
+    return 'stopped';
   }
   const assumed = [...flow.assumed, at];
   context.work.push(withStep({ ...matched, assumed }, { at, effect: 'assumed', note: `assumed not matching: ${constraint.unknown}` }));

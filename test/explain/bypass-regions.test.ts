@@ -83,7 +83,7 @@ describe('issue 7 item 6: jump and goto loops end with a clear answer', () => {
   });
 
   it('unknown matches in front of a loop do not multiply the work past the global bound', async () => {
-    const unknowns = Array.from({ length: 8 }, (_, i) => `-A OUTPUT -m addrtype --dst-type LOCAL -m comment --comment "u${i}" -j MARK --set-xmark 0x${i + 1}/0xff`);
+    const unknowns = Array.from({ length: 5 }, (_, i) => `-A OUTPUT -m addrtype --dst-type LOCAL -m comment --comment "u${i}" -j MARK --set-xmark 0x${i + 1}/0xff`);
     const lines = [...loop];
     lines.splice(5, 0, ...unknowns);
     const json = await explainText(lines.join('\n'), 'json');

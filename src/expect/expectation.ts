@@ -1,6 +1,6 @@
 import type { Family } from '../addr/ip.js';
 import type { TraceHook } from '../trace/packet.js';
-import { intersect, subtract, type Constraint, type Region } from '../trace/region.js';
+import { coalesce, intersect, subtract, type Constraint, type Region } from '../trace/region.js';
 import type { Expected } from './expected.js';
 
 /**
@@ -53,6 +53,6 @@ export class ExpectationList {
   /** Everything not yet claimed goes to the last expectation. */
   done(id: string, because: string, expected: Expected | undefined): Expectation[] {
     this.claim(id, because, {}, expected);
-    return this.list.filter((expectation) => expectation.regions.length > 0);
+    return this.list.filter((expectation) => expectation.regions.length > 0).map((expectation) => ({ ...expectation, regions: coalesce(expectation.regions) }));
   }
 }

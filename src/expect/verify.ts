@@ -19,7 +19,7 @@ import { outboundExpectations } from './outbound-expectations.js';
 export const ANALYSIS_BUDGET = 4_000_000;
 
 /** The packet space a hook's expectations speak of: TCP (and UDP for captured DNS), new connections. */
-function spaceOf(spec: InterceptionSpec, family: Family, hook: TraceHook, atoms: InterfaceAtoms): Region {
+export function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceHook, atoms: InterfaceAtoms): Region {
   const output = hook === 'output';
   return {
     protocols: output && spec.dnsCapture ? 3 : 1,
@@ -39,16 +39,21 @@ function spaceOf(spec: InterceptionSpec, family: Family, hook: TraceHook, atoms:
 
 /** Every expectation of the configuration, checked over the whole packet space of each family. */
 export function verifyRuleset(ruleset: Ruleset, spec: InterceptionSpec, families: readonly Family[], limit: number = ANALYSIS_BUDGET): CheckResult {
+  return checkSpaces(traceSpaces(ruleset, spec, families, limit));
+}
+
+/** Each family and hook's space traced through the rules, beside its expectations. */
+export function traceSpaces(ruleset: Ruleset, spec: InterceptionSpec, families: readonly Family[], limit: number = ANALYSIS_BUDGET): TracedSpace[] {
   const atoms = buildInterfaceAtoms([...interfacePatterns(ruleset), ...spec.excludeInterfaces, ...spec.rerouteInterfaces]);
   const budget = budgetOf(limit);
   const spaces: TracedSpace[] = [];
   for (const family of families) {
     for (const hook of ['output', 'prerouting'] as const) {
-      const space = spaceOf(spec, family, hook, atoms);
+      const space = packetSpace(spec, family, hook, atoms);
       const expectations = hook === 'output' ? outboundExpectations(spec, family, atoms, space) : inboundExpectations(spec, family, atoms, space);
       const pieces = traceRegion(ruleset, { family, hook, atoms }, space, budget);
       spaces.push({ scope: { family, hook, atoms }, pieces, expectations });
     }
   }
-  return checkSpaces(spaces);
+  return spaces;
 }

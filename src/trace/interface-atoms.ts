@@ -15,6 +15,8 @@ export interface InterfaceAtoms {
   readonly atoms: readonly InterfaceAtom[];
   /** Bit set of every atom. */
   readonly all: bigint;
+  /** The names and wildcards the atoms were cut from. */
+  readonly patterns: readonly string[];
 }
 
 export function isWildcard(pattern: string): boolean {
@@ -58,7 +60,7 @@ export function buildInterfaceAtoms(mentioned: Iterable<string>): InterfaceAtoms
   if (other !== undefined && !patterns.some((pattern) => pattern === '+' || pattern === '*')) {
     atoms.push({ representative: other, label: 'any other interface' });
   }
-  return { atoms, all: (1n << BigInt(atoms.length)) - 1n };
+  return { atoms, all: (1n << BigInt(atoms.length)) - 1n, patterns };
 }
 
 /** The atoms a list of patterns matches, as a bit set. */
@@ -72,4 +74,10 @@ export function atomsMatching(universe: InterfaceAtoms, patterns: readonly strin
 
 export function atomLabels(universe: InterfaceAtoms, set: bigint): string[] {
   return universe.atoms.filter((_, index) => (set >> BigInt(index)) & 1n).map((atom) => atom.label);
+}
+
+/** The atom an actual interface name falls in, as a bit set (0n when none, which cannot happen). */
+export function atomOf(universe: InterfaceAtoms, name: string): bigint {
+  const index = universe.atoms.findIndex((atom) => universe.patterns.every((pattern) => interfaceMatches(pattern, atom.representative) === interfaceMatches(pattern, name)));
+  return index < 0 ? 0n : 1n << BigInt(index);
 }

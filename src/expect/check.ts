@@ -1,4 +1,5 @@
 import type { Provenance } from '../rules/model.js';
+import { pathOf } from '../trace/flow.js';
 import { describeOutcome, type Outcome } from '../trace/outcome.js';
 import { coalesce, intersect, subtract, type Region } from '../trace/region.js';
 import type { Piece } from '../trace/trace-region.js';
@@ -106,7 +107,7 @@ function findingOf(group: Group): Finding {
     actual: piece.outcome,
     decidedBy: piece.decidedBy,
     assumed: piece.assumed,
-    path: piece.path,
+    path: pathOf(piece.steps),
   };
   return { ...base, message: findingMessage(base) };
 }

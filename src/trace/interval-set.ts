@@ -11,7 +11,13 @@ export function span(from: bigint, to: bigint): IntervalSet {
   return from > to ? EMPTY_SET : [[from, to]];
 }
 
+/** Sets this long against one this short take the binary-search path: a region's address set grows with every RETURN it passes. */
+const LONG = 16;
+const SHORT = 4;
+
 export function intersectSets(a: IntervalSet, b: IntervalSet): IntervalSet {
+  if (a.length > LONG && b.length <= SHORT) return intersectShort(a, b);
+  if (b.length > LONG && a.length <= SHORT) return intersectShort(b, a);
   const out: Interval[] = [];
   let i = 0;
   let j = 0;
@@ -27,7 +33,20 @@ export function intersectSets(a: IntervalSet, b: IntervalSet): IntervalSet {
   return out;
 }
 
+function intersectShort(long: IntervalSet, short: IntervalSet): IntervalSet {
+  const out: Interval[] = [];
+  for (const [from, to] of short) {
+    for (let k = firstEndingFrom(long, from); k < long.length && (long[k] as Interval)[0] <= to; k++) {
+      const [lFrom, lTo] = long[k] as Interval;
+      out.push([lFrom > from ? lFrom : from, lTo < to ? lTo : to]);
+    }
+  }
+  return out;
+}
+
 export function setsMeet(a: IntervalSet, b: IntervalSet): boolean {
+  if (a.length > LONG && b.length <= SHORT) return meetShort(a, b);
+  if (b.length > LONG && a.length <= SHORT) return meetShort(b, a);
   let i = 0;
   let j = 0;
   while (i < a.length && j < b.length) {
@@ -40,8 +59,25 @@ export function setsMeet(a: IntervalSet, b: IntervalSet): boolean {
   return false;
 }
 
+function meetShort(long: IntervalSet, short: IntervalSet): boolean {
+  for (const [from, to] of short) {
+    const k = firstEndingFrom(long, from);
+    if (k < long.length && (long[k] as Interval)[0] <= to) return true;
+  }
+  return false;
+}
+
 /** `a` without `b`. */
 export function subtractSets(a: IntervalSet, b: IntervalSet): IntervalSet {
+  if (a.length > LONG && b.length === 1) {
+    // Only the intervals `b` touches change; the rest are copied in bulk.
+    const [from, to] = b[0] as Interval;
+    const first = firstEndingFrom(a, from);
+    let last = first;
+    while (last < a.length && (a[last] as Interval)[0] <= to) last++;
+    if (first === last) return a;
+    return [...a.slice(0, first), ...subtractSets(a.slice(first, last), b), ...a.slice(last)];
+  }
   const out: Interval[] = [];
   let j = 0;
   for (const [from, to] of a) {
@@ -85,4 +121,16 @@ export function setHas(set: IntervalSet, value: bigint): boolean {
 /** The number of integers in the set. */
 export function setSize(set: IntervalSet): bigint {
   return set.reduce((total, [from, to]) => total + (to - from + 1n), 0n);
+}
+
+/** The first interval of `set` that ends at or after `value` (set.length when none). */
+export function firstEndingFrom(set: IntervalSet, value: bigint): number {
+  let low = 0;
+  let high = set.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((set[middle] as Interval)[1] < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }

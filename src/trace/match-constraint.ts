@@ -30,6 +30,8 @@ export function cidrSpan(base: bigint, prefix: number, family: Family): Interval
 
 export function portSetSpan(ports: PortSet): IntervalSet {
   if (ports.kind === 'all') return ALL_PORTS_SET;
+  const only = ports.ranges.length === 1 ? ports.ranges[0] : undefined;
+  if (only) return span(BigInt(only.from), BigInt(only.to));
   return ports.ranges.reduce<IntervalSet>((set, range) => unionSets(set, span(BigInt(range.from), BigInt(range.to))), []);
 }
 
@@ -51,7 +53,8 @@ function negate<K extends keyof Region>(field: K, value: Region[K], full: Region
 function addressConstraint(match: Extract<Match, { kind: 'address' }>, frame: TraceFrame): One {
   // nft's `ip daddr` never matches an IPv6 packet, not even negated: the payload is absent.
   if (match.family !== frame.family) return false;
-  const set = match.cidrs.reduce<IntervalSet>((acc, cidr) => unionSets(acc, cidrSpan(cidr.base, cidr.prefix, frame.family)), []);
+  const only = match.cidrs.length === 1 ? match.cidrs[0] : undefined;
+  const set = only ? cidrSpan(only.base, only.prefix, frame.family) : match.cidrs.reduce<IntervalSet>((acc, cidr) => unionSets(acc, cidrSpan(cidr.base, cidr.prefix, frame.family)), []);
   return negate(match.field, set, allAddresses(frame.family), match.negated);
 }
 
@@ -81,7 +84,8 @@ function matchConstraint(match: Match, frame: TraceFrame): One {
     case 'owner': {
       // Only local sockets have an owner; iptables' and nft's owner tests both fail without one.
       if (frame.hook !== 'output') return false;
-      const set = match.ids.reduce<IntervalSet>((acc, range) => unionSets(acc, span(BigInt(range.from), BigInt(range.to))), []);
+      const only = match.ids.length === 1 ? match.ids[0] : undefined;
+      const set = only ? span(BigInt(only.from), BigInt(only.to)) : match.ids.reduce<IntervalSet>((acc, range) => unionSets(acc, span(BigInt(range.from), BigInt(range.to))), []);
       return negate(match.field, set, ALL_IDS, match.negated);
     }
     case 'mark':

@@ -1,10 +1,13 @@
 import type { Action, Chain, Provenance, Rule, Ruleset } from '../rules/model.js';
+import { FAMILY_BITS } from '../addr/ip.js';
+import type { Interval } from './interval-set.js';
+import { buildAddressIndex, candidateRules, type AddressIndex } from './address-index.js';
 import { loopingChains } from './chain-loops.js';
-import { pathOf, withStep, type Flow, type Frame } from './flow.js';
+import { withStep, type Flow, type Frame, type Steps } from './flow.js';
 import { hookedChains, policyProvenance, where, type HookedChain } from './hooked-chains.js';
 import { rewriteMarks } from './mark-set.js';
 import { ruleConstraint, type RuleConstraint, type TraceFrame } from './match-constraint.js';
-import { sameOutcome, type Outcome, type TraceStep } from './outcome.js';
+import { sameOutcome, type Outcome } from './outcome.js';
 import { andConstraints, intersect, overlaps, subtract, type Region } from './region.js';
 
 /** Deeper than any real ruleset; the kernel itself refuses deeper nesting. */
@@ -27,7 +30,8 @@ export interface Piece {
   readonly region: Region;
   readonly outcome: Outcome;
   readonly decidedBy: Provenance | undefined;
-  readonly path: readonly TraceStep[];
+  /** The rules that matched on the way, shared between pieces; `pathOf` lists them. */
+  readonly steps: Steps | undefined;
   readonly assumed: readonly Provenance[];
 }
 
@@ -36,6 +40,7 @@ interface Context {
   readonly hooked: readonly HookedChain[];
   readonly looping: ReadonlyMap<Chain, string>;
   readonly constraints: Map<Rule, RuleConstraint>;
+  readonly indexes: Map<Chain, AddressIndex>;
   readonly budget: Budget;
   readonly work: Flow[];
   readonly pieces: Piece[];
@@ -53,7 +58,7 @@ interface Context {
 export function traceRegion(ruleset: Ruleset, frame: TraceFrame, region: Region, budget: Budget): Piece[] {
   const looping = new Map<Chain, string>();
   for (const table of ruleset.tables) for (const [chain, cycle] of loopingChains(table)) looping.set(chain, cycle);
-  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), budget, work: [], pieces: [] };
+  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), indexes: new Map(), budget, work: [], pieces: [] };
   const start: Flow = { region, hooked: -1, frame: undefined, path: undefined, assumed: [], lastReturn: undefined, lastDecision: undefined, nat: undefined, groupNat: undefined, tproxy: undefined };
   enterNextChain(start, context);
   for (let flow = context.work.pop(); flow; flow = context.work.pop()) {
@@ -68,7 +73,7 @@ function workLimit(budget: Budget): Outcome {
 }
 
 function finish(flow: Flow, outcome: Outcome, decidedBy: Provenance | undefined, context: Context): undefined {
-  context.pieces.push({ region: flow.region, outcome, decidedBy, path: pathOf(flow.path), assumed: flow.assumed });
+  context.pieces.push({ region: flow.region, outcome, decidedBy, steps: flow.path, assumed: flow.assumed });
   return undefined;
 }
 
@@ -114,7 +119,10 @@ function walk(flow: Flow, context: Context): void {
  */
 function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; rule: Rule } | undefined | 'stopped' {
   const rules = frame.chain.rules;
-  for (let index = frame.next; index < rules.length; index++) {
+  const candidates = rulesToVisit(flow, frame, context);
+  for (let k = 0; ; k++) {
+    const index = candidates ? candidates[k] : frame.next + k;
+    if (index === undefined || index >= rules.length) break;
     const rule = rules[index] as Rule;
     if (--context.budget.remaining < 0) return finish({ ...flow, frame: { ...frame, next: index + 1 } }, workLimit(context.budget), rule.provenance, context) ?? 'stopped';
     const constraint = constraintOf(rule, context);
@@ -126,10 +134,36 @@ function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; ru
   return undefined;
 }
 
+/**
+ * A region narrowed to a few destinations visits only the rules the address index names;
+ * undefined means every rule from the frame's position on.
+ */
+function rulesToVisit(flow: Flow, frame: Frame, context: Context): readonly number[] | undefined {
+  const rules = frame.chain.rules;
+  const daddr = flow.region.daddr;
+  if (rules.length - frame.next < 64 || daddr.length === 0 || daddr.length > 4) return undefined;
+  // A region spanning more than half of its family's space gains nothing from the index.
+  const spanned = (daddr[daddr.length - 1] as Interval)[1] - (daddr[0] as Interval)[0];
+  if (spanned > 1n << BigInt(FAMILY_BITS[context.frame.family] - 1)) return undefined;
+  let index = context.indexes.get(frame.chain);
+  if (!index) {
+    index = buildAddressIndex(rules.map((rule) => {
+      const constraint = constraintOf(rule, context);
+      return constraint.kind === 'never' ? [] : constraint.constraint.daddr;
+    }));
+    context.indexes.set(frame.chain, index);
+  }
+  return candidateRules(index, flow.region.daddr, frame.next);
+}
+
 /** The part of the flow the rule matches (the rest is queued). */
 function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kind: 'cube' }>, context: Context): Flow | 'stopped' {
   const inside = intersect(flow.region, constraint.constraint) as Region;
-  for (const outside of subtract(flow.region, constraint.constraint)) context.work.push({ ...flow, region: outside });
+  for (const outside of subtract(flow.region, constraint.constraint)) {
+    // Every region split off costs work too: the bound holds for memory as well as time.
+    context.budget.remaining--;
+    context.work.push({ ...flow, region: outside });
+  }
   const matched: Flow = { ...flow, region: inside };
   if (constraint.unknown === undefined) return matched;
   const at = rule.provenance;

@@ -1,4 +1,5 @@
 import type { Ruleset } from '../rules/model.js';
+import { pathOf } from './flow.js';
 import { buildInterfaceAtoms } from './interface-atoms.js';
 import { interfacePatterns } from './interface-patterns.js';
 import { span } from './interval-set.js';
@@ -39,8 +40,8 @@ export function tracePacket(ruleset: Ruleset, packet: Packet): TraceResult {
   if (!first) return { outcome: { kind: 'unknown', why: 'no chain decided the packet' }, path: [], decidedBy: undefined };
   const rule = first.assumed[0];
   const agree = pieces.every((piece) => piece.outcome.kind !== 'unknown' && JSON.stringify(piece.outcome) === JSON.stringify(first.outcome));
-  if (agree || !rule) return { outcome: first.outcome, path: first.path, decidedBy: first.decidedBy };
+  if (agree || !rule) return { outcome: first.outcome, path: pathOf(first.steps), decidedBy: first.decidedBy };
   const undecided = pieces.find((piece) => piece.outcome.kind === 'unknown') ?? first;
-  if (undecided.outcome.kind === 'unknown' && undecided.assumed.length === 0) return undecided;
-  return { outcome: { kind: 'unknown', why: `cannot evaluate a match of ${rule.text}`, rule }, path: first.path, decidedBy: rule };
+  if (undecided.outcome.kind === 'unknown' && undecided.assumed.length === 0) return { outcome: undecided.outcome, path: pathOf(undecided.steps), decidedBy: undecided.decidedBy };
+  return { outcome: { kind: 'unknown', why: `cannot evaluate a match of ${rule.text}`, rule }, path: pathOf(first.steps), decidedBy: rule };
 }

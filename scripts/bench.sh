@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks, printed as figures beside baselines measured in the same run (never asserted):
 #   1. `interlock validate` vs `node -e 0` in a pod namespace: median wall time, peak RSS;
-#   2. the rules engine: parse + trace of synthetic 1k/10k/100k-rule nat tables;
+#   2. the rules engine: the sample tracer on synthetic 1k/10k/100k-rule nat tables, and the complete
+#      analysis of every corpus case, of the synthetic tables and of a hostile 2,000-RETURN table;
 #   3. `interlock node` against the API stand-in: reaction, footprint (110/5,000 pods), 50-pod storm;
 #   4. `interlock cni-check` on a directory of 50 CNI configuration files;
 #   5. the image: `docker start` to exit of the init container vs `true` from the same base.

@@ -9,10 +9,9 @@ import { parseCommandLine } from '../config/parse-command-line.js';
 import { flagValue } from '../config/parsed-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG, type FamilyMode } from '../config/validate-config.js';
 import { analyzeDumps } from '../rules-check/analyze.js';
-import { reportOf, specSummary } from '../rules-check/report.js';
+import { reportOf, reportText, specSummary } from '../rules-check/report.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { readDumps } from './explain-dumps.js';
-import { textReport } from './explain-text-report.js';
 import { EXPLAIN_SUMMARY, formatHelp } from './help.js';
 import { VERSION } from './version.js';
 
@@ -58,6 +57,6 @@ function explain(argv: readonly string[], env: Env): CommandOutcome {
   const configuration = specSummary(spec.value);
   const stdout = flagValue(parsed.value, FORMAT_FLAG) === 'json'
     ? `${JSON.stringify({ ...report, exitCode, configuration }, null, 2)}\n`
-    : textReport(report, analysis.check.findings.map((finding) => finding.message), configuration);
+    : reportText(report, configuration);
   return { exitCode, stdout, stderr: '' };
 }

@@ -1,7 +1,7 @@
 import type { Family, IpAddress } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
-import { checkQuestions, type CheckResult } from '../expect/check.js';
-import { buildQuestions } from '../expect/questions.js';
+import type { CheckResult } from '../expect/check.js';
+import { verifyRuleset } from '../expect/verify.js';
 import { parseIptablesSave } from '../rules/iptables-save/parse-iptables-save.js';
 import { TermBudget } from '../rules/limit-checks.js';
 import { mergeRuleSources, type MergedRules, type RuleSource } from '../rules/merge.js';
@@ -18,10 +18,16 @@ export type { Dump } from '../rules/dump.js';
 export interface AnalysisOptions {
   /** Families to ask about; `auto` takes those the rules cover. */
   readonly families: readonly Family[] | 'auto';
+  /**
+   * Accepted for callers written for the sampling check and ignored: every destination is now
+   * covered, so a caller's probe address needs no special treatment.
+   */
   readonly sampleDestinations?: Partial<Record<Family, IpAddress>>;
+  /** Total rule visits the analysis may spend (default ANALYSIS_BUDGET); past it, "unknown". */
+  readonly workLimit?: number;
 }
 
-/** Parse every dump, merge the backends, ask the configuration's questions. Pure. */
+/** Parse every dump, merge the backends, verify every expectation over every packet. Pure. */
 export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], options: AnalysisOptions): Analysis {
   const sources: RuleSource[] = [];
   // One budget for every dump: the caps bound the whole model, not each dump's share of it.
@@ -36,8 +42,7 @@ export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], opt
   }
   const merged = mergeRuleSources(sources);
   const families = options.families === 'auto' ? familiesCovered(merged.ruleset.tables) : options.families;
-  const questions = buildQuestions(spec, { families, ...(options.sampleDestinations ? { sampleDestinations: options.sampleDestinations } : {}) });
-  return { kind: 'checked', merged, families, check: checkQuestions(merged.ruleset, questions) };
+  return { kind: 'checked', merged, families, check: verifyRuleset(merged.ruleset, spec, families, options.workLimit) };
 }
 
 /**

@@ -83,7 +83,7 @@ function judge(analysis: Checked, set: ReadSet, options: Omit<InspectOptions, 't
   const uncovered = unreadFamilies.filter((family) => options.families.includes(family) && !hasCaptureRules(tables, family));
   // With a command failed, an unknown may be only what that command would have decoded (nft's
   // JSON shows iptables-nft's rules as undecodable xt expressions): only a mismatch is decisive.
-  const decisive = check.findings.filter((finding) => !uncovered.includes(finding.question.packet.family) && (set.failed.length === 0 || finding.reason === 'RulesMismatch'));
+  const decisive = check.findings.filter((finding) => !uncovered.includes(finding.expectation.family) && (set.failed.length === 0 || finding.reason === 'RulesMismatch'));
   const first = decisive[0];
   if (first) {
     const evidence = [...decisive.slice(0, 5).map((finding) => finding.message), ...splitNotes(merged), ...set.unreadNotes];

@@ -1,10 +1,11 @@
 import { formatCidr } from '../addr/cidr.js';
-import { formatIp } from '../addr/ip.js';
 import { formatPortSet } from '../addr/port-set.js';
 import type { InterceptionSpec } from '../config/interception.js';
-import { describeExpected, describeRule } from '../expect/finding.js';
-import type { Packet } from '../trace/packet.js';
-import { describeOutcome, type Outcome, type TraceStep } from '../trace/outcome.js';
+import type { ExpectationAnswer } from '../expect/check.js';
+import { describeExpected } from '../expect/expected.js';
+import { describeRule, type Finding } from '../expect/finding.js';
+import { describeRegion, regionJson } from '../expect/region-text.js';
+import { describeOutcome, type TraceStep } from '../trace/outcome.js';
 import type { Analysis } from './analyze.js';
 
 /** JSON-safe views of the analysis: addresses as text, no bigint, no Maps. */
@@ -18,15 +19,31 @@ export interface ReportStep {
   readonly note?: string;
 }
 
-export interface ReportQuestion {
+/** A region as data: one list of terms per field (CIDRs, port and id ranges, interfaces, marks). */
+export type ReportRegion = Readonly<Record<string, readonly string[]>>;
+
+export interface ReportExpectation {
   readonly id: string;
-  readonly description: string;
+  readonly family: string;
+  readonly hook: string;
   readonly because: string;
-  readonly packet: Record<string, string | number | undefined>;
+  /** `anything` where the configuration does not speak (listed so nothing is silently left out). */
+  readonly expected: string;
+  readonly holds: boolean;
+  readonly regions: readonly ReportRegion[];
+  readonly outcomes: ReadonlyArray<{ readonly actual: string; readonly decidedBy?: string }>;
+}
+
+export interface ReportFinding {
+  readonly reason: string;
+  readonly expectation: string;
+  readonly message: string;
+  /** The first (largest merged) region at fault, and all of them. */
+  readonly region: ReportRegion;
+  readonly regions: readonly ReportRegion[];
+  readonly regionText: readonly string[];
   readonly expected: string;
   readonly actual: string;
-  readonly holds: boolean;
-  readonly reason?: string;
   readonly decidedBy?: string;
   readonly path: readonly ReportStep[];
 }
@@ -37,24 +54,12 @@ export interface RulesReport {
   readonly backendsWithRules: readonly string[];
   readonly splitAcrossBackends: boolean;
   readonly notes: readonly string[];
-  readonly questions: readonly ReportQuestion[];
+  readonly findings: readonly ReportFinding[];
+  readonly expectations: readonly ReportExpectation[];
 }
 
-export function packetJson(packet: Packet): Record<string, string | number | undefined> {
-  return {
-    family: packet.family,
-    hook: packet.hook,
-    protocol: packet.protocol,
-    source: formatIp(packet.source),
-    destination: formatIp(packet.destination),
-    destinationPort: packet.destinationPort,
-    uid: packet.uid,
-    gid: packet.gid,
-    inInterface: packet.inInterface,
-    outInterface: packet.outInterface,
-    ctState: packet.ctState,
-  };
-}
+/** Regions an expectation lists in a report; the rest are counted in `outcomes` only. */
+const MAX_REPORTED_REGIONS = 32;
 
 function stepJson(step: TraceStep): ReportStep {
   return {
@@ -68,6 +73,36 @@ function stepJson(step: TraceStep): ReportStep {
   };
 }
 
+function expectationJson(answer: ExpectationAnswer): ReportExpectation {
+  const { expectation, scope } = answer;
+  return {
+    id: expectation.id,
+    family: expectation.family,
+    hook: expectation.hook,
+    because: expectation.because,
+    expected: expectation.expected ? describeExpected(expectation.expected) : 'anything',
+    holds: answer.holds,
+    regions: expectation.regions.slice(0, MAX_REPORTED_REGIONS).map((region) => regionJson(region, scope)),
+    outcomes: answer.outcomes.map((seen) => ({ actual: describeOutcome(seen.outcome), ...(seen.decidedBy ? { decidedBy: describeRule(seen.decidedBy) } : {}) })),
+  };
+}
+
+function findingJson(finding: Finding): ReportFinding {
+  const regions = finding.regions.map((region) => regionJson(region, finding.scope));
+  return {
+    reason: finding.reason,
+    expectation: finding.expectation.id,
+    message: finding.message,
+    region: regions[0] ?? {},
+    regions,
+    regionText: finding.regions.map((region) => describeRegion(region, finding.scope)),
+    expected: finding.expectation.expected ? describeExpected(finding.expectation.expected) : 'anything',
+    actual: describeOutcome(finding.actual),
+    ...(finding.decidedBy ? { decidedBy: describeRule(finding.decidedBy) } : {}),
+    path: finding.path.map(stepJson),
+  };
+}
+
 export function reportOf(analysis: Extract<Analysis, { kind: 'checked' }>): RulesReport {
   return {
     status: analysis.check.status,
@@ -75,18 +110,8 @@ export function reportOf(analysis: Extract<Analysis, { kind: 'checked' }>): Rule
     backendsWithRules: analysis.merged.backendsWithRules,
     splitAcrossBackends: analysis.merged.splitAcrossBackends,
     notes: analysis.merged.notes,
-    questions: analysis.check.answers.map((answer) => ({
-      id: answer.question.id,
-      description: answer.question.description,
-      because: answer.question.because,
-      packet: packetJson(answer.question.packet),
-      expected: describeExpected(answer.question.expected),
-      actual: describeOutcome(answer.trace.outcome),
-      holds: answer.holds,
-      ...(answer.finding ? { reason: answer.finding.reason } : {}),
-      ...(answer.trace.decidedBy ? { decidedBy: describeRule(answer.trace.decidedBy) } : {}),
-      path: answer.trace.path.map(stepJson),
-    })),
+    findings: analysis.check.findings.map(findingJson),
+    expectations: analysis.check.answers.map(expectationJson),
   };
 }
 
@@ -95,11 +120,7 @@ export function reportStepLine(step: ReportStep): string {
   return `${step.backend} ${where} [${step.effect}${step.note ? `: ${step.note}` : ''}] ${step.text}`;
 }
 
-export function outcomeText(outcome: Outcome): string {
-  return describeOutcome(outcome);
-}
-
-/** The configuration in one line, for reports: what the questions were derived from. */
+/** The configuration in one line, for reports: what the expectations were derived from. */
 export function specSummary(spec: InterceptionSpec): string {
   const cidrs = spec.includeOutboundCidrs.kind === 'all' ? '*' : spec.includeOutboundCidrs.cidrs.map(formatCidr).join(',');
   return [
@@ -111,6 +132,32 @@ export function specSummary(spec: InterceptionSpec): string {
     `include-inbound-ports=${formatPortSet(spec.includeInboundPorts)}`,
     `exclude-inbound-ports=${formatPortSet(spec.excludeInboundPorts)}`,
     `include-outbound-cidrs=${cidrs}`,
+    `exclude-outbound-cidrs=${spec.excludeOutboundCidrs.map(formatCidr).join(',')}`,
     `exclude-outbound-ports=${formatPortSet(spec.excludeOutboundPorts)}`,
   ].join(' ');
+}
+
+/** The report as text: the headline, what is wrong (with each deciding path), every expectation. */
+export function reportText(report: RulesReport, configuration: string): string {
+  const checked = report.expectations.filter((e) => e.expected !== 'anything');
+  const failing = checked.filter((e) => !e.holds).length;
+  const headline =
+    report.status === 'passed'
+      ? `PASSED: all ${checked.length} expectations hold for every packet`
+      : report.status === 'failed'
+        ? `FAILED: ${failing} of ${checked.length} expectations do not hold`
+        : `UNKNOWN: ${failing} of ${checked.length} expectations cannot be decided from these rules (not a pass)`;
+  const lines = [`interlock explain: ${headline}`, `configuration: ${configuration}`, `families: ${report.families.join(', ')}; backends with rules: ${report.backendsWithRules.join(', ') || 'none'}`];
+  for (const note of report.notes) lines.push(`note: ${note}`);
+  if (report.findings.length > 0) lines.push('', 'What is wrong:');
+  for (const finding of report.findings) {
+    lines.push(`  - ${finding.message}`);
+    for (const step of finding.path) lines.push(`      ${reportStepLine(step)}`);
+  }
+  lines.push('', 'Expectations:');
+  for (const e of report.expectations) {
+    const mark = e.expected === 'anything' ? '--  ' : e.holds ? 'ok  ' : 'FAIL';
+    lines.push(`  ${mark} ${e.id}: ${e.because}; expected ${e.expected}; got ${e.outcomes.map((o) => o.actual).join(' / ') || 'nothing'}`);
+  }
+  return `${lines.join('\n')}\n`;
 }

@@ -3,16 +3,17 @@ import type { Provenance } from '../rules/model.js';
 
 /** Where a packet ends up after the hook's tables. */
 export type Outcome =
-  | { readonly kind: 'redirect'; readonly port: number }
+  /** REDIRECT to a local port; undefined keeps each packet's own destination port. */
+  | { readonly kind: 'redirect'; readonly port: number | undefined }
   | { readonly kind: 'dnat'; readonly address: IpAddress | undefined; readonly port: number | undefined }
   | { readonly kind: 'tproxy'; readonly port: number }
   /** Left alone: the connection goes to its original destination. */
   | { readonly kind: 'accept' }
   | { readonly kind: 'drop' }
-  /** The rules cannot be evaluated for this packet; `rule` names the one at fault when there is one. */
+  /** The rules cannot be evaluated here; `rule` names the one at fault when there is one. */
   | { readonly kind: 'unknown'; readonly why: string; readonly rule?: Provenance };
 
-export type StepEffect = 'matched' | 'jump' | 'goto' | 'return' | 'verdict' | 'policy' | 'end-of-chain' | 'assumed';
+export type StepEffect = 'matched' | 'jump' | 'goto' | 'return' | 'verdict' | 'policy' | 'assumed';
 
 /** One rule that matched on the way (or a chain's policy, with position 0). */
 export interface TraceStep {
@@ -32,7 +33,7 @@ export interface TraceResult {
 export function describeOutcome(outcome: Outcome): string {
   switch (outcome.kind) {
     case 'redirect':
-      return `redirected to local port ${outcome.port}`;
+      return outcome.port === undefined ? 'redirected to its own port on this host' : `redirected to local port ${outcome.port}`;
     case 'dnat':
       return `DNAT to ${outcome.address ? '' : 'the same address'}${outcome.port === undefined ? '' : `:${outcome.port}`}`;
     case 'tproxy':

@@ -1,0 +1,23 @@
+/** The answer a region of packets must get. */
+export type Expected =
+  | { readonly kind: 'redirect'; readonly port: number }
+  | { readonly kind: 'tproxy'; readonly port: number }
+  | { readonly kind: 'not-redirected' }
+  | { readonly kind: 'dropped' }
+  /** The proxy's own loopback traffic: left alone or sent to its inbound port, never to any other (a loop). */
+  | { readonly kind: 'not-looped'; readonly inboundPort: number };
+
+export function describeExpected(expected: Expected): string {
+  switch (expected.kind) {
+    case 'redirect':
+      return `redirected to local port ${expected.port}`;
+    case 'tproxy':
+      return `diverted by TPROXY to port ${expected.port}`;
+    case 'not-redirected':
+      return 'not redirected';
+    case 'dropped':
+      return 'dropped';
+    case 'not-looped':
+      return `not redirected, or redirected to the inbound port ${expected.inboundPort}`;
+  }
+}

@@ -1,0 +1,59 @@
+import type { Family } from '../addr/ip.js';
+import type { InterceptionSpec } from '../config/interception.js';
+import type { Ruleset } from '../rules/model.js';
+import { buildInterfaceAtoms, type InterfaceAtoms } from '../trace/interface-atoms.js';
+import { interfacePatterns } from '../trace/interface-patterns.js';
+import { ANY_MARK, ZERO_MARK } from '../trace/mark-set.js';
+import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../trace/match-constraint.js';
+import type { TraceHook } from '../trace/packet.js';
+import { bitsOf, CT_STATES, type Region } from '../trace/region.js';
+import { budgetOf, traceRegion } from '../trace/trace-region.js';
+import { checkSpaces, type CheckResult, type TracedSpace } from './check.js';
+import { inboundExpectations } from './inbound-expectations.js';
+import { outboundExpectations } from './outbound-expectations.js';
+
+/**
+ * The whole analysis's work bound, shared by every family and hook: a rule visited by a region
+ * counts once. Real rulesets need a few thousand; a hostile one stops here with "unknown".
+ */
+export const ANALYSIS_BUDGET = 4_000_000;
+
+/** The packet space a hook's expectations speak of: TCP (and UDP for captured DNS), new connections. */
+export function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceHook, atoms: InterfaceAtoms): Region {
+  const output = hook === 'output';
+  return {
+    protocols: output && spec.dnsCapture ? 3 : 1,
+    saddr: allAddresses(family),
+    daddr: allAddresses(family),
+    sport: ALL_PORTS_SET,
+    dport: ALL_PORTS_SET,
+    uid: ALL_IDS,
+    gid: ALL_IDS,
+    iface: atoms.all,
+    // A local socket may carry any SO_MARK; a packet arriving from another namespace carries none.
+    mark: output ? ANY_MARK : ZERO_MARK,
+    ctmark: ZERO_MARK,
+    ctstates: bitsOf(CT_STATES, !output && spec.dropInvalid ? ['new', 'invalid'] : ['new']),
+  };
+}
+
+/** Every expectation of the configuration, checked over the whole packet space of each family. */
+export function verifyRuleset(ruleset: Ruleset, spec: InterceptionSpec, families: readonly Family[], limit: number = ANALYSIS_BUDGET): CheckResult {
+  return checkSpaces(traceSpaces(ruleset, spec, families, limit));
+}
+
+/** Each family and hook's space traced through the rules, beside its expectations. */
+export function traceSpaces(ruleset: Ruleset, spec: InterceptionSpec, families: readonly Family[], limit: number = ANALYSIS_BUDGET): TracedSpace[] {
+  const atoms = buildInterfaceAtoms([...interfacePatterns(ruleset), ...spec.excludeInterfaces, ...spec.rerouteInterfaces]);
+  const budget = budgetOf(limit);
+  const spaces: TracedSpace[] = [];
+  for (const family of families) {
+    for (const hook of ['output', 'prerouting'] as const) {
+      const space = packetSpace(spec, family, hook, atoms);
+      const expectations = hook === 'output' ? outboundExpectations(spec, family, atoms, space) : inboundExpectations(spec, family, atoms, space);
+      const pieces = traceRegion(ruleset, { family, hook, atoms }, space, budget);
+      spaces.push({ scope: { family, hook, atoms }, pieces, expectations });
+    }
+  }
+  return spaces;
+}

@@ -1,0 +1,308 @@
+import type { Action, Chain, Provenance, Rule, Ruleset } from '../rules/model.js';
+import { FAMILY_BITS } from '../addr/ip.js';
+import type { Interval } from './interval-set.js';
+import { buildAddressIndex, candidateRules, type AddressIndex } from './address-index.js';
+import { loopingChains } from './chain-loops.js';
+import { withStep, type Flow, type Frame, type Steps } from './flow.js';
+import { hookedChains, policyProvenance, where, type HookedChain } from './hooked-chains.js';
+import { rewriteMarks } from './mark-set.js';
+import { ruleConstraint, type RuleConstraint, type TraceFrame } from './match-constraint.js';
+import { sameOutcome, type Outcome } from './outcome.js';
+import { andConstraints, intersect, overlaps, subtract, type Region } from './region.js';
+
+/** Deeper than any real ruleset; the kernel itself refuses deeper nesting. */
+const MAX_DEPTH = 64;
+/** Unmodelled rules one region may be assumed through, each both ways. */
+const MAX_ASSUMPTIONS = 6;
+
+/** Shared by every trace of one analysis: the total work, not the work per fork, is bounded. */
+export interface Budget {
+  remaining: number;
+  readonly limit: number;
+}
+
+export function budgetOf(limit: number): Budget {
+  return { remaining: limit, limit };
+}
+
+/** A region of packets and where every packet of it ends up. */
+export interface Piece {
+  readonly region: Region;
+  readonly outcome: Outcome;
+  readonly decidedBy: Provenance | undefined;
+  /** The rules that matched on the way, shared between pieces; `pathOf` lists them. */
+  readonly steps: Steps | undefined;
+  readonly assumed: readonly Provenance[];
+}
+
+interface Context {
+  readonly frame: TraceFrame;
+  readonly hooked: readonly HookedChain[];
+  readonly looping: ReadonlyMap<Chain, string>;
+  readonly constraints: Map<Rule, RuleConstraint>;
+  readonly indexes: Map<Chain, AddressIndex>;
+  readonly budget: Budget;
+  readonly work: Flow[];
+  readonly pieces: Piece[];
+}
+
+/**
+ * Where every packet of `region` ends up, as disjoint pieces that cover it exactly. The region
+ * is split at each rule into the part the rule matches and the parts it does not, so every packet
+ * is accounted for and no packet is sampled. How tables combine is the kernel's: base chains run in
+ * priority order; the NAT core keeps the first binding, so later nat chains are skipped; nat chains
+ * of equal priority that bind differently are "unknown" (registration order decides, no dump shows
+ * it); a DROP ends everything; a TPROXY in PREROUTING decides delivery. A rule the tracer does not
+ * model is followed both ways, each way recorded as an assumption.
+ */
+export function traceRegion(ruleset: Ruleset, frame: TraceFrame, region: Region, budget: Budget): Piece[] {
+  const looping = new Map<Chain, string>();
+  for (const table of ruleset.tables) for (const [chain, cycle] of loopingChains(table)) looping.set(chain, cycle);
+  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), indexes: new Map(), budget, work: [], pieces: [] };
+  const start: Flow = { region, hooked: -1, frame: undefined, path: undefined, assumed: [], lastReturn: undefined, lastDecision: undefined, nat: undefined, groupNat: undefined, tproxy: undefined };
+  enterNextChain(start, context);
+  for (let flow = context.work.pop(); flow; flow = context.work.pop()) {
+    if (context.budget.remaining <= 0) finish(flow, workLimit(context.budget), undefined, context);
+    else walk(flow, context);
+  }
+  return context.pieces;
+}
+
+function workLimit(budget: Budget): Outcome {
+  return { kind: 'unknown', why: `the analysis reached its work limit (${budget.limit} rule visits); the rules are too many or too tangled to decide` };
+}
+
+function finish(flow: Flow, outcome: Outcome, decidedBy: Provenance | undefined, context: Context): undefined {
+  context.pieces.push({ region: flow.region, outcome, decidedBy, steps: flow.path, assumed: flow.assumed });
+  return undefined;
+}
+
+function unknown(flow: Flow, why: string, rule: Provenance | undefined, context: Context): undefined {
+  return finish(flow, { kind: 'unknown', why, ...(rule ? { rule } : {}) }, rule, context);
+}
+
+function constraintOf(rule: Rule, context: Context): RuleConstraint {
+  let cached = context.constraints.get(rule);
+  if (!cached) {
+    // A rule that only counts, logs or sets a conntrack zone changes nothing, whatever it matches.
+    const inert = rule.actions.every((action) => action.kind === 'continue');
+    cached = inert ? { kind: 'never' } : ruleConstraint(rule, context.frame, andConstraints);
+    context.constraints.set(rule, cached);
+  }
+  return cached;
+}
+
+/** Walks one flow rule by rule until its base chain ends, queueing the parts each rule splits off. */
+function walk(flow: Flow, context: Context): void {
+  let current = flow;
+  for (;;) {
+    const frame = current.frame as Frame;
+    const found = nextMatch(current, frame, context);
+    if (found === 'stopped') return;
+    if (!found) {
+      if (frame.parent) {
+        current = { ...current, frame: frame.parent };
+        continue;
+      }
+      return endByPolicy(current, context);
+    }
+    const next = applyActions(found.flow, found.rule, context);
+    if (!next) return;
+    current = next;
+  }
+}
+
+/**
+ * The next rule of the frame's chain that some packet of the flow meets, and that part of the
+ * flow (positioned after the rule); the parts it does not meet are queued. Rules that cannot
+ * meet the region are passed by without building anything: that is where time goes.
+ */
+function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; rule: Rule } | undefined | 'stopped' {
+  const rules = frame.chain.rules;
+  const candidates = rulesToVisit(flow, frame, context);
+  for (let k = 0; ; k++) {
+    const index = candidates ? candidates[k] : frame.next + k;
+    if (index === undefined || index >= rules.length) break;
+    const rule = rules[index] as Rule;
+    if (--context.budget.remaining < 0) return finish({ ...flow, frame: { ...frame, next: index + 1 } }, workLimit(context.budget), rule.provenance, context) ?? 'stopped';
+    const constraint = constraintOf(rule, context);
+    if (constraint.kind === 'never' || !overlaps(flow.region, constraint.constraint)) continue;
+    const matched = split({ ...flow, frame: { ...frame, next: index + 1 } }, rule, constraint, context);
+    if (matched === 'stopped') return 'stopped';
+    return { flow: matched, rule };
+  }
+  return undefined;
+}
+
+/**
+ * A region narrowed to a few destinations visits only the rules the address index names;
+ * undefined means every rule from the frame's position on.
+ */
+function rulesToVisit(flow: Flow, frame: Frame, context: Context): readonly number[] | undefined {
+  const rules = frame.chain.rules;
+  const daddr = flow.region.daddr;
+  if (rules.length - frame.next < 64 || daddr.length === 0 || daddr.length > 4) return undefined;
+  // A region spanning more than half of its family's space gains nothing from the index.
+  const spanned = (daddr[daddr.length - 1] as Interval)[1] - (daddr[0] as Interval)[0];
+  if (spanned > 1n << BigInt(FAMILY_BITS[context.frame.family] - 1)) return undefined;
+  let index = context.indexes.get(frame.chain);
+  if (!index) {
+    index = buildAddressIndex(rules.map((rule) => {
+      const constraint = constraintOf(rule, context);
+      return constraint.kind === 'never' ? [] : constraint.constraint.daddr;
+    }));
+    context.indexes.set(frame.chain, index);
+  }
+  return candidateRules(index, flow.region.daddr, frame.next);
+}
+
+/** The part of the flow the rule matches (the rest is queued). */
+function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kind: 'cube' }>, context: Context): Flow | 'stopped' {
+  const inside = intersect(flow.region, constraint.constraint) as Region;
+  for (const outside of subtract(flow.region, constraint.constraint)) {
+    // Every region split off costs work too: the bound holds for memory as well as time.
+    context.budget.remaining--;
+    context.work.push({ ...flow, region: outside });
+  }
+  const matched: Flow = { ...flow, region: inside };
+  if (constraint.unknown === undefined) return matched;
+  const at = rule.provenance;
+  if (flow.assumed.length >= MAX_ASSUMPTIONS) {
+    unknown(matched, `cannot evaluate "${constraint.unknown}"`, at, context);
+    return 'stopped';
+  }
+  const assumed = [...flow.assumed, at];
+  context.work.push(withStep({ ...matched, assumed }, { at, effect: 'assumed', note: `assumed not matching: ${constraint.unknown}` }));
+  return withStep({ ...matched, assumed }, { at, effect: 'assumed', note: `assumed matching: ${constraint.unknown}` });
+}
+
+/** Runs a matched rule's actions; returns the flow to continue with, or undefined when it ended. */
+function applyActions(flow: Flow, rule: Rule, context: Context): Flow | undefined {
+  let current = flow;
+  const at = rule.provenance;
+  for (const action of rule.actions) {
+    if (action.kind === 'continue') continue;
+    const marked = markAction(current, action, at);
+    if (marked) {
+      current = marked;
+      continue;
+    }
+    if (action.kind === 'jump' || action.kind === 'goto') return enterChain(current, action, at, context);
+    if (action.kind === 'return') {
+      const returned = withStep({ ...current, lastReturn: at }, { at, effect: 'return' });
+      const parent = (current.frame as Frame).parent;
+      if (parent) return { ...returned, frame: parent };
+      endByPolicy(returned, context);
+      return undefined;
+    }
+    if (action.kind === 'tproxy') {
+      const diverted = tproxyAction(current, action, at, context);
+      if (!diverted || action.terminal) return undefined;
+      current = diverted;
+      continue;
+    }
+    verdict(current, action, at, context);
+    return undefined;
+  }
+  return current;
+}
+
+function markAction(flow: Flow, action: Action, at: Provenance): Flow | undefined {
+  const region = flow.region;
+  switch (action.kind) {
+    case 'set-mark':
+      return withStep({ ...flow, region: { ...region, mark: rewriteMarks(region.mark, action.value, action.mask) } }, { at, effect: 'matched', note: 'sets the packet mark' });
+    case 'save-mark':
+      return withStep({ ...flow, region: { ...region, ctmark: region.mark } }, { at, effect: 'matched', note: 'saves the mark to the connection' });
+    case 'restore-mark':
+      return withStep({ ...flow, region: { ...region, mark: region.ctmark } }, { at, effect: 'matched', note: 'restores the connection mark' });
+    default:
+      return undefined;
+  }
+}
+
+function enterChain(flow: Flow, action: Extract<Action, { kind: 'jump' | 'goto' }>, at: Provenance, context: Context): Flow | undefined {
+  const frame = flow.frame as Frame;
+  const target = context.hooked[flow.hooked]?.table.chains.get(action.chain);
+  if (!target) return unknown(flow, `${action.kind} to chain ${action.chain}, which does not exist`, at, context);
+  const cycle = context.looping.get(target);
+  if (cycle !== undefined) return unknown(flow, `${action.kind} to chain ${action.chain} enters a loop (${cycle}); the kernel refuses such a table`, at, context);
+  if (frame.depth >= MAX_DEPTH) return unknown(flow, 'chains nest too deep', at, context);
+  const parent = action.kind === 'goto' ? frame.parent : frame;
+  return withStep({ ...flow, frame: { chain: target, next: 0, parent, depth: frame.depth + 1 } }, { at, effect: action.kind });
+}
+
+function tproxyAction(flow: Flow, action: Extract<Action, { kind: 'tproxy' }>, at: Provenance, context: Context): Flow | undefined {
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  if (context.frame.hook !== 'prerouting' || hooked.chain.base?.hook !== 'prerouting') return unknown(flow, 'TPROXY outside PREROUTING', at, context);
+  const diverted = withStep({ ...flow, tproxy: { port: action.port, at } }, { at, effect: action.terminal ? 'verdict' : 'matched', note: `TPROXY to port ${action.port}` });
+  if (action.terminal) endChain(diverted, { kind: 'accept', decidedBy: at }, context);
+  return diverted;
+}
+
+/** ACCEPT, DROP, REDIRECT, DNAT or an action the tracer does not model: the base chain ends. */
+function verdict(flow: Flow, action: Action, at: Provenance, context: Context): void {
+  const done = withStep(flow, { at, effect: 'verdict' });
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  switch (action.kind) {
+    case 'accept':
+    case 'drop':
+      return endChain(done, { kind: action.kind, decidedBy: at }, context);
+    case 'redirect':
+    case 'dnat': {
+      if (hooked.type !== 'nat') return unknown(done, `${action.kind} outside a nat chain`, at, context);
+      const outcome: Outcome = action.kind === 'redirect' ? { kind: 'redirect', port: action.port } : { kind: 'dnat', address: action.address, port: action.port };
+      return endChain(done, { kind: 'nat', outcome, decidedBy: at }, context);
+    }
+    case 'unknown':
+      return unknown(done, `cannot evaluate "${action.text}"`, at, context);
+    default:
+      return unknown(done, `unexpected action ${action.kind}`, at, context);
+  }
+}
+
+type ChainEnd = { readonly kind: 'accept' | 'drop'; readonly decidedBy: Provenance } | { readonly kind: 'nat'; readonly outcome: Outcome; readonly decidedBy: Provenance };
+
+function endByPolicy(flow: Flow, context: Context): void {
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  const at = policyProvenance(hooked);
+  endChain(withStep(flow, { at, effect: 'policy' }), { kind: hooked.policy, decidedBy: flow.lastReturn ?? at }, context);
+}
+
+/** A base chain ended: record what it decided and go on to the next hooked chain. */
+function endChain(flow: Flow, end: ChainEnd, context: Context): void {
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  if (end.kind === 'drop') return finish(flow, { kind: 'drop' }, end.decidedBy, context);
+  if (end.kind === 'nat') {
+    if (flow.groupNat && !sameOutcome(flow.groupNat.outcome, end.outcome)) {
+      const why = `tables at the same priority disagree (${where(flow.groupNat.decidedBy)} vs ${where(end.decidedBy)}); the kernel's registration order decides`;
+      return unknown(flow, why, end.decidedBy, context);
+    }
+    return enterNextChain({ ...flow, groupNat: flow.groupNat ?? { outcome: end.outcome, decidedBy: end.decidedBy } }, context);
+  }
+  return enterNextChain(hooked.type === 'nat' ? { ...flow, lastDecision: end.decidedBy } : flow, context);
+}
+
+/** Starts the next hooked chain that runs for this flow, or finishes the flow after the last. */
+function enterNextChain(flow: Flow, context: Context): void {
+  let index = flow.hooked + 1;
+  let nat = flow.nat;
+  let groupNat = flow.groupNat;
+  const priority = context.hooked[flow.hooked]?.priority;
+  for (; index < context.hooked.length; index++) {
+    const next = context.hooked[index] as HookedChain;
+    if (next.priority !== priority && groupNat) {
+      nat = groupNat;
+      groupNat = undefined;
+    }
+    if (!(next.type === 'nat' && nat)) break;
+  }
+  if (index >= context.hooked.length) {
+    const bound = nat ?? groupNat;
+    if (flow.tproxy) return finish(flow, { kind: 'tproxy', port: flow.tproxy.port }, flow.tproxy.at, context);
+    if (bound) return finish(flow, bound.outcome, bound.decidedBy, context);
+    return finish(flow, { kind: 'accept' }, flow.lastDecision, context);
+  }
+  const chain = (context.hooked[index] as HookedChain).chain;
+  context.work.push({ ...flow, hooked: index, nat, groupNat, lastReturn: undefined, frame: { chain, next: 0, parent: undefined, depth: 0 } });
+}

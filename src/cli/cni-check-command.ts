@@ -7,6 +7,8 @@ import { fail, ok, type Result } from '../reason/result.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
+import { MESH_FLAG } from '../config/interception-flags.js';
+import { FORMAT_FLAG } from '../config/explain-flags.js';
 import { HELP_FLAG } from '../config/command-flags.js';
 
 /** The mesh's chained CNI plugin type; generic has none, so it needs --mesh-plugin. */
@@ -31,7 +33,7 @@ const duration = (text: string): Result<number, 'ConfigInvalid'> => {
 const count = (text: string): Result<number, 'ConfigInvalid'> => (/^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all'));
 
 export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
-  { name: 'mesh', kind: 'value', env: 'INTERLOCK_MESH', placeholder: MESHES.join('|'), help: 'The mesh whose CNI plugin must be chained (required).', commands: ['cni-check'], parse: oneOf(MESHES) },
+  MESH_FLAG,
   { name: 'cni-conf-dir', kind: 'value', env: 'INTERLOCK_CNI_CONF_DIR', placeholder: 'DIR', help: 'The runtime\'s CNI configuration directory (default /etc/cni/net.d).', commands: ['cni-check', 'node'], parse: nonEmpty, default: '/etc/cni/net.d' },
   { name: 'cni-bin-dir', kind: 'value', env: 'INTERLOCK_CNI_BIN_DIR', placeholder: 'DIR[,DIR]', help: 'The plugin binary directories, searched in order (default /opt/cni/bin).', commands: ['cni-check', 'node'], parse: pathList, default: ['/opt/cni/bin'] },
   { name: 'runtime', kind: 'value', env: 'INTERLOCK_CNI_RUNTIME', placeholder: 'containerd|crio', help: 'Whose rules pick the configuration file (default containerd).', commands: ['cni-check', 'node'], parse: oneOf<RuntimeName>(['containerd', 'crio']), default: 'containerd' },
@@ -39,7 +41,7 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   { name: 'version-timeout', kind: 'value', env: 'INTERLOCK_CNI_VERSION_TIMEOUT', placeholder: 'DURATION', help: 'Deadline of each plugin VERSION query; they run concurrently (default 2s).', commands: ['cni-check', 'node'], parse: duration, default: 2000 },
   { name: 'max-conf-num', kind: 'value', env: 'INTERLOCK_CNI_MAX_CONF_NUM', placeholder: 'N', help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).", commands: ['cni-check', 'node'], parse: count, default: 1 },
   { name: 'crio-default-network', kind: 'value', env: 'INTERLOCK_CRIO_DEFAULT_NETWORK', placeholder: 'NAME', help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).", commands: ['cni-check', 'node'], parse: nonEmpty },
-  { name: 'format', kind: 'value', placeholder: 'text|json', help: 'Report format (default text).', commands: ['cni-check'], parse: oneOf(['text', 'json']), default: 'text' },
+  FORMAT_FLAG,
   HELP_FLAG,
 ];
 
@@ -76,7 +78,7 @@ export function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record
   if (!parsed.ok) return parsed;
   const values = parsed.value.values;
   if (values.get('help') === true) return ok('help');
-  const mesh = values.get('mesh') as Mesh | undefined;
+  const mesh = parsed.value.sources.has('mesh') ? (values.get('mesh') as Mesh) : undefined;
   if (mesh === undefined) return fail('ConfigInvalid', '--mesh is required (linkerd, istio or generic)');
   const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? MESH_PLUGIN[mesh];
   if (meshPlugin === undefined) return fail('ConfigInvalid', '--mesh generic needs --mesh-plugin TYPE: the type of the mesh CNI plugin to look for');

@@ -4,6 +4,8 @@ import { MESHES, type Mesh } from '../config/interception.js';
 import { manifestDocuments, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
 import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
+import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
+import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
 import { HELP_FLAG } from '../config/command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { CommandOutcome } from './command-outcome.js';
@@ -18,13 +20,13 @@ const port = (value: string): Result<string, 'ConfigInvalid'> =>
   /^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= 65535 ? ok(String(Number(value))) : fail('ConfigInvalid', 'expected a port 1-65535');
 
 export const MANIFEST_FLAGS: readonly FlagDef[] = [
-  { name: 'mesh', kind: 'value', placeholder: 'linkerd|istio|generic', help: 'Which mesh the validator stands in for (container name, uid, exit code).', commands: ['manifest', 'inject'], parse: oneOf(MESHES) },
+  MESH_FLAG,
   { name: 'image', kind: 'value', placeholder: 'IMAGE', help: `Interlock's image (default ${DEFAULT_IMAGE}).`, commands: ['manifest', 'inject'], parse: text, default: DEFAULT_IMAGE },
-  { name: 'inbound-port', kind: 'value', placeholder: 'PORT', help: "The proxy's inbound redirect port, passed to validate (required with --mesh generic).", commands: ['manifest', 'inject'], parse: port },
-  { name: 'outbound-port', kind: 'value', placeholder: 'PORT', help: "The proxy's outbound redirect port, passed to validate (required with --mesh generic).", commands: ['manifest', 'inject'], parse: port },
+  INBOUND_PORT_FLAG,
+  OUTBOUND_PORT_FLAG,
   { name: 'output', kind: 'value', placeholder: 'yaml|json', help: 'Output format (default yaml; json has no comments).', commands: ['manifest'], parse: oneOf(['yaml', 'json'] as const), default: 'yaml' },
   { name: 'rules-check', kind: 'switch', help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required).', commands: ['manifest', 'inject'], parse: on },
-  { name: 'report-event', kind: 'switch', help: 'Post a Warning Event on failure; adds the ServiceAccount, Role and RoleBinding it needs.', commands: ['manifest', 'inject'], parse: on },
+  REPORT_EVENT_FLAG,
   { name: 'native-sidecar', kind: 'switch', help: 'The proxy is a native sidecar: state (and in inject, check) that the validator runs before it.', commands: ['manifest', 'inject'], parse: on },
   { name: 'namespace', kind: 'value', placeholder: 'NS', help: 'Namespace of the RBAC documents (default default).', commands: ['manifest'], parse: dnsName, default: 'default' },
   { name: 'service-account', kind: 'value', placeholder: 'NAME', help: 'ServiceAccount the pods run as, bound to events create (default interlock).', commands: ['manifest'], parse: dnsName, default: 'interlock' },
@@ -40,7 +42,12 @@ export type FlagValues = ReadonlyMap<string, unknown>;
  */
 export function parseCommandFlags(command: 'manifest' | 'inject', argv: readonly string[], flags: readonly FlagDef[], env: Readonly<Record<string, string | undefined>>): Result<{ values: FlagValues }, 'ConfigInvalid'> {
   const parsed = parseCommandLine(command, argv, env, flags);
-  return parsed.ok ? ok({ values: parsed.value.values }) : parsed;
+  if (!parsed.ok) return parsed;
+  // The mesh's default (generic) is validate's; here only a mesh the operator named counts.
+  const values = new Map(parsed.value.values);
+  if (!parsed.value.sources.has('mesh')) values.delete('mesh');
+  if (values.get('report-event') === false) values.delete('report-event');
+  return ok({ values });
 }
 
 export function flagHelp(usage: string, flags: readonly FlagDef[]): string {

@@ -19,7 +19,7 @@ export const IPTABLES_LEGACY_SAVE_FLAG = value('iptables-legacy-save', 'FILE', '
 export const IP6TABLES_LEGACY_SAVE_FLAG = value('ip6tables-legacy-save', 'FILE', 'IPv6 ip6tables-legacy-save output.', parsePath);
 export const NFT_RULESET_FLAG = value('nft-ruleset', 'FILE', 'Output of `nft -j list ruleset`.', parsePath);
 export const IPTABLES_BACKEND_FLAG = value<IptablesBackendName>('iptables-backend', 'nft|legacy', 'Backend of --iptables-save/--ip6tables-save files whose header does not say (default nft).', oneOf(['nft', 'legacy']), 'nft');
-export const FORMAT_FLAG = value<ReportFormat>('format', 'text|json', 'Report format (default text).', oneOf(['text', 'json']), 'text');
+export const FORMAT_FLAG: FlagDef<ReportFormat> = { ...value<ReportFormat>('format', 'text|json', 'Report format (default text).', oneOf(['text', 'json']), 'text'), commands: ['explain', 'cni-check'] };
 
 export const EXPLAIN_FLAGS: readonly FlagDef[] = [
   ...INTERCEPTION_FLAGS, IPTABLES_SAVE_FLAG, IP6TABLES_SAVE_FLAG, IPTABLES_LEGACY_SAVE_FLAG, IP6TABLES_LEGACY_SAVE_FLAG, NFT_RULESET_FLAG,

@@ -26,9 +26,9 @@ export function envOf(flagName: string): string {
   return `INTERLOCK_${flagName.replace(/-/g, '_').toUpperCase()}`;
 }
 
-export const MESH_FLAG = value<Mesh>('mesh', 'linkerd|istio|generic', 'Preset for every value below (default generic, which needs the two ports).', oneOf(MESHES), { default: 'generic' });
-export const INBOUND_PORT_FLAG = value<number>('inbound-port', 'PORT', "Proxy's inbound redirect port (linkerd 4143, istio 15006).", parsePort);
-export const OUTBOUND_PORT_FLAG = value<number>('outbound-port', 'PORT', "Proxy's outbound redirect port (linkerd 4140, istio 15001).", parsePort);
+export const MESH_FLAG = value<Mesh>('mesh', 'linkerd|istio|generic', 'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by manifest and cni-check).', oneOf(MESHES), { default: 'generic', commands: ['validate', 'explain', 'manifest', 'inject', 'node', 'cni-check'] });
+export const INBOUND_PORT_FLAG = value<number>('inbound-port', 'PORT', "Proxy's inbound redirect port (linkerd 4143, istio 15006).", parsePort, { commands: ['validate', 'explain', 'manifest', 'inject'] });
+export const OUTBOUND_PORT_FLAG = value<number>('outbound-port', 'PORT', "Proxy's outbound redirect port (linkerd 4140, istio 15001).", parsePort, { commands: ['validate', 'explain', 'manifest', 'inject'] });
 export const PROXY_UID_FLAG = value<number[]>('proxy-uid', 'UID[,UID]', "The proxy's uid(s): their traffic must not be redirected (linkerd 2102, istio 1337).", parseIds);
 export const PROXY_GID_FLAG = value<number[]>('proxy-gid', 'GID[,GID]', "The proxy's gid(s), likewise (istio 1337; linkerd none).", parseIds);
 export const INCLUDE_INBOUND_PORTS_FLAG = value<PortSet>('include-inbound-ports', 'PORTS', 'Inbound ports that must be redirected; `*` (default) or a list.', parsePorts);

@@ -3,6 +3,8 @@ import type { FlagDef } from '../config/flag-def.js';
 import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { HELP_FLAG } from '../config/command-flags.js';
+import { MESH_FLAG } from '../config/interception-flags.js';
+import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../config/validate-config.js';
 import { NODE_ACTIONS, type NodeAction } from './decide.js';
 
 const text = (value: string): Result<string, 'ConfigInvalid'> => (value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a non-empty value'));
@@ -24,9 +26,9 @@ const commands = ['node'] as const;
 /** The flags of `interlock node`, declared once (the lead moves them to the shared parser at merge). */
 export const NODE_FLAGS = [
   { name: 'node-name', kind: 'value', env: 'NODE_NAME', placeholder: 'NAME', help: 'This node (the downward API spec.nodeName); only its pods are watched.', commands, parse: text },
-  { name: 'mesh', kind: 'value', env: 'INTERLOCK_MESH', placeholder: 'linkerd|istio|generic', help: 'Which validator to look for: its container name and failure exit code.', commands, parse: oneOf<Mesh>(MESHES), default: 'generic' as Mesh },
+  MESH_FLAG,
   { name: 'container-name', kind: 'value', placeholder: 'NAME', help: 'The validator init container (linkerd-network-validator, istio-validation, interlock).', commands, parse: text },
-  { name: 'failure-exit-code', kind: 'value', placeholder: 'CODE', help: "The validator's failure exit code (the mesh's: 95 linkerd, 126 istio, 97 generic).", commands, parse: count(1, 255) },
+  FAILURE_EXIT_CODE_FLAG,
   { name: 'action', kind: 'value', placeholder: 'delete|label|none', help: 'What to do with a pod the CNI failed: delete it, label it interlock.dev/blocked, or only report.', commands, parse: oneOf<NodeAction>(NODE_ACTIONS), default: 'delete' as NodeAction },
   { name: 'taint', kind: 'switch', help: 'While the breaker is open, taint the node interlock.dev/cni-not-ready:NoSchedule.', commands, parse: () => ok(true), default: false },
   { name: 'breaker-threshold', kind: 'value', placeholder: 'N', help: 'More than N blocked pods within the breaker window open the breaker (default 5).', commands, parse: count(1, 10_000), default: 5 },
@@ -36,7 +38,7 @@ export const NODE_FLAGS = [
   { name: 'writes-per-second', kind: 'value', placeholder: 'N', help: 'API writes (deletes, patches, Events) per second, shared (default 5, burst 10).', commands, parse: count(1, 1000), default: 5 },
   { name: 'label-selector', kind: 'value', placeholder: 'SELECTOR', help: 'Watch only pods matching this label selector (besides spec.nodeName).', commands, parse: text },
   { name: 'listen', kind: 'value', env: 'INTERLOCK_LISTEN', placeholder: 'HOST:PORT', help: '/metrics, /healthz and /readyz (default 0.0.0.0:9090).', commands, parse: listen, default: { host: '0.0.0.0', port: 9090 } },
-  { name: 'log-level', kind: 'value', placeholder: 'LEVEL', help: 'pino level: debug, info, warn, error (default info).', commands, parse: oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const), default: 'info' },
+  LOG_LEVEL_FLAG,
   { name: 'cni-audit', kind: 'switch', env: 'INTERLOCK_CNI_AUDIT', help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).", commands, parse: (value) => (value === 'true' ? ok(true) : value === 'false' ? ok(false) : fail('ConfigInvalid', 'expected true or false')), default: false },
   HELP_FLAG,
 ] as const satisfies readonly FlagDef[];

@@ -8,6 +8,9 @@ bash scripts/ensure-deps.sh
 npm run build --silent
 # Tests and e2e code are type-checked too: vitest itself only strips types.
 npm run typecheck --silent
+# Lint (typescript-eslint), unused files/exports/dependencies (knip) and the layers of
+# docs/ARCHITECTURE.md (dependency-cruiser): a violation fails the run before any test starts.
+npm run lint --silent
 
 results=$(mktemp -d)
 status=0

@@ -24,7 +24,7 @@ function stagedRuntime(): string {
  */
 export type Launcher = 'snapshot' | 'modules';
 
-export function launchArgs(launcher: Launcher): string[] {
+function launchArgs(launcher: Launcher): string[] {
   const stage = stagedRuntime();
   return launcher === 'snapshot'
     ? [process.execPath, '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob')]
@@ -48,6 +48,7 @@ export interface PodOptions {
 
 let counter = 0;
 
+/** @public the type of what usePods() returns, for tests that pass a pod around. */
 export class PodNamespace {
   readonly pod: string;
   readonly sink: string;
@@ -206,7 +207,7 @@ function interlockEnv(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('INTERLOCK_') && entry[1] !== undefined));
 }
 
-export function sh(command: string, ...args: string[]): string {
+function sh(command: string, ...args: string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 

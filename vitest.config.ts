@@ -8,5 +8,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
+    // The validator runs as other uids: they read a world-readable copy of dist/, made per run.
+    globalSetup: ['test/harness/stage-global-setup.ts'],
   },
 });

@@ -5,6 +5,7 @@ import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { stageRuntime } from './stage-runtime.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const runs = Number(process.env.BENCH_RUNS ?? 15);
@@ -12,6 +13,8 @@ const pod = `ilbench${process.pid}`;
 const sink = `ilbenchs${process.pid}`;
 const tmp = mkdtempSync(join(tmpdir(), 'interlock-bench-'));
 chmodSync(tmp, 0o777);
+// uid 65534 cannot read a checkout in a 0700 directory: it runs a world-readable copy of the build.
+const stage = stageRuntime();
 const sh = (...args) => execFileSync(args[0], args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
 
 function setUp() {
@@ -35,6 +38,7 @@ function setUp() {
 function tearDown() {
   for (const ns of [pod, sink]) { try { sh('ip', 'netns', 'del', ns); } catch { /* gone */ } }
   rmSync(tmp, { recursive: true, force: true });
+  rmSync(stage, { recursive: true, force: true });
 }
 
 /** One run as the validator runs in a pod: uid 65534, every capability dropped. */
@@ -43,7 +47,7 @@ function measure(command) {
   const started = process.hrtime.bigint();
   const result = spawnSync('ip', ['netns', 'exec', pod, '/usr/bin/time', '-f', '%M', '-o', timeFile,
     'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs',
-    ...command], { stdio: ['ignore', 'ignore', 'pipe'] });
+    ...command], { cwd: stage, stdio: ['ignore', 'ignore', 'pipe'] });
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.status !== 0) throw new Error(`${command.join(' ')} exited ${result.status}: ${result.stderr}`);
   const rssKiB = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop());
@@ -58,8 +62,8 @@ try {
   // What the image runs (the start-up snapshot) and, for reference, the plain tsc output.
   const commands = {
     baseline: [process.execPath, '-e', '0'],
-    snapshot: [process.execPath, '--snapshot-blob', join(root, 'dist/snapshot/interlock.blob'), ...args],
-    modules: [process.execPath, join(root, 'dist/cli/main.js'), ...args],
+    snapshot: [process.execPath, '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob'), ...args],
+    modules: [process.execPath, join(stage, 'dist/cli/main.js'), ...args],
   };
   for (let i = 0; i < 2; i++) for (const command of Object.values(commands)) measure(command); // warm the page cache
   const samples = { baseline: [], snapshot: [], modules: [] };

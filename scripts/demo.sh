@@ -7,23 +7,33 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 npm run build --silent
 
-pod=interlock-demo-pod
-sink=interlock-demo-sink
-tmp=$(mktemp -d); chmod 777 "$tmp"
-cleanup() { ip netns del "$pod" 2>/dev/null || true; ip netns del "$sink" 2>/dev/null || true; rm -rf "$tmp"; }
+# Names carry the pid, so two demos (or a demo and the test that runs it) never share a namespace.
+pod=il-demo-$$-pod
+sink=il-demo-$$-sink
+podIf=ild$$a
+sinkIf=ild$$b
+# The validator runs as uid 65534, which cannot read a checkout in a 0700 directory (/root, any
+# `mktemp -d`): it runs from a world-readable copy of the build, made here and removed on exit.
+tmp=
+stage=
+cleanup() {
+  ip netns del "$pod" 2>/dev/null || true; ip netns del "$sink" 2>/dev/null || true
+  [ -z "$tmp" ] || rm -rf "$tmp"; [ -z "$stage" ] || rm -rf "$stage"
+}
 trap cleanup EXIT
-cleanup; tmp=$(mktemp -d); chmod 777 "$tmp"
+tmp=$(mktemp -d); chmod 777 "$tmp"
+stage=$(node scripts/stage-runtime.mjs)
 
 ip netns add "$pod"; ip netns add "$sink"
-ip link add il-demo-a type veth peer name il-demo-b
-ip link set il-demo-a netns "$pod"; ip link set il-demo-b netns "$sink"
-ip -n "$pod" link set il-demo-a name eth0
+ip link add "$podIf" type veth peer name "$sinkIf"
+ip link set "$podIf" netns "$pod"; ip link set "$sinkIf" netns "$sink"
+ip -n "$pod" link set "$podIf" name eth0
 for ns in "$pod" "$sink"; do ip -n "$ns" link set lo up; done
-ip -n "$pod" link set eth0 up; ip -n "$sink" link set il-demo-b up
-ip -n "$sink" addr add 10.244.7.1/24 dev il-demo-b
+ip -n "$pod" link set eth0 up; ip -n "$sink" link set "$sinkIf" up
+ip -n "$sink" addr add 10.244.7.1/24 dev "$sinkIf"
 ip -n "$pod" addr add 10.244.7.2/24 dev eth0
 ip -n "$pod" route add default via 10.244.7.1
-ip -n "$sink" addr add fd00:244:7::1/64 dev il-demo-b nodad
+ip -n "$sink" addr add fd00:244:7::1/64 dev "$sinkIf" nodad
 ip -n "$pod" addr add fd00:244:7::2/64 dev eth0 nodad
 ip -n "$pod" -6 route add default via fd00:244:7::1
 # The sink answers every uncaptured packet with "unreachable" and routes nowhere.
@@ -38,8 +48,9 @@ ip netns exec "$pod" ip6tables-nft-restore < "$rules"
 
 validate() {
   set +e
-  ip netns exec "$pod" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs \
-    node dist/cli/main.js validate --mesh linkerd --timeout 5s --log-format plain --termination-log "$tmp/termination-log"
+  # From inside the staged copy: uid 65534 may not be able to enter the checkout.
+  (cd "$stage" && ip netns exec "$pod" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs \
+    node "$stage/dist/cli/main.js" validate --mesh linkerd --timeout 5s --log-format plain --termination-log "$tmp/termination-log")
   code=$?
   set -e
   echo

@@ -11,14 +11,20 @@ bash scripts/ensure-containerd.sh
 npm run build --silent
 # Tests and e2e code are type-checked too: vitest itself only strips types.
 npm run typecheck --silent
+# Lint (typescript-eslint), unused files/exports/dependencies (knip) and the layers of
+# docs/ARCHITECTURE.md (dependency-cruiser): a violation fails the run before any test starts.
+npm run lint --silent
 
 results=$(mktemp -d)
 status=0
 npx vitest run --config vitest.config.ts --reporter=default --reporter=json --outputFile="$results/unit.json" || status=$?
 
 bash scripts/ensure-docker.sh
-npm run image --silent
-npx vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile="$results/e2e.json" || status=$?
+# INTERLOCK_IMAGE names the image built and tested (default mesh-interlock:dev), so that runs on a
+# shared Docker engine need not overwrite each other's image.
+image=${INTERLOCK_IMAGE:-mesh-interlock:dev}
+IMAGE=$image npm run image --silent
+INTERLOCK_IMAGE=$image npx vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile="$results/e2e.json" || status=$?
 
 # One closing line for both suites, so a reader (or CI) sees the total at the end.
 node -e '

@@ -23,13 +23,10 @@ function repoRoot(): string {
 }
 
 /** The corpus of real mesh rulesets the repository carries (test/fixtures/corpus). */
-export function corpusDir(): string {
-  const candidates = [path.resolve(repoRoot(), 'test/fixtures/corpus')].filter(
-    (dir): dir is string => typeof dir === 'string' && dir.length > 0,
-  );
-  const found = candidates.find((dir) => existsSync(path.join(dir, 'manifest.json')));
-  if (!found) throw new Error(`mesh rules corpus not found (looked in ${candidates.join(', ')})`);
-  return found;
+function corpusDir(): string {
+  const dir = path.resolve(repoRoot(), 'test/fixtures/corpus');
+  if (!existsSync(path.join(dir, 'manifest.json'))) throw new Error(`mesh rules corpus not found in ${dir}`);
+  return dir;
 }
 
 /**

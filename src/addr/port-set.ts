@@ -57,9 +57,3 @@ export function formatPortSet(set: PortSet): string {
   if (set.kind === 'all') return '*';
   return set.ranges.map((range) => (range.from === range.to ? String(range.from) : `${range.from}-${range.to}`)).join(',');
 }
-
-/** Every port of the set, lowest first, for picking sample ports; `all` yields nothing. */
-export function portSetSamples(set: PortSet): number[] {
-  if (set.kind === 'all') return [];
-  return set.ranges.flatMap((range) => (range.from === range.to ? [range.from] : [range.from, range.to]));
-}

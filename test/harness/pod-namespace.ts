@@ -2,11 +2,21 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { inject } from 'vitest';
 
-export const REPO_ROOT = resolve(import.meta.dirname, '../..');
-export const CORPUS = resolve(REPO_ROOT, 'test/fixtures/corpus');
-export const CLI = join(REPO_ROOT, 'dist/cli/main.js');
-export const SNAPSHOT = join(REPO_ROOT, 'dist/snapshot/interlock.blob');
+const REPO_ROOT = resolve(import.meta.dirname, '../..');
+const CORPUS = resolve(REPO_ROOT, 'test/fixtures/corpus');
+
+/**
+ * Where the validator's files are read from. It runs as another uid (65534, 1337), which cannot
+ * read a checkout in a 0700 directory, so test/harness/stage-global-setup.ts copies the built
+ * dist/ and the production node_modules into a world-readable temporary directory for the run.
+ */
+function stagedRuntime(): string {
+  const stage = inject('interlockStage');
+  if (!stage) throw new Error('no staged runtime: run `npm run build` before the namespace tests (vitest.config.ts stages dist/ when it exists)');
+  return stage;
+}
 
 /**
  * How the validator is started: `snapshot` is what the image runs (the start-up snapshot);
@@ -14,8 +24,11 @@ export const SNAPSHOT = join(REPO_ROOT, 'dist/snapshot/interlock.blob');
  */
 export type Launcher = 'snapshot' | 'modules';
 
-export function launchArgs(launcher: Launcher): string[] {
-  return launcher === 'snapshot' ? [process.execPath, '--snapshot-blob', SNAPSHOT] : [process.execPath, CLI];
+function launchArgs(launcher: Launcher): string[] {
+  const stage = stagedRuntime();
+  return launcher === 'snapshot'
+    ? [process.execPath, '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob')]
+    : [process.execPath, join(stage, 'dist/cli/main.js')];
 }
 
 /**
@@ -35,6 +48,7 @@ export interface PodOptions {
 
 let counter = 0;
 
+/** @public the type of what usePods() returns, for tests that pass a pod around. */
 export class PodNamespace {
   readonly pod: string;
   readonly sink: string;
@@ -141,7 +155,13 @@ export class PodNamespace {
       'netns', 'exec', this.pod,
       'setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', ...capArgs, '--no-new-privs',
       ...launchArgs(options.launcher ?? 'snapshot'), ...args,
-    ], { env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...interlockEnv(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    ], {
+      // The working directory too must be readable by that uid (the checkout may not be): a
+      // child it spawns (iptables-save) fails to start in a directory it cannot enter.
+      cwd: stagedRuntime(),
+      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...interlockEnv(), ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   }
 
   async runInterlock(args: readonly string[], options: Parameters<PodNamespace['spawnInterlock']>[1] = {}): Promise<InterlockRun> {
@@ -187,7 +207,7 @@ function interlockEnv(): Record<string, string> {
   return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('INTERLOCK_') && entry[1] !== undefined));
 }
 
-export function sh(command: string, ...args: string[]): string {
+function sh(command: string, ...args: string[]): string {
   return execFileSync(command, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 

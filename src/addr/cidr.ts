@@ -45,7 +45,7 @@ const NETMASKS: Readonly<Record<Family, readonly bigint[]>> = {
   ipv6: Array.from({ length: 129 }, (_, prefix) => computeNetmask('ipv6', prefix)),
 };
 
-function netmask(family: Family, prefix: number): bigint {
+export function netmask(family: Family, prefix: number): bigint {
   return NETMASKS[family][prefix] ?? computeNetmask(family, prefix);
 }
 

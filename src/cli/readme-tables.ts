@@ -1,6 +1,7 @@
 import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, MESHES } from '../config/interception.js';
+import { REASONS } from '../reason/reason.js';
 import { flagUsage } from './help.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
@@ -18,6 +19,12 @@ export function exitCodeTable(): string {
   rows.push([PRESETS.linkerd.failureExitCode, `| ${meshCodes} | validation failed: ${MESHES.join(' / ')} default (\`--failure-exit-code\` changes it, never to a code above), so the meshes' own repair controllers recognise it |`]);
   rows.sort((a, b) => a[0] - b[0]);
   return ['| code | meaning |', '|---|---|', ...rows.map(([, row]) => row)].join('\n');
+}
+
+/** The README's reasons table, from the one Reason union (src/reason/reason.ts). */
+export function reasonTable(): string {
+  const rows = Object.entries(REASONS).map(([reason, meaning]) => `| \`${reason}\` | ${cell(meaning)} |`);
+  return ['| reason | meaning |', '|---|---|', ...rows].join('\n');
 }
 
 /** Replaces the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`. */

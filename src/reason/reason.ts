@@ -1,24 +1,25 @@
 /**
  * Every reason Interlock can give, in one union: the first word of a termination message, the
- * `reason` of a check, an Event's reason. The README's reasons table is tested against REASONS.
+ * `reason` of a check, an Event's reason. The README's reasons table is generated from REASONS
+ * (`npm run docs`) and tested against it.
  */
 export const REASONS = {
-  Intercepted: 'pass: every probed family proven, every required check passed',
+  Intercepted: 'pass: every family and every probed port proven by an arrival from our own socket, every required check passed',
   PodNetworkMissing: 'no usable address or route in a family that must be proven: the primary CNI did not run',
-  InterceptionMissing: 'a probe was not captured; the sentence says how it ended',
-  RulesMismatch: 'the rules send a region of packets somewhere the configuration forbids',
+  InterceptionMissing: 'a probe was not captured; the sentence says how it ended (refused: a REDIRECT to the wrong port or none; ICMP error: it left the pod; a stranger or relay answered; no answer)',
+  RulesMismatch: 'the rules send a region of packets somewhere the configuration forbids; the sentence names the region and the table, chain, position and rule',
   RulesUnknownMatch: 'the answer depends on a match the engine does not model; never a pass',
   RulesUnknown: 'the rules could not be decided; never a pass',
   RulesUnparseable: 'a dump of the rules does not parse',
-  RulesTooLarge: 'a dump of the rules is over the size caps of src/rules/limits.ts; refused, never half-read',
+  RulesTooLarge: 'a dump of the rules is over the size caps (16 MiB of iptables-save, 2 MiB of nft JSON, 144 MiB of estimated memory for one analysis); refused, never half-read (explain exits 65)',
   RulesUnreadable: '--rules required and the rules cannot be read',
   RulesNotInspected: 'the rules were not read (no capability, --rules auto); the probe alone decided',
   RulesEngineError: 'the rules engine failed; an internal error, never a pass',
   ProbePortInUse: "the proxy's redirect port is already bound by another process in the pod",
   ProbePortUnbindable: 'the probe listener cannot bind for another reason',
   ProbeUnroutable: 'no routed address the configuration captures',
-  ProbeIdentityExcluded: 'the validator runs as an identity whose traffic the rules exclude',
-  NothingToProbe: 'the configuration captures no outbound traffic to probe',
+  ProbeIdentityExcluded: 'the validator runs as an identity whose traffic the rules exclude (exit 64)',
+  NothingToProbe: 'the configuration captures no outbound traffic to probe (exit 64)',
   NotProven: 'a required check did not run',
   ValidationFailed: 'a check failed without a more specific reason',
   CniConfigBroken: "the node's CNI configuration will not set pods up with the mesh (interlock cni-check)",

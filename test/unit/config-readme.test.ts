@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ALL_FLAGS } from '../../src/cli/all-flags.js';
 import { EXPLAIN_HELP } from '../../src/cli/explain-command.js';
 import { formatHelp, VALIDATE_SUMMARY } from '../../src/cli/help.js';
-import { exitCodeTable, flagTable, replaceGenerated } from '../../src/cli/readme-tables.js';
+import { exitCodeTable, flagTable, reasonTable, replaceGenerated } from '../../src/cli/readme-tables.js';
 import { EXIT, RESERVED_EXIT_CODES } from '../../src/config/exit-codes.js';
 import { VALIDATE_FLAGS } from '../../src/config/validate-config.js';
 
@@ -12,6 +12,10 @@ const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8')
 describe('the README is generated from the flag table and the exit-code table', () => {
   it('the flag table in the README is what `npm run docs` writes (regenerate it when this fails)', () => {
     expect(replaceGenerated(README, 'flags', flagTable(ALL_FLAGS))).toBe(README);
+  });
+
+  it('the reasons table in the README is what `npm run docs` writes, from the one Reason union', () => {
+    expect(replaceGenerated(README, 'reasons', reasonTable())).toBe(README);
   });
 
   it('the exit-code table in the README is what `npm run docs` writes', () => {

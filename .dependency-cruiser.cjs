@@ -12,8 +12,8 @@ const LAYERS = [
   ['probe'],
   ['verdict'],
   ['validate', 'output'],
-  ['kube'],
-  ['compat', 'inject', 'cni', 'node'],
+  ['kube', 'compat'],
+  ['inject', 'cni', 'node'],
   ['cli'],
 ];
 

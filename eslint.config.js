@@ -6,7 +6,7 @@ import tseslint from 'typescript-eslint';
 const functionSize = ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }];
 const unusedVars = ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }];
 const nodeGlobals = Object.fromEntries(
-  ['process', 'console', 'Buffer', 'URL', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'globalThis'].map((name) => [name, 'readonly']),
+  ['process', 'console', 'Buffer', 'URL', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'globalThis', 'performance'].map((name) => [name, 'readonly']),
 );
 
 

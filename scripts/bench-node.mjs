@@ -5,7 +5,7 @@
 //   2. footprint: 110 pods on the node, 5,000 in the cluster: peak RSS (VmHWM) and idle CPU;
 //   3. storm: 50 pods blocked at once: deletes before the breaker opens, time to the Node Event.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';

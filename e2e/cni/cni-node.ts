@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ContainerdNode, run, type Run } from './containerd-node.js';
 
-export const IMAGE = process.env['INTERLOCK_IMAGE'] ?? 'mesh-interlock:dev';
+const IMAGE = process.env['INTERLOCK_IMAGE'] ?? 'mesh-interlock:dev';
 /** How `ctr images import` names an image saved by docker. */
-export const CTR_IMAGE = IMAGE.includes('/') ? IMAGE : `docker.io/library/${IMAGE}`;
-export const RULES_FILE = fileURLToPath(new URL('../../test/fixtures/corpus/linkerd/cni-default/iptables-nft-save.v4.txt', import.meta.url));
+const CTR_IMAGE = IMAGE.includes('/') ? IMAGE : `docker.io/library/${IMAGE}`;
+const RULES_FILE = fileURLToPath(new URL('../../test/fixtures/corpus/linkerd/cni-default/iptables-nft-save.v4.txt', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/cni/', import.meta.url));
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 /** Debian's containernetworking-plugins. */
@@ -57,7 +57,7 @@ export function validatePod(node: ContainerdNode, mesh = 'linkerd'): Promise<Run
 
 /** ctr has no "drop ALL": every capability of containerd's default set, dropped by name. */
 const DEFAULT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
-export const NO_CAPABILITIES = DEFAULT_CAPABILITIES.flatMap((name) => ['--cap-drop', `CAP_${name}`]);
+const NO_CAPABILITIES = DEFAULT_CAPABILITIES.flatMap((name) => ['--cap-drop', `CAP_${name}`]);
 
 /** The identity a validate pod runs with: uid and the capability sets, from /proc/self/status. */
 export async function podIdentity(node: ContainerdNode): Promise<string> {

@@ -2,7 +2,7 @@ import { parseDurationMs } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { echoValue } from '../config/echo-value.js';
 import type { FlagDef } from '../config/flag-def.js';
-import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
+import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
 import type { CommandOutcome } from './command-outcome.js';
@@ -45,7 +45,7 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   HELP_FLAG,
 ];
 
-export const CNI_CHECK_HELP = [
+const CNI_CHECK_HELP = [
   'Usage: interlock cni-check --mesh linkerd|istio|generic [--cni-conf-dir DIR] [--cni-bin-dir DIR[,DIR]] [--runtime containerd|crio] [--mesh-plugin TYPE] [--format text|json]',
   '',
   "Predicts which CNI configuration file the node's container runtime loads, exactly as the runtime",
@@ -73,7 +73,7 @@ export interface CniCheckConfig {
 }
 
 /** The command line through the one shared reader, then the cross-flag rules of cni-check. */
-export function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<CniCheckConfig | 'help', 'ConfigInvalid'> {
+function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<CniCheckConfig | 'help', 'ConfigInvalid'> {
   const parsed = parseCommandLine('cni-check', argv, env, CNI_CHECK_FLAGS);
   if (!parsed.ok) return parsed;
   const values = parsed.value.values;

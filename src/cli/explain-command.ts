@@ -21,12 +21,15 @@ export const EXPLAIN_HELP = formatHelp('explain', EXPLAIN_SUMMARY, EXPLAIN_FLAGS
 
 const FAMILIES: Readonly<Record<FamilyMode, readonly Family[] | 'auto'>> = { auto: 'auto', ipv4: ['ipv4'], ipv6: ['ipv6'], dual: ['ipv4', 'ipv6'] };
 
-/** `interlock explain`: never exits the process and never throws; the caller prints and exits. */
-export async function runExplain(argv: readonly string[], env: Env): Promise<CommandOutcome> {
+/**
+ * `interlock explain`: never exits the process and never throws; the caller prints and exits. The
+ * work is synchronous; the Promise is the shape every command of run-cli.ts returns.
+ */
+export function runExplain(argv: readonly string[], env: Env): Promise<CommandOutcome> {
   try {
-    return explain(argv, env);
+    return Promise.resolve(explain(argv, env));
   } catch (error) {
-    return { exitCode: EXIT.internalError, stdout: '', stderr: `interlock explain: InternalError: ${echoValue(error instanceof Error ? error.message : String(error))}\n` };
+    return Promise.resolve({ exitCode: EXIT.internalError, stdout: '', stderr: `interlock explain: InternalError: ${echoValue(error instanceof Error ? error.message : String(error))}\n` });
   }
 }
 

@@ -17,8 +17,15 @@ export const INJECT_FLAGS: readonly FlagDef[] = [
 /** Input past this is refused (exit 65): a pipe must not exhaust memory. */
 const MAX_INPUT_BYTES = 64 * 1024 * 1024;
 
-/** `interlock inject [-f FILE | -]`: the same YAML on stdout, the validator in every pod template. */
-export async function runInject(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, readStdin: () => Buffer = () => readFileSync(0)): Promise<CommandOutcome> {
+/**
+ * `interlock inject [-f FILE | -]`: the same YAML on stdout, the validator in every pod template.
+ * The work is synchronous; the Promise is the shape every command of run-cli.ts returns.
+ */
+export function runInject(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, readStdin: () => Buffer = () => readFileSync(0)): Promise<CommandOutcome> {
+  return Promise.resolve(inject(argv, env, readStdin));
+}
+
+function inject(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, readStdin: () => Buffer): CommandOutcome {
   const parsed = parseCommandFlags('inject', kubectlSpelling(argv), INJECT_FLAGS, env);
   if (!parsed.ok) return error(EXIT.invalidConfig, `ConfigInvalid: ${parsed.error.message}`);
   const { values } = parsed.value;

@@ -1,6 +1,6 @@
 import { EXIT } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
-import { MESHES, type Mesh } from '../config/interception.js';
+import type { Mesh } from '../config/interception.js';
 import { manifestDocuments, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
 import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
@@ -16,8 +16,6 @@ const text = (text: string): Result<string, 'ConfigInvalid'> => (text.trim() ? o
 const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
   /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
 const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
-const port = (value: string): Result<string, 'ConfigInvalid'> =>
-  /^\d{1,5}$/.test(value) && Number(value) >= 1 && Number(value) <= 65535 ? ok(String(Number(value))) : fail('ConfigInvalid', 'expected a port 1-65535');
 
 export const MANIFEST_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
@@ -97,7 +95,7 @@ export async function runManifest(argv: readonly string[], env: Readonly<Record<
  * validate's port flags from --inbound-port/--outbound-port; the generic preset has no ports, so
  * without both a generic validator could only ever fail with ConfigInvalid.
  */
-export function portArgs(values: FlagValues, mesh: Mesh | undefined): Result<string[], 'ConfigInvalid'> {
+function portArgs(values: FlagValues, mesh: Mesh | undefined): Result<string[], 'ConfigInvalid'> {
   const args = ['inbound-port', 'outbound-port'].flatMap((name) => (values.has(name) ? [`--${name}`, String(values.get(name))] : []));
   if (mesh === 'generic' && args.length < 4) return fail('ConfigInvalid', '--mesh generic needs --inbound-port and --outbound-port (the proxy\'s redirect ports)');
   return ok(args);

@@ -19,7 +19,7 @@ export function cniWatchSource(options: CniAuditOptions, intervalMs = 30_000): C
 }
 
 /** An unreadable directory is an unhealthy node, never a silent healthy one. */
-export function auditVerdictOf(verdict: Result<CniVerdict>): CniAuditVerdict {
+function auditVerdictOf(verdict: Result<CniVerdict>): CniAuditVerdict {
   if (!verdict.ok) return { healthy: false, message: verdict.error.message };
   if (verdict.value.healthy) return { healthy: true, message: `${verdict.value.dir} is healthy` };
   const errors = verdict.value.findings.filter((finding) => finding.severity === 'error');

@@ -11,7 +11,6 @@ import { crashCli, finishCli, runCli } from './run-cli.js';
  * netlink addon, which a snapshot cannot hold, is opened at run time, from beside the blob.
  */
 declare global {
-  // eslint-disable-next-line no-var
   var __interlockNetlinkAddon: () => Record<string, unknown>;
 }
 
@@ -27,7 +26,7 @@ globalThis.__interlockNetlinkAddon = () => {
 
 startupSnapshot.setDeserializeMainFunction(() => {
   // In a snapshot process argv[1] is the first user argument: there is no script path.
-  runCli(process.argv.slice(1), { loadRtNetlink: async () => rtNetlink }).then(finishCli).catch(crashCli);
+  runCli(process.argv.slice(1), { loadRtNetlink: () => Promise.resolve(rtNetlink) }).then(finishCli).catch(crashCli);
 });
 
 function snapshotBlobPath(): string {

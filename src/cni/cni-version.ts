@@ -2,7 +2,7 @@
  * libcni's pkg/version ParseVersion: "" means 0.1.0; one to three dot-separated integers
  * (strconv.Atoi, so a sign is accepted); anything else is an error.
  */
-export function parseCniVersion(text: string): readonly [number, number, number] | undefined {
+function parseCniVersion(text: string): readonly [number, number, number] | undefined {
   if (text === '') return [0, 1, 0];
   const parts = text.split('.');
   if (parts.length > 3) return undefined;

@@ -48,7 +48,7 @@ export function crioLoad(listing: CniListing, inventory: PluginInventory, option
     const failure =
       options.defaultNetwork !== undefined
         ? { kind: 'default-missing' as const, message: `no loadable configuration names the network "${options.defaultNetwork}" (cni_default_network) in ${listing.dir}` }
-        : { kind: (sorted.length === 0 ? 'no-config' : 'no-valid-network') as 'no-config' | 'no-valid-network', message: `no usable CNI configuration in ${listing.dir}` };
+        : { kind: sorted.length === 0 ? ('no-config' as const) : ('no-valid-network' as const), message: `no usable CNI configuration in ${listing.dir}` };
     return { ok: false, runtime: 'crio', candidates, passedOver, failure };
   }
   return { ok: true, runtime: 'crio', candidates, networks: [network], passedOver };

@@ -63,5 +63,5 @@ export function versionAnswerOf(stdout: string, exitCode: number | null, stderr 
   if (!isJsonObject(body) || !Array.isArray(body.supportedVersions) || !body.supportedVersions.every((item) => typeof item === 'string')) {
     return { ok: false, error: 'the answer has no "supportedVersions" list' };
   }
-  return { ok: true, supportedVersions: body.supportedVersions as string[] };
+  return { ok: true, supportedVersions: body.supportedVersions };
 }

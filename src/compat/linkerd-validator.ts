@@ -13,8 +13,6 @@ const OPTIONS: readonly ForeignOption[] = [
   { key: 'timeout', names: ['--timeout'], takesValue: true },
 ];
 
-export const LINKERD_OPTION_NAMES: readonly string[] = OPTIONS.flatMap((option) => option.names);
-
 /**
  * linkerd-network-validator's argv and environment, as `interlock validate` argv with Linkerd's
  * preset (exit 95). The listen port is the proxy's outbound port; the connect address is only a

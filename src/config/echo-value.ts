@@ -1,8 +1,9 @@
 /** Longest piece of an operator's value a message repeats, in code points. */
-export const ECHO_LIMIT = 64;
+const ECHO_LIMIT = 64;
 
 // C0 and C1 controls, DEL, the bidirectional marks, embeddings, overrides and isolates (a U+202E
 // in a termination message reverses what the operator reads), and the Unicode line separators.
+// eslint-disable-next-line no-control-regex -- matching control characters is this pattern's purpose.
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/u;
 
 /**

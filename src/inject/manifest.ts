@@ -1,4 +1,4 @@
-import { Document, isMap, isScalar, type Pair } from 'yaml';
+import { Document, isMap, isScalar } from 'yaml';
 import type { Mesh } from '../config/interception.js';
 import { eventRbacDocuments } from './event-rbac.js';
 import { NO_CPU_LIMIT_COMMENT } from './resources.js';
@@ -44,7 +44,7 @@ export function renderYaml(documents: readonly ManifestDocument[]): string {
     const doc = new Document(document.value);
     if (document.comment) doc.commentBefore = document.comment;
     if (isMap(doc.contents)) {
-      for (const pair of doc.contents.items as Pair[]) {
+      for (const pair of doc.contents.items) {
         const comment = isScalar(pair.key) ? document.keyComments?.[String(pair.key.value)] : undefined;
         if (comment && isScalar(pair.key)) pair.key.commentBefore = comment;
       }

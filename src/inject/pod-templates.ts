@@ -39,8 +39,9 @@ function visit(node: unknown, prefix: string, located: Located): void {
     located.skipped.push(`${prefix}a document that is not a Kubernetes object`);
     return;
   }
-  const kind = String(node.get('kind') ?? '');
-  const name = String((node.get('metadata') as YAMLMap | undefined)?.get?.('name') ?? '');
+  const objectMetadata = node.get('metadata');
+  const kind = scalarText(node.get('kind'));
+  const name = isMap(objectMetadata) ? scalarText(objectMetadata.get('name')) : '';
   const label = `${prefix}${kind || '(no kind)'}${name ? `/${name}` : ''}`;
   if (kind === 'List' || (kind.endsWith('List') && isSeq(node.get('items')))) {
     const items = node.get('items');
@@ -52,4 +53,9 @@ function visit(node: unknown, prefix: string, located: Located): void {
   const metadata = path ? node.getIn([...path.slice(0, -1), 'metadata']) : undefined;
   if (isMap(spec)) located.templates.push({ label, spec, ...(isMap(metadata) ? { metadata } : {}) });
   else located.skipped.push(label);
+}
+
+/** A plain scalar's text; a map, a list or nothing has none (a kind or a name is a string). */
+function scalarText(value: unknown): string {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
 }

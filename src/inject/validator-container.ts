@@ -9,7 +9,7 @@ export const CONTAINER_NAMES: Readonly<Record<Mesh, string>> = {
 };
 
 /** Linkerd's validator runs as nobody; Istio's as the proxy's uid, which its rules treat specially. */
-export const RUN_AS_USER: Readonly<Record<Mesh, number>> = { linkerd: 65534, istio: 1337, generic: 65534 };
+const RUN_AS_USER: Readonly<Record<Mesh, number>> = { linkerd: 65534, istio: 1337, generic: 65534 };
 
 export const DEFAULT_IMAGE = 'mesh-interlock:dev';
 

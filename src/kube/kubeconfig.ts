@@ -63,11 +63,11 @@ function accessOf(config: Merged, origin: string): Result<ClusterAccess, 'KubeUn
   if (!config.currentContext) return fail('KubeUnavailable', `kubeconfig ${origin} sets no current-context`);
   const context = config.contexts.get(config.currentContext);
   if (!context) return fail('KubeUnavailable', `kubeconfig ${origin}: current-context ${JSON.stringify(config.currentContext)} is not defined`);
-  const cluster = config.clusters.get(String(context.cluster ?? ''));
+  const cluster = config.clusters.get(nameIn(context.cluster));
   if (!cluster || typeof cluster.entry.server !== 'string') {
     return fail('KubeUnavailable', `kubeconfig ${origin}: context ${JSON.stringify(config.currentContext)} names cluster ${JSON.stringify(context.cluster)}, which has no server`);
   }
-  const user = config.users.get(String(context.user ?? '')) ?? { entry: {}, base: cluster.base };
+  const user = config.users.get(nameIn(context.user)) ?? { entry: {}, base: cluster.base };
   if (user.entry.exec !== undefined || user.entry['auth-provider'] !== undefined) {
     return fail('KubeUnavailable', `kubeconfig ${origin}: user ${JSON.stringify(context.user)} uses an exec or auth-provider plugin, which Interlock does not run; give it a token or a client certificate`);
   }
@@ -123,6 +123,11 @@ function named(list: unknown, field: string): Array<[string, Entry]> {
     const inner = item[field];
     return [[item.name, isEntry(inner) ? inner : {}]];
   });
+}
+
+/** A context's reference to a cluster or user; names are strings (see named), anything else names nothing. */
+function nameIn(reference: unknown): string {
+  return typeof reference === 'string' ? reference : '';
 }
 
 function isEntry(value: unknown): value is Entry {

@@ -39,7 +39,7 @@ export interface CoreV1Event {
   readonly reportingInstance: string;
 }
 
-export const EVENT_COMPONENT = 'interlock';
+const EVENT_COMPONENT = 'interlock';
 /** events.k8s.io caps a note at 1 KiB; core/v1 does not, but describe output stays readable. */
 const MAX_MESSAGE = 1024;
 
@@ -78,7 +78,7 @@ export function buildFailureEvent(input: FailureEventInput): CoreV1Event {
  * counts up one Event (`x5 over 3m` in describe) instead of adding one per restart; a recreated
  * pod of the same name has a new uid and its own Event.
  */
-export function eventName(pod: PodRef, reason: string): string {
+function eventName(pod: PodRef, reason: string): string {
   const digest = createHash('sha256').update(`${pod.namespace}/${pod.name}/${pod.uid ?? ''}/${reason}`).digest('hex').slice(0, 16);
   return `${pod.name.slice(0, 253 - 17)}.${digest}`;
 }

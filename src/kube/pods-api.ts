@@ -1,4 +1,3 @@
-import { fail, ok, type Result } from '../reason/result.js';
 import type { ClusterAccess } from './cluster-access.js';
 import { statusMessage } from './post-event.js';
 import { kubeRequest, type KubeRequest } from './request.js';
@@ -77,9 +76,4 @@ export async function listPodsPage(access: ClusterAccess, query: Record<string, 
   if (!answer.ok) return answer;
   const body = answer.value.body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } } | undefined;
   return { ok: true, value: { items: body?.items ?? [], resourceVersion: body?.metadata?.resourceVersion ?? '', continueToken: body?.metadata?.continue || undefined } };
-}
-
-/** For callers that need the code base's Result shape. */
-export function asResult<T>(answer: ApiResult<T>): Result<T, 'KubeApiError'> {
-  return answer.ok ? ok(answer.value) : fail('KubeApiError', answer.failure.message);
 }

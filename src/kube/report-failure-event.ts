@@ -22,7 +22,7 @@ export interface ReportFailureInput {
   readonly now?: Date;
 }
 
-export const EVENT_TIMEOUT_MS = 1000;
+const EVENT_TIMEOUT_MS = 1000;
 
 /**
  * Posts the failure as a Warning Event on the pod. Never throws and never decides anything: a

@@ -94,7 +94,7 @@ export function openKubeRequest(access: ClusterAccess, request: Omit<KubeRequest
 }
 
 /** The body exactly as `openKubeRequest` sized it; a caller of `openKubeRequest` ends the request with it. */
-export function encodeBody(request: Pick<KubeRequest, 'body' | 'contentType'>): string {
+function encodeBody(request: Pick<KubeRequest, 'body' | 'contentType'>): string {
   return typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
 }
 

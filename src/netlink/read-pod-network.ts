@@ -17,7 +17,7 @@ export type LoadRtNetlink = () => Promise<RtNetlinkModule>;
  * Loads only the rtnetlink entry of the package (its index also loads nl80211, genl and wireguard
  * tables), and only when asked: a start-up snapshot cannot hold the native addon it opens.
  */
-export const loadRtNetlink: LoadRtNetlink = () => import('netlink/dist/rt/rt.js');
+const loadRtNetlink: LoadRtNetlink = () => import('netlink/dist/rt/rt.js');
 
 export async function readPodNetwork(load: LoadRtNetlink = loadRtNetlink): Promise<PodNetwork> {
   const { createRtNetlink } = await load();

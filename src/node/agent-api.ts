@@ -11,7 +11,7 @@ export interface AgentApi {
   setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>>;
 }
 
-export const BLOCKED_LABEL = 'interlock.dev/blocked';
+const BLOCKED_LABEL = 'interlock.dev/blocked';
 export const NODE_TAINT: Taint = { key: 'interlock.dev/cni-not-ready', effect: 'NoSchedule' };
 
 export function kubeAgentApi(access: ClusterAccess, node: string, timeoutMs: number): AgentApi {

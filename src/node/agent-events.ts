@@ -1,6 +1,6 @@
 import type { PodView } from './pod-view.js';
 
-export const EVENT_COMPONENT = 'interlock-node';
+const EVENT_COMPONENT = 'interlock-node';
 
 /** A core/v1 Event about a pod or a node, as `kubectl describe` and `kubectl get events` read it. */
 export interface AgentEvent {

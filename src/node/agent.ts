@@ -89,7 +89,9 @@ export class NodeAgent implements PodWatchSink {
     this.deps.metrics.cniAudit(verdict.healthy);
     // The Node hears of every change of verdict, healthy or not: the first one only when it fails.
     if (verdict.healthy !== (this.lastAudit?.healthy ?? true) || (this.lastAudit && !verdict.healthy && verdict.message !== this.lastAudit.message)) {
-      this.track(this.postNodeEvent(verdict.healthy ? 'InterlockCniConfigHealthy' : 'InterlockCniConfigBroken', verdict.healthy ? `The CNI configuration audit of node ${this.settings.node} is healthy again.` : `CNI configuration audit failed: ${verdict.message}`, verdict.healthy ? 'Normal' : 'Warning'));
+      // Not awaited: the verdict is not held up by the API. postEvent does not reject (API failures
+      // are Results, retried and logged), and stop() drains the tracked work.
+      void this.track(this.postNodeEvent(verdict.healthy ? 'InterlockCniConfigHealthy' : 'InterlockCniConfigBroken', verdict.healthy ? `The CNI configuration audit of node ${this.settings.node} is healthy again.` : `CNI configuration audit failed: ${verdict.message}`, verdict.healthy ? 'Normal' : 'Warning'));
     }
     this.lastAudit = verdict;
     this.step(recordAudit(this.breaker, verdict.healthy, this.deps.clock.now()), verdict.healthy ? '' : `CNI audit: ${verdict.message}`);
@@ -150,7 +152,8 @@ export class NodeAgent implements PodWatchSink {
     this.breaker = next.state;
     if (!next.transition) return;
     this.deps.metrics.breakerOpen(next.transition === 'opened');
-    this.track(next.transition === 'opened' ? this.breakerOpened(cause) : this.breakerClosed());
+    // Not awaited, as audit's Event: write and postEvent do not reject, and stop() drains the tracked work.
+    void this.track(next.transition === 'opened' ? this.breakerOpened(cause) : this.breakerClosed());
   }
 
   private async breakerOpened(cause: string): Promise<void> {

@@ -10,8 +10,6 @@ export interface BackoffPolicy {
   readonly windowMs: number;
 }
 
-export const DEFAULT_BACKOFF: BackoffPolicy = { baseMs: 1000, maxMs: 5 * 60_000, maxRecreations: 3, windowMs: 10 * 60_000 };
-
 export type BackoffState = ReadonlyMap<string, readonly number[]>;
 
 export type BackoffVerdict =

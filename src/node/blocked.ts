@@ -1,7 +1,7 @@
 import type { PodView } from './pod-view.js';
 
 /** Reasons that mean the node's CNI did not do its job: a new pod (a new sandbox) can fix them. */
-export const RECREATE_REASONS: ReadonlySet<string> = new Set(['PodNetworkMissing', 'InterceptionMissing', 'RulesMismatch']);
+const RECREATE_REASONS: ReadonlySet<string> = new Set(['PodNetworkMissing', 'InterceptionMissing', 'RulesMismatch']);
 
 export interface Blocked {
   /** The first word of the termination message (`PodNetworkMissing`), or `Unknown`. */

@@ -9,8 +9,6 @@ export interface BreakerPolicy {
   readonly windowMs: number;
 }
 
-export const DEFAULT_BREAKER: BreakerPolicy = { threshold: 5, windowMs: 60_000 };
-
 export interface BreakerState {
   readonly open: boolean;
   /** When each recent blocked pod was seen (within one window). */

@@ -11,8 +11,8 @@ export interface NodeAgentManifestOptions {
   readonly containerName?: string;
 }
 
-export const NODE_AGENT_NAME = 'interlock-node';
-export const NODE_AGENT_METRICS_PORT = 9477;
+const NODE_AGENT_NAME = 'interlock-node';
+const NODE_AGENT_METRICS_PORT = 9477;
 
 interface PolicyRule { apiGroups: string[]; resources: string[]; verbs: string[] }
 

@@ -1,6 +1,6 @@
 import { parseDurationMs } from '../config/duration.js';
 import type { FlagDef } from '../config/flag-def.js';
-import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
+import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { HELP_FLAG } from '../config/command-flags.js';
 import { MESH_FLAG } from '../config/interception-flags.js';
@@ -29,7 +29,7 @@ export const NODE_FLAGS = [
   MESH_FLAG,
   { name: 'container-name', kind: 'value', placeholder: 'NAME', help: 'The validator init container (linkerd-network-validator, istio-validation, interlock).', commands, parse: text },
   FAILURE_EXIT_CODE_FLAG,
-  { name: 'action', kind: 'value', placeholder: 'delete|label|none', help: 'What to do with a pod the CNI failed: delete it, label it interlock.dev/blocked, or only report.', commands, parse: oneOf<NodeAction>(NODE_ACTIONS), default: 'delete' as NodeAction },
+  { name: 'action', kind: 'value', placeholder: 'delete|label|none', help: 'What to do with a pod the CNI failed: delete it, label it interlock.dev/blocked, or only report.', commands, parse: oneOf<NodeAction>(NODE_ACTIONS), default: 'delete' },
   { name: 'taint', kind: 'switch', help: 'While the breaker is open, taint the node interlock.dev/cni-not-ready:NoSchedule.', commands, parse: () => ok(true), default: false },
   { name: 'breaker-threshold', kind: 'value', placeholder: 'N', help: 'More than N blocked pods within the breaker window open the breaker (default 5).', commands, parse: count(1, 10_000), default: 5 },
   { name: 'breaker-window', kind: 'value', placeholder: 'DURATION', help: 'The breaker window, and how long the node must stay healthy to close it (default 60s).', commands, parse: duration, default: 60_000 },
@@ -42,8 +42,6 @@ export const NODE_FLAGS = [
   { name: 'cni-audit', kind: 'switch', env: 'INTERLOCK_CNI_AUDIT', help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).", commands, parse: (value) => (value === 'true' ? ok(true) : value === 'false' ? ok(false) : fail('ConfigInvalid', 'expected true or false')), default: false },
   HELP_FLAG,
 ] as const satisfies readonly FlagDef[];
-
-export type NodeFlagName = (typeof NODE_FLAGS)[number]['name'];
 
 /** The preset validator container and failure code of a mesh. */
 export function meshDefaults(mesh: Mesh): { container: string; failureExitCode: number } {

@@ -45,7 +45,7 @@ function writeAll(fd: number, text: string): void {
 const OMITTED = new Set(['level', 'time', 'msg', 'name', 'pid', 'hostname']);
 
 /** `2026-11-21T08:00:00.000Z INFO message key=value ...`: for humans reading `kubectl logs`. */
-export function plainLine(jsonLine: string): string {
+function plainLine(jsonLine: string): string {
   let record: Record<string, unknown>;
   try {
     record = JSON.parse(jsonLine) as Record<string, unknown>;
@@ -54,7 +54,12 @@ export function plainLine(jsonLine: string): string {
   }
   const fields = Object.entries(record)
     .filter(([key]) => !OMITTED.has(key))
-    .map(([key, value]) => `${key}=${typeof value === 'string' ? value : JSON.stringify(value)}`);
-  const level = String(record.level ?? 'info').toUpperCase();
-  return `${String(record.time ?? '')} ${level} ${String(record.msg ?? '')}${fields.length ? ' ' + fields.join(' ') : ''}\n`;
+    .map(([key, value]) => `${key}=${textOf(value)}`);
+  const level = textOf(record.level ?? 'info').toUpperCase();
+  return `${textOf(record.time ?? '')} ${level} ${textOf(record.msg ?? '')}${fields.length ? ' ' + fields.join(' ') : ''}\n`;
+}
+
+/** A string as it is, anything else as its JSON (a parsed line holds nothing JSON cannot print). */
+function textOf(value: unknown): string {
+  return typeof value === 'string' ? value : JSON.stringify(value);
 }

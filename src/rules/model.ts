@@ -118,7 +118,7 @@ export interface ParseFailed {
   readonly error: ParseError;
 }
 
-export function parseError(source: string, line: number, message: string, reason: ParseFailureReason = 'RulesUnparseable'): ParseError {
+function parseError(source: string, line: number, message: string, reason: ParseFailureReason = 'RulesUnparseable'): ParseError {
   return { kind: 'parse-error', reason, source, line, message };
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** Golden files live beside the corpus; `INTERLOCK_UPDATE_GOLDEN=1` rewrites them from the code. */
-export const GOLDEN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/golden');
+const GOLDEN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/golden');
 
 /**
  * The golden text for `name`, after (re)writing it when asked: the caller compares. A missing

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { inject } from 'vitest';
 
-const REPO_ROOT = resolve(import.meta.dirname, '../..');
+export const REPO_ROOT = resolve(import.meta.dirname, '../..');
 const CORPUS = resolve(REPO_ROOT, 'test/fixtures/corpus');
 
 /**
@@ -24,7 +24,7 @@ function stagedRuntime(): string {
  */
 export type Launcher = 'snapshot' | 'modules';
 
-function launchArgs(launcher: Launcher): string[] {
+export function launchArgs(launcher: Launcher): string[] {
   const stage = stagedRuntime();
   return launcher === 'snapshot'
     ? [process.execPath, '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob')]

@@ -6,6 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { runInject } from '../../src/cli/inject-command.js';
 import { prng } from '../harness/prng.js';
 import { kubectlDecode } from './kubectl.js';
+import type { Container, KubeDocument } from './shapes.js';
 
 const FIXTURES = join(import.meta.dirname, 'fixtures');
 const GOLDEN = join(import.meta.dirname, 'golden');
@@ -21,8 +22,7 @@ function golden(name: string, actual: string): void {
   expect(actual).toBe(readFileSync(path, 'utf8'));
 }
 
-type Obj = Record<string, any>;
-const docs = (text: string): Obj[] => parseAllDocuments(text).map((doc) => doc.toJS() as Obj);
+const docs = (text: string): KubeDocument[] => parseAllDocuments(text).map((doc) => doc.toJS() as KubeDocument);
 
 const CASES: Array<[string, string[]]> = [
   ['linkerd-cni-deployment.yaml', []],
@@ -54,8 +54,8 @@ describe('interlock inject', () => {
   }
 
   it("replaces Linkerd's validator in place: same name and position, Interlock's image, equivalent args, no command", async () => {
-    const out = docs((await inject(fixture('linkerd-native-sidecar-pod.yaml'))).stdout)[0] as Obj;
-    const inits = out.spec.initContainers as Obj[];
+    const out = docs((await inject(fixture('linkerd-native-sidecar-pod.yaml'))).stdout)[0]!;
+    const inits = out.spec.initContainers;
     expect(inits.map((container) => container.name)).toEqual(['linkerd-network-validator', 'linkerd-proxy']);
     expect(inits[0]).toMatchObject({ image: 'mesh-interlock:dev', args: ['--mesh', 'linkerd', '--log-format', 'plain', '--log-level', 'debug', '--outbound-port', '4140', '--probe-address-hint', '[fd00::1]:20001', '--timeout', '10s'] });
     expect(inits[0]?.command).toBeUndefined();
@@ -63,19 +63,19 @@ describe('interlock inject', () => {
   });
 
   it("replaces Istio's istio-validation in place with the mapped istio-iptables options, keeping its resources", async () => {
-    const out = docs((await inject(fixture('istio-cni-pod.yaml'))).stdout)[0] as Obj;
-    const validation = out.spec.initContainers[0] as Obj;
+    const out = docs((await inject(fixture('istio-cni-pod.yaml'))).stdout)[0]!;
+    const validation = out.spec.initContainers[0]!;
     expect(validation.name).toBe('istio-validation');
     expect(validation.args).toEqual(expect.arrayContaining(['--mesh', 'istio', '--outbound-port=15001', '--inbound-port=15006', '--exclude-inbound-ports=15090,15021,15020']));
-    expect(validation.resources.requests).toEqual({ cpu: '100m', memory: '128Mi' });
-    expect(validation.env.map((env: Obj) => env.name)).toEqual(['POD_NAME', 'POD_NAMESPACE', 'POD_UID']);
+    expect(validation.resources?.requests).toEqual({ cpu: '100m', memory: '128Mi' });
+    expect(validation.env.map((env) => env.name)).toEqual(['POD_NAME', 'POD_NAMESPACE', 'POD_UID']);
   });
 
   it('inserts a new container first into every pod template of every kind, including inside a List', async () => {
     const result = await inject(fixture('workloads.yaml'), ['--mesh', 'istio']);
     const out = docs(result.stdout);
-    const specs = [out[0]?.spec.template.spec, out[1]?.spec.template.spec, out[2]?.spec.template.spec, out[3]?.spec.jobTemplate.spec.template.spec, out[4]?.items[0].spec.template.spec];
-    for (const spec of specs) expect(spec.initContainers[0]).toMatchObject({ name: 'istio-validation', securityContext: { runAsUser: 1337 } });
+    const specs = [out[0]?.spec.template.spec, out[1]?.spec.template.spec, out[2]?.spec.template.spec, out[3]?.spec.jobTemplate.spec.template.spec, out[4]?.items[0]?.spec.template.spec];
+    for (const spec of specs) expect(spec?.initContainers[0]).toMatchObject({ name: 'istio-validation', securityContext: { runAsUser: 1337 } });
     expect(out[4]?.items[1]).toEqual({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { key: 'value' } });
     expect(result.stderr).toMatch(/ConfigMap\/settings has no pod template; passed through untouched/);
     expect(result.stderr).toMatch(/Service\/db has no pod template/);
@@ -89,7 +89,7 @@ describe('interlock inject', () => {
 
   it('the mesh comes from the pod (proxy container, annotation); when it cannot, --mesh is asked for (exit 64)', async () => {
     const annotated = 'kind: Pod\nmetadata:\n  name: p\n  annotations: {sidecar.istio.io/inject: "true"}\nspec:\n  containers: [{name: a, image: b}]\n';
-    expect(docs((await inject(annotated)).stdout)[0]?.spec.initContainers[0].name).toBe('istio-validation');
+    expect(docs((await inject(annotated)).stdout)[0]?.spec.initContainers[0]?.name).toBe('istio-validation');
     const unknown = await inject('kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: b}]\n');
     expect(unknown).toMatchObject({ exitCode: 64, stdout: '', stderr: expect.stringContaining('Pod/p: cannot tell which mesh') });
   });
@@ -98,7 +98,7 @@ describe('interlock inject', () => {
     const text = 'kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: b}]\n';
     expect(await inject(text, ['--mesh', 'generic'])).toMatchObject({ exitCode: 64, stderr: expect.stringContaining('--mesh generic needs --inbound-port and --outbound-port') });
     const ok = await inject(text, ['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080']);
-    expect(docs(ok.stdout)[0]?.spec.initContainers[0].args).toEqual(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080']);
+    expect(docs(ok.stdout)[0]?.spec.initContainers[0]?.args).toEqual(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080']);
     expect((await inject(ok.stdout, ['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'])).stdout).toBe(ok.stdout);
   });
 
@@ -144,10 +144,10 @@ describe('the real kubectl takes the output', () => {
   it('decodes every injected object into its typed struct, with the validator exactly as written', async () => {
     for (const [file, argv] of CASES) {
       const out = (await inject(fixture(file), argv)).stdout;
-      const written = docs(out).flatMap((doc) => (doc.kind === 'List' ? doc.items : [doc])).filter((doc: Obj) => !['Service', 'ConfigMap'].includes(doc.kind));
-      const decoded = kubectlDecode(written.map((doc: Obj) => JSON.stringify(doc)).join('\n'));
+      const written = docs(out).flatMap((doc) => (doc.kind === 'List' ? doc.items : [doc])).filter((doc) => !['Service', 'ConfigMap'].includes(doc.kind));
+      const decoded = kubectlDecode(written.map((doc) => JSON.stringify(doc)).join('\n')) as KubeDocument[];
       // kubectl prints an absent `resources` as `{}` (a Go struct without omitempty); that is no change.
-      const validatorOf = (doc: Obj) => {
+      const validatorOf = (doc: KubeDocument): Partial<Container> => {
         const container = { ...(doc.spec.jobTemplate?.spec.template.spec ?? doc.spec.template?.spec ?? doc.spec).initContainers[0] };
         if (JSON.stringify(container.resources) === '{}') delete container.resources;
         return container;
@@ -160,7 +160,7 @@ describe('the real kubectl takes the output', () => {
     const main = join(import.meta.dirname, '../../dist/cli/main.js');
     const piped = spawnSync('bash', ['-o', 'pipefail', '-c', `cat "$1" | node "$2" inject - | KUBECONFIG=/dev/null kubectl set env --local -f - X=1 -o yaml`, 'pipe', join(FIXTURES, 'linkerd-cni-deployment.yaml'), main], { encoding: 'utf8', timeout: 60_000 });
     expect(piped.status, piped.stderr).toBe(0);
-    const deployment = docs(piped.stdout)[0] as Obj;
+    const deployment = docs(piped.stdout)[0]!;
     expect(deployment.spec.template.spec.initContainers[0]).toMatchObject({ name: 'linkerd-network-validator', image: 'mesh-interlock:dev', terminationMessagePolicy: 'FallbackToLogsOnError' });
     expect(execFileSync('kubectl', ['version', '--client', '-o', 'json'], { encoding: 'utf8' })).toMatch(/gitVersion/);
   });

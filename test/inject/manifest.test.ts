@@ -4,6 +4,7 @@ import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { runManifest } from '../../src/cli/manifest-command.js';
 import { kubectlDecode } from './kubectl.js';
+import type { Container, KubeDocument } from './shapes.js';
 
 const GOLDEN = join(import.meta.dirname, 'golden');
 
@@ -33,20 +34,20 @@ describe('interlock manifest', () => {
 
   it('names the container as each repair controller looks for it, with the mesh uid and the issue 10 hardening', async () => {
     for (const [mesh, name, uid] of [['linkerd', 'linkerd-network-validator', 65534], ['istio', 'istio-validation', 1337], ['generic', 'interlock', 65534]] as const) {
-      const container = parse((await runManifest(['--mesh', mesh, '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout) as Record<string, any>;
+      const container = parse((await runManifest(['--mesh', mesh, '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout) as Container;
       expect(container.name).toBe(name);
       expect(container.securityContext).toEqual({
         runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, allowPrivilegeEscalation: false,
         capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, seccompProfile: { type: 'RuntimeDefault' },
       });
       expect(container.terminationMessagePolicy).toBe('FallbackToLogsOnError');
-      expect(container.resources.limits).toEqual({ memory: '128Mi' });
-      expect(container.env.map((env: { valueFrom: { fieldRef: { fieldPath: string } } }) => env.valueFrom.fieldRef.fieldPath)).toEqual(['metadata.name', 'metadata.namespace', 'metadata.uid']);
+      expect(container.resources?.limits).toEqual({ memory: '128Mi' });
+      expect(container.env.map((env) => env.valueFrom?.fieldRef.fieldPath)).toEqual(['metadata.name', 'metadata.namespace', 'metadata.uid']);
     }
   });
 
   it('--rules-check runs as root with NET_ADMIN and NET_RAW and requires the rules', async () => {
-    const container = parse((await runManifest(['--mesh', 'istio', '--rules-check'], {})).stdout) as Record<string, any>;
+    const container = parse((await runManifest(['--mesh', 'istio', '--rules-check'], {})).stdout) as Container;
     expect(container.securityContext).toMatchObject({ runAsNonRoot: false, runAsUser: 0, capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] } });
     expect(container.args).toEqual(['--mesh', 'istio', '--rules', 'required']);
   });
@@ -58,7 +59,7 @@ describe('interlock manifest', () => {
   });
 
   it('--mesh generic needs both ports, which reach validate; without them exit 64 (a generic validator without ports could only fail)', async () => {
-    const container = parse((await runManifest(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout) as Record<string, any>;
+    const container = parse((await runManifest(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout) as Container;
     expect(container.args).toEqual(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080']);
     for (const argv of [['--mesh', 'generic'], ['--mesh', 'generic', '--inbound-port', '1'], ['--mesh', 'generic', '--inbound-port', '0', '--outbound-port', '1']]) {
       const result = await runManifest(argv, {});
@@ -92,7 +93,7 @@ describe('interlock manifest --node-agent', () => {
   it("prints the node agent's documents (from src/node) with the image and mesh given", async () => {
     const result = await runManifest(['--node-agent', '--mesh', 'istio', '--image', 'registry.example/interlock:1'], {});
     expect(result.exitCode).toBe(0);
-    const documents = parseAllDocuments(result.stdout).map((doc) => doc.toJS() as Record<string, any>);
+    const documents = parseAllDocuments(result.stdout).map((doc) => doc.toJS() as KubeDocument);
     expect(documents.map((doc) => doc.kind)).toContain('DaemonSet');
     const daemonSet = documents.find((doc) => doc.kind === 'DaemonSet');
     expect(JSON.stringify(daemonSet)).toContain('registry.example/interlock:1');

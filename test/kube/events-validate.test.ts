@@ -77,7 +77,7 @@ describe('validate --report-event: the failure in kubectl describe pod', () => {
     expect(describePod).toMatch(/Events:[\s\S]*Warning\s+InterceptionMissing\s+\S+\s+interlock/);
     expect(describePod.replace(/\s+/g, ' ')).toContain(sentence.replace(/\s+/g, ' ').slice(0, 60));
     const events = kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop', '-o', 'json']);
-    const items = (JSON.parse(events) as { items: Array<Record<string, any>> }).items;
+    const items = (JSON.parse(events) as { items: Array<Record<string, unknown>> }).items;
     expect(items).toHaveLength(1);
     expect(items[0]).toMatchObject({
       type: 'Warning', reason: 'InterceptionMissing', involvedObject: { kind: 'Pod', name: 'web-1', namespace: 'shop', uid },
@@ -87,7 +87,7 @@ describe('validate --report-event: the failure in kubectl describe pod', () => {
     // The same pod failing again (a crash loop) counts the one Event up.
     const again = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '2s', '--report-event'], { env: podEnv(kubeconfig, uid) });
     expect(again.exitCode).toBe(95);
-    const counted = (JSON.parse(kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop', '-o', 'json'])) as { items: Array<Record<string, any>> }).items;
+    const counted = (JSON.parse(kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop', '-o', 'json'])) as { items: Array<Record<string, unknown>> }).items;
     expect(counted.map((item) => [item.reason, item.count])).toEqual([['InterceptionMissing', 2]]);
     expect(kubectl(ns, kubeconfig, ['describe', 'pod', 'web-1', '-n', 'shop'])).toMatch(/Warning\s+InterceptionMissing\s+\S+ \(x2 over \S+\)\s+interlock/);
     const listed = kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop']);
@@ -108,7 +108,7 @@ describe('validate --report-event: the failure in kubectl describe pod', () => {
     const { kubeconfig, uid } = await cluster(ns);
     const run = await ns.runInterlock(['--mesh', 'generic', '--report-event'], { env: podEnv(kubeconfig, uid) });
     expect(run.exitCode).toBe(64);
-    const items = (JSON.parse(kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop', '-o', 'json'])) as { items: Array<Record<string, any>> }).items;
+    const items = (JSON.parse(kubectl(ns, kubeconfig, ['get', 'events', '-n', 'shop', '-o', 'json'])) as { items: Array<Record<string, unknown>> }).items;
     expect(items.map((item) => item.reason)).toEqual(['ConfigInvalid']);
     expect(items[0]?.message).toMatch(/--mesh generic has no inbound port/);
   });

@@ -5,7 +5,7 @@ import type { AgentApi } from '../../src/node/agent-api.js';
 import type { AgentEvent } from '../../src/node/agent-events.js';
 import type { AgentMetrics } from '../../src/node/agent-metrics.js';
 import type { AgentClock, AgentSettings } from '../../src/node/agent-settings.js';
-import { crashLoopPod } from '../harness/kube-api/pods.js';
+import { crashLoopPod, type PodShape } from '../harness/kube-api/pods.js';
 
 /** A clock the test moves by hand: timers fire only when `advance` passes them. */
 class ManualClock implements AgentClock {
@@ -60,12 +60,12 @@ function agentWith(over: Partial<AgentSettings> = {}) {
   return { agent, api, clock };
 }
 
-const pod = (i: number) => ({ ...crashLoopPod({ name: `p${i}`, ownerUid: `o${i}` }), metadata: { ...crashLoopPod({ name: `p${i}` }).metadata, uid: `u${i}`, resourceVersion: '1', ownerReferences: [{ kind: 'ReplicaSet', uid: `o${i}`, controller: true }] } });
+const pod = (i: number, shape: Partial<PodShape> = {}) => ({ ...crashLoopPod({ name: `p${i}`, ownerUid: `o${i}`, ...shape }), metadata: { ...crashLoopPod({ name: `p${i}` }).metadata, uid: `u${i}`, resourceVersion: '1', ownerReferences: [{ kind: 'ReplicaSet', uid: `o${i}`, controller: true }] } });
 
 describe('NodeAgent (manual clock, fake API)', () => {
   it('a queue of 2 with 5 blocked pods loses none: the overflow is rescanned', async () => {
     const { agent, api, clock } = agentWith({ queueCapacity: 2 });
-    agent.relisted([0, 1, 2, 3, 4].map(pod));
+    agent.relisted([0, 1, 2, 3, 4].map((i) => pod(i)));
     await clock.advance(100);
     expect(api.deleted.sort()).toEqual(['p0', 'p1', 'p2', 'p3', 'p4']);
   });
@@ -97,11 +97,7 @@ describe('NodeAgent (manual clock, fake API)', () => {
 
   it('pods blocked for reasons a new pod cannot fix (one bad Deployment) never trip the breaker or taint the node', async () => {
     const { agent, api, clock } = agentWith();
-    const misconfigured = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => {
-      const bad = pod(i) as any;
-      bad.status.initContainerStatuses[0].lastState.terminated.message = 'ConfigInvalid: --inbound-port "x": expected 1-65535';
-      return bad;
-    });
+    const misconfigured = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => pod(i, { message: 'ConfigInvalid: --inbound-port "x": expected 1-65535' }));
     agent.relisted(misconfigured);
     await clock.advance(1000);
     expect(agent.breakerOpen).toBe(false);
@@ -112,10 +108,7 @@ describe('NodeAgent (manual clock, fake API)', () => {
   it('a ConfigInvalid pod restarting in CrashLoopBackOff is reported once, not at every restart', async () => {
     const { agent, api, clock } = agentWith();
     for (let restart = 0; restart < 5; restart++) {
-      const bad = pod(3) as any;
-      const terminated = bad.status.initContainerStatuses[0].lastState.terminated;
-      terminated.message = 'ConfigInvalid: --inbound-port "x": expected 1-65535';
-      terminated.finishedAt = `2026-11-20T10:0${restart}:00Z`;
+      const bad = pod(3, { message: 'ConfigInvalid: --inbound-port "x": expected 1-65535', finishedAt: `2026-11-20T10:0${restart}:00Z` });
       agent.changed('MODIFIED', bad);
       await clock.advance(60_000);
     }
@@ -124,8 +117,7 @@ describe('NodeAgent (manual clock, fake API)', () => {
 
   it('ignores a pod of another node even if the API sends it (the field selector is not trusted)', async () => {
     const { agent, api, clock } = agentWith();
-    const stray = pod(9) as any;
-    stray.spec.nodeName = 'node-b';
+    const stray = pod(9, { nodeName: 'node-b' });
     agent.relisted([stray]);
     agent.changed('MODIFIED', stray);
     await clock.advance(5000);

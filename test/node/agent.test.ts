@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { crashLoopPod, failedJobPod, healthyPod, nodeObject } from '../harness/kube-api/pods.js';
+import type { Taint } from '../../src/kube/nodes-taint.js';
+import type { AgentEvent } from '../../src/node/agent-events.js';
+import { crashLoopPod, failedJobPod, healthyPod, nodeObject, type FixturePod } from '../harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
 import type { KubeObject } from '../harness/kube-api/types.js';
 import { metric, startAgent, waitFor, type AgentProcess } from './agent-process.js';
@@ -17,7 +19,11 @@ afterEach(async () => {
 });
 
 const deletes = () => api.requests.filter((request) => request.method === 'DELETE');
-const eventsFor = (name: string, reason?: string) => api.store.list('events').filter((event: any) => event.involvedObject.name === name && (!reason || event.reason === reason)) as any[];
+/** An Event as the stand-in stores it: what these tests read of the agent's. */
+type StoredEvent = KubeObject & Pick<AgentEvent, 'reason' | 'message' | 'type' | 'count' | 'involvedObject'>;
+const storedEvents = (): StoredEvent[] => api.store.list('events') as StoredEvent[];
+const eventsFor = (name: string, reason?: string) => storedEvents().filter((event) => event.involvedObject.name === name && (!reason || event.reason === reason));
+const taintsOf = (node: string): Taint[] => (api.store.get('nodes', undefined, node) as KubeObject & { spec: { taints?: Taint[] } }).spec.taints ?? [];
 const ready = async () => waitFor('readyz', async () => (await fetch(`${agent!.base}/readyz`)).status === 200);
 /** A pod that is reported, never deleted: once its Event is there, everything queued before it was handled. */
 async function barrier(name: string): Promise<void> {
@@ -32,8 +38,8 @@ describe('interlock node against the API stand-in', () => {
     let pod = api.store.put('pods', crashLoopPod({ name: 'web-1' }));
     const uid = pod.metadata.uid;
     for (let restart = 3; restart < 6; restart++) {
-      const next = structuredClone(pod) as any;
-      next.status.initContainerStatuses[0].restartCount = restart;
+      const next = structuredClone(pod) as FixturePod;
+      next.status.initContainerStatuses[0]!.restartCount = restart;
       if (api.store.get('pods', 'default', 'web-1')) pod = api.store.put('pods', next);
     }
     await waitFor('the Recreating Event', () => eventsFor('web-1', 'InterlockRecreating').length > 0);
@@ -42,7 +48,7 @@ describe('interlock node against the API stand-in', () => {
     expect(deletes()[0]!.body).toMatchObject({ preconditions: { uid, resourceVersion: expect.any(String) } });
     const [event] = eventsFor('web-1', 'InterlockRecreating');
     expect(event).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Pod', uid, fieldPath: 'spec.initContainers{linkerd-network-validator}' } });
-    expect(event.message).toContain('PodNetworkMissing');
+    expect(event?.message).toContain('PodNetworkMissing');
     expect(api.store.get('pods', 'default', 'web-1')).toBeUndefined();
   });
 
@@ -50,7 +56,7 @@ describe('interlock node against the API stand-in', () => {
     api.store.put('pods', failedJobPod({ name: 'job-1' }));
     agent = await startAgent(api, []);
     const [event] = await waitFor('the Job pod Event', () => { const found = eventsFor('job-1', 'InterlockRecreating'); return found.length > 0 && found; });
-    expect(event.message).toMatch(/InterceptionMissing.*backoffLimit/s);
+    expect(event?.message).toMatch(/InterceptionMissing.*backoffLimit/s);
     expect(deletes().map((request) => request.path)).toEqual(['/api/v1/namespaces/default/pods/job-1']);
   });
 
@@ -85,7 +91,7 @@ describe('interlock node against the API stand-in', () => {
     api.store.put('pods', crashLoopPod({ name: 'bad-flags', message: 'ConfigInvalid: --inbound-port "x": expected 1-65535' }));
     agent = await startAgent(api, []);
     const [event] = await waitFor('the Blocked Event', () => { const found = eventsFor('bad-flags', 'InterlockBlocked'); return found.length > 0 && found; });
-    expect(event.message).toMatch(/ConfigInvalid: recreating the pod cannot fix this/);
+    expect(event?.message).toMatch(/ConfigInvalid: recreating the pod cannot fix this/);
     await barrier('barrier');
     expect(deletes()).toEqual([]);
     expect(api.store.get('pods', 'default', 'bad-flags')).toBeDefined();
@@ -195,7 +201,7 @@ describe('interlock node against the API stand-in', () => {
     api.faults.add({ method: 'POST', fault: { kind: 'status', code: 429, retryAfterSeconds: 2 }, times: 1 });
     for (let i = 0; i < 4; i++) api.store.put('pods', crashLoopPod({ name: `p${i}`, ownerUid: `owner-${i}` }));
     agent = await startAgent(api, ['--breaker-threshold', '10']);
-    await waitFor('four Recreating Events', () => api.store.list('events').filter((event: any) => event.reason === 'InterlockRecreating').length === 4, 20_000);
+    await waitFor('four Recreating Events', () => storedEvents().filter((event) => event.reason === 'InterlockRecreating').length === 4, 20_000);
     const writes = api.requests.filter((request) => request.method !== 'GET').sort((a, b) => a.at - b.at);
     const failedDeletes = writes.filter((request) => request.method === 'DELETE' && request.status === 500);
     expect(failedDeletes).toHaveLength(3);
@@ -211,14 +217,14 @@ describe('interlock node against the API stand-in', () => {
     agent = await startAgent(api, ['--taint', '--breaker-window', '2s']);
     await ready();
     for (let i = 0; i < 50; i++) api.store.put('pods', crashLoopPod({ name: `storm-${String(i).padStart(2, '0')}`, ownerUid: `owner-${i}` }));
-    const opened = await waitFor('the breaker Event on the Node', () => api.store.list('events').find((event: any) => event.involvedObject.kind === 'Node' && event.reason === 'InterlockBreakerOpen'));
+    const opened = await waitFor('the breaker Event on the Node', () => storedEvents().find((event) => event.involvedObject.kind === 'Node' && event.reason === 'InterlockBreakerOpen'));
     expect(opened).toMatchObject({ involvedObject: { name: 'node-a', uid: 'node-a' }, type: 'Warning' });
-    await waitFor('the taint', () => ((api.store.get('nodes', undefined, 'node-a') as any).spec.taints ?? []).some((taint: any) => taint.key === 'interlock.dev/cni-not-ready' && taint.effect === 'NoSchedule'));
+    await waitFor('the taint', () => taintsOf('node-a').some((taint) => taint.key === 'interlock.dev/cni-not-ready' && taint.effect === 'NoSchedule'));
     const openedAt = api.requests.find((request) => request.method === 'POST' && (request.body as KubeObject & { reason?: string }).reason === 'InterlockBreakerOpen')!.at;
     expect(deletes().filter((request) => request.at <= openedAt).length).toBeLessThanOrEqual(5);
     expect(metric(await agent.metrics(), 'interlock_node_breaker_open')).toBe(1);
-    await waitFor('the breaker to close', () => api.store.list('events').some((event: any) => event.involvedObject.kind === 'Node' && event.reason === 'InterlockBreakerClosed'), 15_000);
-    expect((api.store.get('nodes', undefined, 'node-a') as any).spec.taints ?? []).toEqual([]);
+    await waitFor('the breaker to close', () => storedEvents().some((event) => event.involvedObject.kind === 'Node' && event.reason === 'InterlockBreakerClosed'), 15_000);
+    expect(taintsOf('node-a')).toEqual([]);
     expect(metric(await agent.metrics(), 'interlock_node_breaker_open')).toBe(0);
   });
 

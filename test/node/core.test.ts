@@ -7,10 +7,10 @@ import { decide, type DecisionInput } from '../../src/node/decide.js';
 import { podViewOf } from '../../src/node/pod-view.js';
 import { RateLimiter } from '../../src/node/rate-limiter.js';
 import { parseRetryAfter, retryDelayMs } from '../../src/node/retry-delay.js';
-import { crashLoopPod, failedJobPod, healthyPod } from '../harness/kube-api/pods.js';
+import { crashLoopPod, failedJobPod, healthyPod, type FixturePod } from '../harness/kube-api/pods.js';
 
 const C = 'linkerd-network-validator';
-const withMeta = (pod: ReturnType<typeof crashLoopPod>) => ({ ...pod, metadata: { ...pod.metadata, uid: 'u1', resourceVersion: '7' } });
+const withMeta = (pod: FixturePod): FixturePod => ({ ...pod, metadata: { ...pod.metadata, uid: 'u1', resourceVersion: '7' } });
 
 describe('pod view and blocked (kubelet-shaped fixtures)', () => {
   it('reads lastState.terminated of a CrashLoopBackOff validator', () => {
@@ -29,15 +29,15 @@ describe('pod view and blocked (kubelet-shaped fixtures)', () => {
     expect(blockedOf(podViewOf(withMeta(crashLoopPod({ name: 'a' })), C)!, 126)).toBeUndefined();
     expect(blockedOf(podViewOf(withMeta(healthyPod({ name: 'a' })), C)!, 95)).toBeUndefined();
     expect(podViewOf(withMeta(crashLoopPod({ name: 'a' })), 'istio-validation')).toBeUndefined();
-    const passedAfterFailure = withMeta(crashLoopPod({ name: 'a' })) as any;
-    passedAfterFailure.status.initContainerStatuses[0].state = { terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-11-20T10:01:00Z' } };
+    const passedAfterFailure = withMeta(crashLoopPod({ name: 'a' }));
+    passedAfterFailure.status.initContainerStatuses[0]!.state = { terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-11-20T10:01:00Z' } };
     expect(blockedOf(podViewOf(passedAfterFailure, C)!, 95)).toBeUndefined();
   });
 
   it('keeps the same run id when a run moves from state to lastState on restart', () => {
-    const job = withMeta(failedJobPod({ name: 'j' })) as any;
+    const job = withMeta(failedJobPod({ name: 'j' }));
     const before = podViewOf(job, C)!.validator!.runId;
-    const status = job.status.initContainerStatuses[0];
+    const status = job.status.initContainerStatuses[0]!;
     status.lastState = status.state;
     status.state = { waiting: { reason: 'CrashLoopBackOff' } };
     expect(podViewOf(job, C)!.validator!.runId).toBe(before);
@@ -69,11 +69,11 @@ describe('decide', () => {
   });
 
   it('never deletes a pod no controller would recreate: a bare pod or a static (mirror) pod is only reported', () => {
-    const bare = withMeta(crashLoopPod({ name: 'bare' })) as any;
+    const bare = withMeta(crashLoopPod({ name: 'bare' }));
     delete bare.metadata.ownerReferences;
     const bareView = podViewOf(bare, C)!;
     expect(decide(input({ view: bareView, blocked: blockedOf(bareView, 95)! }))).toMatchObject({ kind: 'report', event: 'InterlockBlocked' });
-    const mirror = withMeta(crashLoopPod({ name: 'static-node-a' })) as any;
+    const mirror = withMeta(crashLoopPod({ name: 'static-node-a' }));
     mirror.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'n1', controller: true }];
     const mirrorView = podViewOf(mirror, C)!;
     expect(decide(input({ view: mirrorView, blocked: blockedOf(mirrorView, 95)! }))).toMatchObject({ kind: 'report' });

@@ -31,9 +31,10 @@ describe('fuzz (seeded)', () => {
       const pod = structuredClone(random() < 0.5 ? crashLoopPod({ name: 'f' }) : failedJobPod({ name: 'f' })) as Record<string, unknown>;
       for (let edits = 0; edits < 3; edits++) {
         const steps = paths[Math.floor(random() * paths.length)]!.split('.');
-        let at: any = pod;
-        for (const step of steps.slice(0, -1)) at = at !== null && typeof at === 'object' ? at[step] : undefined;
-        if (at !== null && typeof at === 'object') at[steps[steps.length - 1]!] = values[Math.floor(random() * values.length)];
+        // Arrays too are reached by key ('0'): every object here is a JSON object or array.
+        let at: unknown = pod;
+        for (const step of steps.slice(0, -1)) at = at !== null && typeof at === 'object' ? (at as Record<string, unknown>)[step] : undefined;
+        if (at !== null && typeof at === 'object') (at as Record<string, unknown>)[steps[steps.length - 1]!] = values[Math.floor(random() * values.length)];
       }
       const view = podViewOf(pod, 'linkerd-network-validator');
       if (view) expect(() => blockedOf(view, 95)).not.toThrow();

@@ -30,8 +30,8 @@ beforeAll(async () => {
   api.store.put('pods', crashLoopPod({ name: 'web-3', ownerUid: 'o3' }));
   api.store.put('pods', crashLoopPod({ name: 'web-4', ownerUid: 'o4' }));
   agent = await startAgent(api, ['--breaker-threshold', '1']);
-  await waitFor('the Node Event', () => api.store.list('events').some((event: any) => event.reason === 'InterlockBreakerOpen'));
-  await waitFor('both pod Events', () => api.store.list('events').filter((event: any) => event.reason === 'InterlockBlocked').length === 2);
+  await waitFor('the Node Event', () => api.store.list('events').some((event) => event.reason === 'InterlockBreakerOpen'));
+  await waitFor('both pod Events', () => api.store.list('events').filter((event) => event.reason === 'InterlockBlocked').length === 2);
 });
 
 afterAll(async () => {

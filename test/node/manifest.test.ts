@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { nodeAgentManifest, nodeAgentRules } from '../../src/node/manifest.js';
 
+/** What this test reads of the documents (the Kubernetes fields, as nodeAgentManifest writes them). */
+type ManifestDocument = {
+  kind: string;
+  subjects?: unknown[];
+  spec: { template: { spec: { hostNetwork: boolean; tolerations: unknown[]; containers: Array<{ args: string[]; env: unknown[] }> } } };
+};
+
 const verbsOf = (rules: ReturnType<typeof nodeAgentRules>) => Object.fromEntries(rules.map((rule) => [rule.resources.join(','), rule.verbs]));
 
 describe('node agent manifests', () => {
@@ -12,14 +19,13 @@ describe('node agent manifests', () => {
   });
 
   it('prints a ServiceAccount, ClusterRole, binding and a host-network DaemonSet that tolerates its own taint', () => {
-    const documents = nodeAgentManifest({ image: 'example/interlock:1', mesh: 'linkerd', action: 'label', taint: true }) as any[];
+    const documents = nodeAgentManifest({ image: 'example/interlock:1', mesh: 'linkerd', action: 'label', taint: true }) as readonly ManifestDocument[];
     expect(documents.map((document) => document.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'DaemonSet']);
-    const daemonSet = documents[3];
-    const pod = daemonSet.spec.template.spec;
+    const pod = documents[3]!.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
     expect(pod.tolerations).toContainEqual({ key: 'interlock.dev/cni-not-ready', operator: 'Exists', effect: 'NoSchedule' });
-    expect(pod.containers[0].args).toEqual(['node', '--mesh=linkerd', '--action=label', '--taint', '--listen=0.0.0.0:9477']);
-    expect(pod.containers[0].env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
-    expect(documents[2].subjects).toEqual([{ kind: 'ServiceAccount', name: 'interlock-node', namespace: 'interlock-system' }]);
+    expect(pod.containers[0]?.args).toEqual(['node', '--mesh=linkerd', '--action=label', '--taint', '--listen=0.0.0.0:9477']);
+    expect(pod.containers[0]?.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
+    expect(documents[2]?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'interlock-node', namespace: 'interlock-system' }]);
   });
 });

@@ -27,11 +27,6 @@ function targets(result: ProbePlan): string[] {
   return [...firsts.values()].map(describe1);
 }
 
-function allTargets(result: ProbePlan): string[] {
-  if (!result.ok) throw new Error(result.problem.message);
-  return result.targets.map(describe1);
-}
-
 describe('choosing where the probe goes', () => {
   it('a default route: a documentation address, one probe per family', () => {
     const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1', v6: 'fd00:1::5/64', default6: 'fd00:1::1' });

@@ -1,20 +1,11 @@
-import type { Family } from '../../addr/ip.js';
 import { MAX_DUMP_BYTES, MAX_LINE_CHARS } from '../limits.js';
-import { parseFailure, type Backend, type Chain, type ParseResult, type Table } from '../model.js';
+import { parseFailure, type Chain, type ParseResult, type Table } from '../model.js';
 import { excerpt } from '../excerpt.js';
 import { oversizeText, TermBudget } from '../limit-checks.js';
 import { builtinChain } from './builtin-chains.js';
 import { declareChain, type TableDraft } from './chain-declaration.js';
 import { parseRuleLine } from './rule-line.js';
-
-export interface ParseOptions {
-  readonly backend: Exclude<Backend, 'nftables'>;
-  readonly family: Family;
-  /** Names the dump in errors (a file name or the command that printed it). */
-  readonly source: string;
-  /** Shared by the dumps of one analysis; a dump parsed alone gets its own. */
-  readonly budget?: TermBudget;
-}
+import type { ParseOptions } from './parse-options.js';
 
 interface SaveState {
   readonly tables: Table[];

@@ -1,6 +1,6 @@
 import type { Rule } from '../model.js';
 import type { ChainDraft, TableDraft } from './chain-declaration.js';
-import type { ParseOptions } from './parse-iptables-save.js';
+import type { ParseOptions } from './parse-options.js';
 import { excerpt } from '../excerpt.js';
 import { parseRuleWords } from './rule-words.js';
 import { tokenizeLine } from './tokenize.js';

@@ -1,5 +1,5 @@
 import type { TermBudget } from '../limit-checks.js';
-import type { Chain, ChainType, Hook, Rule, Table, TableFamily } from '../model.js';
+import type { Chain, Hook, Rule, Table, TableFamily } from '../model.js';
 import { parseExpressions } from './expressions.js';
 import { isObject } from './json-values.js';
 
@@ -113,5 +113,5 @@ function baseOf(chain: Record<string, unknown>): Chain['base'] | 'invalid' {
   const priority = typeof prio === 'number' ? prio : typeof prio === 'string' ? NAMED_PRIORITIES[prio] : undefined;
   const type = chain['type'];
   if (priority === undefined || (type !== 'nat' && type !== 'filter' && type !== 'route')) return 'invalid';
-  return { hook: hook as Hook, priority, type: type as ChainType, policy: chain['policy'] === 'drop' ? 'drop' : 'accept' };
+  return { hook: hook as Hook, priority, type, policy: chain['policy'] === 'drop' ? 'drop' : 'accept' };
 }

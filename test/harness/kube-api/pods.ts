@@ -16,12 +16,26 @@ export interface PodShape {
   readonly message?: string;
   /** The controller's uid (ReplicaSet or Job); the fixture's when absent, so pods share an owner. */
   readonly ownerUid?: string;
+  /** When the validator's failed run ended (a new value is a new run, as after a restart). */
+  readonly finishedAt?: string;
 }
 
-type ContainerStatus = { name: string; state: Record<string, unknown>; lastState: Record<string, unknown>; restartCount: number };
+/** A kubelet-written container termination: the fields the agent reads and the tests rewrite. */
+export type Terminated = { exitCode: number; message?: string; reason?: string; finishedAt?: string; [field: string]: unknown };
 
-function reshape(fixture: KubeObject, shape: PodShape): KubeObject {
-  const pod = structuredClone(fixture) as KubeObject & { spec: { nodeName: string; initContainers: { name: string }[] }; status: { initContainerStatuses: ContainerStatus[] } };
+/** A container state as the kubelet writes it: one of terminated, waiting or running (or none). */
+export type ContainerState = { terminated?: Terminated; waiting?: { reason: string; message?: string }; running?: Record<string, unknown> };
+
+export type ContainerStatus = { name: string; state: ContainerState; lastState: ContainerState; restartCount: number };
+
+/** A pod of the fixtures: the fields of kubelet's shape the tests read and rewrite; the rest is carried as is. */
+export type FixturePod = KubeObject & {
+  spec: { nodeName: string; initContainers: { name: string }[] };
+  status: { phase: string; initContainerStatuses: ContainerStatus[] };
+};
+
+function reshape(fixture: KubeObject, shape: PodShape): FixturePod {
+  const pod = structuredClone(fixture) as FixturePod;
   pod.metadata.name = shape.name;
   pod.metadata.namespace = shape.namespace ?? 'default';
   pod.spec.nodeName = shape.nodeName ?? 'node-a';
@@ -30,23 +44,24 @@ function reshape(fixture: KubeObject, shape: PodShape): KubeObject {
   pod.spec.initContainers[0]!.name = container;
   const status = pod.status.initContainerStatuses[0]!;
   status.name = container;
-  const terminated = (status.lastState.terminated ?? status.state.terminated) as { exitCode: number; message: string };
+  const terminated = (status.lastState.terminated ?? status.state.terminated)!;
   if (shape.exitCode !== undefined) terminated.exitCode = shape.exitCode;
   if (shape.message !== undefined) terminated.message = shape.message;
-  const waiting = status.state.waiting as { message?: string } | undefined;
+  if (shape.finishedAt !== undefined) terminated.finishedAt = shape.finishedAt;
+  const waiting = status.state.waiting;
   if (waiting?.message) waiting.message = waiting.message.replace(/container=\S+ pod=\S+/, `container=${container} pod=${shape.name}_${pod.metadata.namespace}`);
   return pod;
 }
 
 /** A Deployment's pod whose validator failed and restarts: CrashLoopBackOff with lastState.terminated. */
-export const crashLoopPod = (shape: PodShape): KubeObject => reshape(load('pod-init-crashloop.json'), shape);
+export const crashLoopPod = (shape: PodShape): FixturePod => reshape(load('pod-init-crashloop.json'), shape);
 
 /** A Job's pod (restartPolicy Never) whose validator failed once: state.terminated, phase Failed. */
-export const failedJobPod = (shape: PodShape): KubeObject => reshape(load('pod-init-failed-never.json'), shape);
+export const failedJobPod = (shape: PodShape): FixturePod => reshape(load('pod-init-failed-never.json'), shape);
 
 /** The same pod with its validator passed and the app running: nothing to do. */
-export function healthyPod(shape: PodShape): KubeObject {
-  const pod = crashLoopPod(shape) as KubeObject & { status: { phase: string; initContainerStatuses: ContainerStatus[] } };
+export function healthyPod(shape: PodShape): FixturePod {
+  const pod = crashLoopPod(shape);
   const status = pod.status.initContainerStatuses[0]!;
   status.state = { terminated: { exitCode: 0, reason: 'Completed', startedAt: '2026-11-20T10:00:02Z', finishedAt: '2026-11-20T10:00:03Z', containerID: 'containerd://1f2e3d4c5b6a79880716253443526170819a2b3c4d5e6f708192a3b4c5d6e7f8' } };
   status.lastState = {};

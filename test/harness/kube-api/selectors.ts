@@ -47,7 +47,7 @@ function holds(requirement: Requirement, value: string | undefined): boolean {
 }
 
 /** A field path (`spec.nodeName`, `involvedObject.uid`) read from the object as the API server does. */
-export function fieldValue(object: KubeObject, path: string): string | undefined {
+function fieldValue(object: KubeObject, path: string): string | undefined {
   let current: unknown = object;
   for (const step of path.split('.')) {
     if (current === null || typeof current !== 'object') return undefined;

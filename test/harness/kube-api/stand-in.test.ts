@@ -1,25 +1,32 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { crashLoopPod, nodeObject } from './pods.js';
 import { startKubeApi, type KubeApi } from './server.js';
+import type { KubeObject } from './types.js';
 
 let api: KubeApi;
 beforeEach(async () => { api = await startKubeApi({ bookmarkMs: 50 }); });
 afterEach(async () => { await api.close(); });
 
-const get = async (path: string): Promise<{ status: number; body: any }> => {
+/** A list as the API server answers it: one resourceVersion, and a continue token while more remain. */
+type List<T = KubeObject> = { metadata: { resourceVersion: string; continue?: string; remainingItemCount?: number }; items: T[] };
+type WatchEvent = { type: string; object: KubeObject };
+type Node = KubeObject & { spec: { taints?: unknown[] } };
+
+/** T names what the test reads of the answer; a missing field fails the test where it is read. */
+const get = async <T = unknown>(path: string): Promise<{ status: number; body: T }> => {
   const response = await fetch(`${api.url}${path}`);
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as T };
 };
-const send = async (method: string, path: string, body: unknown, type = 'application/json'): Promise<{ status: number; body: any }> => {
+const send = async <T = unknown>(method: string, path: string, body: unknown, type = 'application/json'): Promise<{ status: number; body: T }> => {
   const response = await fetch(`${api.url}${path}`, { method, headers: { 'content-type': type }, body: JSON.stringify(body) });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: (await response.json()) as T };
 };
 
 /** Reads watch events until `until` says stop (or the stream ends). */
-async function watchEvents(path: string, until: (events: any[]) => boolean): Promise<any[]> {
+async function watchEvents(path: string, until: (events: WatchEvent[]) => boolean): Promise<WatchEvent[]> {
   const response = await fetch(`${api.url}${path}`);
   const reader = response.body!.getReader();
-  const events: any[] = [];
+  const events: WatchEvent[] = [];
   let buffer = '';
   while (!until(events)) {
     const { done, value } = await reader.read();
@@ -27,7 +34,7 @@ async function watchEvents(path: string, until: (events: any[]) => boolean): Pro
     buffer += Buffer.from(value).toString('utf8');
     const lines = buffer.split('\n');
     buffer = lines.pop()!;
-    for (const line of lines) if (line) events.push(JSON.parse(line));
+    for (const line of lines) if (line) events.push(JSON.parse(line) as WatchEvent);
   }
   await reader.cancel();
   return events;
@@ -35,20 +42,20 @@ async function watchEvents(path: string, until: (events: any[]) => boolean): Pro
 
 describe('the Kubernetes API stand-in', () => {
   it('serves discovery documents', async () => {
-    expect((await get('/version')).body.major).toBe('1');
-    expect((await get('/api')).body.versions).toEqual(['v1']);
-    expect((await get('/api/v1')).body.resources.map((r: any) => r.name)).toEqual(['pods', 'pods/status', 'events', 'nodes']);
+    expect((await get<{ major: string }>('/version')).body.major).toBe('1');
+    expect((await get<{ versions: string[] }>('/api')).body.versions).toEqual(['v1']);
+    expect((await get<{ resources: Array<{ name: string }> }>('/api/v1')).body.resources.map((r) => r.name)).toEqual(['pods', 'pods/status', 'events', 'nodes']);
     expect((await get('/apis/apps/v1')).status).toBe(404);
   });
 
   it('lists in chunks with one resourceVersion, filtered by spec.nodeName', async () => {
     for (let i = 0; i < 5; i++) api.store.put('pods', crashLoopPod({ name: `p${i}`, nodeName: i < 3 ? 'node-a' : 'node-b' }));
-    const first = await get('/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a&limit=2');
-    expect(first.body.items.map((p: any) => p.metadata.name)).toEqual(['p0', 'p1']);
+    const first = await get<List>('/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a&limit=2');
+    expect(first.body.items.map((p) => p.metadata.name)).toEqual(['p0', 'p1']);
     expect(first.body.metadata.remainingItemCount).toBe(1);
     api.store.put('pods', crashLoopPod({ name: 'p9', nodeName: 'node-a' }));
-    const second = await get(`/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a&limit=2&continue=${first.body.metadata.continue}`);
-    expect(second.body.items.map((p: any) => p.metadata.name)).toEqual(['p2', 'p9']);
+    const second = await get<List>(`/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-a&limit=2&continue=${first.body.metadata.continue}`);
+    expect(second.body.items.map((p) => p.metadata.name)).toEqual(['p2', 'p9']);
     expect(second.body.metadata.resourceVersion).toBe(first.body.metadata.resourceVersion);
     expect(second.body.metadata.continue).toBeUndefined();
   });
@@ -60,7 +67,7 @@ describe('the Kubernetes API stand-in', () => {
     api.store.put('pods', crashLoopPod({ name: 'a', nodeName: 'node-b' }));
     const events = await watchEvents(`/api/v1/pods?watch=true&fieldSelector=spec.nodeName%3Dnode-a&resourceVersion=${rv}&allowWatchBookmarks=true`, (seen) => seen.some((e) => e.type === 'BOOKMARK'));
     expect(events.map((e) => `${e.type}:${e.object.metadata.name ?? ''}`)).toEqual(['ADDED:b', 'DELETED:a', 'BOOKMARK:']);
-    expect(events[2].object.metadata.resourceVersion).toBe(String(api.store.resourceVersion));
+    expect(events[2]?.object.metadata.resourceVersion).toBe(String(api.store.resourceVersion));
   });
 
   it('answers 410 Gone for a compacted resourceVersion, in a list and as a watch ERROR event', async () => {
@@ -70,7 +77,7 @@ describe('the Kubernetes API stand-in', () => {
     api.store.compact();
     expect((await get(`/api/v1/pods?resourceVersion=${old}&resourceVersionMatch=Exact`)).status).toBe(410);
     expect((await get(`/api/v1/pods?resourceVersion=${old}`)).status).toBe(200);
-    const first = await get('/api/v1/pods?limit=1');
+    const first = await get<List>('/api/v1/pods?limit=1');
     api.store.put('pods', crashLoopPod({ name: 'c' }));
     api.store.compact();
     expect((await get(`/api/v1/pods?limit=1&continue=${first.body.metadata.continue}`)).status).toBe(410);
@@ -92,11 +99,11 @@ describe('the Kubernetes API stand-in', () => {
     api.store.put('nodes', nodeObject('node-a'));
     const taint = { key: 'interlock.dev/cni-not-ready', effect: 'NoSchedule' };
     await send('PATCH', '/api/v1/nodes/node-a', { spec: { taints: [{ key: 'other', effect: 'NoExecute' }] } }, 'application/merge-patch+json');
-    const added = await send('PATCH', '/api/v1/nodes/node-a', { spec: { taints: [taint] } }, 'application/strategic-merge-patch+json');
+    const added = await send<Node>('PATCH', '/api/v1/nodes/node-a', { spec: { taints: [taint] } }, 'application/strategic-merge-patch+json');
     expect(added.body.spec.taints).toEqual([{ key: 'other', effect: 'NoExecute' }, taint]);
-    const removed = await send('PATCH', '/api/v1/nodes/node-a', { spec: { taints: [{ key: taint.key, $patch: 'delete' }] } }, 'application/strategic-merge-patch+json');
+    const removed = await send<Node>('PATCH', '/api/v1/nodes/node-a', { spec: { taints: [{ key: taint.key, $patch: 'delete' }] } }, 'application/strategic-merge-patch+json');
     expect(removed.body.spec.taints).toEqual([{ key: 'other', effect: 'NoExecute' }]);
-    const labelled = await send('PATCH', '/api/v1/nodes/node-a', { metadata: { labels: { x: 'y', 'kubernetes.io/os': null } } }, 'application/merge-patch+json');
+    const labelled = await send<Node>('PATCH', '/api/v1/nodes/node-a', { metadata: { labels: { x: 'y', 'kubernetes.io/os': null } } }, 'application/merge-patch+json');
     expect(labelled.body.metadata.labels).toEqual({ 'kubernetes.io/hostname': 'node-a', 'kubernetes.io/arch': 'amd64', x: 'y' });
     expect((await send('PATCH', '/api/v1/nodes/node-a', [], 'application/json-patch+json')).status).toBe(415);
   });
@@ -105,8 +112,8 @@ describe('the Kubernetes API stand-in', () => {
     const event = (name: string, uid: string) => ({ metadata: { generateName: `${name}.` }, involvedObject: { kind: 'Pod', name, namespace: 'default', uid }, reason: 'InterlockBlocked', message: 'm', type: 'Warning' });
     expect((await send('POST', '/api/v1/namespaces/default/events', event('a', 'u1'))).status).toBe(201);
     await send('POST', '/api/v1/namespaces/default/events', event('b', 'u2'));
-    const listed = await get('/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Da,involvedObject.namespace%3Ddefault,involvedObject.uid%3Du1');
-    expect(listed.body.items.map((e: any) => e.involvedObject.name)).toEqual(['a']);
+    const listed = await get<List<KubeObject & { involvedObject: { name: string } }>>('/api/v1/namespaces/default/events?fieldSelector=involvedObject.name%3Da,involvedObject.namespace%3Ddefault,involvedObject.uid%3Du1');
+    expect(listed.body.items.map((e) => e.involvedObject.name)).toEqual(['a']);
   });
 
   it('injects 429 with Retry-After, then answers normally', async () => {

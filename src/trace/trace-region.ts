@@ -43,7 +43,7 @@ interface Context {
   readonly indexes: Map<Chain, AddressIndex>;
   readonly budget: Budget;
   readonly work: Flow[];
-  readonly pieces: Piece[];
+  readonly emit: (piece: Piece) => void;
 }
 
 /**
@@ -56,16 +56,25 @@ interface Context {
  * model is followed both ways, each way recorded as an assumption.
  */
 export function traceRegion(ruleset: Ruleset, frame: TraceFrame, region: Region, budget: Budget): Piece[] {
+  const pieces: Piece[] = [];
+  traceRegionInto(ruleset, frame, region, budget, (piece) => pieces.push(piece));
+  return pieces;
+}
+
+/**
+ * The same, handing each piece to `emit` as soon as it is decided: a caller that checks pieces as
+ * they come never holds them all (a 100k-rule table makes about 600k of them).
+ */
+export function traceRegionInto(ruleset: Ruleset, frame: TraceFrame, region: Region, budget: Budget, emit: (piece: Piece) => void): void {
   const looping = new Map<Chain, string>();
   for (const table of ruleset.tables) for (const [chain, cycle] of loopingChains(table)) looping.set(chain, cycle);
-  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), indexes: new Map(), budget, work: [], pieces: [] };
+  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), indexes: new Map(), budget, work: [], emit };
   const start: Flow = { region, hooked: -1, frame: undefined, path: undefined, assumed: [], lastReturn: undefined, lastDecision: undefined, nat: undefined, groupNat: undefined, tproxy: undefined };
   enterNextChain(start, context);
   for (let flow = context.work.pop(); flow; flow = context.work.pop()) {
     if (context.budget.remaining <= 0) finish(flow, workLimit(context.budget), undefined, context);
     else walk(flow, context);
   }
-  return context.pieces;
 }
 
 function workLimit(budget: Budget): Outcome {
@@ -73,7 +82,7 @@ function workLimit(budget: Budget): Outcome {
 }
 
 function finish(flow: Flow, outcome: Outcome, decidedBy: Provenance | undefined, context: Context): undefined {
-  context.pieces.push({ region: flow.region, outcome, decidedBy, steps: flow.path, assumed: flow.assumed });
+  context.emit({ region: flow.region, outcome, decidedBy, steps: flow.path, assumed: flow.assumed });
   return undefined;
 }
 

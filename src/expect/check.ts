@@ -34,7 +34,7 @@ export interface CheckResult {
   readonly answers: readonly ExpectationAnswer[];
   /** Mismatches first (a definite mismatch outranks an unknown), in expectation order. */
   readonly findings: readonly Finding[];
-  /** Findings past the number kept in full (a hostile table makes one per rule); never 0 when any was dropped. */
+  /** Findings past the number kept in full (a hostile table makes one per rule), counted up to 10,000; never 0 when any was dropped. */
   readonly omittedFindings: number;
 }
 
@@ -47,6 +47,8 @@ const MAX_REGIONS_KEPT = 64;
  */
 const MAX_FINDINGS = 256;
 const MAX_OUTCOMES_SEEN = 32;
+/** Omitted findings are counted exactly up to this many (their keys are memory too). */
+const MAX_OMITTED_COUNTED = 10_000;
 
 function meets(outcome: Outcome, expected: Expected): boolean {
   switch (expected.kind) {
@@ -118,7 +120,8 @@ function addWrong(tally: Tally, space: Pick<TracedSpace, 'scope'>, expectation: 
   if (!group) {
     const omitted = tally.omitted.get(reason) ?? new Set<string>();
     if (omitted.size > 0 || groupsOf(tally, reason) >= MAX_FINDINGS) {
-      tally.omitted.set(reason, omitted.add(key));
+      if (omitted.size < MAX_OMITTED_COUNTED) omitted.add(key);
+      tally.omitted.set(reason, omitted);
       return;
     }
     group = { reason, expectation, scope: space.scope, piece, regions: [] };

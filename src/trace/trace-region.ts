@@ -12,6 +12,8 @@ import { andConstraints, intersect, overlaps, subtract, type Region } from './re
 
 /** Deeper than any real ruleset; the kernel itself refuses deeper nesting. */
 const MAX_DEPTH = 64;
+/** Regions split off and not yet traced, at most: about 100 MiB of them at worst. */
+const MAX_PENDING = 100_000;
 /** Unmodelled rules one region may be assumed through, each both ways. */
 const MAX_ASSUMPTIONS = 6;
 
@@ -78,7 +80,7 @@ export function traceRegionInto(ruleset: Ruleset, frame: TraceFrame, region: Reg
 }
 
 function workLimit(budget: Budget): Outcome {
-  return { kind: 'unknown', why: `the analysis reached its work limit (${budget.limit} rule visits); the rules are too many or too tangled to decide` };
+  return { kind: 'unknown', why: `the analysis reached its work limit (${budget.limit} units: rule visits and regions split off); the rules are too many or too tangled to decide` };
 }
 
 function finish(flow: Flow, outcome: Outcome, decidedBy: Provenance | undefined, context: Context): undefined {
@@ -165,13 +167,22 @@ function rulesToVisit(flow: Flow, frame: Frame, context: Context): readonly numb
   return candidateRules(index, flow.region.daddr, frame.next);
 }
 
+function longestSet(region: Region): number {
+  return Math.max(region.daddr.length, region.saddr.length, region.dport.length, region.sport.length, region.uid.length, region.gid.length);
+}
+
 /** The part of the flow the rule matches (the rest is queued). */
 function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kind: 'cube' }>, context: Context): Flow | 'stopped' {
   const inside = intersect(flow.region, constraint.constraint) as Region;
+  // Splitting copies the region's interval lists: a region that passed many RETURNs of scattered
+  // networks carries one interval per RETURN, so the copy is charged by its length. That keeps
+  // the bound a bound on time, not only on rule visits.
+  const copyCost = 1 + (longestSet(flow.region) >> 5);
   for (const outside of subtract(flow.region, constraint.constraint)) {
-    // Every region split off costs work too: the bound holds for memory as well as time.
-    context.budget.remaining--;
-    context.work.push({ ...flow, region: outside });
+    context.budget.remaining -= copyCost;
+    // Pending regions are memory: past MAX_PENDING they end "unknown" instead of waiting.
+    if (context.work.length >= MAX_PENDING) unknown({ ...flow, region: outside }, `more than ${MAX_PENDING} regions wait to be traced; the rules split the packet space too finely to decide`, rule.provenance, context);
+    else context.work.push({ ...flow, region: outside });
   }
   const matched: Flow = { ...flow, region: inside };
   if (constraint.unknown === undefined) return matched;

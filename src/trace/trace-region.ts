@@ -6,7 +6,7 @@ import { loopingChains } from './chain-loops.js';
 import { withStep, type Flow, type Frame, type Steps } from './flow.js';
 import { hookedChains, policyProvenance, where, type HookedChain } from './hooked-chains.js';
 import { rewriteMarks } from './mark-set.js';
-import { ruleConstraint, type RuleConstraint, type TraceFrame } from './match-constraint.js';
+import { ruleConstraint, ruleDestinations, type RuleConstraint, type TraceFrame } from './match-constraint.js';
 import { sameOutcome, type Outcome } from './outcome.js';
 import { andConstraints, intersect, overlaps, subtract, type Region } from './region.js';
 
@@ -158,10 +158,7 @@ function rulesToVisit(flow: Flow, frame: Frame, context: Context): readonly numb
   if (spanned > 1n << BigInt(FAMILY_BITS[context.frame.family] - 1)) return undefined;
   let index = context.indexes.get(frame.chain);
   if (!index) {
-    index = buildAddressIndex(rules.map((rule) => {
-      const constraint = constraintOf(rule, context);
-      return constraint.kind === 'never' ? [] : constraint.constraint.daddr;
-    }));
+    index = buildAddressIndex(rules.map((rule) => ruleDestinations(rule, context.frame.family)));
     context.indexes.set(frame.chain, index);
   }
   return candidateRules(index, flow.region.daddr, frame.next);

@@ -47,7 +47,7 @@ export function verifyRuleset(ruleset: Ruleset, spec: InterceptionSpec, families
       const space = packetSpace(spec, family, hook, atoms);
       const expectations = hook === 'output' ? outboundExpectations(spec, family, atoms, space) : inboundExpectations(spec, family, atoms, space);
       // Pieces are checked as they are made and then dropped: memory stays flat however many there are.
-      traceRegionInto(ruleset, { family, hook, atoms }, space, budget, checker.space({ family, hook, atoms }, expectations));
+      traceRegionInto(ruleset, { family, hook, atoms }, space, budget, checker.space({ family, hook, atoms }, expectations, space));
     }
   }
   return checker.result();
@@ -63,7 +63,7 @@ export function traceSpaces(ruleset: Ruleset, spec: InterceptionSpec, families: 
       const space = packetSpace(spec, family, hook, atoms);
       const expectations = hook === 'output' ? outboundExpectations(spec, family, atoms, space) : inboundExpectations(spec, family, atoms, space);
       const pieces = traceRegion(ruleset, { family, hook, atoms }, space, budget);
-      spaces.push({ scope: { family, hook, atoms }, pieces, expectations });
+      spaces.push({ scope: { family, hook, atoms }, pieces, expectations, space });
     }
   }
   return spaces;

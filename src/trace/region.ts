@@ -124,6 +124,16 @@ function withField<K extends Field>(region: Region, field: K, value: Region[K]):
   return copy;
 }
 
+/**
+ * The fields in which `region` is narrower than `space`, as a constraint: for regions already
+ * inside `space` it selects the same packets with fewer fields to test.
+ */
+export function narrowing(region: Region, space: Region): Constraint {
+  const out: Record<string, unknown> = {};
+  for (const field of FIELDS) if (!(OPS[field] as FieldOps<Region[typeof field]>).same(region[field], space[field])) out[field] = region[field];
+  return out as Constraint;
+}
+
 /** Two regions that differ in one field whose sets can be joined become one region. */
 export function mergeRegions(a: Region, b: Region): Region | undefined {
   let differing: Field | undefined;

@@ -14,6 +14,8 @@ import { andConstraints, intersect, overlaps, subtract, type Region } from './re
 const MAX_DEPTH = 64;
 /** Regions split off and not yet traced, at most: about 100 MiB of them at worst. */
 const MAX_PENDING = 100_000;
+/** Rule constraints kept for reuse at once. */
+const MAX_CACHED_CONSTRAINTS = 8192;
 /** Unmodelled rules one region may be assumed through, each both ways. */
 const MAX_ASSUMPTIONS = 6;
 
@@ -98,6 +100,9 @@ function constraintOf(rule: Rule, context: Context): RuleConstraint {
     // A rule that only counts, logs or sets a conntrack zone changes nothing, whatever it matches.
     const inert = rule.actions.every((action) => action.kind === 'continue');
     cached = inert ? { kind: 'never' } : ruleConstraint(rule, context.frame, andConstraints);
+    // Bounded: a cache of every rule of a 100k-rule table was ~40 MB that lived through the whole
+    // analysis. Rules visited again and again (those after a long run of RETURNs) come back at once.
+    if (context.constraints.size >= MAX_CACHED_CONSTRAINTS) context.constraints.clear();
     context.constraints.set(rule, cached);
   }
   return cached;

@@ -100,22 +100,31 @@ export function intersect(region: Region, constraint: Constraint): Region | unde
 
 /** The region outside the constraint, as disjoint regions (one per constrained field at most). */
 export function subtract(region: Region, constraint: Constraint): Region[] {
-  const out: Region[] = [];
+  return splitRegion(region, constraint).outside;
+}
+
+/**
+ * The region inside the constraint (undefined when empty) and the disjoint regions outside it, in
+ * one pass: the tracer needs both at every rule that meets a region.
+ */
+export function splitRegion(region: Region, constraint: Constraint): { inside: Region | undefined; outside: Region[] } {
+  const outside: Region[] = [];
   let inside: Mutable<Region> | undefined;
   for (const key in constraint) {
     const field = key as Field;
     const ops = OPS[field] as FieldOps<Region[typeof field]>;
     const limit = constraint[field] as Region[typeof field];
     const current = (inside ?? region)[field];
-    const outside = ops.minus(current, limit);
-    if (!ops.empty(outside)) out.push(withField(inside ?? region, field, outside));
+    const without = ops.minus(current, limit);
+    if (!ops.empty(without)) outside.push(withField(inside ?? region, field, without));
     const within = ops.and(current, limit);
-    if (ops.empty(within)) return out;
-    // `inside` is private to this call until it is copied into a piece, so it may change in place.
+    if (ops.empty(within)) return { inside: undefined, outside };
+    if (within === current) continue;
+    // `inside` is private to this call until it is returned, so it may change in place.
     inside ??= { ...region };
     (inside as Record<Field, unknown>)[field] = within;
   }
-  return out;
+  return { inside: inside ?? region, outside };
 }
 
 function withField<K extends Field>(region: Region, field: K, value: Region[K]): Region {

@@ -1,6 +1,6 @@
 import type { Action, Chain, Provenance, Rule, Ruleset } from '../rules/model.js';
-import { FAMILY_BITS } from '../addr/ip.js';
-import type { Interval } from './interval-set.js';
+import { FAMILY_BITS, type Family } from '../addr/ip.js';
+import type { Interval, IntervalSet } from './interval-set.js';
 import { buildAddressIndex, candidateRules, type AddressIndex } from './address-index.js';
 import { loopingChains } from './chain-loops.js';
 import { withStep, type Flow, type Frame, type Steps } from './flow.js';
@@ -8,12 +8,13 @@ import { hookedChains, policyProvenance, where, type HookedChain } from './hooke
 import { rewriteMarks } from './mark-set.js';
 import { ruleConstraint, ruleDestinations, type RuleConstraint, type TraceFrame } from './match-constraint.js';
 import { sameOutcome, type Outcome } from './outcome.js';
-import { andConstraints, intersect, overlaps, subtract, type Region } from './region.js';
+import { andConstraints, overlaps, splitRegion, type Region } from './region.js';
 
 /** Deeper than any real ruleset; the kernel itself refuses deeper nesting. */
 const MAX_DEPTH = 64;
 /** Regions split off and not yet traced, at most: about 100 MiB of them at worst. */
 const MAX_PENDING = 100_000;
+const HALF_SPACE: Readonly<Record<Family, bigint>> = { ipv4: 1n << BigInt(FAMILY_BITS.ipv4 - 1), ipv6: 1n << BigInt(FAMILY_BITS.ipv6 - 1) };
 /** Rule constraints kept for reuse at once. */
 const MAX_CACHED_CONSTRAINTS = 8192;
 /** Unmodelled rules one region may be assumed through, each both ways. */
@@ -39,12 +40,19 @@ export interface Piece {
   readonly assumed: readonly Provenance[];
 }
 
+/** A chain's address index and its last answer (for the last destination list asked about). */
+interface IndexSlot {
+  readonly index: AddressIndex;
+  daddr: IntervalSet | undefined;
+  all: readonly number[];
+}
+
 interface Context {
   readonly frame: TraceFrame;
   readonly hooked: readonly HookedChain[];
   readonly looping: ReadonlyMap<Chain, string>;
   readonly constraints: Map<Rule, RuleConstraint>;
-  readonly indexes: Map<Chain, AddressIndex>;
+  readonly indexes: Map<Chain, IndexSlot>;
   readonly budget: Budget;
   readonly work: Flow[];
   readonly emit: (piece: Piece) => void;
@@ -136,7 +144,7 @@ function walk(flow: Flow, context: Context): void {
 function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; rule: Rule } | undefined | 'stopped' {
   const rules = frame.chain.rules;
   const candidates = rulesToVisit(flow, frame, context);
-  for (let k = 0; ; k++) {
+  for (let k = candidates ? firstAtLeast(candidates, frame.next) : 0; ; k++) {
     const index = candidates ? candidates[k] : frame.next + k;
     if (index === undefined || index >= rules.length) break;
     const rule = rules[index] as Rule;
@@ -150,6 +158,17 @@ function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; ru
   return undefined;
 }
 
+function firstAtLeast(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((sorted[middle] as number) < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
 /**
  * A region narrowed to a few destinations visits only the rules the address index names;
  * undefined means every rule from the frame's position on.
@@ -160,13 +179,21 @@ function rulesToVisit(flow: Flow, frame: Frame, context: Context): readonly numb
   if (rules.length - frame.next < 64 || daddr.length === 0 || daddr.length > 4) return undefined;
   // A region spanning more than half of its family's space gains nothing from the index.
   const spanned = (daddr[daddr.length - 1] as Interval)[1] - (daddr[0] as Interval)[0];
-  if (spanned > 1n << BigInt(FAMILY_BITS[context.frame.family] - 1)) return undefined;
-  let index = context.indexes.get(frame.chain);
-  if (!index) {
-    index = buildAddressIndex(rules.map((rule) => ruleDestinations(rule, context.frame.family)));
-    context.indexes.set(frame.chain, index);
+  if (spanned > HALF_SPACE[context.frame.family]) return undefined;
+  let slot = context.indexes.get(frame.chain);
+  if (!slot) {
+    slot = { index: buildAddressIndex(rules.map((rule) => ruleDestinations(rule, context.frame.family))), daddr: undefined, all: [] };
+    context.indexes.set(frame.chain, slot);
   }
-  return candidateRules(index, flow.region.daddr, frame.next);
+  // Rules that test no destination are candidates for every region: when they are most of the
+  // chain, listing them for each region would cost more than walking the chain.
+  if (slot.index.always.length * 2 > rules.length) return undefined;
+  // The regions one rule splits off share their destination list: ask the index once for them.
+  if (slot.daddr !== daddr) {
+    slot.daddr = daddr;
+    slot.all = candidateRules(slot.index, daddr, 0);
+  }
+  return slot.all;
 }
 
 function longestSet(region: Region): number {
@@ -175,12 +202,13 @@ function longestSet(region: Region): number {
 
 /** The part of the flow the rule matches (the rest is queued). */
 function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kind: 'cube' }>, context: Context): Flow | 'stopped' {
-  const inside = intersect(flow.region, constraint.constraint) as Region;
+  const parts = splitRegion(flow.region, constraint.constraint);
+  const inside = parts.inside as Region;
   // Splitting copies the region's interval lists: a region that passed many RETURNs of scattered
   // networks carries one interval per RETURN, so the copy is charged by its length. That keeps
   // the bound a bound on time, not only on rule visits.
   const copyCost = 1 + (longestSet(flow.region) >> 5);
-  for (const outside of subtract(flow.region, constraint.constraint)) {
+  for (const outside of parts.outside) {
     context.budget.remaining -= copyCost;
     // Pending regions are memory: past MAX_PENDING they end "unknown" instead of waiting.
     if (context.work.length >= MAX_PENDING) unknown({ ...flow, region: outside }, `more than ${MAX_PENDING} regions wait to be traced; the rules split the packet space too finely to decide`, rule.provenance, context);

@@ -3,7 +3,7 @@ import { FAMILY_BITS, type Family } from '../addr/ip.js';
 import type { Interval, IntervalSet } from './interval-set.js';
 import { buildAddressIndex, candidateRules, type AddressIndex } from './address-index.js';
 import { loopingChains } from './chain-loops.js';
-import { withStep, type Flow, type Frame, type Steps } from './flow.js';
+import { extended, withStep, type Flow, type Frame, type Steps } from './flow.js';
 import { hookedChains, policyProvenance, where, type HookedChain } from './hooked-chains.js';
 import { rewriteMarks } from './mark-set.js';
 import { ruleConstraint, ruleDestinations, type RuleConstraint, type TraceFrame } from './match-constraint.js';
@@ -239,10 +239,11 @@ function applyActions(flow: Flow, rule: Rule, context: Context): Flow | undefine
     }
     if (action.kind === 'jump' || action.kind === 'goto') return enterChain(current, action, at, context);
     if (action.kind === 'return') {
-      const returned = withStep({ ...current, lastReturn: at }, { at, effect: 'return' });
+      // One copy per RETURN: every piece a long run of RETURNs makes passes here.
+      const path = extended(current.path, { at, effect: 'return' });
       const parent = (current.frame as Frame).parent;
-      if (parent) return { ...returned, frame: parent };
-      endByPolicy(returned, context);
+      if (parent) return { ...current, lastReturn: at, path, frame: parent };
+      endByPolicy({ ...current, lastReturn: at, path }, context);
       return undefined;
     }
     if (action.kind === 'tproxy') {

@@ -102,10 +102,12 @@ function tallyOf(): Tally {
   return { groups: new Map(), seen: new Map(), omitted: new Map(), failing: new Set() };
 }
 
-function noteOutcome(tally: Tally, expectation: Expectation, piece: Piece, text: string): void {
+function noteOutcome(tally: Tally, expectation: Expectation, piece: Piece): void {
   const outcomes = tally.seen.get(expectation) ?? [];
-  if (outcomes.length < MAX_OUTCOMES_SEEN && !outcomes.some((o) => o.decidedBy === piece.decidedBy && describeOutcome(o.outcome) === text)) outcomes.push({ outcome: piece.outcome, decidedBy: piece.decidedBy });
   tally.seen.set(expectation, outcomes);
+  if (outcomes.length >= MAX_OUTCOMES_SEEN) return;
+  const text = describeOutcome(piece.outcome);
+  if (!outcomes.some((o) => o.decidedBy === piece.decidedBy && describeOutcome(o.outcome) === text)) outcomes.push({ outcome: piece.outcome, decidedBy: piece.decidedBy });
 }
 
 function groupsOf(tally: Tally, reason: FindingReason): number {
@@ -140,21 +142,18 @@ interface Compiled {
 
 /** Compares one piece with every expectation region it overlaps. */
 function comparePiece(tally: Tally, space: Pick<TracedSpace, 'scope'>, compiled: readonly Compiled[], piece: Piece): void {
-  let text: string | undefined;
   for (const { expectation, constraints } of compiled) {
-    // Most pieces meet one expectation: test before building any intersection.
-    const overlapping: Region[] = [];
-    for (const region of constraints) {
-      if (!overlaps(piece.region, region)) continue;
-      const inside = intersect(piece.region, region);
-      if (inside) overlapping.push(inside);
-    }
-    if (overlapping.length === 0) continue;
-    text ??= describeOutcome(piece.outcome);
-    noteOutcome(tally, expectation, piece, text);
+    // Most pieces meet one expectation and get what it expects: intersections are built only
+    // for a piece whose outcome is wrong, to name the packets at fault.
+    if (!constraints.some((region) => overlaps(piece.region, region))) continue;
+    noteOutcome(tally, expectation, piece);
     const expected = expectation.expected;
-    if (!expected) continue;
-    const wrong = overlapping.flatMap((region) => violating(region, piece.outcome, expected));
+    if (!expected || meets(piece.outcome, expected)) continue;
+    const wrong: Region[] = [];
+    for (const region of constraints) {
+      const inside = intersect(piece.region, region);
+      if (inside) wrong.push(...violating(inside, piece.outcome, expected));
+    }
     if (wrong.length > 0) addWrong(tally, space, expectation, piece, wrong);
   }
 }

@@ -14,7 +14,8 @@ import { outboundExpectations } from './outbound-expectations.js';
 
 /**
  * The whole analysis's work bound, shared by every family and hook: a rule visited by a region
- * counts once. Real rulesets need a few thousand; a hostile one stops here with "unknown".
+ * counts one, a region split off one plus one per 32 intervals it copies. Real rulesets need a few
+ * thousand; a hostile one stops here with "unknown" within a second or two.
  */
 export const ANALYSIS_BUDGET = 4_000_000;
 

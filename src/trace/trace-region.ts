@@ -24,10 +24,12 @@ const MAX_ASSUMPTIONS = 6;
 export interface Budget {
   remaining: number;
   readonly limit: number;
+  /** Split-off regions that may wait to be traced at once: they are the analysis's memory. */
+  readonly maxPending: number;
 }
 
-export function budgetOf(limit: number): Budget {
-  return { remaining: limit, limit };
+export function budgetOf(limit: number, maxPending: number = MAX_PENDING): Budget {
+  return { remaining: limit, limit, maxPending };
 }
 
 /** A region of packets and where every packet of it ends up. */
@@ -210,8 +212,9 @@ function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kin
   const copyCost = 1 + (longestSet(flow.region) >> 5);
   for (const outside of parts.outside) {
     context.budget.remaining -= copyCost;
-    // Pending regions are memory: past MAX_PENDING they end "unknown" instead of waiting.
-    if (context.work.length >= MAX_PENDING) unknown({ ...flow, region: outside }, `more than ${MAX_PENDING} regions wait to be traced; the rules split the packet space too finely to decide`, rule.provenance, context);
+    // Pending regions are memory: past the bound they end "unknown" instead of waiting.
+    const most = context.budget.maxPending;
+    if (context.work.length >= most) unknown({ ...flow, region: outside }, `more than ${most} regions wait to be traced; the rules split the packet space too finely to decide`, rule.provenance, context);
     else context.work.push({ ...flow, region: outside });
   }
   const matched: Flow = { ...flow, region: inside };

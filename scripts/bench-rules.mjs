@@ -38,6 +38,18 @@ function hostile(count) {
   return lines.join('\n');
 }
 
+/** RETURNs of scattered /32s for the proxy's uid (correct rules): the region that goes on down the chain gains one interval per rule, so the work bound answers "unknown" past ~20k. */
+function scattered(count) {
+  const lines = ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':MESH - [0:0]', '-A OUTPUT -j MESH'];
+  lines.push('-A PREROUTING -p tcp -m multiport --dports 4190,4191 -j RETURN', '-A PREROUTING -p tcp -j REDIRECT --to-ports 4143');
+  for (let i = 0; i < count; i++) {
+    const v = i * 2;
+    lines.push(`-A MESH -d 10.${(v >> 16) & 255}.${(v >> 8) & 255}.${v & 255}/32 -m owner --uid-owner 2102 -j RETURN`);
+  }
+  lines.push('-A MESH -m owner --uid-owner 2102 -j RETURN', '-A MESH -o lo -j RETURN', '-A MESH -p tcp -j REDIRECT --to-ports 4140', 'COMMIT', '');
+  return lines.join('\n');
+}
+
 const packet = {
   family: 'ipv4', hook: 'output', protocol: 'tcp', source: parseIp('192.0.2.77'), destination: parseIp('192.0.2.10'),
   sourcePort: 40000, destinationPort: 80, uid: 1000, gid: 1000, outInterface: 'eth0',
@@ -100,6 +112,10 @@ const [, f10k] = full[1];
 console.log(`complete growth: 10k/1k = ${(f10k / f1k).toFixed(1)}x (n log n is ~13x, linear 10x); 10k under 250 ms: ${f10k < 250 ? 'met' : 'NOT met'}`);
 const [hostileMs, hostileStatus] = complete(hostile(2000), 3);
 console.log(`complete analysis, hostile 2,000 RETURNs (distinct ports and /24s): ${hostileMs.toFixed(1)} ms (${hostileStatus})`);
+for (const count of [2_000, 20_000]) {
+  const [ms, status] = complete(scattered(count), 1);
+  console.log(`complete analysis, ${count.toLocaleString('en')} scattered /32 RETURNs (the work bound's case): ${ms.toFixed(1)} ms (${status})`);
+}
 console.log(`peak RSS so far: ${(process.resourceUsage().maxRSS / 1024).toFixed(1)} MiB`);
 // 100k in a child of its own, bounded: its time and peak RSS are its own.
 const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--only-100k'], { encoding: 'utf8', timeout: 90_000 });

@@ -13,20 +13,51 @@ export interface RegionScope {
   readonly atoms: InterfaceAtoms;
 }
 
-/** The fewest CIDRs covering exactly the interval set. */
-export function cidrsOf(set: IntervalSet, family: Family): string[] {
+function bitLength(value: bigint): number {
+  return value === 0n ? 0 : value.toString(2).length;
+}
+
+/**
+ * The fewest CIDR blocks covering exactly the interval set, as start and prefix. Each block's size
+ * comes from the start's alignment and the length left, in one step: sizing blocks bit by bit and
+ * formatting every one made an IPv6 complement the slowest part of a whole analysis.
+ */
+function cidrBlocks(set: IntervalSet, family: Family): Array<readonly [bigint, number]> {
   const bits = FAMILY_BITS[family];
-  const out: string[] = [];
+  const out: Array<readonly [bigint, number]> = [];
   for (const [from, to] of set) {
-    let start = from;
-    while (start <= to) {
-      let size = 0;
-      while (size < bits && (start & ((1n << BigInt(size + 1)) - 1n)) === 0n && start + (1n << BigInt(size + 1)) - 1n <= to) size++;
-      out.push(`${formatIp({ family, value: start })}/${bits - size}`);
+    for (let start = from; start <= to; ) {
+      const aligned = start === 0n ? bits : bitLength(start & -start) - 1;
+      const size = Math.min(aligned, bitLength(to - start + 1n) - 1, bits);
+      out.push([start, bits - size]);
       start += 1n << BigInt(size);
     }
   }
   return out;
+}
+
+function cidrText([start, prefix]: readonly [bigint, number], family: Family): string {
+  return `${formatIp({ family, value: start })}/${prefix}`;
+}
+
+/** The fewest CIDRs covering exactly the interval set. */
+export function cidrsOf(set: IntervalSet, family: Family): string[] {
+  return cidrBlocks(set, family).map((block) => cidrText(block, family));
+}
+
+/** Terms of a set, counted at once and formatted only as far as a sentence shows them. */
+interface Terms {
+  readonly length: number;
+  readonly take: (count: number) => string[];
+}
+
+function cidrTerms(set: IntervalSet, family: Family): Terms {
+  const blocks = cidrBlocks(set, family);
+  return { length: blocks.length, take: (count) => blocks.slice(0, count).map((block) => cidrText(block, family)) };
+}
+
+function rangeTerms(set: IntervalSet): Terms {
+  return { length: set.length, take: (count) => rangesOf(set.slice(0, count)) };
 }
 
 export function rangesOf(set: IntervalSet): string[] {
@@ -59,17 +90,18 @@ function marksText(set: MarkSet): string[] {
 }
 
 /** "any X", "any X but A", or "A, B": whichever is shorter. */
-function choose(set: IntervalSet, full: IntervalSet, terms: (s: IntervalSet) => string[], noun: string, plural: string): string {
+function choose(set: IntervalSet, full: IntervalSet, terms: (s: IntervalSet) => Terms, noun: string, plural: string): string {
   if (sameSets(set, full)) return `any ${noun}`;
   const inside = terms(set);
   const outside = terms(subtractSets(full, set));
-  if (outside.length < inside.length && outside.length <= 3) return `any ${noun} but ${outside.join(', ')}`;
-  const shown = inside.length > 6 ? [...inside.slice(0, 6), `... (${inside.length} in all)`] : inside;
-  return `${inside.length === 1 && !inside[0]?.includes('-') && !inside[0]?.includes('/') ? noun : plural} ${shown.join(', ')}`;
+  if (outside.length < inside.length && outside.length <= 3) return `any ${noun} but ${outside.take(3).join(', ')}`;
+  const first = inside.take(6);
+  const shown = inside.length > 6 ? [...first, `... (${inside.length} in all)`] : first;
+  return `${inside.length === 1 && !first[0]?.includes('-') && !first[0]?.includes('/') ? noun : plural} ${shown.join(', ')}`;
 }
 
 function addresses(set: IntervalSet, family: Family): string {
-  const text = choose(set, allAddresses(family), (s) => cidrsOf(s, family), 'address', '');
+  const text = choose(set, allAddresses(family), (s) => cidrTerms(s, family), 'address', '');
   return text.startsWith(' ') ? text.slice(1) : text;
 }
 
@@ -84,11 +116,11 @@ function interfacesText(region: Region, scope: RegionScope): string | undefined 
 /** Fields most regions leave whole: named only when they are not. */
 function extras(region: Region, scope: RegionScope): string[] {
   const out: string[] = [];
-  if (scope.hook === 'output' && !sameSets(region.gid, ALL_IDS)) out.push(choose(region.gid, ALL_IDS, rangesOf, 'gid', 'gids'));
+  if (scope.hook === 'output' && !sameSets(region.gid, ALL_IDS)) out.push(choose(region.gid, ALL_IDS, rangeTerms, 'gid', 'gids'));
   const iface = interfacesText(region, scope);
   if (iface) out.push(iface);
   if (scope.hook === 'output' && !sameSets(region.saddr, allAddresses(scope.family))) out.push(`from source ${addresses(region.saddr, scope.family)}`);
-  if (!sameSets(region.sport, ALL_PORTS_SET)) out.push(`from ${choose(region.sport, ALL_PORTS_SET, rangesOf, 'source port', 'source ports')}`);
+  if (!sameSets(region.sport, ALL_PORTS_SET)) out.push(`from ${choose(region.sport, ALL_PORTS_SET, rangeTerms, 'source port', 'source ports')}`);
   const marks = marksText(region.mark);
   if (!(marks.length === 1 && marks[0] === 'any') && !(marks.length === 1 && marks[0] === '0x0')) out.push(`mark ${marks.join(' or ')}`);
   const states = bitNames(CT_STATES, region.ctstates);
@@ -99,9 +131,9 @@ function extras(region: Region, scope: RegionScope): string[] {
 /** The region in words: "outbound TCP to 10.0.0.0/8, any port, from any uid but 2102, ...". */
 export function describeRegion(region: Region, scope: RegionScope): string {
   const protocol = bitNames(PROTOCOLS, region.protocols).map((name) => name.toUpperCase()).join(' and ');
-  const port = choose(region.dport, ALL_PORTS_SET, rangesOf, 'port', 'ports');
+  const port = choose(region.dport, ALL_PORTS_SET, rangeTerms, 'port', 'ports');
   if (scope.hook === 'output') {
-    const uid = choose(region.uid, ALL_IDS, rangesOf, 'uid', 'uids');
+    const uid = choose(region.uid, ALL_IDS, rangeTerms, 'uid', 'uids');
     return [`outbound ${protocol} to ${addresses(region.daddr, scope.family)}`, port, `from ${uid}`, ...extras(region, scope)].join(', ');
   }
   const head = `inbound ${protocol} from ${addresses(region.saddr, scope.family)} to ${port}`;

@@ -7,14 +7,15 @@ import { ANY_MARK, ZERO_MARK } from '../trace/mark-set.js';
 import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../trace/match-constraint.js';
 import type { TraceHook } from '../trace/packet.js';
 import { bitsOf, CT_STATES, type Region } from '../trace/region.js';
-import { budgetOf, traceRegion } from '../trace/trace-region.js';
-import { checkSpaces, type CheckResult, type TracedSpace } from './check.js';
+import { budgetOf, traceRegion, traceRegionInto } from '../trace/trace-region.js';
+import { SpaceChecker, type CheckResult, type TracedSpace } from './check.js';
 import { inboundExpectations } from './inbound-expectations.js';
 import { outboundExpectations } from './outbound-expectations.js';
 
 /**
  * The whole analysis's work bound, shared by every family and hook: a rule visited by a region
- * counts once. Real rulesets need a few thousand; a hostile one stops here with "unknown".
+ * counts one, a region split off one plus one per 32 intervals it copies. Real rulesets need a few
+ * thousand; a hostile one stops here with "unknown" within a second or two.
  */
 export const ANALYSIS_BUDGET = 4_000_000;
 
@@ -39,10 +40,21 @@ export function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceH
 
 /** Every expectation of the configuration, checked over the whole packet space of each family. */
 export function verifyRuleset(ruleset: Ruleset, spec: InterceptionSpec, families: readonly Family[], limit: number = ANALYSIS_BUDGET): CheckResult {
-  return checkSpaces(traceSpaces(ruleset, spec, families, limit));
+  const atoms = buildInterfaceAtoms([...interfacePatterns(ruleset), ...spec.excludeInterfaces, ...spec.rerouteInterfaces]);
+  const budget = budgetOf(limit);
+  const checker = new SpaceChecker();
+  for (const family of families) {
+    for (const hook of ['output', 'prerouting'] as const) {
+      const space = packetSpace(spec, family, hook, atoms);
+      const expectations = hook === 'output' ? outboundExpectations(spec, family, atoms, space) : inboundExpectations(spec, family, atoms, space);
+      // Pieces are checked as they are made and then dropped: memory stays flat however many there are.
+      traceRegionInto(ruleset, { family, hook, atoms }, space, budget, checker.space({ family, hook, atoms }, expectations, space));
+    }
+  }
+  return checker.result();
 }
 
-/** Each family and hook's space traced through the rules, beside its expectations. */
+/** Each family and hook's space traced through the rules, beside its expectations (every piece kept: for tests and small rulesets). */
 export function traceSpaces(ruleset: Ruleset, spec: InterceptionSpec, families: readonly Family[], limit: number = ANALYSIS_BUDGET): TracedSpace[] {
   const atoms = buildInterfaceAtoms([...interfacePatterns(ruleset), ...spec.excludeInterfaces, ...spec.rerouteInterfaces]);
   const budget = budgetOf(limit);
@@ -52,7 +64,7 @@ export function traceSpaces(ruleset: Ruleset, spec: InterceptionSpec, families: 
       const space = packetSpace(spec, family, hook, atoms);
       const expectations = hook === 'output' ? outboundExpectations(spec, family, atoms, space) : inboundExpectations(spec, family, atoms, space);
       const pieces = traceRegion(ruleset, { family, hook, atoms }, space, budget);
-      spaces.push({ scope: { family, hook, atoms }, pieces, expectations });
+      spaces.push({ scope: { family, hook, atoms }, pieces, expectations, space });
     }
   }
   return spaces;

@@ -23,7 +23,7 @@ export interface AnalysisOptions {
    * covered, so a caller's probe address needs no special treatment.
    */
   readonly sampleDestinations?: Partial<Record<Family, IpAddress>>;
-  /** Total rule visits the analysis may spend (default ANALYSIS_BUDGET); past it, "unknown". */
+  /** Work units (rule visits, regions split off) the analysis may spend (default ANALYSIS_BUDGET); past it, "unknown". */
   readonly workLimit?: number;
 }
 

@@ -55,6 +55,8 @@ export interface RulesReport {
   readonly splitAcrossBackends: boolean;
   readonly notes: readonly string[];
   readonly findings: readonly ReportFinding[];
+  /** Findings counted but not listed (only present when some were left out). */
+  readonly omittedFindings?: number;
   readonly expectations: readonly ReportExpectation[];
 }
 
@@ -111,6 +113,7 @@ export function reportOf(analysis: Extract<Analysis, { kind: 'checked' }>): Rule
     splitAcrossBackends: analysis.merged.splitAcrossBackends,
     notes: analysis.merged.notes,
     findings: analysis.check.findings.map(findingJson),
+    ...(analysis.check.omittedFindings > 0 ? { omittedFindings: analysis.check.omittedFindings } : {}),
     expectations: analysis.check.answers.map(expectationJson),
   };
 }
@@ -154,6 +157,7 @@ export function reportText(report: RulesReport, configuration: string): string {
     lines.push(`  - ${finding.message}`);
     for (const step of finding.path) lines.push(`      ${reportStepLine(step)}`);
   }
+  if (report.omittedFindings) lines.push(`  - and ${report.omittedFindings} more finding(s) of the same kinds, not listed`);
   lines.push('', 'Expectations:');
   for (const e of report.expectations) {
     const mark = e.expected === 'anything' ? '--  ' : e.holds ? 'ok  ' : 'FAIL';

@@ -45,9 +45,14 @@ export interface Flow {
 const MAX_PATH = 256;
 
 export function withStep(flow: Flow, step: TraceStep): Flow {
-  const length = flow.path?.length ?? 0;
-  if (length >= MAX_PATH) return flow;
-  return { ...flow, path: { step, previous: flow.path, length: length + 1 } };
+  return { ...flow, path: extended(flow.path, step) };
+}
+
+/** The steps with one more; for callers that change other fields of the flow in the same copy. */
+export function extended(path: Steps | undefined, step: TraceStep): Steps | undefined {
+  const length = path?.length ?? 0;
+  if (length >= MAX_PATH) return path;
+  return { step, previous: path, length: length + 1 };
 }
 
 export function pathOf(steps: Steps | undefined): TraceStep[] {

@@ -15,7 +15,16 @@ export function span(from: bigint, to: bigint): IntervalSet {
 const LONG = 16;
 const SHORT = 4;
 
+/** Whether the one-interval set `cover` holds all of `set`. */
+function covers(cover: IntervalSet, set: IntervalSet): boolean {
+  const only = cover.length === 1 ? (cover[0] as Interval) : undefined;
+  return only !== undefined && set.length > 0 && only[0] <= (set[0] as Interval)[0] && (set[set.length - 1] as Interval)[1] <= only[1];
+}
+
 export function intersectSets(a: IntervalSet, b: IntervalSet): IntervalSet {
+  // Most intersections leave one side as it is (a field the other does not narrow): share it.
+  if (covers(b, a)) return a;
+  if (covers(a, b)) return b;
   if (a.length > LONG && b.length <= SHORT) return intersectShort(a, b);
   if (b.length > LONG && a.length <= SHORT) return intersectShort(b, a);
   const out: Interval[] = [];

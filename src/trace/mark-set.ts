@@ -22,7 +22,14 @@ function intersectCubes(a: MarkCube, b: MarkCube): MarkCube | undefined {
   return { care: (a.care | b.care) >>> 0, bits: (a.bits | b.bits) >>> 0 };
 }
 
+function isAny(set: MarkSet): boolean {
+  return set.length === 1 && (set[0] as MarkCube).care === 0;
+}
+
 export function intersectMarks(a: MarkSet, b: MarkSet): MarkSet {
+  // Any mark at all narrows nothing: share the other set instead of copying it.
+  if (isAny(b)) return a;
+  if (isAny(a)) return b;
   const out: MarkCube[] = [];
   for (const x of a) for (const y of b) {
     const cube = intersectCubes(x, y);

@@ -3,7 +3,7 @@ import { FAMILY_BITS, type Family } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
 import type { Match, Rule } from '../rules/model.js';
 import { atomsMatching, interfaceMatches, type InterfaceAtoms } from './interface-atoms.js';
-import { span, subtractSets, unionSets, type IntervalSet } from './interval-set.js';
+import { EMPTY_SET, intersectSets, span, subtractSets, unionSets, type IntervalSet } from './interval-set.js';
 import { markCube, subtractMarks, ANY_MARK } from './mark-set.js';
 import { bitsOf, CT_STATES, PROTOCOLS, type Constraint, type Region } from './region.js';
 import type { TraceHook } from './packet.js';
@@ -50,12 +50,31 @@ function negate<K extends keyof Region>(field: K, value: Region[K], full: Region
   return { [field]: subtractSets(full as IntervalSet, value as IntervalSet) };
 }
 
+function addressSpan(match: Extract<Match, { kind: 'address' }>, family: Family): IntervalSet {
+  const only = match.cidrs.length === 1 ? match.cidrs[0] : undefined;
+  return only ? cidrSpan(only.base, only.prefix, family) : match.cidrs.reduce<IntervalSet>((acc, cidr) => unionSets(acc, cidrSpan(cidr.base, cidr.prefix, family)), []);
+}
+
 function addressConstraint(match: Extract<Match, { kind: 'address' }>, frame: TraceFrame): One {
   // nft's `ip daddr` never matches an IPv6 packet, not even negated: the payload is absent.
   if (match.family !== frame.family) return false;
-  const only = match.cidrs.length === 1 ? match.cidrs[0] : undefined;
-  const set = only ? cidrSpan(only.base, only.prefix, frame.family) : match.cidrs.reduce<IntervalSet>((acc, cidr) => unionSets(acc, cidrSpan(cidr.base, cidr.prefix, frame.family)), []);
-  return negate(match.field, set, allAddresses(frame.family), match.negated);
+  return negate(match.field, addressSpan(match, frame.family), allAddresses(frame.family), match.negated);
+}
+
+/**
+ * The destinations a rule can match, read from its destination tests alone (a superset of what its
+ * whole constraint allows); undefined when it tests none. Cheaper than the constraint: indexing a
+ * long chain for one packet must not build every rule's constraint.
+ */
+export function ruleDestinations(rule: Rule, family: Family): IntervalSet | undefined {
+  let out: IntervalSet | undefined;
+  for (const match of rule.matches) {
+    if (match.kind !== 'address' || match.field !== 'daddr' || match.negated) continue;
+    if (match.family !== family) return EMPTY_SET;
+    const set = addressSpan(match, family);
+    out = out === undefined ? set : intersectSets(out, set);
+  }
+  return out;
 }
 
 function interfaceConstraint(match: Extract<Match, { kind: 'interface' }>, frame: TraceFrame): One {

@@ -71,13 +71,13 @@ function emptyField<K extends Field>(field: K, a: Region[K]): boolean {
   return (OPS[field] as FieldOps<Region[K]>).empty(a);
 }
 
-function constrained(constraint: Constraint): Field[] {
-  return Object.keys(constraint) as Field[];
-}
+type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
 /** Whether any packet of the region meets the constraint: the tracer's cheap first test. */
 export function overlaps(region: Region, constraint: Constraint): boolean {
-  for (const field of constrained(constraint)) {
+  // for...in allocates nothing: this runs for every rule a region passes.
+  for (const key in constraint) {
+    const field = key as Field;
     if (!(OPS[field] as FieldOps<Region[typeof field]>).meet(region[field], constraint[field] as Region[typeof field])) return false;
   }
   return true;
@@ -85,29 +85,62 @@ export function overlaps(region: Region, constraint: Constraint): boolean {
 
 /** The region inside the constraint, or undefined when nothing is left. */
 export function intersect(region: Region, constraint: Constraint): Region | undefined {
-  let out: Region = region;
-  for (const field of constrained(constraint)) {
-    const value = andField(field, out[field], constraint[field] as Region[typeof field]);
+  // One copy, made only once a field changes: a copy per field was the analysis's hot spot.
+  let out: Mutable<Region> | undefined;
+  for (const key in constraint) {
+    const field = key as Field;
+    const value = andField(field, region[field], constraint[field] as Region[typeof field]);
     if (emptyField(field, value)) return undefined;
-    out = { ...out, [field]: value };
+    if (value === region[field]) continue;
+    out ??= { ...region };
+    (out as Record<Field, unknown>)[field] = value;
   }
-  return out;
+  return out ?? region;
 }
 
 /** The region outside the constraint, as disjoint regions (one per constrained field at most). */
 export function subtract(region: Region, constraint: Constraint): Region[] {
-  const out: Region[] = [];
-  let inside: Region = region;
-  for (const field of constrained(constraint)) {
+  return splitRegion(region, constraint).outside;
+}
+
+/**
+ * The region inside the constraint (undefined when empty) and the disjoint regions outside it, in
+ * one pass: the tracer needs both at every rule that meets a region.
+ */
+export function splitRegion(region: Region, constraint: Constraint): { inside: Region | undefined; outside: Region[] } {
+  const outside: Region[] = [];
+  let inside: Mutable<Region> | undefined;
+  for (const key in constraint) {
+    const field = key as Field;
     const ops = OPS[field] as FieldOps<Region[typeof field]>;
     const limit = constraint[field] as Region[typeof field];
-    const outside = ops.minus(inside[field], limit);
-    if (!ops.empty(outside)) out.push({ ...inside, [field]: outside });
-    const within = ops.and(inside[field], limit);
-    if (ops.empty(within)) return out;
-    inside = { ...inside, [field]: within };
+    const current = (inside ?? region)[field];
+    const without = ops.minus(current, limit);
+    if (!ops.empty(without)) outside.push(withField(inside ?? region, field, without));
+    const within = ops.and(current, limit);
+    if (ops.empty(within)) return { inside: undefined, outside };
+    if (within === current) continue;
+    // `inside` is private to this call until it is returned, so it may change in place.
+    inside ??= { ...region };
+    (inside as Record<Field, unknown>)[field] = within;
   }
-  return out;
+  return { inside: inside ?? region, outside };
+}
+
+function withField<K extends Field>(region: Region, field: K, value: Region[K]): Region {
+  const copy: Mutable<Region> = { ...region };
+  (copy as Record<Field, unknown>)[field] = value;
+  return copy;
+}
+
+/**
+ * The fields in which `region` is narrower than `space`, as a constraint: for regions already
+ * inside `space` it selects the same packets with fewer fields to test.
+ */
+export function narrowing(region: Region, space: Region): Constraint {
+  const out: Record<string, unknown> = {};
+  for (const field of FIELDS) if (!(OPS[field] as FieldOps<Region[typeof field]>).same(region[field], space[field])) out[field] = region[field];
+  return out as Constraint;
 }
 
 /** Two regions that differ in one field whose sets can be joined become one region. */
@@ -151,7 +184,8 @@ export function bitsOf<T extends string>(universe: readonly T[], members: readon
 /** Both constraints at once; undefined when no packet meets both. */
 export function andConstraints(a: Constraint, b: Constraint): Constraint | undefined {
   let out: Constraint = { ...a };
-  for (const field of constrained(b)) {
+  for (const key in b) {
+    const field = key as Field;
     const value = b[field] as Region[typeof field];
     const existing = out[field] as Region[typeof field] | undefined;
     const combined = existing === undefined ? value : andField(field, existing, value);

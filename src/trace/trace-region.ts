@@ -1,17 +1,22 @@
 import type { Action, Chain, Provenance, Rule, Ruleset } from '../rules/model.js';
-import { FAMILY_BITS } from '../addr/ip.js';
-import type { Interval } from './interval-set.js';
+import { FAMILY_BITS, type Family } from '../addr/ip.js';
+import type { Interval, IntervalSet } from './interval-set.js';
 import { buildAddressIndex, candidateRules, type AddressIndex } from './address-index.js';
 import { loopingChains } from './chain-loops.js';
-import { withStep, type Flow, type Frame, type Steps } from './flow.js';
+import { extended, withStep, type Flow, type Frame, type Steps } from './flow.js';
 import { hookedChains, policyProvenance, where, type HookedChain } from './hooked-chains.js';
 import { rewriteMarks } from './mark-set.js';
-import { ruleConstraint, type RuleConstraint, type TraceFrame } from './match-constraint.js';
+import { ruleConstraint, ruleDestinations, type RuleConstraint, type TraceFrame } from './match-constraint.js';
 import { sameOutcome, type Outcome } from './outcome.js';
-import { andConstraints, intersect, overlaps, subtract, type Region } from './region.js';
+import { andConstraints, overlaps, splitRegion, type Region } from './region.js';
 
 /** Deeper than any real ruleset; the kernel itself refuses deeper nesting. */
 const MAX_DEPTH = 64;
+/** Regions split off and not yet traced, at most: about 100 MiB of them at worst. */
+const MAX_PENDING = 100_000;
+const HALF_SPACE: Readonly<Record<Family, bigint>> = { ipv4: 1n << BigInt(FAMILY_BITS.ipv4 - 1), ipv6: 1n << BigInt(FAMILY_BITS.ipv6 - 1) };
+/** Rule constraints kept for reuse at once. */
+const MAX_CACHED_CONSTRAINTS = 8192;
 /** Unmodelled rules one region may be assumed through, each both ways. */
 const MAX_ASSUMPTIONS = 6;
 
@@ -19,10 +24,12 @@ const MAX_ASSUMPTIONS = 6;
 export interface Budget {
   remaining: number;
   readonly limit: number;
+  /** Split-off regions that may wait to be traced at once: they are the analysis's memory. */
+  readonly maxPending: number;
 }
 
-export function budgetOf(limit: number): Budget {
-  return { remaining: limit, limit };
+export function budgetOf(limit: number, maxPending: number = MAX_PENDING): Budget {
+  return { remaining: limit, limit, maxPending };
 }
 
 /** A region of packets and where every packet of it ends up. */
@@ -35,15 +42,22 @@ export interface Piece {
   readonly assumed: readonly Provenance[];
 }
 
+/** A chain's address index and its last answer (for the last destination list asked about). */
+interface IndexSlot {
+  readonly index: AddressIndex;
+  daddr: IntervalSet | undefined;
+  all: readonly number[];
+}
+
 interface Context {
   readonly frame: TraceFrame;
   readonly hooked: readonly HookedChain[];
   readonly looping: ReadonlyMap<Chain, string>;
   readonly constraints: Map<Rule, RuleConstraint>;
-  readonly indexes: Map<Chain, AddressIndex>;
+  readonly indexes: Map<Chain, IndexSlot>;
   readonly budget: Budget;
   readonly work: Flow[];
-  readonly pieces: Piece[];
+  readonly emit: (piece: Piece) => void;
 }
 
 /**
@@ -56,24 +70,33 @@ interface Context {
  * model is followed both ways, each way recorded as an assumption.
  */
 export function traceRegion(ruleset: Ruleset, frame: TraceFrame, region: Region, budget: Budget): Piece[] {
+  const pieces: Piece[] = [];
+  traceRegionInto(ruleset, frame, region, budget, (piece) => pieces.push(piece));
+  return pieces;
+}
+
+/**
+ * The same, handing each piece to `emit` as soon as it is decided: a caller that checks pieces as
+ * they come never holds them all (a 100k-rule table makes about 600k of them).
+ */
+export function traceRegionInto(ruleset: Ruleset, frame: TraceFrame, region: Region, budget: Budget, emit: (piece: Piece) => void): void {
   const looping = new Map<Chain, string>();
   for (const table of ruleset.tables) for (const [chain, cycle] of loopingChains(table)) looping.set(chain, cycle);
-  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), indexes: new Map(), budget, work: [], pieces: [] };
+  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), indexes: new Map(), budget, work: [], emit };
   const start: Flow = { region, hooked: -1, frame: undefined, path: undefined, assumed: [], lastReturn: undefined, lastDecision: undefined, nat: undefined, groupNat: undefined, tproxy: undefined };
   enterNextChain(start, context);
   for (let flow = context.work.pop(); flow; flow = context.work.pop()) {
     if (context.budget.remaining <= 0) finish(flow, workLimit(context.budget), undefined, context);
     else walk(flow, context);
   }
-  return context.pieces;
 }
 
 function workLimit(budget: Budget): Outcome {
-  return { kind: 'unknown', why: `the analysis reached its work limit (${budget.limit} rule visits); the rules are too many or too tangled to decide` };
+  return { kind: 'unknown', why: `the analysis reached its work limit (${budget.limit} units: rule visits and regions split off); the rules are too many or too tangled to decide` };
 }
 
 function finish(flow: Flow, outcome: Outcome, decidedBy: Provenance | undefined, context: Context): undefined {
-  context.pieces.push({ region: flow.region, outcome, decidedBy, steps: flow.path, assumed: flow.assumed });
+  context.emit({ region: flow.region, outcome, decidedBy, steps: flow.path, assumed: flow.assumed });
   return undefined;
 }
 
@@ -87,6 +110,9 @@ function constraintOf(rule: Rule, context: Context): RuleConstraint {
     // A rule that only counts, logs or sets a conntrack zone changes nothing, whatever it matches.
     const inert = rule.actions.every((action) => action.kind === 'continue');
     cached = inert ? { kind: 'never' } : ruleConstraint(rule, context.frame, andConstraints);
+    // Bounded: a cache of every rule of a 100k-rule table was ~40 MB that lived through the whole
+    // analysis. Rules visited again and again (those after a long run of RETURNs) come back at once.
+    if (context.constraints.size >= MAX_CACHED_CONSTRAINTS) context.constraints.clear();
     context.constraints.set(rule, cached);
   }
   return cached;
@@ -120,7 +146,7 @@ function walk(flow: Flow, context: Context): void {
 function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; rule: Rule } | undefined | 'stopped' {
   const rules = frame.chain.rules;
   const candidates = rulesToVisit(flow, frame, context);
-  for (let k = 0; ; k++) {
+  for (let k = candidates ? firstAtLeast(candidates, frame.next) : 0; ; k++) {
     const index = candidates ? candidates[k] : frame.next + k;
     if (index === undefined || index >= rules.length) break;
     const rule = rules[index] as Rule;
@@ -134,6 +160,17 @@ function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; ru
   return undefined;
 }
 
+function firstAtLeast(sorted: readonly number[], value: number): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((sorted[middle] as number) < value) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
 /**
  * A region narrowed to a few destinations visits only the rules the address index names;
  * undefined means every rule from the frame's position on.
@@ -144,25 +181,41 @@ function rulesToVisit(flow: Flow, frame: Frame, context: Context): readonly numb
   if (rules.length - frame.next < 64 || daddr.length === 0 || daddr.length > 4) return undefined;
   // A region spanning more than half of its family's space gains nothing from the index.
   const spanned = (daddr[daddr.length - 1] as Interval)[1] - (daddr[0] as Interval)[0];
-  if (spanned > 1n << BigInt(FAMILY_BITS[context.frame.family] - 1)) return undefined;
-  let index = context.indexes.get(frame.chain);
-  if (!index) {
-    index = buildAddressIndex(rules.map((rule) => {
-      const constraint = constraintOf(rule, context);
-      return constraint.kind === 'never' ? [] : constraint.constraint.daddr;
-    }));
-    context.indexes.set(frame.chain, index);
+  if (spanned > HALF_SPACE[context.frame.family]) return undefined;
+  let slot = context.indexes.get(frame.chain);
+  if (!slot) {
+    slot = { index: buildAddressIndex(rules.map((rule) => ruleDestinations(rule, context.frame.family))), daddr: undefined, all: [] };
+    context.indexes.set(frame.chain, slot);
   }
-  return candidateRules(index, flow.region.daddr, frame.next);
+  // Rules that test no destination are candidates for every region: when they are most of the
+  // chain, listing them for each region would cost more than walking the chain.
+  if (slot.index.always.length * 2 > rules.length) return undefined;
+  // The regions one rule splits off share their destination list: ask the index once for them.
+  if (slot.daddr !== daddr) {
+    slot.daddr = daddr;
+    slot.all = candidateRules(slot.index, daddr, 0);
+  }
+  return slot.all;
+}
+
+function longestSet(region: Region): number {
+  return Math.max(region.daddr.length, region.saddr.length, region.dport.length, region.sport.length, region.uid.length, region.gid.length);
 }
 
 /** The part of the flow the rule matches (the rest is queued). */
 function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kind: 'cube' }>, context: Context): Flow | 'stopped' {
-  const inside = intersect(flow.region, constraint.constraint) as Region;
-  for (const outside of subtract(flow.region, constraint.constraint)) {
-    // Every region split off costs work too: the bound holds for memory as well as time.
-    context.budget.remaining--;
-    context.work.push({ ...flow, region: outside });
+  const parts = splitRegion(flow.region, constraint.constraint);
+  const inside = parts.inside as Region;
+  // Splitting copies the region's interval lists: a region that passed many RETURNs of scattered
+  // networks carries one interval per RETURN, so the copy is charged by its length. That keeps
+  // the bound a bound on time, not only on rule visits.
+  const copyCost = 1 + (longestSet(flow.region) >> 5);
+  for (const outside of parts.outside) {
+    context.budget.remaining -= copyCost;
+    // Pending regions are memory: past the bound they end "unknown" instead of waiting.
+    const most = context.budget.maxPending;
+    if (context.work.length >= most) unknown({ ...flow, region: outside }, `more than ${most} regions wait to be traced; the rules split the packet space too finely to decide`, rule.provenance, context);
+    else context.work.push({ ...flow, region: outside });
   }
   const matched: Flow = { ...flow, region: inside };
   if (constraint.unknown === undefined) return matched;
@@ -189,10 +242,11 @@ function applyActions(flow: Flow, rule: Rule, context: Context): Flow | undefine
     }
     if (action.kind === 'jump' || action.kind === 'goto') return enterChain(current, action, at, context);
     if (action.kind === 'return') {
-      const returned = withStep({ ...current, lastReturn: at }, { at, effect: 'return' });
+      // One copy per RETURN: every piece a long run of RETURNs makes passes here.
+      const path = extended(current.path, { at, effect: 'return' });
       const parent = (current.frame as Frame).parent;
-      if (parent) return { ...returned, frame: parent };
-      endByPolicy(returned, context);
+      if (parent) return { ...current, lastReturn: at, path, frame: parent };
+      endByPolicy({ ...current, lastReturn: at, path }, context);
       return undefined;
     }
     if (action.kind === 'tproxy') {

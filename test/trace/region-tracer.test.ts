@@ -160,3 +160,25 @@ describe('region tracer: CIDRs, cover and loops', () => {
     expect(pieces.some((piece) => piece.outcome.kind === 'unknown' && piece.outcome.why.includes('work limit'))).toBe(true);
   });
 });
+
+describe('region tracer: memory bound', () => {
+  // Each MARK rule matches a narrower port range and goes on: the part it leaves waits on the
+  // stack while the matched part walks on, so pending regions grow with the chain.
+  const marks = nat(Array.from({ length: 40 }, (_, i) => `-A OUTPUT -p tcp -m tcp --dport 1:${60000 - i} -j MARK --set-xmark 0x${(i + 1).toString(16)}/0xff`).concat('-A OUTPUT -p tcp -j REDIRECT --to-ports 4140'));
+
+  function trace(maxPending: number) {
+    const atoms = buildInterfaceAtoms([]);
+    const region: Region = { protocols: 1, saddr: allAddresses('ipv4'), daddr: allAddresses('ipv4'), sport: ALL_PORTS_SET, dport: ALL_PORTS_SET, uid: ALL_IDS, gid: ALL_IDS, iface: atoms.all, mark: ANY_MARK, ctmark: ZERO_MARK, ctstates: 1 };
+    return traceRegion(marks, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(1_000_000, maxPending));
+  }
+
+  it('past the bound on waiting regions the rest ends unknown, never decided', () => {
+    const pieces = trace(8);
+    const waiting = pieces.filter((piece) => piece.outcome.kind === 'unknown' && piece.outcome.why.includes('regions wait to be traced'));
+    expect(waiting.length).toBeGreaterThan(0);
+  });
+
+  it('with room for them the same table is decided everywhere', () => {
+    expect(trace(100_000).every((piece) => piece.outcome.kind === 'redirect')).toBe(true);
+  });
+});

@@ -199,16 +199,6 @@ export class SpaceChecker {
   }
 }
 
-/** Checks every traced space against its expectations. Pure; no expectation at all is not a pass. */
-export function checkSpaces(spaces: readonly TracedSpace[]): CheckResult {
-  const checker = new SpaceChecker();
-  for (const space of spaces) {
-    const take = checker.space(space.scope, space.expectations, space.space);
-    for (const piece of space.pieces) take(piece);
-  }
-  return checker.result();
-}
-
 function resultOf(tally: Tally, spaces: ReadonlyArray<Pick<TracedSpace, 'scope' | 'expectations'>>): CheckResult {
   const findings = [...tally.groups.values()].map(findingOf);
   const mismatches = findings.filter((finding) => finding.reason === 'RulesMismatch');

@@ -41,7 +41,7 @@ function cidrText([start, prefix]: readonly [bigint, number], family: Family): s
 }
 
 /** The fewest CIDRs covering exactly the interval set. */
-export function cidrsOf(set: IntervalSet, family: Family): string[] {
+function cidrsOf(set: IntervalSet, family: Family): string[] {
   return cidrBlocks(set, family).map((block) => cidrText(block, family));
 }
 
@@ -60,7 +60,7 @@ function rangeTerms(set: IntervalSet): Terms {
   return { length: set.length, take: (count) => rangesOf(set.slice(0, count)) };
 }
 
-export function rangesOf(set: IntervalSet): string[] {
+function rangesOf(set: IntervalSet): string[] {
   return set.map(([from, to]) => (from === to ? String(from) : `${from}-${to}`));
 }
 

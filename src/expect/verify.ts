@@ -17,10 +17,10 @@ import { outboundExpectations } from './outbound-expectations.js';
  * counts one, a region split off one plus one per 32 intervals it copies. Real rulesets need a few
  * thousand; a hostile one stops here with "unknown" within a second or two.
  */
-export const ANALYSIS_BUDGET = 4_000_000;
+const ANALYSIS_BUDGET = 4_000_000;
 
 /** The packet space a hook's expectations speak of: TCP (and UDP for captured DNS), new connections. */
-export function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceHook, atoms: InterfaceAtoms): Region {
+function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceHook, atoms: InterfaceAtoms): Region {
   const output = hook === 'output';
   return {
     protocols: output && spec.dnsCapture ? 3 : 1,

@@ -50,7 +50,7 @@ export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], opt
  * and, when any of their rules names an IPv6 address, IPv6. With no rules at all, IPv4 is still
  * asked about, so an empty ruleset fails rather than passing vacuously.
  */
-export function familiesCovered(tables: readonly Table[]): Family[] {
+function familiesCovered(tables: readonly Table[]): Family[] {
   const found = new Set<Family>();
   for (const table of tables) {
     const rules = [...table.chains.values()].flatMap((chain) => chain.rules);

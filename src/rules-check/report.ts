@@ -118,7 +118,7 @@ export function reportOf(analysis: Extract<Analysis, { kind: 'checked' }>): Rule
   };
 }
 
-export function reportStepLine(step: ReportStep): string {
+function reportStepLine(step: ReportStep): string {
   const where = step.position > 0 ? `${step.table} ${step.chain} #${step.position}` : `${step.table} ${step.chain} policy`;
   return `${step.backend} ${where} [${step.effect}${step.note ? `: ${step.note}` : ''}] ${step.text}`;
 }

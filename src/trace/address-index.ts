@@ -1,4 +1,4 @@
-import type { Interval, IntervalSet } from './interval-set.js';
+import type { IntervalSet } from './interval-set.js';
 
 /**
  * The rules of one chain indexed by the destination addresses they require, so a region narrowed
@@ -51,7 +51,7 @@ function lastStartAtMost(index: AddressIndex, value: bigint): number {
 /** The rules, from `first` on and in order, that can meet a region with these destinations. */
 export function candidateRules(index: AddressIndex, daddr: IntervalSet, first: number): number[] {
   const found = new Set<number>();
-  for (const [from, to] of daddr as readonly Interval[]) {
+  for (const [from, to] of daddr) {
     for (let k = lastStartAtMost(index, to); k >= 0 && (index.reach[k] as bigint) >= from; k--) {
       if ((index.ends[k] as bigint) >= from && (index.rules[k] as number) >= first) found.add(index.rules[k] as number);
     }

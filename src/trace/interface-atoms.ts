@@ -19,7 +19,7 @@ export interface InterfaceAtoms {
   readonly patterns: readonly string[];
 }
 
-export function isWildcard(pattern: string): boolean {
+function isWildcard(pattern: string): boolean {
   return pattern.endsWith('+') || pattern.endsWith('*');
 }
 

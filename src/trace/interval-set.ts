@@ -123,17 +123,8 @@ export function sameSets(a: IntervalSet, b: IntervalSet): boolean {
   return a.length === b.length && a.every((interval, index) => interval[0] === (b[index] as Interval)[0] && interval[1] === (b[index] as Interval)[1]);
 }
 
-export function setHas(set: IntervalSet, value: bigint): boolean {
-  return set.some(([from, to]) => value >= from && value <= to);
-}
-
-/** The number of integers in the set. */
-export function setSize(set: IntervalSet): bigint {
-  return set.reduce((total, [from, to]) => total + (to - from + 1n), 0n);
-}
-
 /** The first interval of `set` that ends at or after `value` (set.length when none). */
-export function firstEndingFrom(set: IntervalSet, value: bigint): number {
+function firstEndingFrom(set: IntervalSet, value: bigint): number {
   let low = 0;
   let high = set.length;
   while (low < high) {

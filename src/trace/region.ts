@@ -61,7 +61,7 @@ const OPS: { readonly [K in Field]: FieldOps<Region[K]> } = {
   ctstates: bits,
 };
 
-export const FIELDS = Object.keys(OPS) as Field[];
+const FIELDS = Object.keys(OPS) as Field[];
 
 function andField<K extends Field>(field: K, a: Region[K], b: Region[K]): Region[K] {
   return (OPS[field] as FieldOps<Region[K]>).and(a, b);
@@ -140,11 +140,11 @@ function withField<K extends Field>(region: Region, field: K, value: Region[K]):
 export function narrowing(region: Region, space: Region): Constraint {
   const out: Record<string, unknown> = {};
   for (const field of FIELDS) if (!(OPS[field] as FieldOps<Region[typeof field]>).same(region[field], space[field])) out[field] = region[field];
-  return out as Constraint;
+  return out;
 }
 
 /** Two regions that differ in one field whose sets can be joined become one region. */
-export function mergeRegions(a: Region, b: Region): Region | undefined {
+function mergeRegions(a: Region, b: Region): Region | undefined {
   let differing: Field | undefined;
   for (const field of FIELDS) {
     const ops = OPS[field] as FieldOps<Region[typeof field]>;
@@ -187,7 +187,7 @@ export function andConstraints(a: Constraint, b: Constraint): Constraint | undef
   for (const key in b) {
     const field = key as Field;
     const value = b[field] as Region[typeof field];
-    const existing = out[field] as Region[typeof field] | undefined;
+    const existing = out[field];
     const combined = existing === undefined ? value : andField(field, existing, value);
     if (emptyField(field, combined)) return undefined;
     out = { ...out, [field]: combined };

@@ -26,6 +26,7 @@ try {
   execFileSync(process.execPath, [path.join(project, 'scripts/build-snapshot.mjs'), work], { cwd: project, stdio: ['ignore', 'ignore', 'inherit'] });
   await cp(path.join(work, 'interlock.blob'), path.join(out, 'interlock.blob'));
   await cp(path.join(work, 'netlink.node'), path.join(out, 'netlink.node'));
+  await cp(path.join(work, 'node-flags'), path.join(out, 'node-flags'));
 
   // import() with a computed specifier is left alone by esbuild, and its target is then missing
   // from the snapshot: say so at build time, not in a pod.
@@ -39,9 +40,11 @@ try {
 
 // The snapshot finds netlink.node beside the blob through --snapshot-blob, so the path is absolute.
 const launcher = path.join(out, 'bin', 'interlock');
+// The blob starts only with the V8 flags it was built with (scripts/node-runtime-flags.json).
+const nodeFlags = (await readFile(path.join(out, 'node-flags'), 'utf8')).trim();
 await writeFile(
   launcher,
-  `#!/bin/sh\n# Interlock's CLI lives in the start-up snapshot; exec keeps node as the container's PID 1.\nexec node --snapshot-blob ${installDir}/interlock.blob "$@"\n`,
+  `#!/bin/sh\n# Interlock's CLI lives in the start-up snapshot; exec keeps node as the container's PID 1.\nexec node ${nodeFlags} --snapshot-blob ${installDir}/interlock.blob "$@"\n`,
 );
 await chmod(launcher, 0o755);
 

@@ -62,7 +62,7 @@ try {
   // What the image runs (the start-up snapshot) and, for reference, the plain tsc output.
   const commands = {
     baseline: [process.execPath, '-e', '0'],
-    snapshot: [process.execPath, '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob'), ...args],
+    snapshot: [process.execPath, ...readFileSync(join(stage, 'dist/snapshot/node-flags'), 'utf8').trim().split(/\s+/), '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob'), ...args],
     modules: [process.execPath, join(stage, 'dist/cli/main.js'), ...args],
   };
   for (let i = 0; i < 2; i++) for (const command of Object.values(commands)) measure(command); // warm the page cache

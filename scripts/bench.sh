@@ -13,7 +13,7 @@ command -v /usr/bin/time >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get 
 npm run build --silent
 
 node scripts/bench-validate.mjs
-[ -f scripts/bench-rules.mjs ] && node scripts/bench-rules.mjs
+[ -f scripts/bench-rules.mjs ] && node $(cat dist/snapshot/node-flags) scripts/bench-rules.mjs  # the heap cap the image runs with
 # cni-check on 50 files: the audit itself, the VERSION queries, the CLI (needs the CNI plugins).
 bash scripts/ensure-containerd.sh
 node scripts/bench-cni.mjs

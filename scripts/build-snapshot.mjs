@@ -8,7 +8,7 @@
 // blob was built from. The blob is only valid for the node binary that built it.
 import { build } from 'esbuild';
 import { execFileSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -17,6 +17,11 @@ const out = path.resolve(process.argv[2] ?? path.join(root, 'dist/snapshot'));
 const require = createRequire(path.join(root, 'package.json'));
 const netlinkRoot = path.dirname(require.resolve('netlink/package.json'));
 const addon = path.join(netlinkRoot, 'prebuilds', `${process.platform}-${process.arch}`, 'node.napi.node');
+
+// V8 flags the blob is built with and must be started with (V8 refuses a snapshot whose flags
+// differ): a heap cap, so one analysis of the largest input the size caps admit stays under
+// 256 MiB of RSS instead of letting the old space grow to twice the live rules model.
+const runtimeFlags = JSON.parse(readFileSync(path.join(root, 'scripts/node-runtime-flags.json'), 'utf8'));
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
@@ -52,7 +57,8 @@ await build({
 copyFileSync(addon, path.join(out, 'netlink.node'));
 // Node warns that some built-ins are "not yet fully verified" in snapshots; the namespace and
 // container tests run the snapshot for real, so the warning is noise here.
-execFileSync(process.execPath, ['--snapshot-blob', path.join(out, 'interlock.blob'), '--build-snapshot', bundle], {
+writeFileSync(path.join(out, 'node-flags'), `${runtimeFlags.join(' ')}\n`);
+execFileSync(process.execPath, [...runtimeFlags, '--snapshot-blob', path.join(out, 'interlock.blob'), '--build-snapshot', bundle], {
   stdio: ['ignore', 'inherit', 'ignore'],
 });
 console.log(`snapshot: ${path.relative(process.cwd(), out)}/interlock.blob built with node ${process.version}`);

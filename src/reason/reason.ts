@@ -11,7 +11,7 @@ export const REASONS = {
   RulesUnknownMatch: 'the answer depends on a match the engine does not model; never a pass',
   RulesUnknown: 'the rules could not be decided; never a pass',
   RulesUnparseable: 'a dump of the rules does not parse',
-  RulesTooLarge: 'a dump of the rules is over the size caps (16 MiB of iptables-save, 2 MiB of nft JSON, 144 MiB of estimated memory for one analysis); refused, never half-read (explain exits 65)',
+  RulesTooLarge: 'a dump of the rules is over the size caps (16 MiB of iptables-save, 2 MiB of nft JSON, 128 MiB of estimated memory for one analysis); refused, never half-read (explain exits 65)',
   RulesUnreadable: '--rules required and the rules cannot be read',
   RulesNotInspected: 'the rules were not read (no capability, --rules auto); the probe alone decided',
   RulesEngineError: 'the rules engine failed; an internal error, never a pass',

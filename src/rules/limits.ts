@@ -18,10 +18,11 @@ export const MAX_NFT_JSON_BYTES = 2 * 1024 * 1024;
  * The memory one analysis may take for its rules, estimated as it parses: the text of every dump,
  * 160 bytes for each rule, match, action and list element (address, port, name, id) it builds,
  * and 12 bytes per byte of nft JSON (the parsed tree). Measured: a model costs 145-155 bytes per
- * such term. Keeps the whole process under 256 MiB; a 100,000-rule nat table (13 MB, 700,000
+ * such term. With the heap cap of scripts/node-runtime-flags.json it keeps the whole process under
+ * 256 MiB; a 100,000-rule nat table (13 MB, 700,000
  * terms) fits.
  */
-export const MAX_RULESET_BYTES = 144 * 1024 * 1024;
+export const MAX_RULESET_BYTES = 128 * 1024 * 1024;
 
 /** The estimate per rule, match, action and list element the parsers build. */
 export const BYTES_PER_TERM = 160;

@@ -16,7 +16,7 @@ describe('input size is capped with a distinct reason', () => {
   it('the caps are what the documentation says', () => {
     expect(MAX_DUMP_BYTES).toBe(16 * 1024 * 1024);
     expect(MAX_NFT_JSON_BYTES).toBe(2 * 1024 * 1024);
-    expect(MAX_RULESET_BYTES).toBe(144 * 1024 * 1024);
+    expect(MAX_RULESET_BYTES).toBe(128 * 1024 * 1024);
     expect(MAX_JSON_DEPTH).toBe(64);
   });
 
@@ -60,7 +60,7 @@ describe('input size is capped with a distinct reason', () => {
     const parsed = save(`${HEAD}${rule.repeat(count)}COMMIT\n`);
     expect(parsed.ok).toBe(false);
     if (!parsed.ok) expect(parsed.error).toMatchObject({ reason: 'RulesTooLarge' });
-    if (!parsed.ok) expect(parsed.error.message).toMatch(/would take more than 144 MiB of memory to analyse/);
+    if (!parsed.ok) expect(parsed.error.message).toMatch(/would take more than 128 MiB of memory to analyse/);
   });
 
   it('200k nft rules are RulesTooLarge, not half a gigabyte', () => {

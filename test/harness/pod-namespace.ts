@@ -24,10 +24,15 @@ function stagedRuntime(): string {
  */
 export type Launcher = 'snapshot' | 'modules';
 
+/** The V8 flags the blob was built with (scripts/node-runtime-flags.json, written beside the blob). */
+function snapshotNodeFlags(stage: string): string[] {
+  return readFileSync(join(stage, 'dist/snapshot/node-flags'), 'utf8').trim().split(/\s+/).filter(Boolean);
+}
+
 export function launchArgs(launcher: Launcher): string[] {
   const stage = stagedRuntime();
   return launcher === 'snapshot'
-    ? [process.execPath, '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob')]
+    ? [process.execPath, ...snapshotNodeFlags(stage), '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob')]
     : [process.execPath, join(stage, 'dist/cli/main.js')];
 }
 

@@ -50,7 +50,7 @@ validate() {
   set +e
   # From inside the staged copy: uid 65534 may not be able to enter the checkout.
   (cd "$stage" && ip netns exec "$pod" setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs \
-    node "$stage/dist/cli/main.js" validate --mesh linkerd --timeout 5s --log-format plain --termination-log "$tmp/termination-log")
+    node "$stage/dist/cli/main.js" validate --mesh linkerd --timeout 10s --log-format plain --termination-log "$tmp/termination-log")
   code=$?
   set -e
   echo

@@ -35,8 +35,8 @@ Exit codes: ${EXIT.pass} pass; the mesh failure code (linkerd 95, istio 126, gen
 --failure-exit-code) when the pod is not meshed; ${EXIT.invalidConfig} invalid configuration; ${EXIT.internalError} internal error;
 ${EXIT.outputError} output error; ${EXIT.sigint} SIGINT; ${EXIT.sigterm} SIGTERM.`;
 
-export const EXPLAIN_SUMMARY = `Runs the rules analysis of 'interlock validate' on saved dumps: every packet question the
-configuration implies, where the rules send it, and which rule decided. Dumps are regular files,
+export const EXPLAIN_SUMMARY = `Runs the rules analysis of 'interlock validate' on saved dumps: every region of packets the
+configuration speaks of, where the rules send every packet of it, and which rule decided. Dumps are regular files,
 at most 16 MiB in all.
 
 Exit codes: ${EXIT.pass} every expectation holds; the mesh failure code when one fails or cannot be decided;

@@ -95,12 +95,12 @@ function judge(analysis: Checked, set: ReadSet, options: Omit<InspectOptions, 't
   }
   if (set.gap && uncovered.length > 0) return cannotRead(options.mode, legacyUnlistedWhy(set.gap, uncovered), report);
   if (check.status !== 'passed') {
-    const message = 'no packet questions could be asked of these rules';
+    const message = 'no expectation could be checked against these rules';
     return { status: check.status, reason: 'RulesUnknownMatch', message, evidence: [message, ...splitNotes(merged)], report };
   }
   const gap = set.gap;
   const checked = `${merged.backendsWithRules.join(', ') || 'no backend'}${gap ? `; legacy iptables not listable by ${uidText(gap.uid)}, not checked` : ''}`;
-  const message = `the rules send all ${check.answers.length} packet questions where the configuration expects (${checked})`;
+  const message = `the rules send every packet of all ${check.answers.length} expectations where the configuration expects (${checked})`;
   return { status: 'passed', message, evidence: [message, ...splitNotes(merged), ...(gap ? [legacyNote(gap)] : [])], report };
 }
 

@@ -14,7 +14,7 @@ export interface InspectionParts {
 
 /**
  * The validator's one call: read the pod's rules from every backend, trace the configuration's
- * packet questions, and answer in plain data. Never throws. A read that fails is an answer of
+ * expectations over every packet, and answer in plain data. Never throws. A read that fails is an answer of
  * decideInspection; an exception is a bug in the engine (RulesEngineError, an internal error),
  * never "unreadable".
  */

@@ -110,15 +110,3 @@ export async function runNodeCommand(argv: readonly string[], env: Readonly<Reco
   log.info({ drained }, drained ? 'stopped: in-flight actions finished' : 'stopped: in-flight actions cut off at the deadline');
   return { exitCode: 0, stdout: '', stderr: '' };
 }
-
-/** Aborts on the first SIGTERM or SIGINT; a second one exits at once (the kubelet is done waiting). */
-export function processStopSignal(): AbortSignal {
-  const controller = new AbortController();
-  for (const name of ['SIGTERM', 'SIGINT'] as const) {
-    process.on(name, () => {
-      if (controller.signal.aborted) process.exit(name === 'SIGINT' ? EXIT.sigint : EXIT.sigterm);
-      controller.abort(name);
-    });
-  }
-  return controller.signal;
-}

@@ -25,8 +25,8 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (isForeignValidatorArgv(foreign)) return runCompat(foreign, adapters);
   if (command === 'validate') return runValidateCommand(rest, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
   if (command === 'node') {
-    const { runNodeCommand, processStopSignal } = await import('./node-command.js');
-    return runNodeCommand(rest, process.env, processStopSignal());
+    const { runNodeCommand } = await import('./node-command.js');
+    return runNodeCommand(rest, process.env, abortOnSignals());
   }
   if (command === 'explain') {
     const { runExplain } = await import('./explain-command.js');
@@ -38,6 +38,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command "${echoValue(command)}"\n\n${TOP_HELP}` };
 }
 
+/** Aborts on the first SIGTERM or SIGINT; a second one exits at once (the kubelet is done waiting). */
 function abortOnSignals(): AbortSignal {
   const controller = new AbortController();
   for (const name of ['SIGTERM', 'SIGINT'] as const) {

@@ -117,6 +117,6 @@ for (const count of [2_000, 20_000]) {
   console.log(`complete analysis, ${count.toLocaleString('en')} scattered /32 RETURNs (the work bound's case): ${ms.toFixed(1)} ms (${status})`);
 }
 console.log(`peak RSS so far: ${(process.resourceUsage().maxRSS / 1024).toFixed(1)} MiB`);
-// 100k in a child of its own, bounded: its time and peak RSS are its own.
-const child = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--only-100k'], { encoding: 'utf8', timeout: 90_000 });
+// 100k in a child of its own, bounded, with this process's node flags (the image's heap cap): its time and peak RSS are its own.
+const child = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), '--only-100k'], { encoding: 'utf8', timeout: 90_000 });
 console.log(child.error ? `complete analysis 100000 rules: did not finish within 90 s` : child.stdout.trim());

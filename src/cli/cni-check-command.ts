@@ -11,8 +11,6 @@ import { MESH_FLAG } from '../config/interception-flags.js';
 import { FORMAT_FLAG } from '../config/explain-flags.js';
 import { HELP_FLAG } from '../config/command-flags.js';
 
-/** The mesh's chained CNI plugin type; generic has none, so it needs --mesh-plugin. */
-export const MESH_PLUGIN: Readonly<Record<Mesh, string | undefined>> = { linkerd: 'linkerd-cni', istio: 'istio-cni', generic: undefined };
 
 const oneOf =
   <T extends string>(allowed: readonly T[]) =>
@@ -80,7 +78,7 @@ function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record<string
   if (values.get('help') === true) return ok('help');
   const mesh = parsed.value.sources.has('mesh') ? (values.get('mesh') as Mesh) : undefined;
   if (mesh === undefined) return fail('ConfigInvalid', '--mesh is required (linkerd, istio or generic)');
-  const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? MESH_PLUGIN[mesh];
+  const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? PRESETS[mesh].cniPlugin;
   if (meshPlugin === undefined) return fail('ConfigInvalid', '--mesh generic needs --mesh-plugin TYPE: the type of the mesh CNI plugin to look for');
   const crioDefaultNetwork = values.get('crio-default-network') as string | undefined;
   return ok({

@@ -16,9 +16,9 @@ import { runPodInformer } from '../node/pod-informer.js';
 import { DEFAULT_RETRY } from '../node/retry-delay.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
-import type { Mesh } from '../config/interception.js';
+import { PRESETS, type Mesh } from '../config/interception.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
-import { CNI_CHECK_FLAGS, MESH_PLUGIN } from './cni-check-command.js';
+import { CNI_CHECK_FLAGS } from './cni-check-command.js';
 import { cniWatchSource } from './node-cni-audit.js';
 
 type Values = Record<string, unknown>;
@@ -35,7 +35,7 @@ function readFlags(argv: readonly string[], env: Readonly<Record<string, string 
 function cniAuditOf(values: Values): CniAuditSource | string | undefined {
   if (values['cni-audit'] !== true) return undefined;
   const mesh = values.mesh as Mesh;
-  const meshPlugin = (values['mesh-plugin'] as string | undefined) ?? MESH_PLUGIN[mesh];
+  const meshPlugin = (values['mesh-plugin'] as string | undefined) ?? PRESETS[mesh].cniPlugin;
   if (meshPlugin === undefined) return '--cni-audit with --mesh generic needs --mesh-plugin TYPE';
   const crioDefaultNetwork = values['crio-default-network'] as string | undefined;
   return cniWatchSource({

@@ -59,6 +59,10 @@ export interface InterceptionSpec {
 export interface MeshPreset {
   readonly spec: InterceptionSpec;
   readonly failureExitCode: number;
+  /** The init container name the mesh's repair controller looks for (exit code in lastState). */
+  readonly validatorContainer: string;
+  /** The type of the mesh's chained CNI plugin; generic has none (cni-check needs --mesh-plugin). */
+  readonly cniPlugin: string | undefined;
 }
 
 // The istio-cni / sidecar-injector defaults; 15008 (the HBONE tunnel) is inboundTunnelPort.
@@ -92,6 +96,8 @@ const CAPTURE_ALL: Omit<InterceptionSpec, 'mesh' | 'inboundPort' | 'outboundPort
 export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
   linkerd: {
     failureExitCode: 95,
+    validatorContainer: 'linkerd-network-validator',
+    cniPlugin: 'linkerd-cni',
     spec: {
       ...CAPTURE_ALL,
       mesh: 'linkerd',
@@ -103,6 +109,8 @@ export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
   },
   istio: {
     failureExitCode: 126,
+    validatorContainer: 'istio-validation',
+    cniPlugin: 'istio-cni',
     spec: {
       ...CAPTURE_ALL,
       mesh: 'istio',
@@ -120,6 +128,8 @@ export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
   // Generic has no ports of its own: --inbound-port and --outbound-port are required.
   generic: {
     failureExitCode: 97,
+    validatorContainer: 'interlock',
+    cniPlugin: undefined,
     spec: { ...CAPTURE_ALL, mesh: 'generic', inboundPort: 0, outboundPort: 0 },
   },
 };

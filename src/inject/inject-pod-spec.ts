@@ -1,9 +1,9 @@
 import { isMap, isSeq, Pair, Scalar, YAMLMap, YAMLSeq, type Document } from 'yaml';
 import { compatToValidate } from '../compat/compat-argv.js';
-import type { Mesh } from '../config/interception.js';
+import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { PodTemplate } from './pod-templates.js';
-import { CONTAINER_NAMES, podIdentityEnv, securityContextOf, validatorArgs, validatorContainer } from './validator-container.js';
+import { podIdentityEnv, securityContextOf, validatorArgs, validatorContainer } from './validator-container.js';
 
 export interface InjectOptions {
   /** Unset: from the pod (an existing validator, or the proxy container's name), else generic. */
@@ -22,7 +22,7 @@ const MESH_OF_NAME: Readonly<Record<string, Mesh>> = {
   'linkerd-proxy': 'linkerd',
   'istio-proxy': 'istio',
 };
-const VALIDATOR_NAMES = new Set(Object.values(CONTAINER_NAMES));
+const VALIDATOR_NAMES = new Set(MESHES.map((mesh) => PRESETS[mesh].validatorContainer));
 /** Flags Interlock manages itself; everything else in an existing validator's args is kept. */
 const MANAGED = new Map([['--mesh', 1], ['--rules', 1], ['--report-event', 0]]);
 

@@ -1,12 +1,5 @@
-import type { Mesh } from '../config/interception.js';
+import { PRESETS, type Mesh } from '../config/interception.js';
 import { VALIDATOR_RESOURCES } from './resources.js';
-
-/** The container names the meshes' repair controllers look for (exit 95 / 126 in lastState). */
-export const CONTAINER_NAMES: Readonly<Record<Mesh, string>> = {
-  linkerd: 'linkerd-network-validator',
-  istio: 'istio-validation',
-  generic: 'interlock',
-};
 
 /** Linkerd's validator runs as nobody; Istio's as the proxy's uid, which its rules treat specially. */
 const RUN_AS_USER: Readonly<Record<Mesh, number>> = { linkerd: 65534, istio: 1337, generic: 65534 };
@@ -60,7 +53,8 @@ export function securityContextOf(mesh: Mesh, rulesCheck: boolean): Container {
 /** The whole init container, as plain data, in the field order `kubectl` prints. */
 export function validatorContainer(options: ValidatorOptions): Container {
   return {
-    name: CONTAINER_NAMES[options.mesh],
+    // The name the mesh's repair controller looks for (exit 95 / 126 in lastState).
+    name: PRESETS[options.mesh].validatorContainer,
     image: options.image,
     args: validatorArgs(options),
     env: podIdentityEnv(),

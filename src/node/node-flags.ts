@@ -45,8 +45,7 @@ export const NODE_FLAGS = [
 
 /** The preset validator container and failure code of a mesh. */
 export function meshDefaults(mesh: Mesh): { container: string; failureExitCode: number } {
-  const names: Record<Mesh, string> = { linkerd: 'linkerd-network-validator', istio: 'istio-validation', generic: 'interlock' };
-  return { container: names[mesh], failureExitCode: PRESETS[mesh].failureExitCode };
+  return { container: PRESETS[mesh].validatorContainer, failureExitCode: PRESETS[mesh].failureExitCode };
 }
 
 export function nodeHelp(): string {

@@ -25,17 +25,26 @@ const seconds = (now: Date): string => now.toISOString().replace(/\.\d{3}Z$/, 'Z
 const eventName = (object: string, now: Date, sequence: number): string => `${object}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(sequence)).toString(16)}`;
 const clip = (text: string): string => (text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 3)}...` : text);
 
-/** The Warning on a pod: the agent's reason, what it did, and the validator's own message. */
-export function podEvent(view: PodView, reason: string, note: string, validatorMessage: string, container: string, node: string, now: Date, sequence: number): AgentEvent {
-  const detail = validatorMessage ? ` Validator said: ${validatorMessage.split('\n', 1)[0]}` : '';
+type InvolvedObject = AgentEvent['involvedObject'];
+
+/** What an Event of the agent is about, said once; the frame (source, times, reporter) is shared. */
+interface EventContent {
+  readonly involvedObject: InvolvedObject;
+  readonly namespace: string;
+  readonly reason: string;
+  readonly message: string;
+  readonly type: 'Warning' | 'Normal';
+}
+
+function agentEvent(content: EventContent, node: string, now: Date, sequence: number): AgentEvent {
   return {
     apiVersion: 'v1',
     kind: 'Event',
-    metadata: { name: eventName(view.name, now, sequence), namespace: view.namespace },
-    involvedObject: { apiVersion: 'v1', kind: 'Pod', name: view.name, namespace: view.namespace, uid: view.uid, fieldPath: `spec.initContainers{${container}}` },
-    reason,
-    message: clip(`${note}${detail}`),
-    type: 'Warning',
+    metadata: { name: eventName(content.involvedObject.name, now, sequence), namespace: content.namespace },
+    involvedObject: content.involvedObject,
+    reason: content.reason,
+    message: clip(content.message),
+    type: content.type,
     source: { component: EVENT_COMPONENT, host: node },
     firstTimestamp: seconds(now),
     lastTimestamp: seconds(now),
@@ -45,21 +54,15 @@ export function podEvent(view: PodView, reason: string, note: string, validatorM
   };
 }
 
+/** The Warning on a pod: the agent's reason, what it did, and the validator's own message. */
+export function podEvent(view: PodView, reason: string, note: string, validatorMessage: string, container: string, node: string, now: Date, sequence: number): AgentEvent {
+  const detail = validatorMessage ? ` Validator said: ${validatorMessage.split('\n', 1)[0]}` : '';
+  const involvedObject: InvolvedObject = { apiVersion: 'v1', kind: 'Pod', name: view.name, namespace: view.namespace, uid: view.uid, fieldPath: `spec.initContainers{${container}}` };
+  return agentEvent({ involvedObject, namespace: view.namespace, reason, message: `${note}${detail}`, type: 'Warning' }, node, now, sequence);
+}
+
 /** An Event on the Node (posted in `default`, where the kubelet posts its node Events). */
 export function nodeEvent(node: string, nodeUid: string, reason: string, message: string, type: 'Warning' | 'Normal', now: Date, sequence: number): AgentEvent {
-  return {
-    apiVersion: 'v1',
-    kind: 'Event',
-    metadata: { name: eventName(node, now, sequence), namespace: 'default' },
-    involvedObject: { apiVersion: 'v1', kind: 'Node', name: node, uid: nodeUid },
-    reason,
-    message: clip(message),
-    type,
-    source: { component: EVENT_COMPONENT, host: node },
-    firstTimestamp: seconds(now),
-    lastTimestamp: seconds(now),
-    count: 1,
-    reportingComponent: EVENT_COMPONENT,
-    reportingInstance: node,
-  };
+  const involvedObject: InvolvedObject = { apiVersion: 'v1', kind: 'Node', name: node, uid: nodeUid };
+  return agentEvent({ involvedObject, namespace: 'default', reason, message, type }, node, now, sequence);
 }

@@ -1,10 +1,22 @@
 /** Time as the probe loop sees it: injected, so the loop runs under fake timers in unit tests. */
 export interface Clock {
   now(): number;
-  sleep(ms: number): Promise<void>;
+  /** Resolves after `ms`, or at once when `cancel` aborts, and then holds no timer. */
+  sleep(ms: number, cancel?: AbortSignal): Promise<void>;
 }
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  sleep: (ms, cancel) => new Promise((resolve) => {
+    if (cancel?.aborted) return resolve();
+    const timer = setTimeout(() => {
+      cancel?.removeEventListener('abort', wake);
+      resolve();
+    }, ms);
+    const wake = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    cancel?.addEventListener('abort', wake, { once: true });
+  }),
 };

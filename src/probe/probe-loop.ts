@@ -113,11 +113,13 @@ async function step(target: ProbeTarget, timing: ProbeTiming, deps: LoopDeps, ta
     tally.nextLaunchAt = now + timing.launchIntervalMs;
   }
   const wake = Math.max(1, Math.min(tally.nextLaunchAt, timing.deadline) - now);
+  // The wake-up timer is cleared once anything else wins the race: a decided probe leaves none.
+  const wokenEarly = new AbortController();
   const event = await Promise.race([
     ...tally.inFlight.values(),
-    deps.clock.sleep(wake).then(() => undefined),
+    deps.clock.sleep(wake, wokenEarly.signal).then(() => undefined),
     deps.stranger.then((stranger) => ({ stranger })),
-  ]);
+  ]).finally(() => wokenEarly.abort());
   if (!event) return undefined;
   if ('stranger' in event) return { status: 'failed', stranger: event.stranger, endedEarly: true };
   tally.inFlight.delete(event.id);

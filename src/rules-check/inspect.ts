@@ -7,7 +7,7 @@ export type { InspectOptions, RulesInspection } from './inspection.js';
 
 /** The edges the inspection runs through; tests hand in their own. */
 export interface InspectionParts {
-  readonly readCapabilities: () => Promise<Capabilities | undefined>;
+  readonly readCapabilities: () => Capabilities | undefined | Promise<Capabilities | undefined>;
   readonly readLiveRules: (families: InspectOptions['families'], timeoutMs: number) => Promise<ReadOutcome[]>;
   readonly decideInspection: (spec: InterceptionSpec, outcomes: readonly ReadOutcome[], options: Omit<InspectOptions, 'timeoutMs'>) => RulesInspection | Promise<RulesInspection>;
 }

@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 
 export interface Capabilities {
   readonly netAdmin: boolean;
@@ -16,9 +16,13 @@ export function capabilitiesFromStatus(status: string): Capabilities | undefined
   return { netAdmin: ((mask >> CAP_NET_ADMIN) & 1n) === 1n, netRaw: ((mask >> CAP_NET_RAW) & 1n) === 1n };
 }
 
-export async function readCapabilities(): Promise<Capabilities | undefined> {
+/**
+ * Read synchronously: procfs answers from memory, and an asynchronous read would start libuv's
+ * thread pool (four threads) in an init container that otherwise never needs it.
+ */
+export function readCapabilities(): Capabilities | undefined {
   try {
-    return capabilitiesFromStatus(await readFile('/proc/self/status', 'utf8'));
+    return capabilitiesFromStatus(readFileSync('/proc/self/status', 'utf8'));
   } catch {
     return undefined;
   }

@@ -1,0 +1,115 @@
+import { closeSync, openSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { parseCidr, type Cidr } from '../addr/cidr.js';
+import { parseIp, type IpAddress } from '../addr/ip.js';
+import { parseCommandLine } from '../config/parse-command-line.js';
+import { buildValidateConfig, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
+import { assessPodNetwork } from '../network/assess-pod-network.js';
+import type { PodNetwork } from '../network/pod-network.js';
+import { createLogger, type Logger } from '../output/logger.js';
+import { planProbes, type ProbeTarget } from '../probe/probe-plan.js';
+import { proveInterception } from '../probe/prove-interception.js';
+import { readCapabilities } from '../rules/read/capabilities.js';
+import { inspectLiveRules } from '../rules-check/inspect.js';
+import { familyProbeCheck } from '../validate/probe-checks.js';
+import { rulesCheck } from '../validate/rules-checks.js';
+import { decideVerdict, isCertifiedPass } from '../verdict/decide-verdict.js';
+import { formatTerminationMessage } from '../verdict/termination-message.js';
+
+/**
+ * Runs once while the start-up snapshot is built, never in a pod: the validate pass path's own
+ * code, on loopback and on a made-up pod network. V8 compiles a function on its first call, and
+ * what it compiled here is kept in the blob, so an init container does not spend its first
+ * milliseconds compiling the parser, the planner, pino and node:net's connect path.
+ *
+ * Nothing leaves loopback, and nothing it opens (the listener, the probe socket, a /dev/null
+ * descriptor for the logs) outlives it: the snapshot is taken once the event loop is empty.
+ * A rehearsal that does not pass fails the build, rather than shipping a slower blob unnoticed.
+ */
+export async function rehearseValidate(): Promise<void> {
+  const config = rehearsalConfig();
+  const devNull = openSync('/dev/null', 'w');
+  try {
+    const logger = createLogger('json', 'debug', devNull);
+    logger.info({ config: 'rehearsal' }, 'interlock validate starting');
+    const network = madeUpPodNetwork();
+    const assessment = assessPodNetwork(network, config.family);
+    const plan = planProbes({
+      spec: config.interception, network, assessment, identity: { uid: 65534, gid: 65534, groups: [] },
+      overrides: {}, hints: {}, probePort: undefined, randomPort: 40000,
+    });
+    logger.info({ plan }, 'probing interception');
+    const rules = await inspectLiveRules(config.interception, { families: ['ipv4'], mode: 'auto', timeoutMs: 1000, sampleDestinations: {} }, {
+      // The build runs as root: a rehearsal must never read (or need) the build machine's rules.
+      readCapabilities: () => (readCapabilities() ? { netAdmin: false, netRaw: false } : undefined),
+      readLiveRules: () => Promise.reject(new Error('a rehearsal reads no rules')),
+      decideInspection: () => Promise.reject(new Error('a rehearsal decides no rules')),
+    });
+    await rehearseLoopbackProbe(config, logger, rulesCheck(rules, config.rules));
+  } finally {
+    closeSync(devNull);
+  }
+}
+
+function rehearsalConfig(): ValidateConfig {
+  const parsed = parseCommandLine('validate', ['--mesh', 'linkerd', '--timeout', '5s', '--log-level', 'debug'], {}, VALIDATE_FLAGS);
+  const config = parsed.ok ? buildValidateConfig(parsed.value) : parsed;
+  if (!config.ok) throw new Error(`snapshot rehearsal: ${config.error.message}`);
+  return config.value;
+}
+
+/** A probe straight into its own listener over loopback: no rule is involved, the code path is. */
+async function rehearseLoopbackProbe(config: ValidateConfig, logger: Logger, rules: ReturnType<typeof rulesCheck>): Promise<void> {
+  const port = await freeLoopbackPort();
+  const target: ProbeTarget = { family: 'ipv4', path: 'outbound', destination: ip('127.0.0.1'), port, expectedPort: port, via: 'lo' };
+  const started = Date.now();
+  const run = await proveInterception([target], { deadline: started + 2000, settleMs: 500, attemptTimeoutMs: 1000, launchIntervalMs: 1000 }, new AbortController().signal, {
+    onAttempt: (probed, attempt, outcome) => logger.debug({ family: probed.family, port: probed.port, attempt, outcome: outcome.kind }, 'probe attempt'),
+  });
+  if (run.kind !== 'probed') throw new Error(`snapshot rehearsal: cannot listen on 127.0.0.1:${port}: ${run.error.code}`);
+  const checks = [familyProbeCheck('ipv4', run.results, config.timeoutMs), rules];
+  const proofs = run.results.flatMap((result) => (result.proof ? [result.proof] : []));
+  const verdict = decideVerdict({ checks, obligations: { families: ['ipv4'], targets: [target], rulesRequired: false }, proofs });
+  logger.info({ verdict: verdict.outcome, reason: verdict.reason, durationMs: Date.now() - started, checks }, verdict.message);
+  formatTerminationMessage(verdict, ['config: rehearsal']);
+  if (!isCertifiedPass(verdict)) throw new Error(`snapshot rehearsal: the loopback probe did not pass: ${verdict.message}`);
+}
+
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen({ port: 0, host: '127.0.0.1', exclusive: true }, () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+function madeUpPodNetwork(): PodNetwork {
+  return {
+    links: [{ index: 1, name: 'lo', up: true, loopback: true }, { index: 2, name: 'eth0', up: true, loopback: false }],
+    addresses: [
+      { linkIndex: 1, address: ip('127.0.0.1'), prefix: 8, scope: 'host', usable: true, tentative: false },
+      { linkIndex: 2, address: ip('10.244.0.2'), prefix: 24, scope: 'global', usable: true, tentative: false },
+    ],
+    routes: [
+      { family: 'ipv4', table: 254, type: 'unicast', destination: cidr('0.0.0.0/0'), gateway: ip('10.244.0.1'), outputLinkIndex: 2 },
+      { family: 'ipv4', table: 254, type: 'unicast', destination: cidr('10.244.0.0/24'), gateway: undefined, outputLinkIndex: 2 },
+      { family: 'ipv4', table: 255, type: 'local', destination: cidr('10.244.0.2/32'), gateway: undefined, outputLinkIndex: 2 },
+    ],
+  };
+}
+
+function ip(text: string): IpAddress {
+  const parsed = parseIp(text);
+  if (!parsed) throw new Error(`snapshot rehearsal: bad address ${text}`);
+  return parsed;
+}
+
+function cidr(text: string): Cidr {
+  const parsed = parseCidr(text);
+  if (!parsed) throw new Error(`snapshot rehearsal: bad CIDR ${text}`);
+  return parsed;
+}

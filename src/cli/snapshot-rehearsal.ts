@@ -1,11 +1,10 @@
 import { closeSync, openSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { parseCidr, type Cidr } from '../addr/cidr.js';
-import { parseIp, type IpAddress } from '../addr/ip.js';
+import { formatIp, parseIp, type IpAddress } from '../addr/ip.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { buildValidateConfig, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
 import { assessPodNetwork } from '../network/assess-pod-network.js';
-import type { PodNetwork } from '../network/pod-network.js';
+import { readPodNetwork } from '../netlink/read-pod-network.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { planProbes, type ProbeTarget } from '../probe/probe-plan.js';
 import { proveInterception } from '../probe/prove-interception.js';
@@ -15,10 +14,11 @@ import { familyProbeCheck } from '../validate/probe-checks.js';
 import { rulesCheck } from '../validate/rules-checks.js';
 import { decideVerdict, isCertifiedPass } from '../verdict/decide-verdict.js';
 import { formatTerminationMessage } from '../verdict/termination-message.js';
+import { cannedRtNetlink } from './rehearsal-rtnetlink.js';
 
 /**
  * Runs once while the start-up snapshot is built, never in a pod: the validate pass path's own
- * code, on loopback and on a made-up pod network. V8 compiles a function on its first call, and
+ * code, on loopback and on a canned rtnetlink dump of a pod. V8 compiles a function on its first call, and
  * what it compiled here is kept in the blob, so an init container does not spend its first
  * milliseconds compiling the parser, the planner, pino and node:net's connect path.
  *
@@ -32,13 +32,15 @@ export async function rehearseValidate(): Promise<void> {
   try {
     const logger = createLogger('json', 'debug', devNull);
     logger.info({ config: 'rehearsal' }, 'interlock validate starting');
-    const network = madeUpPodNetwork();
+    const network = await readPodNetwork(() => Promise.resolve(cannedRtNetlink()));
+    if (!network.addresses.some((entry) => formatIp(entry.address) === '10.244.0.2')) throw new Error('snapshot rehearsal: the canned rtnetlink dump did not parse');
     const assessment = assessPodNetwork(network, config.family);
     const plan = planProbes({
       spec: config.interception, network, assessment, identity: { uid: 65534, gid: 65534, groups: [] },
       overrides: {}, hints: {}, probePort: undefined, randomPort: 40000,
     });
-    logger.info({ plan }, 'probing interception');
+    if (!plan.ok) throw new Error(`snapshot rehearsal: no probe plan for the canned pod: ${plan.problem.message}`);
+    logger.info({ targets: plan.targets, notes: plan.notes }, 'probing interception');
     const rules = await inspectLiveRules(config.interception, { families: ['ipv4'], mode: 'auto', timeoutMs: 1000, sampleDestinations: {} }, {
       // The build runs as root: a rehearsal must never read (or need) the build machine's rules.
       readCapabilities: () => (readCapabilities() ? { netAdmin: false, netRaw: false } : undefined),
@@ -87,29 +89,8 @@ function freeLoopbackPort(): Promise<number> {
   });
 }
 
-function madeUpPodNetwork(): PodNetwork {
-  return {
-    links: [{ index: 1, name: 'lo', up: true, loopback: true }, { index: 2, name: 'eth0', up: true, loopback: false }],
-    addresses: [
-      { linkIndex: 1, address: ip('127.0.0.1'), prefix: 8, scope: 'host', usable: true, tentative: false },
-      { linkIndex: 2, address: ip('10.244.0.2'), prefix: 24, scope: 'global', usable: true, tentative: false },
-    ],
-    routes: [
-      { family: 'ipv4', table: 254, type: 'unicast', destination: cidr('0.0.0.0/0'), gateway: ip('10.244.0.1'), outputLinkIndex: 2 },
-      { family: 'ipv4', table: 254, type: 'unicast', destination: cidr('10.244.0.0/24'), gateway: undefined, outputLinkIndex: 2 },
-      { family: 'ipv4', table: 255, type: 'local', destination: cidr('10.244.0.2/32'), gateway: undefined, outputLinkIndex: 2 },
-    ],
-  };
-}
-
 function ip(text: string): IpAddress {
   const parsed = parseIp(text);
   if (!parsed) throw new Error(`snapshot rehearsal: bad address ${text}`);
-  return parsed;
-}
-
-function cidr(text: string): Cidr {
-  const parsed = parseCidr(text);
-  if (!parsed) throw new Error(`snapshot rehearsal: bad CIDR ${text}`);
   return parsed;
 }

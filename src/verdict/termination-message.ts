@@ -21,6 +21,8 @@ function oneLine(text: string): string {
 export function truncateUtf8(text: string, limit: number): string {
   const bytes = Buffer.from(text, 'utf8');
   if (bytes.length <= limit) return text;
+  // A limit shorter than the marker keeps as much of the marker as fits, never more than the limit.
+  if (limit < Buffer.byteLength(ELLIPSIS)) return ELLIPSIS.slice(0, Math.max(0, limit));
   let end = limit - Buffer.byteLength(ELLIPSIS);
   // Back off continuation bytes (10xxxxxx) so a multi-byte character is never split.
   while (end > 0 && ((bytes[end] ?? 0) & 0xc0) === 0x80) end--;

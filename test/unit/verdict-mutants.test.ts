@@ -7,7 +7,7 @@ import { PRECEDENCE } from '../../src/validate/probe-checks.js';
 import { failed, passed, type Check } from '../../src/verdict/check.js';
 import { decideVerdict, type Verdict } from '../../src/verdict/decide-verdict.js';
 import type { ProofObligations } from '../../src/verdict/proof-obligations.js';
-import { formatTerminationMessage, TERMINATION_MESSAGE_LIMIT } from '../../src/verdict/termination-message.js';
+import { formatTerminationMessage, TERMINATION_MESSAGE_LIMIT, truncateUtf8 } from '../../src/verdict/termination-message.js';
 
 // Behaviour of src/verdict that StrykerJS showed no test pinned down: what may discharge a proof
 // obligation, which failure leads, and the exact words an operator reads in the termination message.
@@ -141,5 +141,13 @@ describe('the words an operator reads', () => {
     const cut = formatTerminationMessage(decide([failed('rules', 'RulesMismatch', `${fits}x`)], undefined, []));
     expect(cut).toMatch(/\n\[truncated\]$/);
     expect(Buffer.byteLength(cut)).toBeLessThanOrEqual(TERMINATION_MESSAGE_LIMIT);
+  });
+});
+
+describe('truncateUtf8 under a limit shorter than its marker', () => {
+  it('never returns more bytes than the limit', () => {
+    for (const limit of [0, 1, 8, 11, 12, 13]) {
+      expect(Buffer.byteLength(truncateUtf8('x'.repeat(40), limit)), `limit ${limit}`).toBeLessThanOrEqual(limit);
+    }
   });
 });

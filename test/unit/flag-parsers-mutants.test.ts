@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  oneOf, parseAddressPerFamily, parseBoolean, parseDuration, parseIdSet, parseIds, parseInterfaces, parseLoopbackCidr, parsePath,
+  oneOf, parseAddressPerFamily, parseBoolean, parseCidrSet, parseDuration, parseIdSet, parseIds, parseInterfaces, parseLoopbackCidr, parsePath,
   parsePort, parsePortOrZero, type FlagParser,
 } from '../../src/config/flag-parsers.js';
 
@@ -33,7 +33,20 @@ describe('values from the environment may carry surrounding whitespace', () => {
     expect(accepted(parsePort, ' 4143 ')).toBe(4143);
     expect(accepted(parsePortOrZero, ' 0\t')).toBe(0);
     expect(accepted(parseIdSet, ' * ')).toEqual({ kind: 'all' });
+    expect(accepted(parseCidrSet, ' *\n')).toEqual({ kind: 'all' });
     expect(accepted(parseBoolean, ' TRUE\n')).toBe(true);
+  });
+});
+
+describe('parsePort', () => {
+  it('1 and 65535 are the edges', () => {
+    expect(accepted(parsePort, '1')).toBe(1);
+    expect(accepted(parsePort, '65535')).toBe(65535);
+    expect(refusal(parsePort, '65536')).toBe('expected a port from 1 to 65535');
+  });
+
+  it('decimal digits only: no exponent, hex or suffix that Number() would read', () => {
+    for (const text of ['1e3', '8e1', '0x50', '80abc', 'x80', '+80', '80.0']) expect(refusal(parsePort, text)).toBe('expected a port from 1 to 65535');
   });
 });
 
@@ -50,6 +63,10 @@ describe('parseIds and parseIdSet', () => {
   it('the largest id is 4294967294 (uid_t -1 is "no id")', () => {
     expect(accepted(parseIds, '4294967294')).toEqual([4294967294]);
     expect(refusal(parseIds, '4294967295')).toBe('"4294967295" is not a numeric uid/gid');
+  });
+
+  it('decimal digits only: no exponent or hex that Number() would read', () => {
+    for (const text of ['1e3', '0x10', '1000x', '+1']) expect(refusal(parseIds, `0,${text}`)).toBe(`"${text}" is not a numeric uid/gid`);
   });
 
   it('`*` is every group, a list is a list', () => {

@@ -27,6 +27,11 @@ describe('a repeatable flag', () => {
     expect(flagSource(parsed.value, NAMESPACE)).toBe('INTERLOCK_NAMESPACE');
   });
 
+  it('a default records no source: the operator did not give it', () => {
+    const parsed = parseCommandLine('validate', ['--mesh', 'linkerd'], {}, VALIDATE_FLAGS);
+    expect(parsed.ok && [...parsed.value.sources.keys()]).toEqual(['mesh']);
+  });
+
   it('given nowhere has no values', () => {
     const parsed = parseCommandLine('inject', ['--port', '1'], {}, FLAGS);
     expect(parsed.ok && flagValues(parsed.value, NAMESPACE)).toEqual([]);

@@ -24,6 +24,8 @@ export function parseCommandLine(command: CommandName, argv: readonly string[], 
   if (!tokens.ok) return tokens;
   const given = new Map<string, Given>();
   for (const token of tokens.value) {
+    // A `--` with nothing after it: parseArgs takes it as the end of flags; we take no arguments.
+    if (token.kind === 'option-terminator') return configInvalid('argument', '--', `unexpected argument (interlock ${command} takes flags only)`);
     if (token.kind !== 'option') continue;
     const entry = given.get(token.name) ?? { texts: [] };
     entry.texts.push(token.value ?? '');
@@ -87,7 +89,8 @@ function describeArgvError(command: CommandName, argv: readonly string[], flags:
     const equals = arg.indexOf('=');
     const name = arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : arg;
     const flag = arg.startsWith('--') ? byName.get(name) : undefined;
-    if (!flag) return configInvalid(`--${echoValue(name.replace(/^-+/, ''))}`, '', `unknown flag for interlock ${command} (see --help)`);
+    // Named as typed: `---mesh` is not `--mesh`, and saying so would send the operator in circles.
+    if (!flag) return configInvalid(echoValue(equals < 0 ? arg : arg.slice(0, equals)), '', `unknown flag for interlock ${command} (see --help)`);
     if (flag.kind === 'switch' && equals >= 0) return configInvalid(`--${name}`, arg.slice(equals + 1), 'is a switch and takes no value');
     if (flag.kind === 'switch' || equals >= 0) continue;
     const next = argv[index + 1];

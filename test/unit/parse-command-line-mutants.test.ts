@@ -52,9 +52,13 @@ describe('the refusal names the argument at fault', () => {
     // A switch without "=" takes nothing, so the next argument is the stray one.
     [['--tproxy', 'x'], 'argument="x": unexpected argument (interlock validate takes flags only)'],
     [['--help', 'x'], 'argument="x": unexpected argument (interlock validate takes flags only)'],
-    // However many dashes, an unknown flag is named with two.
-    [['----nope'], '--nope="": unknown flag for interlock validate (see --help)'],
-    [['-n'], '--n="": unknown flag for interlock validate (see --help)'],
+    // An unknown flag is named as typed, dashes and all: `---mesh` is not `--mesh`.
+    [['----nope'], '----nope="": unknown flag for interlock validate (see --help)'],
+    [['-n'], '-n="": unknown flag for interlock validate (see --help)'],
+    [['---mesh', 'linkerd'], '---mesh="": unknown flag for interlock validate (see --help)'],
+    [['--nope=1'], '--nope="": unknown flag for interlock validate (see --help)'],
+    // A lone `--` ends parseArgs' flags without an error of its own; it is still an argument.
+    [['--mesh=linkerd', '--'], 'argument="--": unexpected argument (interlock validate takes flags only)'],
     [['--mesh', '-x'], `--mesh="-x": ${safeSentence('needs a value; a value starting with "-" is written --mesh=VALUE')}`],
   ];
   for (const [argv, message] of cases) {

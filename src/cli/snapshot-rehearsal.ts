@@ -11,6 +11,7 @@ import { proveInterception } from '../probe/prove-interception.js';
 import { readCapabilities } from '../rules/read/capabilities.js';
 import { inspectLiveRules } from '../rules-check/inspect.js';
 import { familyProbeCheck } from '../validate/probe-checks.js';
+import { probeLogHooks } from '../validate/probe-log-hooks.js';
 import { rulesCheck } from '../validate/rules-checks.js';
 import { decideVerdict, isCertifiedPass } from '../verdict/decide-verdict.js';
 import { formatTerminationMessage } from '../verdict/termination-message.js';
@@ -66,9 +67,7 @@ async function rehearseLoopbackProbe(config: ValidateConfig, logger: Logger, rul
   const port = await freeLoopbackPort();
   const target: ProbeTarget = { family: 'ipv4', path: 'outbound', destination: ip('127.0.0.1'), port, expectedPort: port, via: 'lo' };
   const started = Date.now();
-  const run = await proveInterception([target], { deadline: started + 2000, settleMs: 500, attemptTimeoutMs: 1000, launchIntervalMs: 1000 }, new AbortController().signal, {
-    onAttempt: (probed, attempt, outcome) => logger.debug({ family: probed.family, port: probed.port, attempt, outcome: outcome.kind }, 'probe attempt'),
-  });
+  const run = await proveInterception([target], { deadline: started + 2000, settleMs: 500, attemptTimeoutMs: 1000, launchIntervalMs: 1000 }, new AbortController().signal, probeLogHooks(logger));
   if (run.kind !== 'probed') throw new Error(`snapshot rehearsal: cannot listen on 127.0.0.1:${port}: ${run.error.code}`);
   const checks = [familyProbeCheck('ipv4', run.results, config.timeoutMs), rules];
   const proofs = run.results.flatMap((result) => (result.proof ? [result.proof] : []));

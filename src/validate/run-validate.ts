@@ -8,6 +8,7 @@ import { planProbes, type ProbeIdentity, type ProbePlan, type ProbeTarget } from
 import { proveInterception } from '../probe/prove-interception.js';
 import type { Proof } from '../probe/proof.js';
 import type { Logger } from '../output/logger.js';
+import { probeLogHooks } from './probe-log-hooks.js';
 import { failed, passed, type Check } from '../verdict/check.js';
 import { decideVerdict, type Verdict } from '../verdict/decide-verdict.js';
 import type { ProofObligations } from '../verdict/proof-obligations.js';
@@ -50,10 +51,7 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   env.logger.info({ targets: plan.targets.map(targetLog), notes: plan.notes }, 'probing interception');
 
   const rulesPromise = inspectRulesSafely(env.inspectRules, config, assessment, plan.targets, Math.max(100, deadline - Date.now()));
-  const probeRun = await proveInterception(plan.targets, { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS }, env.signal, {
-    onAttempt: (target, attempt, outcome) => env.logger.debug({ family: target.family, port: target.port, attempt, outcome: outcome.kind }, 'probe attempt'),
-    onStranger: (stranger) => env.logger.info({ port: stranger.listenerPort }, `${stranger.sentence}; inbound traffic the mesh captures, ignored on the proxy-loopback path`),
-  });
+  const probeRun = await proveInterception(plan.targets, { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS }, env.signal, probeLogHooks(env.logger));
   const rules = await rulesPromise;
   checks.push(rulesCheck(rules, config.rules));
   env.logger.info({ rules: { status: rules.status, reason: rules.reason, message: rules.message }, report: rules.report }, 'rules inspection');

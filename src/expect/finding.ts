@@ -47,7 +47,9 @@ export function findingMessage(finding: Omit<Finding, 'message'>): string {
   if (finding.reason === 'RulesUnknownMatch') {
     const why = actual.kind === 'unknown' ? actual.why : `it is ${describeOutcome(actual)} only if ${finding.assumed.map((at) => `\`${at.text}\``).join(' and ')} match(es) as assumed`;
     const rule = actual.kind === 'unknown' ? actual.rule ?? finding.decidedBy : finding.assumed[0];
-    return `${regionsText(finding)}: cannot tell where it ends up, ${why}, at ${describeRule(rule)}; expected ${expected} (${expectation.because})`;
+    // An unknown without a rule (the work limit) was not decided by a missing chain: name none.
+    const at = rule ? `, at ${describeRule(rule)}` : '';
+    return `${regionsText(finding)}: cannot tell where it ends up, ${why}${at}; expected ${expected} (${expectation.because})`;
   }
   return `${regionsText(finding)}, is ${describeOutcome(actual)} (${describeRule(finding.decidedBy)}); expected ${expected} because ${expectation.because}`;
 }

@@ -85,11 +85,11 @@ describe('an unknown answer says why, at which rule, and what was expected', () 
     expect(result.findings.map((finding) => finding.assumed.map((at) => at.position))).toEqual([[2], [2, 3]]);
   });
 
-  it('the work limit: no rule decided, so none is named', () => {
+  it('the work limit: no rule decided, so none is named (and no chain is said to be missing)', () => {
     const result = check(linkerd, 'ipv4', { workLimit: 3 });
     expect(result.status).toBe('unknown');
     expect(messages(result)[1]).toBe(
-      'outbound TCP to any address but 127.0.0.0/8, any port, from any uid but 2102, via any interface but lo: cannot tell where it ends up, the analysis reached its work limit (3 units: rule visits and regions split off); the rules are too many or too tangled to decide, at no rule (no chain is hooked there); expected redirected to local port 4140 (outbound TCP from the application is captured)',
+      'outbound TCP to any address but 127.0.0.0/8, any port, from any uid but 2102, via any interface but lo: cannot tell where it ends up, the analysis reached its work limit (3 units: rule visits and regions split off); the rules are too many or too tangled to decide; expected redirected to local port 4140 (outbound TCP from the application is captured)',
     );
   });
 });

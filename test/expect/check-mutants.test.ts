@@ -181,6 +181,15 @@ describe('findings are kept up to a bound and counted past it; outcomes too', ()
 });
 
 describe('the status', () => {
+  it('every interface excluded: every answer asks for something, so the check decides (here: fails)', () => {
+    const result = analyse(specFromFlags(['--mesh=linkerd', '--exclude-interfaces=+']), [dump(linkerd)], ['ipv4']);
+    expect(result.answers.map((answer) => [answer.expectation.id, answer.expectation.expected, answer.holds])).toEqual([
+      ['ipv4/outbound/excluded-interface', { kind: 'not-redirected' }, false],
+      ['ipv4/inbound/excluded-interface', { kind: 'not-redirected' }, false],
+    ]);
+    expect(result.status).toBe('failed');
+  });
+
   it('asked about no family at all, the check is unknown, never passed', () => {
     const analysis = analyzeDumps(PRESETS.linkerd.spec, [dump(linkerd)], { families: ['ipv4'] });
     if (analysis.kind !== 'checked') throw new Error('the dump must parse');

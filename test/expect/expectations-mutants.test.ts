@@ -127,6 +127,13 @@ describe('every claim of a configuration that uses every option', () => {
     expect(dns.regions.map((region) => regionJson(region, scope).daddr)).toEqual([['fd00::a/128'], ['fd00::a/128']]);
   });
 
+  it('IPv6: the host loopback is ::1, not the IPv4 host-loopback range read as an IPv6 number', () => {
+    const list = all(specFromFlags(['--mesh=istio']), 'ipv6');
+    const notLoopback = [[0n, 0n], [2n, (1n << 128n) - 1n]];
+    expect(find(list, 'ipv6/outbound/proxy-loopback-to-pod').regions.map((region) => region.daddr)).toEqual([notLoopback]);
+    expect(find(list, 'ipv6/outbound/proxy-loopback-other').regions.map((region) => region.daddr)).toEqual([notLoopback, notLoopback]);
+  });
+
   it('several interfaces are listed, comma-separated, in the reasons', () => {
     const spec = specFromFlags(['--mesh=istio', '--exclude-interfaces=eth9,eth8', '--reroute-interfaces=kv0,kv1']);
     const reasons = all(spec, 'ipv4').filter((expectation) => expectation.id.includes('-interface')).map((expectation) => [expectation.id, expectation.because]);
@@ -181,6 +188,11 @@ describe('claims that depend on one option', () => {
     // Over lo any address; elsewhere any but 127.0.0.0/8, which only lo reaches.
     const notLoopback = ['0.0.0.0/2', '64.0.0.0/3', '96.0.0.0/4', '112.0.0.0/5', '120.0.0.0/6', '124.0.0.0/7', '126.0.0.0/8', '128.0.0.0/1'];
     expect(dns.regions.map((region) => regionJson(region, scope).daddr)).toEqual([['0.0.0.0/0'], notLoopback]);
+  });
+
+  it('no proxy uid (the proxy known by its group only): no loopback-to-pod claims, the group still excluded', () => {
+    const ids = all(specFromFlags(['--mesh=istio', '--proxy-uid=']), 'ipv4').map((expectation) => expectation.id);
+    expect(ids.filter((id) => id.startsWith('ipv4/outbound/proxy'))).toEqual(['ipv4/outbound/proxy-gid-1337']);
   });
 
   it('no tunnel port: no tunnel-port claim', () => {

@@ -76,6 +76,17 @@ describe('tables', () => {
     expect(errorOf(parseDump(`*nat\nCOMMIT\n:OUTPUT ACCEPT [0:0]\n`))).toEqual(failure(3, '":OUTPUT ACCEPT [0:0]" appears outside a table (expected *table first)'));
   });
 
+  it('refuses a dump over 16 MiB before reading any of it, naming line 1', () => {
+    const cap = 16 * 1024 * 1024;
+    expect(errorOf(parseDump(`*nat\n${'#'.repeat(cap - 4)}`))).toEqual({
+      kind: 'parse-error',
+      reason: 'RulesTooLarge',
+      source: 'iptables-save',
+      line: 1,
+      message: "the dump is larger than 16 MiB, the limit for one dump; a pod's NAT rules are a few kilobytes",
+    });
+  });
+
   it('refuses a line over 64 KiB, before reading it', () => {
     const long = `-A OUTPUT -m comment --comment "${'x'.repeat(64 * 1024)}" -j RETURN`;
     expect(errorOf(parseDump(`*nat\n:OUTPUT ACCEPT [0:0]\n${long}\nCOMMIT\n`))).toEqual(failure(3, 'line is too long to be an iptables-save rule'));

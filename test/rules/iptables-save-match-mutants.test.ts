@@ -246,6 +246,7 @@ describe('-m comment, mark, connmark, conntrack, state', () => {
     refused('/0x5');
     refused('mark');
     refused('+5');
+    refused('0x1/0xff/0xff');
     refused('1e3');
     expect(matchesOf('-A OUTPUT -m mark --set-mark 0x1 -j RETURN', mangle)).toEqual([unknown('-m mark --set-mark 0x1')]);
     expect(matchesOf('-A OUTPUT -m connmark --ctmark 0x1 -j RETURN', mangle)).toEqual([unknown('-m connmark --ctmark 0x1')]);

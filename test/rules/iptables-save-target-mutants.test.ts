@@ -157,6 +157,7 @@ describe('MARK and CONNMARK', () => {
     expect(actionsOf('-A OUTPUT -j MARK --set-xmark 0x1/0x1 --set-mark 0x2', mangle)).toEqual([{ kind: 'unknown', text: '-j MARK --set-xmark 0x1/0x1 --set-mark 0x2' }]);
     expect(actionsOf('-A OUTPUT -j MARK --set-xmark 0x1/0x1 --random', mangle)).toEqual([{ kind: 'unknown', text: '-j MARK --set-xmark 0x1/0x1 --random' }]);
     expect(actionsOf('-A OUTPUT -j MARK --and-mark 0x5', mangle)).toEqual([{ kind: 'unknown', text: '-j MARK --and-mark 0x5' }]);
+    expect(actionsOf('-A OUTPUT -j MARK --set-xmark 0x1/0x1/0x1', mangle)).toEqual([{ kind: 'unknown', text: '-j MARK --set-xmark 0x1/0x1/0x1' }]);
     expect(actionsOf('-A OUTPUT -j MARK --set-xmark mark', mangle)).toEqual([{ kind: 'unknown', text: '-j MARK --set-xmark mark' }]);
   });
 

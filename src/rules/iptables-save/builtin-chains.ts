@@ -41,6 +41,8 @@ const BUILTIN: Readonly<Record<string, Readonly<Record<string, BuiltinChain>>>> 
   },
 };
 
+/** Own keys only: a user chain may be named `toString` or `constructor`, and iptables accepts it. */
 export function builtinChain(table: string, chain: string): BuiltinChain | undefined {
-  return Object.hasOwn(BUILTIN, table) ? BUILTIN[table]?.[chain] : undefined;
+  const chains = Object.hasOwn(BUILTIN, table) ? BUILTIN[table] : undefined;
+  return chains && Object.hasOwn(chains, chain) ? chains[chain] : undefined;
 }

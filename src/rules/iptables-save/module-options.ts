@@ -98,7 +98,8 @@ function parseIdRange(text: string): IdRange | undefined {
 
 /** `VALUE[/MASK]`, decimal or hex, as `--mark` and `--set-xmark` print it. */
 export function parseMarkValue(text: string): { value: number; mask: number } | undefined {
-  const [valueText = '', maskText] = text.split('/');
+  const [valueText = '', maskText, extra] = text.split('/');
+  if (extra !== undefined) return undefined;
   const value = parseUint32(valueText);
   const mask = maskText === undefined ? 0xffffffff : parseUint32(maskText);
   if (value === undefined || mask === undefined) return undefined;

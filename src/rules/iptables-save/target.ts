@@ -117,7 +117,8 @@ function parseNatDestination(text: string, family: Family): Action | undefined {
     ? [bracket[1] as string, bracket[2]]
     : family === 'ipv4' && text.includes(':')
       ? [text.slice(0, text.indexOf(':')), text.split(':')[1]]
-      : text.startsWith(':') ? ['', text.slice(1)] : [text, undefined];
+      : // ip6tables prints a port alone as `:PORT` but an address without a port bare, `::1` too.
+        text.startsWith(':') && !parseIp(text) ? ['', text.slice(1)] : [text, undefined];
   let address: IpAddress | undefined;
   if (addressText !== '') {
     address = parseIp(addressText);

@@ -459,3 +459,13 @@ describe('the address index, past its last candidate', () => {
     ]);
   });
 });
+
+describe('RETURN from a chain that was jumped to', () => {
+  it('goes on with the rule after the jump, which then decides', () => {
+    const ruleset = iptables(nat(['-A OUTPUT -j MESH', '-A OUTPUT -j REDIRECT --to-ports 9', '-A MESH -p udp -j RETURN'], ['MESH']));
+    expect(trace(ruleset, 'output').seen).toEqual([
+      { region: { protocols: UDP }, outcome: { kind: 'redirect', port: 9 }, decidedBy: 'nat OUTPUT #2 -A OUTPUT -j REDIRECT --to-ports 9', path: ['jump nat OUTPUT #1', 'return nat MESH #1', 'verdict nat OUTPUT #2'], assumed: [] },
+      { region: { protocols: TCP }, outcome: { kind: 'redirect', port: 9 }, decidedBy: 'nat OUTPUT #2 -A OUTPUT -j REDIRECT --to-ports 9', path: ['jump nat OUTPUT #1', 'verdict nat OUTPUT #2'], assumed: [] },
+    ]);
+  });
+});

@@ -39,6 +39,14 @@ describe('parseNftJson: the document', () => {
     expect(parse(text)).toEqual(failure(3, `not JSON (Expected ':' after property name in JSON at position ${text.lastIndexOf('1}')}); give the output of "nft -j list ruleset"`));
   });
 
+  it('lines are counted from a newline at the very start, up to the offending character', () => {
+    const text = `\n{"nftables": [\n{"table" 1}]}`;
+    expect(parse(text)).toEqual(failure(3, `not JSON (Expected ':' after property name in JSON at position ${text.lastIndexOf('1}')}); give the output of "nft -j list ruleset"`));
+    // A raw newline inside a string is the error itself: it ends line 2, it does not start line 3.
+    const raw = '{"nftables": [\n"istio\n-output"]}';
+    expect(parse(raw)).toEqual(failure(2, `not JSON (Bad control character in string literal in JSON at position ${raw.lastIndexOf('\n')}); give the output of "nft -j list ruleset"`));
+  });
+
   it('JSON cut short is refused at line 1 (V8 names no position)', () => {
     expect(parse('{"nftables": [\n{}\n,\n')).toEqual(failure(1, 'not JSON (Unexpected end of JSON input); give the output of "nft -j list ruleset"'));
   });
@@ -51,12 +59,23 @@ describe('parseNftJson: the document', () => {
   it('an element that is not an object is refused at its position', () => {
     expect(parse(doc(natTable('inet', 'istio-proxy-nat'), 7))).toEqual(failure(3, 'element of "nftables" is not an object'));
     expect(parse(doc(null))).toEqual(failure(2, 'element of "nftables" is not an object'));
+    expect(parse(doc([natTable('inet', 'istio-proxy-nat')]))).toEqual(failure(2, 'element of "nftables" is not an object'));
   });
 
   it('objects other than tables, chains and rules (sets, maps) are passed over', () => {
     const set = { set: { family: 'inet', name: 'ports', table: 'istio-proxy-nat', type: 'inet_service', handle: 4, elem: [80] } };
     const tables = tablesOf(doc(natTable('inet', 'istio-proxy-nat'), set, regularChain('inet', 'istio-proxy-nat', 'istio-output')));
     expect(tables.map((table) => [...table.chains.keys()])).toEqual([['istio-output']]);
+  });
+});
+
+describe('parseNftJson: size', () => {
+  it('a document of 2 MiB is read; one byte more is refused with RulesTooLarge', () => {
+    const cap = 2 * 1024 * 1024;
+    const text = doc(natTable('inet', 'istio-proxy-nat'));
+    const padded = text + ' '.repeat(cap - text.length);
+    expect(tablesOf(padded).map((table) => table.name)).toEqual(['istio-proxy-nat']);
+    expect(parse(`${padded} `)).toEqual(failure(1, 'the nft JSON document is larger than 2 MiB, the limit for one dump; a pod\'s NAT rules are a few kilobytes', 'RulesTooLarge'));
   });
 });
 
@@ -180,6 +199,7 @@ describe('parseNftJson: chains', () => {
         ['istio-divert', { name: 'istio-divert', rules: [] }],
       ]),
     );
+    expect(Object.keys(tables[0]?.chains.get('istio-divert') ?? {})).toEqual(['name', 'rules']);
   });
 
   it('named priorities (nft -j -f input) are the numbers nft gives them', () => {

@@ -115,6 +115,10 @@ describe('nft statements: dnat', () => {
     expect(statement({ dnat: { family: 'ip6', addr: 'fd00::1', port: 8080 } }).actions).toEqual([{ kind: 'dnat', address: ip('fd00::1'), port: 8080 }]);
   });
 
+  it('to a port only (`dnat to :8080`): the address stays', () => {
+    expect(statement({ dnat: { port: 8080 } })).toEqual({ actions: [{ kind: 'dnat', address: undefined, port: 8080 }], text: 'meta l4proto tcp counter dnat to {"port":8080}' });
+  });
+
   it('to an address range, an address map or a port range: unknown actions', () => {
     for (const body of [
       { dnat: { addr: { range: ['10.0.0.1', '10.0.0.9'] } } },
@@ -189,6 +193,7 @@ describe('nft statements: what the engine does not model', () => {
 
   it('an expression that is not an object, or an empty object, is unknown', () => {
     expect(readRule([null, 'accept', RETURN])).toEqual({ matches: [{ kind: 'unknown', text: 'null' }, { kind: 'unknown', text: '"accept"' }], actions: [{ kind: 'return' }], text: 'null "accept" return' });
+    expect(readRule([[], RETURN])).toEqual({ matches: [{ kind: 'unknown', text: '[]' }], actions: [{ kind: 'return' }], text: '[] return' });
     expect(readRule([{}])).toEqual({ matches: [], actions: [{ kind: 'unknown', text: '{}' }], text: '{}' });
   });
 

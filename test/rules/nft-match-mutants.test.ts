@@ -16,9 +16,10 @@ function read(expression: unknown, family: NftFamily = 'inet'): { matches: reado
   return { matches, text };
 }
 
-/** What a match the engine cannot model becomes: an unknown match quoting the whole expression. */
+/** What a match the engine cannot model becomes: an unknown match quoting the expression (cut at 120 characters). */
 function unknown(expression: unknown): { matches: readonly Match[]; text: string } {
-  const text = JSON.stringify(expression);
+  const json = JSON.stringify(expression);
+  const text = json.length > 120 ? `${json.slice(0, 117)}...` : json;
   return { matches: [{ kind: 'unknown', text }], text: `${text} return` };
 }
 
@@ -115,7 +116,7 @@ describe('nft match: meta nfproto', () => {
   });
 
   it('negated, a set of both, or another number: unknown matches', () => {
-    for (const expression of [match('!=', meta('nfproto'), 'ipv6'), match('==', meta('nfproto'), { set: ['ipv4', 'ipv6'] }), match('==', meta('nfproto'), 7)]) {
+    for (const expression of [match('!=', meta('nfproto'), 'ipv6'), match('==', meta('nfproto'), { set: ['ipv4', 'ipv6'] }), match('==', meta('nfproto'), 7), match('==', meta('nfproto'), { range: [2, 10] })]) {
       expect(read(expression)).toEqual(unknown(expression));
     }
   });
@@ -234,7 +235,10 @@ describe('nft match: addresses', () => {
       match('==', payload('ip', 'daddr'), 'fd00::1'),
       match('==', payload('ip', 'daddr'), { prefix: { addr: '10.0.0.0' } }),
       match('==', payload('ip', 'daddr'), { prefix: { addr: 10, len: 8 } }),
+      match('==', payload('ip', 'daddr'), { prefix: { addr: '10.0.0.0', len: '8' } }),
+      match('==', payload('ip', 'daddr'), { prefix: { addr: ['10.0.0.0'], len: 8 } }),
       match('==', payload('ip', 'daddr'), { set: [] }),
+      match('==', payload('ip', 'daddr'), { set: [null] }),
     ]) {
       expect(read(expression)).toEqual(unknown(expression));
     }
@@ -256,6 +260,12 @@ describe('nft match: ports', () => {
     expect(read(match('!=', payload('th', 'sport'), 53))).toEqual({ matches: [th, { kind: 'port', field: 'sport', ports: { kind: 'ranges', ranges: [{ from: 53, to: 53 }] }, negated: true }], text: 'th sport != 53 return' });
   });
 
+  it('a set of 70 port ranges (70 arrays side by side, no deeper than one)', () => {
+    const ranges = Array.from({ length: 70 }, (_, index) => ({ from: 1000 + 10 * index, to: 1005 + 10 * index }));
+    const port = read(match('==', payload('tcp', 'dport'), { set: ranges.map(({ from, to }) => ({ range: [from, to] })) })).matches[1];
+    expect(port).toEqual({ kind: 'port', field: 'dport', ports: { kind: 'ranges', ranges }, negated: false });
+  });
+
   it('ranges and sets, from port 0 to 65535', () => {
     expect(read(match('==', payload('tcp', 'dport'), { range: [1000, 2000] }))).toEqual({ matches: [tcp, { kind: 'port', field: 'dport', ports: { kind: 'ranges', ranges: [{ from: 1000, to: 2000 }] }, negated: false }], text: 'tcp dport 1000-2000 return' });
     expect(read(match('==', payload('tcp', 'dport'), { set: [22, { range: [80, 90] }] }))).toEqual({
@@ -272,9 +282,23 @@ describe('nft match: ports', () => {
   });
 
   it('ports nft would never print (past 65535, negative, reversed, a range of one bound) are refused', () => {
-    for (const right of [65536, { range: [0, 65536] }, -1, { range: [2000, 1000] }, { range: [80] }, { set: [] }, 'http']) {
+    for (const right of [65536, { range: [0, 65536] }, -1, { range: [2000, 1000] }, { range: [80] }, { range: [1.5, 10] }, { set: [] }, 'http']) {
       const expression = match('==', payload('tcp', 'dport'), right);
       expect(read(expression), JSON.stringify(right)).toEqual(unknown(expression));
+    }
+  });
+});
+
+describe('nft match: matches nft would never print', () => {
+  it('a meta or ct key that is not a string is no selector, even one that reads as "mark" or "state"', () => {
+    for (const expression of [match('==', { meta: { key: ['mark'] } }, 1), match('in', { ct: { key: ['state'] } }, 'new')]) {
+      expect(read(expression)).toEqual(unknown(expression));
+    }
+  });
+
+  it('a match without a right-hand side, or without a left, is an unknown match', () => {
+    for (const expression of [{ match: { op: '==', left: meta('l4proto') } }, { match: { op: '==', right: 'tcp' } }]) {
+      expect(read(expression)).toEqual(unknown(expression));
     }
   });
 });

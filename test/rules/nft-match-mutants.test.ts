@@ -181,6 +181,11 @@ describe('nft match: ct state', () => {
     expect(read(match('!=', ct('state'), 'invalid'))).toEqual({ matches: [{ kind: 'ctstate', states: ['invalid'], negated: true }], text: 'ct state != invalid return' });
   });
 
+  it('a state nft does not have, even beside one it has, is refused: an unknown match', () => {
+    const expression = match('==', ct('state'), { set: ['established', 'snat'] });
+    expect(read(expression)).toEqual(unknown(expression));
+  });
+
   it('a named set, and ct status, are unknown matches', () => {
     for (const expression of [match('==', ct('state'), '@st'), match('in', ct('status'), 'dnat')]) {
       expect(read(expression)).toEqual(unknown(expression));
@@ -252,6 +257,10 @@ describe('nft match: ports', () => {
     expect(read(match('==', payload('tcp', 'dport'), 15008))).toEqual({ matches: [tcp, { kind: 'port', field: 'dport', ports: { kind: 'ranges', ranges: [{ from: 15008, to: 15008 }] }, negated: false }], text: 'tcp dport 15008 return' });
     expect(read(match('!=', payload('tcp', 'sport'), 53))).toEqual({ matches: [tcp, { kind: 'port', field: 'sport', ports: { kind: 'ranges', ranges: [{ from: 53, to: 53 }] }, negated: true }], text: 'tcp sport != 53 return' });
     expect(read(match('==', payload('udp', 'sport'), 53)).matches).toEqual([{ kind: 'protocol', protocols: ['udp'], negated: false }, { kind: 'port', field: 'sport', ports: { kind: 'ranges', ranges: [{ from: 53, to: 53 }] }, negated: false }]);
+    expect(read(match('==', payload('udp', 'dport'), 53))).toEqual({
+      matches: [{ kind: 'protocol', protocols: ['udp'], negated: false }, { kind: 'port', field: 'dport', ports: { kind: 'ranges', ranges: [{ from: 53, to: 53 }] }, negated: false }],
+      text: 'udp dport 53 return',
+    });
   });
 
   it('th dport and sport: any transport protocol with ports; the dependency is never negated', () => {

@@ -39,10 +39,11 @@ function setElements(right: unknown): unknown[] {
   return [right];
 }
 
+/** Names and numbers; `@name` is a named set (nft lists its elements apart), never a value. */
 export function stringsOf(right: unknown): string[] | undefined {
   const values: string[] = [];
   for (const element of setElements(right)) {
-    if (typeof element === 'string') values.push(element);
+    if (typeof element === 'string' && !element.startsWith('@')) values.push(element);
     else if (typeof element === 'number') values.push(String(element));
     else return undefined;
   }

@@ -20,8 +20,9 @@ type SelectorReader = (comparison: Comparison) => Match[] | undefined;
 /** A `match` expression as the model's matches, or undefined when the engine cannot model it. */
 export function parseMatch(body: Record<string, unknown>, family: TableFamily): ParsedMatch | undefined {
   const op = body['op'];
-  const negated = op === '!=' || op === 'ne';
-  if (!negated && op !== '==' && op !== 'in' && op !== 'eq') return undefined;
+  // nft's JSON knows no "eq" or "ne" (its parser refuses them): only the symbols it prints.
+  const negated = op === '!=';
+  if (!negated && op !== '==' && op !== 'in') return undefined;
   const left = body['left'];
   const right = body['right'];
   if (isObject(left) && Array.isArray(left['&'])) return maskedMark(left['&'] as unknown[], right, negated);

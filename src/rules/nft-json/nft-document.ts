@@ -110,7 +110,7 @@ function baseOf(chain: Record<string, unknown>): Chain['base'] | 'invalid' {
   if (typeof hook !== 'string') return 'invalid';
   if (!HOOKS.includes(hook)) return undefined;
   const prio = chain['prio'];
-  const priority = typeof prio === 'number' ? prio : typeof prio === 'string' ? NAMED_PRIORITIES[prio] : undefined;
+  const priority = typeof prio === 'number' ? prio : typeof prio === 'string' && Object.hasOwn(NAMED_PRIORITIES, prio) ? NAMED_PRIORITIES[prio] : undefined;
   const type = chain['type'];
   if (priority === undefined || (type !== 'nat' && type !== 'filter' && type !== 'route')) return 'invalid';
   return { hook: hook as Hook, priority, type, policy: chain['policy'] === 'drop' ? 'drop' : 'accept' };

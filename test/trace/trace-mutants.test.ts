@@ -75,6 +75,12 @@ describe('tracePacket: the packet becomes a region of exactly itself', () => {
     expect(tracePacket(ruleset, out({ ctState: 'new' })).outcome).toEqual({ kind: 'redirect', port: 15001 });
   });
 
+  it('a packet with no conntrack state given is NEW', () => {
+    const ruleset = nat(['-A OUTPUT -p tcp -m conntrack --ctstate NEW -j REDIRECT --to-ports 15001']);
+    expect(tracePacket(ruleset, out()).outcome).toEqual({ kind: 'redirect', port: 15001 });
+    expect(tracePacket(ruleset, out({ ctState: 'established' })).outcome).toEqual({ kind: 'accept' });
+  });
+
   it('a family with no tables: accepted, no path, decided by nothing', () => {
     const ruleset = nat(['-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
     expect(tracePacket(ruleset, out({ family: 'ipv6', source: ip('fd00::2'), destination: ip('fd00::10') }))).toEqual({ outcome: { kind: 'accept' }, path: [], decidedBy: undefined });
@@ -82,6 +88,13 @@ describe('tracePacket: the packet becomes a region of exactly itself', () => {
 });
 
 describe('tracePacket: unmodelled matches', () => {
+  it('an unmodelled match both ways of which end alike does not matter', () => {
+    const ruleset = nat(['-A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15001', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    const result = tracePacket(ruleset, out());
+    expect(result.outcome).toEqual({ kind: 'redirect', port: 15001 });
+    expect(result.decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
+  });
+
   it('two outcomes that differ only in the port make the match decide: unknown, naming it', () => {
     const ruleset = nat(['-A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15002', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
     const rule = at(ruleset, 'OUTPUT', 1);

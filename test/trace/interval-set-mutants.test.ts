@@ -134,6 +134,15 @@ describe('subtractSets', () => {
     expect(subtractSets(long, set([0, 1000]))).toEqual([]);
   });
 
+  it('several intervals out of a long set: each one is removed', () => {
+    expect(subtractSets(long, set([11, 11], [21, 21]))).toEqual(set([0, 2], [10, 10], [12, 12], [20, 20], [22, 22], ...long.slice(3).map(([a, b]): [number, number] => [Number(a), Number(b)])));
+  });
+
+  it('a one-value interval removed by the same value', () => {
+    expect(subtractSets(set([5, 5]), set([5, 5]))).toEqual([]);
+    expect(subtractSets(set([0, 0], [5, 5]), set([5, 5]))).toEqual(set([0, 0]));
+  });
+
   it('one interval that touches nothing of a long set leaves it as it is, shared', () => {
     expect(subtractSets(long, set([3, 9]))).toBe(long);
     expect(subtractSets(long, set([193, 65535]))).toBe(long);

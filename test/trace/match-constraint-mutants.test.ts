@@ -156,6 +156,7 @@ describe('ruleConstraint: owner, marks, conntrack, comments, unknown matches', (
     expect(constraint(one('-A OUTPUT -m mark --mark 0x10/0xf0 -j RETURN'))).toEqual(cube({ mark: [{ care: 0xf0, bits: 0x10 }] }));
     expect(constraint(one('-A OUTPUT -m mark ! --mark 0x10/0xf0 -j RETURN'))).toEqual(cube({ mark: subtractMarks(ANY_MARK, markCube(0x10, 0xf0)) }));
     expect(constraint(one('-A OUTPUT -m connmark --mark 0x1/0x1 -j RETURN'))).toEqual(cube({ ctmark: [{ care: 0x1, bits: 0x1 }] }));
+    expect(constraint(one('-A OUTPUT -m connmark ! --mark 0x1/0x1 -j RETURN'))).toEqual(cube({ ctmark: [{ care: 0x1, bits: 0x0 }] }));
   });
 
   it('conntrack states and their negation', () => {

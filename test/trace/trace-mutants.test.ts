@@ -46,6 +46,26 @@ describe('tracePacket: the packet becomes a region of exactly itself', () => {
     expect(tracePacket(ruleset, out({ outInterface: 'lo' })).outcome).toEqual({ kind: 'redirect', port: 15001 });
   });
 
+  it('no interface is the empty name, which no wildcard with a prefix matches', () => {
+    const ruleset = nat(['-A OUTPUT -o S+ -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    expect(tracePacket(ruleset, out({ outInterface: undefined })).outcome).toEqual({ kind: 'redirect', port: 15001 });
+  });
+
+  it('the source and destination address and port of the packet', () => {
+    const ruleset = nat([
+      '-A OUTPUT -s 127.0.0.6/32 -j RETURN',
+      '-A OUTPUT -d 10.0.0.0/8 -j RETURN',
+      '-A OUTPUT -p tcp -m tcp --sport 15000:15100 -j RETURN',
+      '-A OUTPUT -p tcp -m tcp --dport 15008 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
+    expect(tracePacket(ruleset, out({ source: ip('127.0.0.6') })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
+    expect(tracePacket(ruleset, out({ destination: ip('10.1.2.3') })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 2));
+    expect(tracePacket(ruleset, out({ sourcePort: 15000 })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 3));
+    expect(tracePacket(ruleset, out({ destinationPort: 15008 })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 4));
+    expect(tracePacket(ruleset, out()).decidedBy).toEqual(at(ruleset, 'OUTPUT', 5));
+  });
+
   it('an interface whose name ends in + is matched as the kernel matches it', () => {
     const ruleset = nat(['-A OUTPUT -o eth+ -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
     expect(tracePacket(ruleset, out({ outInterface: 'eth+' })).outcome).toEqual({ kind: 'accept' });

@@ -77,7 +77,10 @@ describe('ruleDestinations', () => {
       .toEqual([[0x0a000000n, 0x0affffffn], [0xc0a80001n, 0xc0a80001n]]);
     expect(ruleDestinations(nft([match(daddr4, { prefix: { addr: '10.0.0.0', len: 8 } }), match(daddr4, { prefix: { addr: '10.1.0.0', len: 16 } }), { return: null }]), 'ipv4'))
       .toEqual([[0x0a010000n, 0x0a01ffffn]]);
+    expect(ruleDestinations(nft([match(daddr4, { prefix: { addr: '10.1.0.0', len: 16 } }), match(daddr4, { prefix: { addr: '10.0.0.0', len: 8 } }), { return: null }]), 'ipv4'))
+      .toEqual([[0x0a010000n, 0x0a01ffffn]]);
     expect(ruleDestinations(nft([match(daddr6, '::1'), { return: null }]), 'ipv4')).toEqual([]);
+    expect(ruleDestinations(nft([match(daddr6, { prefix: { addr: 'fd00::', len: 8 } }), { return: null }]), 'ipv4')).toEqual([]);
     expect(ruleDestinations(nft([match(daddr6, '::1'), { return: null }]), 'ipv6')).toEqual([[1n, 1n]]);
   });
 });
@@ -128,6 +131,8 @@ describe('ruleConstraint: interfaces', () => {
     expect(constraint(one('-A OUTPUT -i eth0 -j RETURN'))).toEqual({ kind: 'never' });
     expect(constraint(one('-A OUTPUT ! -i eth0 -j RETURN'))).toEqual(cube({}));
     expect(constraint(one('-A OUTPUT -i + -j RETURN'))).toEqual(cube({}));
+    expect(constraint(one('-A OUTPUT -i S+ -j RETURN'))).toEqual({ kind: 'never' });
+    expect(constraint(nft([match({ meta: { key: 'iifname' } }, { set: ['*', 'eth0'] }), { return: null }]))).toEqual(cube({}));
     expect(constraint(one('-A OUTPUT ! -i + -j RETURN'))).toEqual({ kind: 'never' });
     const inbound = ipt(['-A PREROUTING -o eth0 -j RETURN', '-A PREROUTING ! -o eth0 -j RETURN'], 'ipv4', 'PREROUTING');
     expect(inbound.map((rule) => constraint(rule, frame('prerouting')))).toEqual([{ kind: 'never' }, cube({})]);

@@ -1,4 +1,4 @@
-import type { IpAddress } from '../addr/ip.js';
+import { formatIp, type IpAddress } from '../addr/ip.js';
 import type { Provenance } from '../rules/model.js';
 
 /** Where a packet ends up after the hook's tables. */
@@ -35,7 +35,7 @@ export function describeOutcome(outcome: Outcome): string {
     case 'redirect':
       return outcome.port === undefined ? 'redirected to its own port on this host' : `redirected to local port ${outcome.port}`;
     case 'dnat':
-      return `DNAT to ${outcome.address ? '' : 'the same address'}${outcome.port === undefined ? '' : `:${outcome.port}`}`;
+      return `DNAT to ${dnatTarget(outcome.address, outcome.port)}`;
     case 'tproxy':
       return `diverted by TPROXY to port ${outcome.port}`;
     case 'accept':
@@ -45,6 +45,13 @@ export function describeOutcome(outcome: Outcome): string {
     case 'unknown':
       return `unknown (${outcome.why})`;
   }
+}
+
+/** `10.0.0.9:15001`, `[fd00::1]:15001`, or `the same address:15001` when only the port changes. */
+function dnatTarget(address: IpAddress | undefined, port: number | undefined): string {
+  const host = address ? formatIp(address) : 'the same address';
+  if (port === undefined) return host;
+  return address?.family === 'ipv6' ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
 export function sameOutcome(a: Outcome, b: Outcome): boolean {

@@ -1,6 +1,6 @@
 import type { Ruleset } from '../rules/model.js';
 import { pathOf } from './flow.js';
-import { buildInterfaceAtoms } from './interface-atoms.js';
+import { atomOf, buildInterfaceAtoms } from './interface-atoms.js';
 import { interfacePatterns } from './interface-patterns.js';
 import { span } from './interval-set.js';
 import { ZERO_MARK } from './mark-set.js';
@@ -20,7 +20,6 @@ const PACKET_BUDGET = 1_000_000;
 export function tracePacket(ruleset: Ruleset, packet: Packet): TraceResult {
   const name = (packet.hook === 'output' ? packet.outInterface : packet.inInterface) ?? '';
   const atoms = buildInterfaceAtoms([...interfacePatterns(ruleset), name]);
-  const atom = atoms.atoms.findIndex((candidate) => candidate.representative === name);
   const one = (value: number | bigint): readonly [bigint, bigint] => [BigInt(value), BigInt(value)];
   const region: Region = {
     protocols: 1 << PROTOCOLS.indexOf(packet.protocol),
@@ -30,7 +29,8 @@ export function tracePacket(ruleset: Ruleset, packet: Packet): TraceResult {
     dport: [one(packet.destinationPort)],
     uid: packet.uid === undefined ? span(0n, 0xffffffffn) : [one(packet.uid)],
     gid: packet.gid === undefined ? span(0n, 0xffffffffn) : [one(packet.gid)],
-    iface: atom < 0 ? 0n : 1n << BigInt(atom),
+    // By what the patterns say of the name: a name such as `eth+` is no atom's representative.
+    iface: atomOf(atoms, name),
     mark: ZERO_MARK,
     ctmark: ZERO_MARK,
     ctstates: 1 << CT_STATES.indexOf(packet.ctState ?? 'new'),

@@ -150,4 +150,12 @@ describe('truncateUtf8 under a limit shorter than its marker', () => {
       expect(Buffer.byteLength(truncateUtf8('x'.repeat(40), limit)), `limit ${limit}`).toBeLessThanOrEqual(limit);
     }
   });
+
+  it('keeps as much of the marker as fits, and nothing for a negative limit', () => {
+    expect(truncateUtf8('x'.repeat(40), 5)).toBe('\n[tru');
+    expect(truncateUtf8('x'.repeat(40), 1)).toBe('\n');
+    expect(truncateUtf8('x'.repeat(40), -3)).toBe('');
+    expect(truncateUtf8('x'.repeat(40), 12)).toBe('\n[truncated]');
+    expect(truncateUtf8('x'.repeat(40), 13)).toBe('x\n[truncated]');
+  });
 });

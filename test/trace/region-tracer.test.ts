@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { parseIp, type IpAddress } from '../../src/addr/ip.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { mergeRuleSources } from '../../src/rules/merge.js';
 import type { Ruleset } from '../../src/rules/model.js';
@@ -8,12 +7,11 @@ import { buildInterfaceAtoms } from '../../src/trace/interface-atoms.js';
 import { interfacePatterns } from '../../src/trace/interface-patterns.js';
 import { ANY_MARK, intersectMarks, markCube, ZERO_MARK } from '../../src/trace/mark-set.js';
 import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../../src/trace/match-constraint.js';
-import type { Packet } from '../../src/trace/packet.js';
 import type { Region } from '../../src/trace/region.js';
 import { tracePacket } from '../../src/trace/trace.js';
+import { inboundPacket as inbound, ip, outboundPacket as out } from './sample-packets.js';
 import { budgetOf, traceRegion } from '../../src/trace/trace-region.js';
 
-const ip = (text: string): IpAddress => parseIp(text) as IpAddress;
 
 function tables(text: string): Ruleset {
   const parsed = parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 't' });
@@ -24,16 +22,6 @@ function tables(text: string): Ruleset {
 function nat(rules: string[]): Ruleset {
   return tables(['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':MESH - [0:0]', ...rules, 'COMMIT', ''].join('\n'));
 }
-
-const out = (over: Partial<Packet> = {}): Packet => ({
-  family: 'ipv4', hook: 'output', protocol: 'tcp', source: ip('10.0.0.2'), destination: ip('192.0.2.10'),
-  sourcePort: 40000, destinationPort: 80, uid: 1000, gid: 1000, outInterface: 'eth0', ...over,
-});
-
-const inbound = (over: Partial<Packet> = {}): Packet => ({
-  family: 'ipv4', hook: 'prerouting', protocol: 'tcp', source: ip('198.51.100.7'), destination: ip('10.0.0.2'),
-  sourcePort: 40000, destinationPort: 8080, inInterface: 'eth0', ...over,
-});
 
 function outputSpace(ruleset: Ruleset, mark = ANY_MARK) {
   const atoms = buildInterfaceAtoms(interfacePatterns(ruleset));

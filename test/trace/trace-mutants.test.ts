@@ -1,11 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { parseIp, type IpAddress } from '../../src/addr/ip.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import type { Provenance, Ruleset } from '../../src/rules/model.js';
-import type { Packet } from '../../src/trace/packet.js';
 import { tracePacket } from '../../src/trace/trace.js';
+import { inboundPacket as inbound, ip, outboundPacket as out } from './sample-packets.js';
 
-const ip = (text: string): IpAddress => parseIp(text) as IpAddress;
 
 function nat(rules: string[], chains: string[] = []): Ruleset {
   const text = ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ...chains.map((c) => `:${c} - [0:0]`), ...rules, 'COMMIT', ''].join('\n');
@@ -20,15 +18,6 @@ function at(ruleset: Ruleset, chain: string, position: number): Provenance {
   if (!rule) throw new Error(`no rule ${chain} #${position}`);
   return rule.provenance;
 }
-
-const out = (over: Partial<Packet> = {}): Packet => ({
-  family: 'ipv4', hook: 'output', protocol: 'tcp', source: ip('10.0.0.2'), destination: ip('192.0.2.10'),
-  sourcePort: 40000, destinationPort: 80, uid: 1000, gid: 1000, outInterface: 'eth0', ...over,
-});
-const inbound = (over: Partial<Packet> = {}): Packet => ({
-  family: 'ipv4', hook: 'prerouting', protocol: 'tcp', source: ip('198.51.100.7'), destination: ip('10.0.0.2'),
-  sourcePort: 40000, destinationPort: 8080, inInterface: 'eth0', ...over,
-});
 
 describe('tracePacket: the packet becomes a region of exactly itself', () => {
   it('OUTPUT tests the out interface, PREROUTING the in interface', () => {

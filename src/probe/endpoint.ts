@@ -1,3 +1,5 @@
+import { hostPort } from '../addr/host-port.js';
+
 /** One end of a TCP connection as the kernel names it (inet_ntop text and port). */
 export interface Endpoint {
   readonly address: string;
@@ -9,7 +11,7 @@ export function endpointKey(endpoint: Endpoint): string {
 }
 
 export function describeEndpoint(endpoint: Endpoint): string {
-  return endpoint.address.includes(':') ? `[${endpoint.address}]:${endpoint.port}` : `${endpoint.address}:${endpoint.port}`;
+  return hostPort(endpoint.address, endpoint.port);
 }
 
 export function sameEndpoint(a: Endpoint, b: Endpoint): boolean {

@@ -1,3 +1,4 @@
+import { hostPort } from '../addr/host-port.js';
 import { formatIp, type IpAddress } from '../addr/ip.js';
 import type { Provenance } from '../rules/model.js';
 
@@ -50,8 +51,7 @@ export function describeOutcome(outcome: Outcome): string {
 /** `10.0.0.9:15001`, `[fd00::1]:15001`, or `the same address:15001` when only the port changes. */
 function dnatTarget(address: IpAddress | undefined, port: number | undefined): string {
   const host = address ? formatIp(address) : 'the same address';
-  if (port === undefined) return host;
-  return address?.family === 'ipv6' ? `[${host}]:${port}` : `${host}:${port}`;
+  return port === undefined ? host : hostPort(host, port);
 }
 
 export function sameOutcome(a: Outcome, b: Outcome): boolean {

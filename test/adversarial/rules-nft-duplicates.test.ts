@@ -1,10 +1,6 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { runExplain } from '../../src/cli/explain-command.js';
+import { describe, expect, it } from 'vitest';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
-import { dumpSets, explainArgv, loadManifest } from '../explain/corpus.js';
+import { nftCase } from '../explain/nft-case.js';
 
 /**
  * `nft -j -f` treats a second `table` or `chain` object as "add": it creates nothing new and keeps
@@ -12,28 +8,12 @@ import { dumpSets, explainArgv, loadManifest } from '../explain/corpus.js';
  * declarations, in order; a redeclaration that changes hook, type or priority, or hooks a regular
  * chain, is refused with EOPNOTSUPP/EEXIST; a new policy replaces the old one). The reader must do the same.
  */
-const testCase = loadManifest().find((candidate) => candidate.dir === 'istio-nftables/basic-exclude-nic');
-if (!testCase) throw new Error('corpus case istio-nftables/basic-exclude-nic is missing');
-const set = dumpSets(testCase).find((candidate) => candidate.name === 'nftables');
-if (!set) throw new Error('no nftables dump set');
-const jsonFile = set.files.find(([flag]) => flag === 'nft-ruleset')?.[1] ?? '';
-const original = JSON.parse(readFileSync(jsonFile, 'utf8')) as { nftables: Record<string, Record<string, unknown>>[] };
-const items = original.nftables;
+const { items, explainWith } = nftCase('istio-nftables/basic-exclude-nic');
 const outputIndex = items.findIndex((item) => item['chain']?.['name'] === 'output');
 const tableIndex = items.findIndex((item) => item['table'] !== undefined);
 const outputChain = items[outputIndex] as Record<string, Record<string, unknown>>;
 const table = items[tableIndex] as Record<string, Record<string, unknown>>;
 const returnRule = { rule: { family: 'inet', table: table['table']?.['name'], chain: 'output', handle: 999, expr: [{ return: null }] } };
-
-const dir = mkdtempSync(join(tmpdir(), 'interlock-dup-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function explainWith(list: readonly unknown[], name: string) {
-  const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ nftables: list }));
-  const argv = explainArgv(testCase as NonNullable<typeof testCase>, set as NonNullable<typeof set>).map((arg) => (arg.startsWith('--nft-ruleset=') ? `--nft-ruleset=${file}` : arg));
-  return runExplain(argv, {});
-}
 
 describe('nft JSON: a table or chain declared twice is merged as nft merges it', () => {
   it('the unmodified case passes (the baseline the attacks change)', async () => {

@@ -1,9 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
-import { runExplain } from '../../src/cli/explain-command.js';
-import { dumpSets, explainArgv, loadManifest } from '../explain/corpus.js';
+import { describe, expect, it } from 'vitest';
+import { nftCase } from '../explain/nft-case.js';
 
 /**
  * nft prints a named set where a rule uses it as `"right": "@name"` and lists the set's elements
@@ -11,25 +7,14 @@ import { dumpSets, explainArgv, loadManifest } from '../explain/corpus.js';
  * an interface called "@name" never matches the rule, so a `return` of every TCP packet through a
  * set passes unseen. The set `protos` below holds tcp, exactly as nft lists it.
  */
-const testCase = loadManifest().find((candidate) => candidate.dir === 'istio-nftables/basic-exclude-nic');
-const set = testCase && dumpSets(testCase).find((candidate) => candidate.name === 'nftables');
-if (!testCase || !set) throw new Error('corpus case istio-nftables/basic-exclude-nic is missing');
-const jsonFile = set.files.find(([flag]) => flag === 'nft-ruleset')?.[1] ?? '';
-const items = (JSON.parse(readFileSync(jsonFile, 'utf8')) as { nftables: Record<string, Record<string, unknown>>[] }).nftables;
+const { items, explainWith: explainList } = nftCase('istio-nftables/basic-exclude-nic');
 const outputIndex = items.findIndex((item) => item['chain']?.['name'] === 'output');
 const table = 'istio-proxy-nat';
 
-const dir = mkdtempSync(join(tmpdir(), 'interlock-named-set-'));
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
 /** The case's dump with a named set after its table and `rule` first in its output chain. */
-async function explainWith(setObject: unknown, expr: readonly unknown[], name: string) {
+function explainWith(setObject: unknown, expr: readonly unknown[], name: string): ReturnType<typeof explainList> {
   const rule = { rule: { family: 'inet', table, chain: 'output', handle: 40, expr } };
-  const list = [...items.slice(0, 2), setObject, ...items.slice(2, outputIndex + 1), rule, ...items.slice(outputIndex + 1)];
-  const file = join(dir, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ nftables: list }));
-  const argv = explainArgv(testCase as NonNullable<typeof testCase>, set as NonNullable<typeof set>).map((arg) => (arg.startsWith('--nft-ruleset=') ? `--nft-ruleset=${file}` : arg));
-  return runExplain(argv, {});
+  return explainList([...items.slice(0, 2), setObject, ...items.slice(2, outputIndex + 1), rule, ...items.slice(outputIndex + 1)], name);
 }
 
 describe('nft JSON: a rule that matches through a named set', () => {

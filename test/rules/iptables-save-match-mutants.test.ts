@@ -1,5 +1,5 @@
-import { describe, expect, it, vi } from 'vitest';
-import { dumpOf, matchesOf, tableBlock, tablesOf } from './iptables-save-dump.js';
+import { describe, expect, it } from 'vitest';
+import { matchesOf } from './iptables-save-dump.js';
 
 // The matches of a rule as iptables-save 1.8.9 prints them (each shape below was read back from a
 // network namespace with iptables-nft-save, iptables-legacy-save or ip6tables-save), and a few
@@ -107,41 +107,6 @@ describe('-p, -s, -d, -i, -o', () => {
     expect(matchesOf('-A OUTPUT -p 0 -j RETURN')).toEqual(every);
     expect(matchesOf('-A OUTPUT ! -p all -j RETURN')).toEqual([unknown('! -p all')]);
     expect(matchesOf('-A OUTPUT ! -p 0 -j RETURN')).toEqual([unknown('! -p 0')]);
-  });
-
-  it('a protocol read twice, negated or not, is the same object each time, and a negated one is never the plain one', async () => {
-    // A fresh module: the shared matches are module state, and other test files may have filled it.
-    vi.resetModules();
-    const fresh = await import('../../src/rules/iptables-save/parse-iptables-save.js');
-    const parseFresh = (text: string): ReturnType<typeof fresh.parseIptablesSave> => fresh.parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 'iptables-save' });
-    const rules = [...(tablesOf(parseFresh(dumpOf(tableBlock('nat', [], ['-A OUTPUT ! -p sctp -j RETURN', '-A OUTPUT -p sctp -j RETURN', '-A OUTPUT ! -p sctp -j RETURN', '-A OUTPUT -p sctp -j RETURN']))))[0]?.chains.get('OUTPUT')?.rules ?? [])];
-    expect(rules.map((rule) => rule.matches)).toEqual([
-      [{ kind: 'protocol', protocols: ['sctp'], negated: true }],
-      [{ kind: 'protocol', protocols: ['sctp'], negated: false }],
-      [{ kind: 'protocol', protocols: ['sctp'], negated: true }],
-      [{ kind: 'protocol', protocols: ['sctp'], negated: false }],
-    ]);
-    expect(rules[2]?.matches[0]).toBe(rules[0]?.matches[0]);
-    expect(rules[3]?.matches[0]).toBe(rules[1]?.matches[0]);
-  });
-});
-
-describe('the shared protocol matches', () => {
-  it('the first 64 protocols read, negated or not, are shared by every rule naming them; the rest are new each time', async () => {
-    // A fresh module: the cache is module state, and other tests of this file have filled some of it.
-    vi.resetModules();
-    const { parseIptablesSave } = await import('../../src/rules/iptables-save/parse-iptables-save.js');
-    // Protocol numbers IANA left unassigned, which iptables-save prints as numbers.
-    const names = Array.from({ length: 70 }, (_, index) => String(143 + index));
-    const lines = names.flatMap((name, index) => {
-      const line = `-A OUTPUT ${index < 40 ? '! ' : ''}-p ${name} -j RETURN`;
-      return [line, line];
-    });
-    const parsed = parseIptablesSave(dumpOf(tableBlock('nat', [], lines)), { backend: 'iptables-nft', family: 'ipv4', source: 'iptables-save' });
-    const rules = tablesOf(parsed)[0]?.chains.get('OUTPUT')?.rules ?? [];
-    expect(rules).toHaveLength(140);
-    expect(names.map((_, index) => rules[2 * index]?.matches[0] === rules[2 * index + 1]?.matches[0])).toEqual(names.map((_, index) => index < 64));
-    expect(rules[139]?.matches).toEqual([{ kind: 'protocol', protocols: ['212'], negated: false }]);
   });
 });
 

@@ -40,7 +40,11 @@ export interface CheckResult {
   readonly omittedFindings: number;
 }
 
-/** Regions a finding keeps before merging: merging is quadratic, and a report needs few. */
+/**
+ * Regions a finding keeps: merging is quadratic. The kept ones are merged each time they reach
+ * this many, so pieces of one region cost nothing; only when merging leaves more than half of
+ * them are later pieces counted instead of kept, and the finding says how many.
+ */
 const MAX_REGIONS_KEPT = 64;
 /**
  * Findings kept in full per reason, and distinct outcomes listed per expectation. A hostile table
@@ -80,7 +84,11 @@ interface Group {
   readonly expectation: Expectation;
   readonly scope: RegionScope;
   readonly piece: Piece;
-  readonly regions: Region[];
+  regions: Region[];
+  /** Pieces at fault past the kept regions, counted: the finding says it names only part. */
+  unlisted: number;
+  /** The kept regions no longer merge below half the limit: later pieces are only counted. */
+  saturated: boolean;
 }
 
 function groupKey(reason: FindingReason, expectation: Expectation, piece: Piece): string {
@@ -128,10 +136,19 @@ function addWrong(tally: Tally, space: Pick<TracedSpace, 'scope'>, expectation: 
       tally.omitted.set(reason, omitted);
       return;
     }
-    group = { reason, expectation, scope: space.scope, piece, regions: [] };
+    group = { reason, expectation, scope: space.scope, piece, regions: [], unlisted: 0, saturated: false };
     tally.groups.set(key, group);
   }
-  group.regions.push(...wrong.slice(0, Math.max(0, MAX_REGIONS_KEPT - group.regions.length)));
+  for (const region of wrong) keepRegion(group, region);
+}
+
+function keepRegion(group: Group, region: Region): void {
+  if (group.regions.length >= MAX_REGIONS_KEPT && !group.saturated) {
+    group.regions = coalesce(group.regions);
+    group.saturated = group.regions.length > MAX_REGIONS_KEPT / 2;
+  }
+  if (group.regions.length < MAX_REGIONS_KEPT) group.regions.push(region);
+  else group.unlisted++;
 }
 
 /** An expectation's regions as constraints on the fields they narrow (see SpaceChecker.space). */
@@ -165,6 +182,7 @@ function findingOf(group: Group): Finding {
     expectation: group.expectation,
     scope: group.scope,
     regions: coalesce(group.regions),
+    unlistedRegions: group.unlisted,
     actual: piece.outcome,
     decidedBy: piece.decidedBy,
     assumed: piece.assumed,

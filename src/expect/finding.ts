@@ -17,6 +17,8 @@ export interface Finding {
   readonly scope: RegionScope;
   /** The packets at fault, merged into the fewest regions. */
   readonly regions: readonly Region[];
+  /** Regions at fault not in `regions` (past the number a finding keeps); 0 when it names them all. */
+  readonly unlistedRegions: number;
   readonly actual: Outcome;
   readonly decidedBy: Provenance | undefined;
   readonly assumed: readonly Provenance[];
@@ -35,10 +37,12 @@ export function describeRule(at: Provenance | undefined): string {
 /** Regions beyond this many are summarised by a count: a sentence must stay readable. */
 const MAX_REGIONS_NAMED = 3;
 
-function regionsText(finding: Pick<Finding, 'regions' | 'scope'>): string {
+function regionsText(finding: Pick<Finding, 'regions' | 'scope' | 'unlistedRegions'>): string {
   const named = finding.regions.slice(0, MAX_REGIONS_NAMED).map((region) => describeRegion(region, finding.scope));
-  const more = finding.regions.length - named.length;
-  return `${named.join('; and ')}${more > 0 ? `; and ${more} more region(s)` : ''}`;
+  const more = finding.regions.length - named.length + finding.unlistedRegions;
+  // Unlisted regions were never merged: some may join each other or a listed one.
+  const bound = finding.unlistedRegions > 0 ? 'up to ' : '';
+  return `${named.join('; and ')}${more > 0 ? `; and ${bound}${more} more region(s)` : ''}`;
 }
 
 export function findingMessage(finding: Omit<Finding, 'message'>): string {

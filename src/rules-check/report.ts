@@ -42,6 +42,8 @@ export interface ReportFinding {
   readonly region: ReportRegion;
   readonly regions: readonly ReportRegion[];
   readonly regionText: readonly string[];
+  /** Regions at fault past those listed (only present when some were left out). */
+  readonly unlistedRegions?: number;
   readonly expected: string;
   readonly actual: string;
   readonly decidedBy?: string;
@@ -98,6 +100,7 @@ function findingJson(finding: Finding): ReportFinding {
     region: regions[0] ?? {},
     regions,
     regionText: finding.regions.map((region) => describeRegion(region, finding.scope)),
+    ...(finding.unlistedRegions > 0 ? { unlistedRegions: finding.unlistedRegions } : {}),
     expected: finding.expectation.expected ? describeExpected(finding.expectation.expected) : 'anything',
     actual: describeOutcome(finding.actual),
     ...(finding.decidedBy ? { decidedBy: describeRule(finding.decidedBy) } : {}),

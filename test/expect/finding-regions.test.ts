@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { PRESETS } from '../../src/config/interception.js';
+import type { CheckResult } from '../../src/expect/check.js';
+import { analyzeDumps } from '../../src/rules-check/analyze.js';
+import { reportOf } from '../../src/rules-check/report.js';
+import { CORPUS } from '../explain/corpus.js';
+
+// A finding keeps a bounded number of regions (merging them is quadratic), but what it names must
+// be every packet at fault: a finding that named a corner of them would send an operator to the
+// wrong rule. Linkerd's own rules (linkerd2-proxy-init, cni-default) with rules added before its
+// ignore-proxy-user RETURN, as a second tool or an operator would add them.
+
+const linkerd = readFileSync(`${CORPUS}/linkerd/cni-default/iptables-nft-save.v4.txt`, 'utf8');
+const REDIRECT_OUT = '-A PROXY_INIT_OUTPUT -p tcp -m comment --comment "proxy-init/redirect-all-outgoing-to-proxy-port" -j REDIRECT --to-ports 4140';
+const FIRST_RULE = '-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102';
+
+function checked(text: string): Extract<ReturnType<typeof analyzeDumps>, { kind: 'checked' }> {
+  const analysis = analyzeDumps(PRESETS.linkerd.spec, [{ backend: 'iptables-nft', family: 'ipv4', source: 'linkerd', text }], { families: ['ipv4'] });
+  if (analysis.kind !== 'checked') throw new Error('the dump must parse');
+  return analysis;
+}
+const check = (text: string): CheckResult => checked(text).check;
+
+/** Linkerd's dump with `rules` in place of its outbound REDIRECT (after the proxy's and loopback's RETURNs). */
+const insteadOfRedirect = (rules: readonly string[]): string => linkerd.replace(`${REDIRECT_OUT}\n`, rules.map((rule) => `${rule}\n`).join(''));
+
+/** Linkerd's dump with `rules` first in PROXY_INIT_OUTPUT, and an empty user chain NOOP declared. */
+const withRulesFirst = (text: string, rules: readonly string[]): string =>
+  text.replace(':PROXY_INIT_OUTPUT - [0:0]', ':PROXY_INIT_OUTPUT - [0:0]\n:NOOP - [0:0]').replace(FIRST_RULE, `${rules.join('\n')}\n${FIRST_RULE}`);
+
+const noRedirect = linkerd.replace(`${REDIRECT_OUT}\n`, '');
+const WHOLE = 'outbound TCP to any address but 127.0.0.0/8, any port, from any uid but 2102, via any interface but lo, is not redirected (original destination) (the policy of nat OUTPUT (iptables-nft, ip): `policy ACCEPT of OUTPUT`); expected redirected to local port 4140 because outbound TCP from the application is captured';
+
+describe('a finding names every packet at fault, whatever the number of pieces the tracer cut it into', () => {
+  it('the outbound REDIRECT removed: one finding, all outbound TCP', () => {
+    expect(check(noRedirect).findings.map((finding) => finding.message)).toEqual([WHOLE]);
+  });
+
+  it('100 jumps to an empty chain cut the same packets into 201 pieces: still all outbound TCP', () => {
+    const jumps = Array.from({ length: 100 }, (_, index) => `-A PROXY_INIT_OUTPUT -d 10.${2 * index}.0.0/16 -j NOOP`);
+    const result = check(withRulesFirst(noRedirect, jumps));
+    expect(result.status).toBe('failed');
+    expect(result.findings.map((finding) => finding.message)).toEqual([WHOLE]);
+    expect(result.findings[0]?.unlistedRegions).toBe(0);
+  });
+
+  it('100 REDIRECTs for disjoint /16s: one finding, naming every address but those 100 (and loopback)', () => {
+    const redirects = Array.from({ length: 100 }, (_, index) => `-A PROXY_INIT_OUTPUT -d 10.${2 * index + 1}.0.0/16 -p tcp -j REDIRECT --to-ports 4140`);
+    const result = check(insteadOfRedirect(redirects));
+    expect(result.status).toBe('failed');
+    expect(result.findings).toHaveLength(1);
+    const [finding] = result.findings;
+    // Every address but loopback and the 100 odd /16s of 10.0.0.0/9: 0.0.0.0/5, 8.0.0.0/7, the 100
+    // even /16s, 3 CIDRs for 10.200-255, 10 from 11.0.0.0/8 to 126.0.0.0/8, and 128.0.0.0/1.
+    expect(finding?.message).toBe(`outbound TCP to 0.0.0.0/5, 8.0.0.0/7, 10.0.0.0/16, 10.2.0.0/16, 10.4.0.0/16, 10.6.0.0/16, ... (116 in all), any port, ${WHOLE.slice(WHOLE.indexOf('from any uid'))}`);
+    expect(finding?.regions).toHaveLength(1);
+    expect(finding?.unlistedRegions).toBe(0);
+  });
+
+  it('100 REDIRECTs, each for its own /16 and port: the 101 regions left do not merge; 64 are listed and the other 37 counted, in the sentence and the report', () => {
+    const redirects = Array.from({ length: 100 }, (_, index) => `-A PROXY_INIT_OUTPUT -d 10.${2 * index + 1}.0.0/16 -p tcp -m tcp --dport ${1000 + 2 * index} -j REDIRECT --to-ports 4140`);
+    const analysis = checked(insteadOfRedirect(redirects));
+    expect(analysis.check.status).toBe('failed');
+    expect(analysis.check.findings).toHaveLength(1);
+    const [finding] = analysis.check.findings;
+    // One piece per REDIRECT (its /16, any port but its own) and one for every other address.
+    expect(finding?.regions).toHaveLength(64);
+    expect(finding?.unlistedRegions).toBe(37);
+    expect(finding?.message).toContain('outbound TCP to 10.1.0.0/16, any port but 1000, from any uid but 2102, via any interface but lo; and outbound TCP to 10.3.0.0/16, any port but 1002,');
+    expect(finding?.message).toContain('; and up to 98 more region(s), is not redirected (original destination) (the policy of nat OUTPUT');
+    const [reported] = reportOf(analysis).findings;
+    expect(reported?.regions).toHaveLength(finding?.regions.length ?? -1);
+    expect(reported?.unlistedRegions).toBe(finding?.unlistedRegions);
+  });
+});

@@ -7,21 +7,17 @@ import { describeExpected } from '../../src/expect/expected.js';
 import { describeRule, findingMessage } from '../../src/expect/finding.js';
 import { analyzeDumps, type Dump } from '../../src/rules-check/analyze.js';
 import { CORPUS } from '../explain/corpus.js';
+import { analyseLinkerd, linkerd, REDIRECT_OUT } from './linkerd-dump.js';
 
 // The sentence a finding puts in the termination message, word by word: which packets, where they
 // end up, the rule that decided it and what was expected instead. Each dump is Linkerd's own
 // (linkerd2-proxy-init, cni-default) with one rule changed, as an operator or a broken plugin would.
 
-const linkerd = readFileSync(`${CORPUS}/linkerd/cni-default/iptables-nft-save.v4.txt`, 'utf8');
 const istioNft = readFileSync(`${CORPUS}/istio-nftables/empty/nft-list-ruleset.json`, 'utf8');
-const REDIRECT_OUT = '-A PROXY_INIT_OUTPUT -p tcp -m comment --comment "proxy-init/redirect-all-outgoing-to-proxy-port" -j REDIRECT --to-ports 4140';
 const IGNORE_LOOPBACK = '-A PROXY_INIT_OUTPUT -o lo -m comment --comment "proxy-init/ignore-loopback" -j RETURN';
 
 function check(text: string, family: Family = 'ipv4', options: { workLimit?: number; spec?: InterceptionSpec } = {}): CheckResult {
-  const dump: Dump = { backend: 'iptables-nft', family, source: 'linkerd', text };
-  const analysis = analyzeDumps(options.spec ?? PRESETS.linkerd.spec, [dump], { families: [family], ...(options.workLimit ? { workLimit: options.workLimit } : {}) });
-  if (analysis.kind !== 'checked') throw new Error('the dump must parse');
-  return analysis.check;
+  return analyseLinkerd(text, family, options).check;
 }
 
 /** The dump with a rule inserted before Linkerd's ignore-loopback RETURN. */

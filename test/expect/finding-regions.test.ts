@@ -1,26 +1,16 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { PRESETS } from '../../src/config/interception.js';
 import type { CheckResult } from '../../src/expect/check.js';
-import { analyzeDumps } from '../../src/rules-check/analyze.js';
 import { reportOf } from '../../src/rules-check/report.js';
-import { CORPUS } from '../explain/corpus.js';
+import { analyseLinkerd, linkerd, REDIRECT_OUT } from './linkerd-dump.js';
 
 // A finding keeps a bounded number of regions (merging them is quadratic), but what it names must
 // be every packet at fault: a finding that named a corner of them would send an operator to the
 // wrong rule. Linkerd's own rules (linkerd2-proxy-init, cni-default) with rules added before its
 // ignore-proxy-user RETURN, as a second tool or an operator would add them.
 
-const linkerd = readFileSync(`${CORPUS}/linkerd/cni-default/iptables-nft-save.v4.txt`, 'utf8');
-const REDIRECT_OUT = '-A PROXY_INIT_OUTPUT -p tcp -m comment --comment "proxy-init/redirect-all-outgoing-to-proxy-port" -j REDIRECT --to-ports 4140';
 const FIRST_RULE = '-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102';
 
-function checked(text: string): Extract<ReturnType<typeof analyzeDumps>, { kind: 'checked' }> {
-  const analysis = analyzeDumps(PRESETS.linkerd.spec, [{ backend: 'iptables-nft', family: 'ipv4', source: 'linkerd', text }], { families: ['ipv4'] });
-  if (analysis.kind !== 'checked') throw new Error('the dump must parse');
-  return analysis;
-}
-const check = (text: string): CheckResult => checked(text).check;
+const check = (text: string): CheckResult => analyseLinkerd(text).check;
 
 /** Linkerd's dump with `rules` in place of its outbound REDIRECT (after the proxy's and loopback's RETURNs). */
 const insteadOfRedirect = (rules: readonly string[]): string => linkerd.replace(`${REDIRECT_OUT}\n`, rules.map((rule) => `${rule}\n`).join(''));
@@ -60,7 +50,7 @@ describe('a finding names every packet at fault, whatever the number of pieces t
 
   it('100 REDIRECTs, each for its own /16 and port: the 101 regions left do not merge; 64 are listed and the other 37 counted, in the sentence and the report', () => {
     const redirects = Array.from({ length: 100 }, (_, index) => `-A PROXY_INIT_OUTPUT -d 10.${2 * index + 1}.0.0/16 -p tcp -m tcp --dport ${1000 + 2 * index} -j REDIRECT --to-ports 4140`);
-    const analysis = checked(insteadOfRedirect(redirects));
+    const analysis = analyseLinkerd(insteadOfRedirect(redirects));
     expect(analysis.check.status).toBe('failed');
     expect(analysis.check.findings).toHaveLength(1);
     const [finding] = analysis.check.findings;

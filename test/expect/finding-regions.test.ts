@@ -15,9 +15,11 @@ const check = (text: string): CheckResult => analyseLinkerd(text).check;
 /** Linkerd's dump with `rules` in place of its outbound REDIRECT (after the proxy's and loopback's RETURNs). */
 const insteadOfRedirect = (rules: readonly string[]): string => linkerd.replace(`${REDIRECT_OUT}\n`, rules.map((rule) => `${rule}\n`).join(''));
 
+/** `text` with an empty user chain NOOP declared. */
+const withNoop = (text: string): string => text.replace(':PROXY_INIT_OUTPUT - [0:0]', ':PROXY_INIT_OUTPUT - [0:0]\n:NOOP - [0:0]');
+
 /** Linkerd's dump with `rules` first in PROXY_INIT_OUTPUT, and an empty user chain NOOP declared. */
-const withRulesFirst = (text: string, rules: readonly string[]): string =>
-  text.replace(':PROXY_INIT_OUTPUT - [0:0]', ':PROXY_INIT_OUTPUT - [0:0]\n:NOOP - [0:0]').replace(FIRST_RULE, `${rules.join('\n')}\n${FIRST_RULE}`);
+const withRulesFirst = (text: string, rules: readonly string[]): string => withNoop(text).replace(FIRST_RULE, `${rules.join('\n')}\n${FIRST_RULE}`);
 
 const noRedirect = linkerd.replace(`${REDIRECT_OUT}\n`, '');
 const WHOLE = 'outbound TCP to any address but 127.0.0.0/8, any port, from any uid but 2102, via any interface but lo, is not redirected (original destination) (the policy of nat OUTPUT (iptables-nft, ip): `policy ACCEPT of OUTPUT`); expected redirected to local port 4140 because outbound TCP from the application is captured';
@@ -62,5 +64,46 @@ describe('a finding names every packet at fault, whatever the number of pieces t
     const [reported] = reportOf(analysis).findings;
     expect(reported?.regions).toHaveLength(finding?.regions.length ?? -1);
     expect(reported?.unlistedRegions).toBe(finding?.unlistedRegions);
+  });
+});
+
+describe('a finding keeps merging its regions while they merge, and stops only when they no longer do', () => {
+  it('200 jumps to an empty chain: 201 pieces, merged to one region each time 64 are kept, so none is only counted', () => {
+    const jumps = Array.from({ length: 200 }, (_, index) => `-A PROXY_INIT_OUTPUT -d ${10 + Math.floor(index / 128)}.${2 * (index % 128)}.0.0/16 -j NOOP`);
+    const result = check(withRulesFirst(noRedirect, jumps));
+    expect(result.findings.map((finding) => finding.message)).toEqual([WHOLE]);
+    expect(result.findings[0]?.regions).toHaveLength(1);
+    expect(result.findings[0]?.unlistedRegions).toBe(0);
+  });
+
+  /** `pairs` pairs of REDIRECTs, each pair for two /16s and the same port of its own: the pieces merge two by two. */
+  const pairedRedirects = (pairs: number): string[] =>
+    Array.from({ length: 2 * pairs }, (_, index) => `-A PROXY_INIT_OUTPUT -d 10.${2 * index + 1}.0.0/16 -p tcp -m tcp --dport ${1000 + 2 * Math.floor(index / 2)} -j REDIRECT --to-ports 4140`);
+
+  it('50 pairs of REDIRECTs: the first 64 pieces merge to exactly 32 regions, which is not yet too many to merge again; all 51 regions named', () => {
+    const result = check(insteadOfRedirect(pairedRedirects(50)));
+    expect(result.findings).toHaveLength(1);
+    const [finding] = result.findings;
+    expect(finding?.regions).toHaveLength(51);
+    expect(finding?.unlistedRegions).toBe(0);
+    expect(finding?.message).toContain('outbound TCP to 10.1.0.0/16, 10.3.0.0/16, any port but 1000, from any uid but 2102');
+    expect(finding?.message).toContain('; and 48 more region(s), is not redirected');
+  });
+});
+
+describe('once its kept regions stop merging, a finding stops merging: later pieces are counted, bounding its work', () => {
+  it('40 REDIRECTs each for its own /16 and port, then 100 jumps to an empty chain: the first 64 pieces merge to 41 regions, too many to merge again, so 54 of the 101 jump pieces are only counted', () => {
+    const redirects = Array.from({ length: 40 }, (_, index) => `-A PROXY_INIT_OUTPUT -d 10.${2 * index + 1}.0.0/16 -p tcp -m tcp --dport ${1000 + 2 * index} -j REDIRECT --to-ports 4140`);
+    const jumps = Array.from({ length: 100 }, (_, index) => `-A PROXY_INIT_OUTPUT -d 11.${2 * index}.0.0/16 -j NOOP`);
+    const result = check(withNoop(insteadOfRedirect([...redirects, ...jumps])));
+    expect(result.status).toBe('failed');
+    expect(result.findings).toHaveLength(1);
+    const [finding] = result.findings;
+    // 40 REDIRECT pieces and 24 jump pieces merge to 41; 23 more are kept, the last 54 counted. The
+    // 23 merge with the first jump region when the finding is made, so 41 regions are named.
+    expect(finding?.regions).toHaveLength(41);
+    expect(finding?.unlistedRegions).toBe(54);
+    expect(finding?.message).toContain('outbound TCP to 10.1.0.0/16, any port but 1000, from any uid but 2102, via any interface but lo; and ');
+    expect(finding?.message).toContain('; and up to 92 more region(s), is not redirected (original destination)');
   });
 });

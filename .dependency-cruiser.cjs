@@ -32,17 +32,21 @@ const escape = (name) => name.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
 const anyOf = (folders) => `^src/(${folders.map(escape).join('|')})/`;
 
 /** For each folder, every other folder of its rank or above is out of bounds. */
-const layerRules = [...rankOf].map(([folder, rank]) => {
-  const allowedPeer = (other) => PEER_IMPORTS.some(([from, to]) => from === folder && to === other);
-  const forbidden = [...rankOf].filter(([other, otherRank]) => other !== folder && otherRank >= rank && !allowedPeer(other)).map(([other]) => other);
-  return {
-    name: `layer-${folder}`,
-    comment: `src/${folder}/ (rank ${rank}) may import only folders of a lower rank (docs/ARCHITECTURE.md)`,
-    severity: 'error',
-    from: { path: anyOf([folder]) },
-    to: { path: anyOf(forbidden) },
-  };
-}).filter((rule) => rule.to.path !== '^src/()/');
+const layerRules = [...rankOf]
+  .map(([folder, rank]) => {
+    const allowedPeer = (other) => PEER_IMPORTS.some(([from, to]) => from === folder && to === other);
+    const forbidden = [...rankOf]
+      .filter(([other, otherRank]) => other !== folder && otherRank >= rank && !allowedPeer(other))
+      .map(([other]) => other);
+    return {
+      name: `layer-${folder}`,
+      comment: `src/${folder}/ (rank ${rank}) may import only folders of a lower rank (docs/ARCHITECTURE.md)`,
+      severity: 'error',
+      from: { path: anyOf([folder]) },
+      to: { path: anyOf(forbidden) },
+    };
+  })
+  .filter((rule) => rule.to.path !== '^src/()/');
 
 module.exports = {
   forbidden: [
@@ -80,6 +84,10 @@ module.exports = {
     doNotFollow: { path: 'node_modules' },
     tsConfig: { fileName: 'tsconfig.json' },
     tsPreCompilationDeps: true,
-    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.cjs', '.d.ts'] },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+      extensions: ['.ts', '.js', '.mjs', '.cjs', '.d.ts'],
+    },
   },
 };

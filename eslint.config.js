@@ -6,9 +6,19 @@ import tseslint from 'typescript-eslint';
 const functionSize = ['error', { max: 60, skipBlankLines: true, skipComments: true, IIFEs: true }];
 const unusedVars = ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }];
 const nodeGlobals = Object.fromEntries(
-  ['process', 'console', 'Buffer', 'URL', 'setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'globalThis', 'performance'].map((name) => [name, 'readonly']),
+  [
+    'process',
+    'console',
+    'Buffer',
+    'URL',
+    'setTimeout',
+    'clearTimeout',
+    'setInterval',
+    'clearInterval',
+    'globalThis',
+    'performance',
+  ].map((name) => [name, 'readonly']),
 );
-
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', '.bench/**', 'reports/**', '.stryker-tmp/**'] },

@@ -6,10 +6,16 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: [
-      'test/unit/**/*.test.ts', 'test/expect/**/*.test.ts', 'test/trace/**/*.test.ts', 'test/rules/**/*.test.ts', 'test/explain/**/*.test.ts',
+      'test/unit/**/*.test.ts',
+      'test/expect/**/*.test.ts',
+      'test/trace/**/*.test.ts',
+      'test/rules/**/*.test.ts',
+      'test/explain/**/*.test.ts',
       // The adversarial suite's in-process tests of the rules model: size caps, parser fuzz and
       // nft's redeclared chains (the rest of test/adversarial runs the CLI in pod namespaces).
-      'test/adversarial/rules-limits.test.ts', 'test/adversarial/rules-parser-fuzz.test.ts', 'test/adversarial/rules-nft-duplicates.test.ts',
+      'test/adversarial/rules-limits.test.ts',
+      'test/adversarial/rules-parser-fuzz.test.ts',
+      'test/adversarial/rules-nft-duplicates.test.ts',
     ],
     testTimeout: 60_000,
     pool: 'forks',

@@ -2,7 +2,14 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { containerOutput, dockerContainer, INTERLOCK_IMAGE, NEVER_PULL, PodContainer, StartedOnly } from './harness/containers.js';
+import {
+  containerOutput,
+  dockerContainer,
+  INTERLOCK_IMAGE,
+  NEVER_PULL,
+  PodContainer,
+  StartedOnly,
+} from './harness/containers.js';
 import { createTerminationLog, ISTIO_VALIDATION, runInterlock } from './harness/interlock.js';
 import { Pod } from './harness/pod.js';
 import { corpusRules } from './harness/rules.js';
@@ -13,11 +20,45 @@ import { corpusRules } from './harness/rules.js';
  * --probe-address-hint, which this branch's validate does not have yet; test/compat covers it.)
  */
 const LINKERD_COMMAND = ['/usr/lib/linkerd/linkerd2-network-validator'];
-const LINKERD_ARGS = ['--log-format', 'json', '--log-level', 'debug', '--listen-addr', '0.0.0.0:4140', '--timeout', '5s'];
-const ISTIO_ARGS = ['istio-iptables', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--log_output_level=default:info', '--run-validation', '--skip-rule-apply', '--probe-timeout', '5s'];
+const LINKERD_ARGS = [
+  '--log-format',
+  'json',
+  '--log-level',
+  'debug',
+  '--listen-addr',
+  '0.0.0.0:4140',
+  '--timeout',
+  '5s',
+];
+const ISTIO_ARGS = [
+  'istio-iptables',
+  '-p',
+  '15001',
+  '-z',
+  '15006',
+  '-u',
+  '1337',
+  '-m',
+  'REDIRECT',
+  '-i',
+  '*',
+  '-x',
+  '',
+  '-b',
+  '*',
+  '-d',
+  '15090,15021,15020',
+  '--log_output_level=default:info',
+  '--run-validation',
+  '--skip-rule-apply',
+  '--probe-timeout',
+  '5s',
+];
 
 const pods: Pod[] = [];
-afterEach(async () => { for (const pod of pods.splice(0)) await pod.destroy(); });
+afterEach(async () => {
+  for (const pod of pods.splice(0)) await pod.destroy();
+});
 
 async function meshedPod(rules: 'linkerd/cni-default' | 'istio-cni/basic' | undefined): Promise<Pod> {
   const pod = await Pod.create();
@@ -68,7 +109,10 @@ describe("Linkerd's command path in the image, as uid 65534", () => {
 
 describe("Istio's args after the image's entrypoint, as uid 1337", () => {
   it("passes with Istio's CNI rules", async () => {
-    const result = await runInterlock(await meshedPod('istio-cni/basic'), { security: ISTIO_VALIDATION, args: ISTIO_ARGS });
+    const result = await runInterlock(await meshedPod('istio-cni/basic'), {
+      security: ISTIO_VALIDATION,
+      args: ISTIO_ARGS,
+    });
     expect(result.exitCode, result.terminationMessage).toBe(0);
   });
 

@@ -94,7 +94,10 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
 
   beforeAll(async () => {
     const client = await getContainerRuntimeClient();
-    await expect(client.image.exists(ImageName.fromString(INTERLOCK_IMAGE)), `${INTERLOCK_IMAGE} is not built: run npm run image`).resolves.toBe(true);
+    await expect(
+      client.image.exists(ImageName.fromString(INTERLOCK_IMAGE)),
+      `${INTERLOCK_IMAGE} is not built: run npm run image`,
+    ).resolves.toBe(true);
   });
 
   afterEach(async () => {
@@ -105,7 +108,9 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
     it('defaults to a non-root user and `interlock validate`, with OCI labels', async () => {
       const client = await getContainerRuntimeClient();
       const { Config } = await client.image.inspect(ImageName.fromString(INTERLOCK_IMAGE));
-      const version = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+      const version = (
+        JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
+      ).version;
 
       expect(Config.User).toMatch(/^[1-9]\d*(:\d+)?$/);
       expect(Config.Entrypoint).toEqual(['interlock', 'validate']);
@@ -171,7 +176,9 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
       const running = await startInterlock(pod, { security: LINKERD.security, ...configure(LINKERD, PASSING_TIMEOUT) });
       // The rules land only once the validator is up and probing in vain: its listener for the
       // redirected connection is open and nothing redirects to it yet.
-      expect(await pod.waitForListener(LINKERD.listenPort), 'the validator never listened on the outbound port').toBe(true);
+      expect(await pod.waitForListener(LINKERD.listenPort), 'the validator never listened on the outbound port').toBe(
+        true,
+      );
       await pod.runMeshCni(LINKERD.rules);
 
       const result = await running.result();
@@ -217,7 +224,9 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
 
       expectPass(result);
       // The pass must come from the rules engine agreeing, not from its having been skipped.
-      expect(summaryOf(result)?.['checks'], runReport(result)).toContainEqual(expect.objectContaining({ name: 'rules', status: 'passed' }));
+      expect(summaryOf(result)?.['checks'], runReport(result)).toContainEqual(
+        expect.objectContaining({ name: 'rules', status: 'passed' }),
+      );
     });
   });
 
@@ -226,7 +235,9 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
       const pod = await newPod();
       await pod.runPrimaryCni();
       const running = await startInterlock(pod, { security: LINKERD.security, ...configure(LINKERD, '60s') });
-      expect(await pod.waitForListener(LINKERD.listenPort), 'the validator never listened on the outbound port').toBe(true);
+      expect(await pod.waitForListener(LINKERD.listenPort), 'the validator never listened on the outbound port').toBe(
+        true,
+      );
 
       await (await dockerContainer(running.container.getId())).kill({ signal: 'SIGTERM' });
       const result = await running.result();

@@ -23,7 +23,10 @@ await mkdir(path.join(out, 'bin'), { recursive: true });
 
 const work = await mkdtemp(path.join(tmpdir(), 'interlock-snapshot-'));
 try {
-  execFileSync(process.execPath, [path.join(project, 'scripts/build-snapshot.mjs'), work], { cwd: project, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, [path.join(project, 'scripts/build-snapshot.mjs'), work], {
+    cwd: project,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   await cp(path.join(work, 'interlock.blob'), path.join(out, 'interlock.blob'));
   await cp(path.join(work, 'netlink.node'), path.join(out, 'netlink.node'));
   await cp(path.join(work, 'node-flags'), path.join(out, 'node-flags'));
@@ -70,7 +73,9 @@ const sections = [];
 for (const dir of [...packageDirs].sort()) {
   const pkg = JSON.parse(await readFile(path.join(dir, 'package.json'), 'utf8'));
   const licenceFile = (await readdir(dir)).find((f) => /^(licen[cs]e|copying)(\.|$)/i.test(f));
-  const text = licenceFile ? await readFile(path.join(dir, licenceFile), 'utf8') : `(no licence file; package.json says ${pkg.license ?? 'nothing'})`;
+  const text = licenceFile
+    ? await readFile(path.join(dir, licenceFile), 'utf8')
+    : `(no licence file; package.json says ${pkg.license ?? 'nothing'})`;
   sections.push(`${pkg.name}@${pkg.version} (${pkg.license ?? 'unknown'})\n\n${text.trim()}\n`);
 }
 await writeFile(path.join(out, 'THIRD_PARTY_NOTICES.txt'), sections.join(`\n${'-'.repeat(72)}\n\n`));

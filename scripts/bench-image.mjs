@@ -49,7 +49,9 @@ const line = (label, samples) => {
 
 const failed = result.interlock.filter((s) => s.exitCode !== 0);
 if (failed.length > 0 || result.baseline.some((s) => s.exitCode !== 0)) {
-  console.error(`bench-image: runs did not exit 0 (interlock exit codes: ${result.interlock.map((s) => s.exitCode).join(',')}); figures would be meaningless`);
+  console.error(
+    `bench-image: runs did not exit 0 (interlock exit codes: ${result.interlock.map((s) => s.exitCode).join(',')}); figures would be meaningless`,
+  );
   process.exit(1);
 }
 const interlockMedian = median(result.interlock.map((s) => s.startToExitMs));
@@ -60,6 +62,10 @@ console.log(`docker start -> exit, case 1 (Linkerd rules), ${runs} runs each, ${
 console.log(line('interlock validate (uid 65534, no caps, ro)', result.interlock));
 console.log(line('baseline: `true` from the same base', result.baseline));
 if (validatorTimes.length === result.interlock.length) {
-  console.log(`${'  of which the validator reports (durationMs)'.padEnd(46)} median ${ms(median(validatorTimes)).padStart(7)}`);
+  console.log(
+    `${'  of which the validator reports (durationMs)'.padEnd(46)} median ${ms(median(validatorTimes)).padStart(7)}`,
+  );
 }
-console.log(`ratio interlock / baseline: ${(interlockMedian / baselineMedian).toFixed(2)}x (+${ms(interlockMedian - baselineMedian)})`);
+console.log(
+  `ratio interlock / baseline: ${(interlockMedian / baselineMedian).toFixed(2)}x (+${ms(interlockMedian - baselineMedian)})`,
+);

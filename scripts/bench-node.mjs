@@ -22,8 +22,17 @@ const p90 = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.leng
 async function loadStandIn() {
   const outfile = join(tmp, 'stand-in.mjs');
   await build({
-    stdin: { contents: "export * from './server.ts'; export * from './pods.ts'; export * from './kubeconfig.ts';", resolveDir: join(root, 'test/harness/kube-api'), loader: 'ts' },
-    bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile, logLevel: 'error',
+    stdin: {
+      contents: "export * from './server.ts'; export * from './pods.ts'; export * from './kubeconfig.ts';",
+      resolveDir: join(root, 'test/harness/kube-api'),
+      loader: 'ts',
+    },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile,
+    logLevel: 'error',
   });
   return import(pathToFileURL(outfile).href);
 }
@@ -47,14 +56,33 @@ async function waitFor(what, check, limitMs = 30_000) {
 
 function startAgent(standIn, url, args) {
   const kubeconfig = standIn.writeKubeconfig(join(tmp, `kubeconfig-${Date.now()}`), url);
-  const child = spawn(process.execPath, [join(root, 'dist/cli/main.js'), 'node', '--node-name', 'node-a', '--mesh', 'linkerd', '--listen', '127.0.0.1:0', '--log-level', 'warn', ...args], { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [
+      join(root, 'dist/cli/main.js'),
+      'node',
+      '--node-name',
+      'node-a',
+      '--mesh',
+      'linkerd',
+      '--listen',
+      '127.0.0.1:0',
+      '--log-level',
+      'warn',
+      ...args,
+    ],
+    { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   return child;
 }
 
 async function populate(standIn, api, onNode, total) {
   for (let i = 0; i < total; i++) {
     const node = i < onNode ? 'node-a' : `node-${1 + (i % 49)}x`;
-    api.store.put('pods', standIn.healthyPod({ name: `app-${String(i).padStart(4, '0')}`, nodeName: node, ownerUid: `owner-${i}` }));
+    api.store.put(
+      'pods',
+      standIn.healthyPod({ name: `app-${String(i).padStart(4, '0')}`, nodeName: node, ownerUid: `owner-${i}` }),
+    );
   }
 }
 
@@ -77,7 +105,10 @@ async function reactionAndFootprint(standIn) {
   const after = procStatus(agent.pid);
   const idleCpu = ((after.cpuTicks - before.cpuTicks) / 100 / 10) * 100;
   const seen = new Map();
-  api.store.subscribe((change) => { if (change.resource === 'events' && change.type === 'ADDED') seen.set(change.object.involvedObject.name, performance.now()); });
+  api.store.subscribe((change) => {
+    if (change.resource === 'events' && change.type === 'ADDED')
+      seen.set(change.object.involvedObject.name, performance.now());
+  });
   const reactions = [];
   for (let i = 0; i < samples; i++) {
     const name = `app-${String(i).padStart(4, '0')}`;
@@ -91,7 +122,14 @@ async function reactionAndFootprint(standIn) {
   agent.kill('SIGTERM');
   await new Promise((done) => agent.on('exit', done));
   await api.close();
-  return { reactions, idleCpu, peakMiB: peak.hwmMiB, idleRssMiB: after.rssMiB, podsOnNode: 110, podsInCluster: api.store.list('pods').length + samples };
+  return {
+    reactions,
+    idleCpu,
+    peakMiB: peak.hwmMiB,
+    idleRssMiB: after.rssMiB,
+    podsOnNode: 110,
+    podsInCluster: api.store.list('pods').length + samples,
+  };
 }
 
 async function storm(standIn, gapMs) {
@@ -102,28 +140,42 @@ async function storm(standIn, gapMs) {
   await waitFor('the agent to watch', () => api.arrivals.includes('GET /api/v1/pods watch'));
   await sleep(500);
   let nodeEventAt;
-  api.store.subscribe((change) => { if (change.resource === 'events' && change.object.reason === 'InterlockBreakerOpen') nodeEventAt ??= performance.now(); });
+  api.store.subscribe((change) => {
+    if (change.resource === 'events' && change.object.reason === 'InterlockBreakerOpen')
+      nodeEventAt ??= performance.now();
+  });
   const started = performance.now();
   for (let i = 0; i < 50; i++) {
     blockPod(standIn, api, `app-${String(i).padStart(4, '0')}`, `owner-${i}`);
     if (gapMs > 0) await sleep(gapMs);
   }
   await waitFor('the Node Event', () => nodeEventAt);
-  const openedWall = api.requests.find((request) => request.method === 'POST' && request.body?.reason === 'InterlockBreakerOpen')?.at ?? Date.now();
+  const openedWall =
+    api.requests.find((request) => request.method === 'POST' && request.body?.reason === 'InterlockBreakerOpen')?.at ??
+    Date.now();
   await sleep(3000);
   const deletes = api.requests.filter((request) => request.method === 'DELETE');
   agent.kill('SIGTERM');
   await new Promise((done) => agent.on('exit', done));
   await api.close();
-  return { toNodeEventMs: nodeEventAt - started, deletesBeforeOpen: deletes.filter((request) => request.at <= openedWall).length, deletesAfter3s: deletes.length };
+  return {
+    toNodeEventMs: nodeEventAt - started,
+    deletesBeforeOpen: deletes.filter((request) => request.at <= openedWall).length,
+    deletesAfter3s: deletes.length,
+  };
 }
 
 /** RSS of a fresh node process after importing `specifiers` (nothing else), in MiB. */
 async function importRss(specifiers) {
   const code = `${specifiers.map((specifier) => `await import(${JSON.stringify(specifier)});`).join('')} globalThis.gc?.(); console.log(process.memoryUsage().rss)`;
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { cwd: root, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    cwd: root,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   let out = '';
-  child.stdout.on('data', (chunk) => { out += chunk; });
+  child.stdout.on('data', (chunk) => {
+    out += chunk;
+  });
   await new Promise((done) => child.on('exit', done));
   return Number(out.trim()) / 1024 / 1024;
 }
@@ -141,19 +193,34 @@ try {
   const baseline = await baselineRss();
   const footprint = await reactionAndFootprint(standIn);
   const bare = await importRss([]);
-  const kubeClient = await importRss([pathToFileURL(join(root, 'dist/kube/watch-pods.js')).href, pathToFileURL(join(root, 'dist/kube/nodes-taint.js')).href]);
+  const kubeClient = await importRss([
+    pathToFileURL(join(root, 'dist/kube/watch-pods.js')).href,
+    pathToFileURL(join(root, 'dist/kube/nodes-taint.js')).href,
+  ]);
   const prom = await importRss(['prom-client']);
   const pinoRss = await importRss(['pino']);
   const stormed = await storm(standIn, 0);
   const staggered = await storm(standIn, 20);
   const ms = (value) => `${value.toFixed(1)} ms`;
   console.log('interlock node (against the API stand-in)');
-  console.log(`  reaction, status update -> Event (${samples} samples): median ${ms(median(footprint.reactions))}, p90 ${ms(p90(footprint.reactions))}   [target: median <= 1000 ms]`);
-  console.log(`  footprint, ${footprint.podsOnNode} pods on the node, ${footprint.podsInCluster} in the cluster: peak RSS ${footprint.peakMiB.toFixed(1)} MiB (idle node process: ${baseline.toFixed(1)} MiB, +${(footprint.peakMiB - baseline).toFixed(1)} MiB)   [target: <= 96 MiB]`);
-  console.log(`  module cost (RSS after import, fresh process): none ${bare.toFixed(1)} MiB; Kubernetes client (src/kube, node:http) +${(kubeClient - bare).toFixed(1)} MiB; prom-client +${(prom - bare).toFixed(1)} MiB; pino +${(pinoRss - bare).toFixed(1)} MiB`);
-  console.log(`  idle: RSS ${footprint.idleRssMiB.toFixed(1)} MiB, CPU ${footprint.idleCpu.toFixed(2)} % of one core over 10 s`);
-  console.log(`  storm, 50 pods blocked at once (breaker N=5): ${stormed.deletesBeforeOpen} deletes before the breaker opened, ${stormed.deletesAfter3s} after 3 s; Node Event after ${ms(stormed.toNodeEventMs)}   [target: <= 5 deletes, <= 2000 ms]`);
-  console.log(`  storm, 50 pods blocked 20 ms apart: ${staggered.deletesBeforeOpen} deletes before the breaker opened, ${staggered.deletesAfter3s} after 3 s; Node Event after ${ms(staggered.toNodeEventMs)}`);
+  console.log(
+    `  reaction, status update -> Event (${samples} samples): median ${ms(median(footprint.reactions))}, p90 ${ms(p90(footprint.reactions))}   [target: median <= 1000 ms]`,
+  );
+  console.log(
+    `  footprint, ${footprint.podsOnNode} pods on the node, ${footprint.podsInCluster} in the cluster: peak RSS ${footprint.peakMiB.toFixed(1)} MiB (idle node process: ${baseline.toFixed(1)} MiB, +${(footprint.peakMiB - baseline).toFixed(1)} MiB)   [target: <= 96 MiB]`,
+  );
+  console.log(
+    `  module cost (RSS after import, fresh process): none ${bare.toFixed(1)} MiB; Kubernetes client (src/kube, node:http) +${(kubeClient - bare).toFixed(1)} MiB; prom-client +${(prom - bare).toFixed(1)} MiB; pino +${(pinoRss - bare).toFixed(1)} MiB`,
+  );
+  console.log(
+    `  idle: RSS ${footprint.idleRssMiB.toFixed(1)} MiB, CPU ${footprint.idleCpu.toFixed(2)} % of one core over 10 s`,
+  );
+  console.log(
+    `  storm, 50 pods blocked at once (breaker N=5): ${stormed.deletesBeforeOpen} deletes before the breaker opened, ${stormed.deletesAfter3s} after 3 s; Node Event after ${ms(stormed.toNodeEventMs)}   [target: <= 5 deletes, <= 2000 ms]`,
+  );
+  console.log(
+    `  storm, 50 pods blocked 20 ms apart: ${staggered.deletesBeforeOpen} deletes before the breaker opened, ${staggered.deletesAfter3s} after 3 s; Node Event after ${ms(staggered.toNodeEventMs)}`,
+  );
 } finally {
   rmSync(tmp, { recursive: true, force: true });
 }

@@ -24,7 +24,10 @@ function setUp() {
   sh('ip', 'link', 'set', 'ilbench-a', 'netns', pod);
   sh('ip', 'link', 'set', 'ilbench-b', 'netns', sink);
   sh('ip', '-n', pod, 'link', 'set', 'ilbench-a', 'name', 'eth0');
-  for (const [ns, dev] of [[pod, 'eth0'], [sink, 'ilbench-b']]) {
+  for (const [ns, dev] of [
+    [pod, 'eth0'],
+    [sink, 'ilbench-b'],
+  ]) {
     sh('ip', '-n', ns, 'link', 'set', 'lo', 'up');
     sh('ip', '-n', ns, 'link', 'set', dev, 'up');
   }
@@ -36,7 +39,13 @@ function setUp() {
 }
 
 function tearDown() {
-  for (const ns of [pod, sink]) { try { sh('ip', 'netns', 'del', ns); } catch { /* gone */ } }
+  for (const ns of [pod, sink]) {
+    try {
+      sh('ip', 'netns', 'del', ns);
+    } catch {
+      /* gone */
+    }
+  }
   rmSync(tmp, { recursive: true, force: true });
   rmSync(stage, { recursive: true, force: true });
 }
@@ -45,42 +54,96 @@ function tearDown() {
 function measure(command, env) {
   const timeFile = join(tmp, 'time');
   const started = process.hrtime.bigint();
-  const result = spawnSync('ip', ['netns', 'exec', pod, '/usr/bin/time', '-f', '%M', '-o', timeFile,
-    'setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all', '--no-new-privs',
-    ...command], { cwd: stage, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const result = spawnSync(
+    'ip',
+    [
+      'netns',
+      'exec',
+      pod,
+      '/usr/bin/time',
+      '-f',
+      '%M',
+      '-o',
+      timeFile,
+      'setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--inh-caps=-all',
+      '--bounding-set=-all',
+      '--no-new-privs',
+      ...command,
+    ],
+    { cwd: stage, env, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
   const wallMs = Number(process.hrtime.bigint() - started) / 1e6;
   if (result.status !== 0) throw new Error(`${command.join(' ')} exited ${result.status}: ${result.stderr}`);
   const rssKiB = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop());
   return { wallMs, rssKiB };
 }
 
-const median = (values) => { const sorted = [...values].sort((a, b) => a - b); const mid = sorted.length >> 1; return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2; };
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
 
 try {
   setUp();
-  const args = ['validate', '--mesh', 'linkerd', '--timeout', '5s', '--log-level', 'warn', '--termination-log', join(tmp, 'tl')];
+  const args = [
+    'validate',
+    '--mesh',
+    'linkerd',
+    '--timeout',
+    '5s',
+    '--log-level',
+    'warn',
+    '--termination-log',
+    join(tmp, 'tl'),
+  ];
   // What the image runs (the start-up snapshot) and, for reference, the plain tsc output.
   const commands = {
     baseline: [process.execPath, '-e', '0'],
-    snapshot: [process.execPath, ...readFileSync(join(stage, 'dist/snapshot/node-flags'), 'utf8').trim().split(/\s+/), '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob'), ...args],
+    snapshot: [
+      process.execPath,
+      ...readFileSync(join(stage, 'dist/snapshot/node-flags'), 'utf8').trim().split(/\s+/),
+      '--snapshot-blob',
+      join(stage, 'dist/snapshot/interlock.blob'),
+      ...args,
+    ],
     modules: [process.execPath, join(stage, 'dist/cli/main.js'), ...args],
   };
   // Two environments: the one `npm run bench` inherits, and a container's (PATH only). A variable
   // like NODE_EXTRA_CA_CERTS, set on many build machines, costs every node process tens of
   // milliseconds at start-up and so flatters a ratio; a pod rarely has it.
-  const environments = { 'inherited environment': process.env, 'pod environment (PATH only)': { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' } };
-  for (let i = 0; i < 2; i++) for (const env of Object.values(environments)) for (const command of Object.values(commands)) measure(command, env); // warm the page cache
-  const samples = Object.fromEntries(Object.keys(environments).map((env) => [env, { baseline: [], snapshot: [], modules: [] }]));
+  const environments = {
+    'inherited environment': process.env,
+    'pod environment (PATH only)': { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
+  };
+  for (let i = 0; i < 2; i++)
+    for (const env of Object.values(environments)) for (const command of Object.values(commands)) measure(command, env); // warm the page cache
+  const samples = Object.fromEntries(
+    Object.keys(environments).map((env) => [env, { baseline: [], snapshot: [], modules: [] }]),
+  );
   // Interleaved, so drift on the machine hits every side alike.
   for (let i = 0; i < runs; i++) {
-    for (const [envName, env] of Object.entries(environments)) for (const [name, command] of Object.entries(commands)) samples[envName][name].push(measure(command, env));
+    for (const [envName, env] of Object.entries(environments))
+      for (const [name, command] of Object.entries(commands)) samples[envName][name].push(measure(command, env));
   }
-  const row = (list) => ({ wall: median(list.map((s) => s.wallMs)), rss: Math.max(...list.map((s) => s.rssKiB)) / 1024 });
-  console.log(`validate benchmark: ${runs} interleaved runs each, a passing validate in a pod namespace, uid 65534, no capabilities`);
+  const row = (list) => ({
+    wall: median(list.map((s) => s.wallMs)),
+    rss: Math.max(...list.map((s) => s.rssKiB)) / 1024,
+  });
+  console.log(
+    `validate benchmark: ${runs} interleaved runs each, a passing validate in a pod namespace, uid 65534, no capabilities`,
+  );
   for (const [envName, sides] of Object.entries(samples)) {
     const base = row(sides.baseline);
     console.log(`  ${envName}:`);
-    const line = (name, figures) => console.log(`    ${name.padEnd(44)} median wall ${figures.wall.toFixed(1).padStart(7)} ms (${(figures.wall / base.wall).toFixed(2)}x)   peak RSS ${figures.rss.toFixed(1).padStart(6)} MiB`);
+    const line = (name, figures) =>
+      console.log(
+        `    ${name.padEnd(44)} median wall ${figures.wall.toFixed(1).padStart(7)} ms (${(figures.wall / base.wall).toFixed(2)}x)   peak RSS ${figures.rss.toFixed(1).padStart(6)} MiB`,
+      );
     line('node -e 0 (baseline)', base);
     line('interlock validate, start-up snapshot (ships)', row(sides.snapshot));
     line('interlock validate, plain modules (dist/cli)', row(sides.modules));

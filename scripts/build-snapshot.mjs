@@ -35,8 +35,10 @@ const lazyNetlinkAddon = {
       const { readFile } = await import('node:fs/promises');
       const source = await readFile(args.path, 'utf8');
       const eager = "const binding = require('node-gyp-build')(__dirname + '/..');";
-      if (!source.includes(eager)) throw new Error(`netlink changed: ${args.path} no longer loads its addon as expected`);
-      const lazy = 'const binding = new Proxy({}, { get: (_target, key) => globalThis.__interlockNetlinkAddon()[key] });';
+      if (!source.includes(eager))
+        throw new Error(`netlink changed: ${args.path} no longer loads its addon as expected`);
+      const lazy =
+        'const binding = new Proxy({}, { get: (_target, key) => globalThis.__interlockNetlinkAddon()[key] });';
       return { contents: source.replace(eager, lazy), loader: 'js' };
     });
   },
@@ -61,15 +63,24 @@ await build({
 copyFileSync(addon, path.join(out, 'netlink.node'));
 writeFileSync(path.join(out, 'node-flags'), `${runtimeFlags.join(' ')}\n`);
 // The entry rehearses the validate pass path while the blob is built (src/cli/snapshot-rehearsal.ts).
-const built = spawnSync(process.execPath, [...runtimeFlags, '--snapshot-blob', path.join(out, 'interlock.blob'), '--build-snapshot', bundle], {
-  stdio: ['ignore', 'inherit', 'pipe'],
-  encoding: 'utf8',
-});
+const built = spawnSync(
+  process.execPath,
+  [...runtimeFlags, '--snapshot-blob', path.join(out, 'interlock.blob'), '--build-snapshot', bundle],
+  {
+    stdio: ['ignore', 'inherit', 'pipe'],
+    encoding: 'utf8',
+  },
+);
 if (built.status !== 0) {
   // Node warns that some built-ins are "not yet fully verified" in snapshots; the namespace and
   // container tests run the snapshot for real, so those lines are noise, and only they are dropped.
   const noise = /not yet fully verified|may still work in some cases|Node\.js issue tracker|--trace-warnings/;
-  console.error(built.stderr.split('\n').filter((line) => !noise.test(line)).join('\n'));
+  console.error(
+    built.stderr
+      .split('\n')
+      .filter((line) => !noise.test(line))
+      .join('\n'),
+  );
   console.error(`snapshot: building the blob failed (exit ${built.status ?? built.signal})`);
   process.exit(1);
 }

@@ -16,13 +16,20 @@ export const END = '<!-- cases:end -->';
 const cell = (text) => String(text).replaceAll('|', '\\|').replaceAll('\n', ' ');
 const value = (v) => (Array.isArray(v) ? v.join(',') : String(v));
 const configuration = (config) =>
-  Object.entries(config).filter(([, v]) => v !== '' && !(Array.isArray(v) && v.length === 0)).map(([k, v]) => `${k}=${value(v)}`).join(' ');
+  Object.entries(config)
+    .filter(([, v]) => v !== '' && !(Array.isArray(v) && v.length === 0))
+    .map(([k, v]) => `${k}=${value(v)}`)
+    .join(' ');
 
 /** The provenance table: one row per manifest case, in manifest order. */
 export function casesTable(manifest) {
-  const rows = manifest.cases.map((c) =>
-    `| \`${cell(c.dir)}\` | ${cell(c.mesh)} | ${cell(c.source)} | ${cell(c.writer)} | \`${cell(configuration(c.config)) || '(defaults)'}\` |`);
-  return ['| case | mesh | upstream source file | written by | configuration |', '|---|---|---|---|---|', ...rows].join('\n');
+  const rows = manifest.cases.map(
+    (c) =>
+      `| \`${cell(c.dir)}\` | ${cell(c.mesh)} | ${cell(c.source)} | ${cell(c.writer)} | \`${cell(configuration(c.config)) || '(defaults)'}\` |`,
+  );
+  return ['| case | mesh | upstream source file | written by | configuration |', '|---|---|---|---|---|', ...rows].join(
+    '\n',
+  );
 }
 
 /** The README with its generated section replaced. */
@@ -39,7 +46,10 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
   const manifest = JSON.parse(readFileSync(path.join(corpus, 'manifest.json'), 'utf8'));
   const rendered = renderReadme(readme, manifest);
   if (process.argv.includes('--check')) {
-    if (rendered !== readme) { console.error('test/fixtures/corpus/README.md is out of date: run node scripts/corpus-readme.mjs'); process.exit(1); }
+    if (rendered !== readme) {
+      console.error('test/fixtures/corpus/README.md is out of date: run node scripts/corpus-readme.mjs');
+      process.exit(1);
+    }
   } else {
     writeFileSync(file, rendered);
   }

@@ -4,7 +4,16 @@
 // ESM. A checkout in a 0700 directory (/root, any `mktemp -d`) is unreadable to those uids.
 //
 //   node scripts/stage-runtime.mjs        prints the staged directory; the caller removes it
-import { chmodSync, cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -57,13 +57,17 @@ export async function benchStartToExit(runs: number): Promise<BenchResult> {
         Image: kind === 'interlock' ? INTERLOCK_IMAGE : baseImage,
         User: '65534:65534',
         Labels: { 'io.mesh-interlock.bench': kind },
-        ...(kind === 'interlock' ? { Cmd: ['--mesh', 'linkerd', '--timeout', '10s'] } : { Entrypoint: ['true'], Cmd: [] }),
+        ...(kind === 'interlock'
+          ? { Cmd: ['--mesh', 'linkerd', '--timeout', '10s'] }
+          : { Entrypoint: ['true'], Cmd: [] }),
         HostConfig: await hostConfig(`${kind}-${index}`),
       });
       try {
         const started = process.hrtime.bigint();
         await client.container.start(container);
-        const waited = (await withDeadline(container.wait(), WAIT_DEADLINE_MS, `the ${kind} container's exit`)) as { StatusCode: number };
+        const waited = (await withDeadline(container.wait(), WAIT_DEADLINE_MS, `the ${kind} container's exit`)) as {
+          StatusCode: number;
+        };
         const startToExitMs = Number(process.hrtime.bigint() - started) / 1e6;
         let validatorMs: number | undefined;
         if (kind === 'interlock') {
@@ -92,4 +96,3 @@ export async function benchStartToExit(runs: number): Promise<BenchResult> {
     await rm(dir, { recursive: true, force: true });
   }
 }
-

@@ -7,7 +7,9 @@ import { ContainerdNode, run, type Run } from './containerd-node.js';
 const IMAGE = process.env['INTERLOCK_IMAGE'] ?? 'mesh-interlock:dev';
 /** How `ctr images import` names an image saved by docker. */
 const CTR_IMAGE = IMAGE.includes('/') ? IMAGE : `docker.io/library/${IMAGE}`;
-const RULES_FILE = fileURLToPath(new URL('../../test/fixtures/corpus/linkerd/cni-default/iptables-nft-save.v4.txt', import.meta.url));
+const RULES_FILE = fileURLToPath(
+  new URL('../../test/fixtures/corpus/linkerd/cni-default/iptables-nft-save.v4.txt', import.meta.url),
+);
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/cni/', import.meta.url));
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 /** Debian's containernetworking-plugins. */
@@ -21,7 +23,8 @@ const PLUGINS = '/usr/lib/cni';
 export async function startCniNode(): Promise<ContainerdNode> {
   const node = await ContainerdNode.start();
   try {
-    for (const plugin of ['bridge', 'host-local', 'loopback', 'portmap']) await copyFile(join(PLUGINS, plugin), join(node.binDir, plugin));
+    for (const plugin of ['bridge', 'host-local', 'loopback', 'portmap'])
+      await copyFile(join(PLUGINS, plugin), join(node.binDir, plugin));
     await copyFile(join(FIXTURES, 'mesh-cni-standin.mjs'), join(node.binDir, 'linkerd-cni'));
     await copyFile(join(FIXTURES, 'old-cni-standin.mjs'), join(node.binDir, 'old-mesh'));
     for (const plugin of ['linkerd-cni', 'old-mesh']) await chmod(join(node.binDir, plugin), 0o755);
@@ -40,8 +43,11 @@ const nextId = (prefix: string): string => `${prefix}-${process.pid}-${++sequenc
 
 /** A pod whose only process prints its interfaces: what containerd's CNI setup gave it. */
 export async function observePod(node: ContainerdNode): Promise<{ run: Run; eth0?: string }> {
-  const script = 'const e=require("os").networkInterfaces().eth0||[];const a=e.find(x=>x.family==="IPv4");console.log("ETH0="+(a?a.cidr:""))';
-  const result = await node.ctr(['run', '--rm', '--cni', CTR_IMAGE, nextId('observe'), 'node', '-e', script], { timeoutMs: 60_000 });
+  const script =
+    'const e=require("os").networkInterfaces().eth0||[];const a=e.find(x=>x.family==="IPv4");console.log("ETH0="+(a?a.cidr:""))';
+  const result = await node.ctr(['run', '--rm', '--cni', CTR_IMAGE, nextId('observe'), 'node', '-e', script], {
+    timeoutMs: 60_000,
+  });
   const match = /ETH0=(\S*)/.exec(result.stdout);
   return { run: result, ...(match?.[1] ? { eth0: match[1] } : {}) };
 }
@@ -51,17 +57,59 @@ export async function observePod(node: ContainerdNode): Promise<{ run: Run; eth0
  * (65534), every capability dropped, the pod's own network namespace.
  */
 export function validatePod(node: ContainerdNode, mesh = 'linkerd'): Promise<Run> {
-  const args = ['interlock', 'validate', '--mesh', mesh, '--timeout', '5s', '--log-format', 'plain', '--termination-log', '/tmp/termination-log'];
-  return node.ctr(['run', '--rm', '--cni', ...NO_CAPABILITIES, CTR_IMAGE, nextId('validate'), ...args], { timeoutMs: 60_000 });
+  const args = [
+    'interlock',
+    'validate',
+    '--mesh',
+    mesh,
+    '--timeout',
+    '5s',
+    '--log-format',
+    'plain',
+    '--termination-log',
+    '/tmp/termination-log',
+  ];
+  return node.ctr(['run', '--rm', '--cni', ...NO_CAPABILITIES, CTR_IMAGE, nextId('validate'), ...args], {
+    timeoutMs: 60_000,
+  });
 }
 
 /** ctr has no "drop ALL": every capability of containerd's default set, dropped by name. */
-const DEFAULT_CAPABILITIES = ['CHOWN', 'DAC_OVERRIDE', 'FSETID', 'FOWNER', 'MKNOD', 'NET_RAW', 'SETGID', 'SETUID', 'SETFCAP', 'SETPCAP', 'NET_BIND_SERVICE', 'SYS_CHROOT', 'KILL', 'AUDIT_WRITE'];
+const DEFAULT_CAPABILITIES = [
+  'CHOWN',
+  'DAC_OVERRIDE',
+  'FSETID',
+  'FOWNER',
+  'MKNOD',
+  'NET_RAW',
+  'SETGID',
+  'SETUID',
+  'SETFCAP',
+  'SETPCAP',
+  'NET_BIND_SERVICE',
+  'SYS_CHROOT',
+  'KILL',
+  'AUDIT_WRITE',
+];
 const NO_CAPABILITIES = DEFAULT_CAPABILITIES.flatMap((name) => ['--cap-drop', `CAP_${name}`]);
 
 /** The identity a validate pod runs with: uid and the capability sets, from /proc/self/status. */
 export async function podIdentity(node: ContainerdNode): Promise<string> {
-  const result = await node.ctr(['run', '--rm', '--cni', ...NO_CAPABILITIES, CTR_IMAGE, nextId('identity'), 'grep', '-E', '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb):', '/proc/self/status'], { timeoutMs: 60_000 });
+  const result = await node.ctr(
+    [
+      'run',
+      '--rm',
+      '--cni',
+      ...NO_CAPABILITIES,
+      CTR_IMAGE,
+      nextId('identity'),
+      'grep',
+      '-E',
+      '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb):',
+      '/proc/self/status',
+    ],
+    { timeoutMs: 60_000 },
+  );
   return result.stdout;
 }
 
@@ -70,13 +118,33 @@ export interface CniCheckRun {
   readonly verdict: {
     readonly healthy: boolean;
     readonly loads?: { readonly file: string; readonly networkName: string; readonly chain: readonly string[] };
-    readonly findings: ReadonlyArray<{ readonly code: string; readonly severity: string; readonly file?: string; readonly message: string }>;
+    readonly findings: ReadonlyArray<{
+      readonly code: string;
+      readonly severity: string;
+      readonly file?: string;
+      readonly message: string;
+    }>;
   };
 }
 
 /** The shipped CLI, on the node's directories. */
 export async function cniCheck(node: ContainerdNode, mesh = 'linkerd'): Promise<CniCheckRun> {
-  const result = await run('node', [CLI, 'cni-check', '--mesh', mesh, '--cni-conf-dir', node.confDir, '--cni-bin-dir', node.binDir, '--format', 'json'], { timeoutMs: 30_000 });
+  const result = await run(
+    'node',
+    [
+      CLI,
+      'cni-check',
+      '--mesh',
+      mesh,
+      '--cni-conf-dir',
+      node.confDir,
+      '--cni-bin-dir',
+      node.binDir,
+      '--format',
+      'json',
+    ],
+    { timeoutMs: 30_000 },
+  );
   try {
     return { exitCode: result.exitCode, verdict: JSON.parse(result.stdout) as CniCheckRun['verdict'] };
   } catch {
@@ -85,12 +153,15 @@ export async function cniCheck(node: ContainerdNode, mesh = 'linkerd'): Promise<
 }
 
 /** What cni-check predicts containerd does: load a file, or fail (on a file, when it names one). */
-export type Prediction = { readonly kind: 'loads'; readonly file: string } | { readonly kind: 'fails'; readonly file?: string };
+export type Prediction =
+  { readonly kind: 'loads'; readonly file: string } | { readonly kind: 'fails'; readonly file?: string };
 
 const LOAD_FAILURES = new Set(['NoConfig', 'LoadFails', 'PartialFile']);
 
 export function predictionOf(check: CniCheckRun): Prediction {
-  const failure = check.verdict.findings.find((finding) => finding.severity === 'error' && LOAD_FAILURES.has(finding.code) && !check.verdict.loads);
+  const failure = check.verdict.findings.find(
+    (finding) => finding.severity === 'error' && LOAD_FAILURES.has(finding.code) && !check.verdict.loads,
+  );
   if (failure) return { kind: 'fails', ...(failure.file ? { file: failure.file } : {}) };
   if (!check.verdict.loads) throw new Error(`no prediction in ${JSON.stringify(check.verdict)}`);
   return { kind: 'loads', file: check.verdict.loads.file };
@@ -103,7 +174,12 @@ export function bridgePlugin(index: number, extra: Record<string, unknown> = {})
     bridge: `ilk-br${index}`,
     isGateway: true,
     ipMasq: false,
-    ipam: { type: 'host-local', ranges: [[{ subnet: subnetOf(index) }]], routes: [{ dst: '0.0.0.0/0' }], dataDir: '/var/lib/cni/ipam' },
+    ipam: {
+      type: 'host-local',
+      ranges: [[{ subnet: subnetOf(index) }]],
+      routes: [{ dst: '0.0.0.0/0' }],
+      dataDir: '/var/lib/cni/ipam',
+    },
     ...extra,
   };
 }

@@ -3,14 +3,30 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { prng } from '../../test/harness/prng.js';
 import type { ContainerdNode } from './containerd-node.js';
-import { cniCheck, nodeBridges, observePod, predictionOf, removeBridges, startCniNode, type CniCheckRun, type Prediction } from './cni-node.js';
+import {
+  cniCheck,
+  nodeBridges,
+  observePod,
+  predictionOf,
+  removeBridges,
+  startCniNode,
+  type CniCheckRun,
+  type Prediction,
+} from './cni-node.js';
 import { randomCniDir, type GeneratedEntry } from './random-cni-dir.js';
 
 const DIRECTORIES = 60;
 const SEED = 20261122;
 
 // ADD-time problems: containerd loads the file and then every pod fails at a plugin.
-const ADD_FAILURES = new Set(['NetworkNameInvalid', 'PluginMissing', 'PluginNotExecutable', 'PluginNameInvalid', 'VersionUnsupported', 'VersionUnknown']);
+const ADD_FAILURES = new Set([
+  'NetworkNameInvalid',
+  'PluginMissing',
+  'PluginNotExecutable',
+  'PluginNameInvalid',
+  'VersionUnsupported',
+  'VersionUnknown',
+]);
 
 let node: ContainerdNode;
 beforeAll(async () => {
@@ -22,7 +38,12 @@ afterAll(async () => {
 
 /** What containerd did, observed from the pod: the file whose subnet eth0 got, or the error ctr reported. */
 type Observation =
-  | { readonly kind: 'loads'; readonly file: string | undefined; readonly eth0: string; readonly bridges: readonly string[] }
+  | {
+      readonly kind: 'loads';
+      readonly file: string | undefined;
+      readonly eth0: string;
+      readonly bridges: readonly string[];
+    }
   | { readonly kind: 'fails'; readonly error: string };
 
 async function observe(entries: readonly GeneratedEntry[]): Promise<Observation> {
@@ -31,21 +52,45 @@ async function observe(entries: readonly GeneratedEntry[]): Promise<Observation>
   const octets = /^10\.(\d+)\.(\d+)\./.exec(eth0 ?? '');
   const subnet = octets ? (Number(octets[1]) - 100) * 200 + Number(octets[2]) : undefined;
   // Two observations of one fact: the pod's address, and the bridge the network's plugin made in the node.
-  return { kind: 'loads', file: entries.find((entry) => entry.subnet !== undefined && entry.subnet === subnet)?.name, eth0: eth0 ?? '(none)', bridges: await nodeBridges(node) };
+  return {
+    kind: 'loads',
+    file: entries.find((entry) => entry.subnet !== undefined && entry.subnet === subnet)?.name,
+    eth0: eth0 ?? '(none)',
+    bridges: await nodeBridges(node),
+  };
 }
 
-function agree(entries: readonly GeneratedEntry[], prediction: Prediction, check: CniCheckRun, observation: Observation): string | undefined {
-  const addFailure = check.verdict.findings.find((finding) => finding.severity === 'error' && ADD_FAILURES.has(finding.code));
+function agree(
+  entries: readonly GeneratedEntry[],
+  prediction: Prediction,
+  check: CniCheckRun,
+  observation: Observation,
+): string | undefined {
+  const addFailure = check.verdict.findings.find(
+    (finding) => finding.severity === 'error' && ADD_FAILURES.has(finding.code),
+  );
   if (prediction.kind === 'loads' && !addFailure) {
     if (observation.kind !== 'loads') return `predicted ${prediction.file}, containerd failed: ${observation.error}`;
-    if (observation.file !== prediction.file) return `predicted ${prediction.file}, the pod got ${observation.eth0} from ${observation.file}`;
+    if (observation.file !== prediction.file)
+      return `predicted ${prediction.file}, the pod got ${observation.eth0} from ${observation.file}`;
     const subnet = entries.find((entry) => entry.name === prediction.file)?.subnet;
-    return JSON.stringify(observation.bridges) === JSON.stringify([`ilk-br${subnet}`]) ? undefined : `predicted ${prediction.file} (bridge ilk-br${subnet}), the node has ${observation.bridges.join(', ')}`;
+    return JSON.stringify(observation.bridges) === JSON.stringify([`ilk-br${subnet}`])
+      ? undefined
+      : `predicted ${prediction.file} (bridge ilk-br${subnet}), the node has ${observation.bridges.join(', ')}`;
   }
-  if (observation.kind !== 'fails') return `predicted a failure (${JSON.stringify(check.verdict.findings)}), the pod got ${observation.eth0} from ${observation.file}`;
-  if (prediction.kind === 'loads') return observation.error.includes(prediction.file) || /failed \(add\)/.test(observation.error) ? undefined : `predicted an ADD failure in ${prediction.file}, containerd said: ${observation.error}`;
-  if (prediction.file === undefined) return /no network config found/.test(observation.error) ? undefined : `predicted no configuration, containerd said: ${observation.error}`;
-  return observation.error.includes(`/etc/cni/net.d/${prediction.file}`) ? undefined : `predicted a load failure on ${prediction.file}, containerd said: ${observation.error}`;
+  if (observation.kind !== 'fails')
+    return `predicted a failure (${JSON.stringify(check.verdict.findings)}), the pod got ${observation.eth0} from ${observation.file}`;
+  if (prediction.kind === 'loads')
+    return observation.error.includes(prediction.file) || /failed \(add\)/.test(observation.error)
+      ? undefined
+      : `predicted an ADD failure in ${prediction.file}, containerd said: ${observation.error}`;
+  if (prediction.file === undefined)
+    return /no network config found/.test(observation.error)
+      ? undefined
+      : `predicted no configuration, containerd said: ${observation.error}`;
+  return observation.error.includes(`/etc/cni/net.d/${prediction.file}`)
+    ? undefined
+    : `predicted a load failure on ${prediction.file}, containerd said: ${observation.error}`;
 }
 
 describe('prediction equals reality: the file cni-check predicts is the one containerd uses', () => {
@@ -67,7 +112,10 @@ describe('prediction equals reality: the file cni-check predicts is the one cont
       const problem = agree(entries, prediction, check, observation);
       const key = `${prediction.kind}/${observation.kind}`;
       outcomes[key] = (outcomes[key] ?? 0) + 1;
-      if (problem) disagreements.push(`directory ${index} [${entries.map((entry) => `${entry.name}:${entry.kind}`).join(', ')}]: ${problem}`);
+      if (problem)
+        disagreements.push(
+          `directory ${index} [${entries.map((entry) => `${entry.name}:${entry.kind}`).join(', ')}]: ${problem}`,
+        );
     }
     console.log(`prediction outcomes over ${DIRECTORIES} directories: ${JSON.stringify(outcomes)}`);
     expect(disagreements).toEqual([]);

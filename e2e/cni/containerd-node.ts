@@ -11,7 +11,11 @@ export interface Run {
 }
 
 /** Runs a command to its end with a deadline (killed at the deadline: exit code 137). */
-export function run(command: string, args: readonly string[], options: { input?: string | NodeJS.ReadableStream; timeoutMs?: number } = {}): Promise<Run> {
+export function run(
+  command: string,
+  args: readonly string[],
+  options: { input?: string | NodeJS.ReadableStream; timeoutMs?: number } = {},
+): Promise<Run> {
   return new Promise((resolve) => {
     const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -73,7 +77,10 @@ export class ContainerdNode {
     const setup = [
       'set -e',
       `mount -t tmpfs interlock-cni ${root}/overlays`,
-      ...['etc', 'opt', 'var/lib'].map((dir, index) => `mkdir -p ${root}/overlays/up${index} ${root}/overlays/work${index} && mount -t overlay overlay -o lowerdir=/${dir},upperdir=${root}/overlays/up${index},workdir=${root}/overlays/work${index} /${dir}`),
+      ...['etc', 'opt', 'var/lib'].map(
+        (dir, index) =>
+          `mkdir -p ${root}/overlays/up${index} ${root}/overlays/work${index} && mount -t overlay overlay -o lowerdir=/${dir},upperdir=${root}/overlays/up${index},workdir=${root}/overlays/work${index} /${dir}`,
+      ),
       'mkdir -p /etc/cni/net.d /opt/cni/bin /var/lib/cni /run/containerd',
       `mount --bind ${root}/net.d /etc/cni/net.d`,
       `mount --bind ${root}/bin /opt/cni/bin`,
@@ -82,7 +89,9 @@ export class ContainerdNode {
       'mount -t tmpfs interlock-cni-run /run/containerd',
       `exec nsenter --net=/run/netns/${name} containerd --config ${root}/containerd.toml`,
     ].join('\n');
-    const daemon = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', setup], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const daemon = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', setup], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let log = '';
     daemon.stderr?.on('data', (chunk: Buffer) => {
       if (log.length < 200_000) log += chunk.toString('utf8');
@@ -100,9 +109,25 @@ export class ContainerdNode {
   }
 
   /** `ctr` against this node's containerd, in its mount and network namespaces. */
-  ctr(args: readonly string[], options: { input?: string | NodeJS.ReadableStream; timeoutMs?: number } = {}): Promise<Run> {
+  ctr(
+    args: readonly string[],
+    options: { input?: string | NodeJS.ReadableStream; timeoutMs?: number } = {},
+  ): Promise<Run> {
     const pid = this.daemon.pid;
-    return run('nsenter', [`--mount=/proc/${pid}/ns/mnt`, `--net=/run/netns/${this.name}`, 'ctr', '-a', this.socket, '-n', 'interlock', ...args], options);
+    return run(
+      'nsenter',
+      [
+        `--mount=/proc/${pid}/ns/mnt`,
+        `--net=/run/netns/${this.name}`,
+        'ctr',
+        '-a',
+        this.socket,
+        '-n',
+        'interlock',
+        ...args,
+      ],
+      options,
+    );
   }
 
   /** A command in the node's network namespace (its bridges and veths live there). */
@@ -112,7 +137,8 @@ export class ContainerdNode {
 
   /** Empties the configuration directory (the runtime's view changes at once: it is a bind mount). */
   async clearConfigs(): Promise<void> {
-    for (const name of await readdir(this.confDir)) await rm(join(this.confDir, name), { recursive: true, force: true });
+    for (const name of await readdir(this.confDir))
+      await rm(join(this.confDir, name), { recursive: true, force: true });
   }
 
   async writeConfig(name: string, text: string): Promise<void> {

@@ -52,19 +52,40 @@ function randomEntry(random: Random, subnet: number): Omit<GeneratedEntry, 'name
     const plugins: unknown[] = [bridgePlugin(subnet)];
     if (random() < 0.5) plugins.push({ type: 'portmap', capabilities: { portMappings: true } });
     if (random() < 0.4) plugins.push({ type: 'linkerd-cni' });
-    return { kind: 'conflist', subnet, text: JSON.stringify({ cniVersion, name: network, plugins }, null, random() < 0.5 ? 2 : 0) };
+    return {
+      kind: 'conflist',
+      subnet,
+      text: JSON.stringify({ cniVersion, name: network, plugins }, null, random() < 0.5 ? 2 : 0),
+    };
   }
   if (roll < 0.65) {
     const plugin = { cniVersion, name: network, ...bridgePlugin(subnet) };
     // Go matches struct fields case-insensitively: "Type" and "Name" fill type and name.
-    const text = random() < 0.25 ? JSON.stringify(plugin).replace('"type":"bridge"', '"Type":"bridge"').replace('"name":', '"Name":') : JSON.stringify(plugin);
+    const text =
+      random() < 0.25
+        ? JSON.stringify(plugin).replace('"type":"bridge"', '"Type":"bridge"').replace('"name":', '"Name":')
+        : JSON.stringify(plugin);
     return { kind: 'conf', subnet, text };
   }
   const valid = JSON.stringify({ cniVersion, name: network, plugins: [bridgePlugin(subnet)] });
   if (roll < 0.73) return { kind: 'partial', text: valid.slice(0, 1 + Math.floor(random() * (valid.length - 2))) };
-  if (roll < 0.8) return { kind: 'invalid', text: pick(random, [valid.replace('"plugins":[', '"plugins":[,'), `${valid}}`, valid.replace(/"/g, "'"), 'cniVersion: 1.0.0']) };
+  if (roll < 0.8)
+    return {
+      kind: 'invalid',
+      text: pick(random, [
+        valid.replace('"plugins":[', '"plugins":[,'),
+        `${valid}}`,
+        valid.replace(/"/g, "'"),
+        'cniVersion: 1.0.0',
+      ]),
+    };
   if (roll < 0.85) return { kind: 'empty-plugins', text: JSON.stringify({ cniVersion, name: network, plugins: [] }) };
-  if (roll < 0.9) return { kind: 'no-name', subnet, text: JSON.stringify({ cniVersion, plugins: [bridgePlugin(subnet)] }) };
-  if (roll < 0.95) return { kind: 'no-type', text: JSON.stringify({ cniVersion, name: network, plugins: [{ ...bridgePlugin(subnet), type: undefined }] }) };
+  if (roll < 0.9)
+    return { kind: 'no-name', subnet, text: JSON.stringify({ cniVersion, plugins: [bridgePlugin(subnet)] }) };
+  if (roll < 0.95)
+    return {
+      kind: 'no-type',
+      text: JSON.stringify({ cniVersion, name: network, plugins: [{ ...bridgePlugin(subnet), type: undefined }] }),
+    };
   return { kind: 'directory' };
 }

@@ -16,7 +16,9 @@ export async function host(file: string, args: readonly string[], input?: string
     ...(input === undefined ? { stdin: 'ignore' as const } : { input }),
   });
   if (result.exitCode !== 0 || result.timedOut) {
-    const why = result.timedOut ? `timed out after ${HOST_COMMAND_TIMEOUT_MS} ms` : `exit ${String(result.exitCode ?? result.code)}`;
+    const why = result.timedOut
+      ? `timed out after ${HOST_COMMAND_TIMEOUT_MS} ms`
+      : `exit ${String(result.exitCode ?? result.code)}`;
     throw new Error(`${file} ${args.join(' ')}: ${why}\n${result.stderr}${result.stdout}`);
   }
   return { stdout: result.stdout, stderr: result.stderr };

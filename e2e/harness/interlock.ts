@@ -2,7 +2,14 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { StartedTestContainer } from 'testcontainers';
-import { containerOutput, dockerContainer, INTERLOCK_IMAGE, NEVER_PULL, PodContainer, StartedOnly } from './containers.js';
+import {
+  containerOutput,
+  dockerContainer,
+  INTERLOCK_IMAGE,
+  NEVER_PULL,
+  PodContainer,
+  StartedOnly,
+} from './containers.js';
 import { withDeadline } from './host.js';
 import type { Pod } from './pod.js';
 
@@ -81,7 +88,8 @@ export async function startInterlock(pod: Pod, options: InterlockOptions): Promi
     .withLabels({ 'io.mesh-interlock.e2e': 'interlock' })
     .withWaitStrategy(new StartedOnly());
   if (options.security.user !== undefined) builder = builder.withUser(options.security.user);
-  if (options.security.addCapabilities.length > 0) builder = builder.withAddedCapabilities(...options.security.addCapabilities);
+  if (options.security.addCapabilities.length > 0)
+    builder = builder.withAddedCapabilities(...options.security.addCapabilities);
 
   const container = await builder.start();
   pod.adopt(container);
@@ -90,7 +98,11 @@ export async function startInterlock(pod: Pod, options: InterlockOptions): Promi
     container,
     async result(): Promise<InterlockResult> {
       const docker = await dockerContainer(container.getId());
-      const { StatusCode: exitCode } = (await withDeadline(docker.wait(), EXIT_DEADLINE_MS, 'the interlock container\'s exit')) as { StatusCode: number };
+      const { StatusCode: exitCode } = (await withDeadline(
+        docker.wait(),
+        EXIT_DEADLINE_MS,
+        "the interlock container's exit",
+      )) as { StatusCode: number };
       const { stdout, stderr } = await containerOutput(docker);
       const terminationMessage = await readFile(terminationLog, 'utf8');
       await rm(dir, { recursive: true, force: true });

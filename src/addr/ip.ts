@@ -63,7 +63,8 @@ function ipv6ToBigInt(text: string): bigint {
   const leftGroups = left === '' ? [] : left.split(':');
   const rightGroups = right === undefined || right === '' ? [] : right.split(':');
   const missing = 8 - leftGroups.length - rightGroups.length;
-  const groups = right === undefined ? leftGroups : [...leftGroups, ...Array<string>(missing).fill('0'), ...rightGroups];
+  const groups =
+    right === undefined ? leftGroups : [...leftGroups, ...Array<string>(missing).fill('0'), ...rightGroups];
   if (embeddedV4.length === 2) groups.splice(6, 2, ...embeddedV4);
   return groups.reduce((acc, group) => (acc << 16n) | BigInt(parseInt(group, 16)), 0n);
 }
@@ -82,11 +83,17 @@ export function formatIp(ip: IpAddress): string {
   // RFC 5952: compress the longest run of two or more zero groups, the first one on a tie.
   let bestStart = -1;
   let bestLength = 0;
-  for (let start = 0; start < 8; ) {
-    if (groups[start] !== 0) { start++; continue; }
+  for (let start = 0; start < 8;) {
+    if (groups[start] !== 0) {
+      start++;
+      continue;
+    }
     let end = start;
     while (end < 8 && groups[end] === 0) end++;
-    if (end - start > bestLength && end - start >= 2) { bestStart = start; bestLength = end - start; }
+    if (end - start > bestLength && end - start >= 2) {
+      bestStart = start;
+      bestLength = end - start;
+    }
     start = end;
   }
   const hex = groups.map((group) => group.toString(16));

@@ -28,7 +28,10 @@ export function parsePortSet(text: string): PortSetParse {
   }
   const trimmed = text.trim();
   if (trimmed === '*') return { ok: true, value: ALL_PORTS };
-  const items = trimmed.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  const items = trimmed
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
   const ranges: PortRange[] = [];
   for (const item of items) {
     if (item === '*') return { ok: true, value: ALL_PORTS };
@@ -55,5 +58,7 @@ export function portSetIsEmpty(set: PortSet): boolean {
 
 export function formatPortSet(set: PortSet): string {
   if (set.kind === 'all') return '*';
-  return set.ranges.map((range) => (range.from === range.to ? String(range.from) : `${range.from}-${range.to}`)).join(',');
+  return set.ranges
+    .map((range) => (range.from === range.to ? String(range.from) : `${range.from}-${range.to}`))
+    .join(',');
 }

@@ -7,4 +7,13 @@ import { INJECT_FLAGS } from './inject-command.js';
 import { MANIFEST_FLAGS } from './manifest-command.js';
 
 /** Every flag of every command, each declaration once (the README's table lists these). */
-export const ALL_FLAGS: readonly FlagDef[] = [...new Set([...VALIDATE_FLAGS, ...EXPLAIN_FLAGS, ...MANIFEST_FLAGS, ...INJECT_FLAGS, ...(NODE_FLAGS as readonly FlagDef[]), ...CNI_CHECK_FLAGS])];
+export const ALL_FLAGS: readonly FlagDef[] = [
+  ...new Set([
+    ...VALIDATE_FLAGS,
+    ...EXPLAIN_FLAGS,
+    ...MANIFEST_FLAGS,
+    ...INJECT_FLAGS,
+    ...(NODE_FLAGS as readonly FlagDef[]),
+    ...CNI_CHECK_FLAGS,
+  ]),
+];

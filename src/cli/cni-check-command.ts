@@ -11,34 +11,104 @@ import { MESH_FLAG } from '../config/interception-flags.js';
 import { FORMAT_FLAG } from '../config/explain-flags.js';
 import { HELP_FLAG } from '../config/command-flags.js';
 
-
 const oneOf =
   <T extends string>(allowed: readonly T[]) =>
   (text: string): Result<T, 'ConfigInvalid'> =>
-    (allowed as readonly string[]).includes(text) ? ok(text as T) : fail('ConfigInvalid', `expected ${allowed.join(', ')}`);
-const nonEmpty = (text: string): Result<string, 'ConfigInvalid'> => (text.trim() === '' ? fail('ConfigInvalid', 'expected a value') : ok(text));
+    (allowed as readonly string[]).includes(text)
+      ? ok(text as T)
+      : fail('ConfigInvalid', `expected ${allowed.join(', ')}`);
+const nonEmpty = (text: string): Result<string, 'ConfigInvalid'> =>
+  text.trim() === '' ? fail('ConfigInvalid', 'expected a value') : ok(text);
 const pathList = (text: string): Result<readonly string[], 'ConfigInvalid'> => {
   const paths = text.split(',').map((item) => item.trim());
-  return paths.some((item) => item === '') ? fail('ConfigInvalid', 'expected a comma-separated list of directories') : ok(paths);
+  return paths.some((item) => item === '')
+    ? fail('ConfigInvalid', 'expected a comma-separated list of directories')
+    : ok(paths);
 };
 const pluginType = (text: string): Result<string, 'ConfigInvalid'> =>
-  /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(text) ? ok(text) : fail('ConfigInvalid', 'expected a plugin type (letters, digits, "_", ".", "-")');
+  /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(text)
+    ? ok(text)
+    : fail('ConfigInvalid', 'expected a plugin type (letters, digits, "_", ".", "-")');
 const duration = (text: string): Result<number, 'ConfigInvalid'> => {
   const ms = parseDurationMs(text);
-  return ms !== undefined && ms >= 10 && ms <= 60_000 ? ok(ms) : fail('ConfigInvalid', 'expected a duration from 10ms to 1m (500ms, 2s)');
+  return ms !== undefined && ms >= 10 && ms <= 60_000
+    ? ok(ms)
+    : fail('ConfigInvalid', 'expected a duration from 10ms to 1m (500ms, 2s)');
 };
 
-const count = (text: string): Result<number, 'ConfigInvalid'> => (/^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all'));
+const count = (text: string): Result<number, 'ConfigInvalid'> =>
+  /^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all');
 
 export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
-  { name: 'cni-conf-dir', kind: 'value', env: 'INTERLOCK_CNI_CONF_DIR', placeholder: 'DIR', help: 'The runtime\'s CNI configuration directory (default /etc/cni/net.d).', commands: ['cni-check', 'node'], parse: nonEmpty, default: '/etc/cni/net.d' },
-  { name: 'cni-bin-dir', kind: 'value', env: 'INTERLOCK_CNI_BIN_DIR', placeholder: 'DIR[,DIR]', help: 'The plugin binary directories, searched in order (default /opt/cni/bin).', commands: ['cni-check', 'node'], parse: pathList, default: ['/opt/cni/bin'] },
-  { name: 'runtime', kind: 'value', env: 'INTERLOCK_CNI_RUNTIME', placeholder: 'containerd|crio', help: 'Whose rules pick the configuration file (default containerd).', commands: ['cni-check', 'node'], parse: oneOf<RuntimeName>(['containerd', 'crio']), default: 'containerd' },
-  { name: 'mesh-plugin', kind: 'value', env: 'INTERLOCK_MESH_PLUGIN', placeholder: 'TYPE', help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).", commands: ['cni-check', 'node'], parse: pluginType },
-  { name: 'version-timeout', kind: 'value', env: 'INTERLOCK_CNI_VERSION_TIMEOUT', placeholder: 'DURATION', help: 'Deadline of each plugin VERSION query; they run concurrently (default 2s).', commands: ['cni-check', 'node'], parse: duration, default: 2000 },
-  { name: 'max-conf-num', kind: 'value', env: 'INTERLOCK_CNI_MAX_CONF_NUM', placeholder: 'N', help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).", commands: ['cni-check', 'node'], parse: count, default: 1 },
-  { name: 'crio-default-network', kind: 'value', env: 'INTERLOCK_CRIO_DEFAULT_NETWORK', placeholder: 'NAME', help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).", commands: ['cni-check', 'node'], parse: nonEmpty },
+  {
+    name: 'cni-conf-dir',
+    kind: 'value',
+    env: 'INTERLOCK_CNI_CONF_DIR',
+    placeholder: 'DIR',
+    help: "The runtime's CNI configuration directory (default /etc/cni/net.d).",
+    commands: ['cni-check', 'node'],
+    parse: nonEmpty,
+    default: '/etc/cni/net.d',
+  },
+  {
+    name: 'cni-bin-dir',
+    kind: 'value',
+    env: 'INTERLOCK_CNI_BIN_DIR',
+    placeholder: 'DIR[,DIR]',
+    help: 'The plugin binary directories, searched in order (default /opt/cni/bin).',
+    commands: ['cni-check', 'node'],
+    parse: pathList,
+    default: ['/opt/cni/bin'],
+  },
+  {
+    name: 'runtime',
+    kind: 'value',
+    env: 'INTERLOCK_CNI_RUNTIME',
+    placeholder: 'containerd|crio',
+    help: 'Whose rules pick the configuration file (default containerd).',
+    commands: ['cni-check', 'node'],
+    parse: oneOf<RuntimeName>(['containerd', 'crio']),
+    default: 'containerd',
+  },
+  {
+    name: 'mesh-plugin',
+    kind: 'value',
+    env: 'INTERLOCK_MESH_PLUGIN',
+    placeholder: 'TYPE',
+    help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).",
+    commands: ['cni-check', 'node'],
+    parse: pluginType,
+  },
+  {
+    name: 'version-timeout',
+    kind: 'value',
+    env: 'INTERLOCK_CNI_VERSION_TIMEOUT',
+    placeholder: 'DURATION',
+    help: 'Deadline of each plugin VERSION query; they run concurrently (default 2s).',
+    commands: ['cni-check', 'node'],
+    parse: duration,
+    default: 2000,
+  },
+  {
+    name: 'max-conf-num',
+    kind: 'value',
+    env: 'INTERLOCK_CNI_MAX_CONF_NUM',
+    placeholder: 'N',
+    help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).",
+    commands: ['cni-check', 'node'],
+    parse: count,
+    default: 1,
+  },
+  {
+    name: 'crio-default-network',
+    kind: 'value',
+    env: 'INTERLOCK_CRIO_DEFAULT_NETWORK',
+    placeholder: 'NAME',
+    help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).",
+    commands: ['cni-check', 'node'],
+    parse: nonEmpty,
+  },
   FORMAT_FLAG,
   HELP_FLAG,
 ];
@@ -54,7 +124,10 @@ const CNI_CHECK_HELP = [
   '64 bad flags; 65 the directory holds more than an audit reads; 66 the directory cannot be read;',
   '70 internal error.',
   '',
-  ...CNI_CHECK_FLAGS.map((flag) => `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}\n      ${flag.help}${flag.env ? ` [${flag.env}]` : ''}`),
+  ...CNI_CHECK_FLAGS.map(
+    (flag) =>
+      `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}\n      ${flag.help}${flag.env ? ` [${flag.env}]` : ''}`,
+  ),
   '',
 ].join('\n');
 
@@ -71,7 +144,10 @@ export interface CniCheckConfig {
 }
 
 /** The command line through the one shared reader, then the cross-flag rules of cni-check. */
-function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<CniCheckConfig | 'help', 'ConfigInvalid'> {
+function parseCniCheckFlags(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Result<CniCheckConfig | 'help', 'ConfigInvalid'> {
   const parsed = parseCommandLine('cni-check', argv, env, CNI_CHECK_FLAGS);
   if (!parsed.ok) return parsed;
   const values = parsed.value.values;
@@ -79,7 +155,11 @@ function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record<string
   const mesh = parsed.value.sources.has('mesh') ? (values.get('mesh') as Mesh) : undefined;
   if (mesh === undefined) return fail('ConfigInvalid', '--mesh is required (linkerd, istio or generic)');
   const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? PRESETS[mesh].cniPlugin;
-  if (meshPlugin === undefined) return fail('ConfigInvalid', '--mesh generic needs --mesh-plugin TYPE: the type of the mesh CNI plugin to look for');
+  if (meshPlugin === undefined)
+    return fail(
+      'ConfigInvalid',
+      '--mesh generic needs --mesh-plugin TYPE: the type of the mesh CNI plugin to look for',
+    );
   const crioDefaultNetwork = values.get('crio-default-network') as string | undefined;
   return ok({
     mesh,
@@ -95,14 +175,22 @@ function parseCniCheckFlags(argv: readonly string[], env: Readonly<Record<string
 }
 
 /** `interlock cni-check`: never exits and never throws; the composition root prints and exits. */
-export async function runCniCheck(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Promise<CommandOutcome> {
+export async function runCniCheck(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<CommandOutcome> {
   try {
     const config = parseCniCheckFlags(argv, env);
-    if (!config.ok) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock cni-check: ${config.error.message}\n` };
+    if (!config.ok)
+      return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock cni-check: ${config.error.message}\n` };
     if (config.value === 'help') return { exitCode: 0, stdout: CNI_CHECK_HELP, stderr: '' };
     return await check(config.value);
   } catch (error) {
-    return { exitCode: EXIT.internalError, stdout: '', stderr: `interlock cni-check: InternalError: ${echoValue(error instanceof Error ? error.message : String(error))}\n` };
+    return {
+      exitCode: EXIT.internalError,
+      stdout: '',
+      stderr: `interlock cni-check: InternalError: ${echoValue(error instanceof Error ? error.message : String(error))}\n`,
+    };
   }
 }
 
@@ -118,7 +206,16 @@ async function check(config: CniCheckConfig): Promise<CommandOutcome> {
     maxConfNum: config.maxConfNum,
     ...(config.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: config.crioDefaultNetwork }),
   });
-  if (!verdict.ok) return { exitCode: verdict.error.reason === 'CniConfigTooLarge' ? EXIT.dataError : EXIT.noInput, stdout: '', stderr: `interlock cni-check: ${verdict.error.message}\n` };
+  if (!verdict.ok)
+    return {
+      exitCode: verdict.error.reason === 'CniConfigTooLarge' ? EXIT.dataError : EXIT.noInput,
+      stdout: '',
+      stderr: `interlock cni-check: ${verdict.error.message}\n`,
+    };
   const exitCode = verdict.value.healthy ? EXIT.pass : PRESETS[config.mesh].failureExitCode;
-  return { exitCode, stdout: config.format === 'json' ? verdictJson(verdict.value, exitCode) : verdictText(verdict.value), stderr: '' };
+  return {
+    exitCode,
+    stdout: config.format === 'json' ? verdictJson(verdict.value, exitCode) : verdictText(verdict.value),
+    stderr: '',
+  };
 }

@@ -19,7 +19,12 @@ type Env = Readonly<Record<string, string | undefined>>;
 
 export const EXPLAIN_HELP = formatHelp('explain', EXPLAIN_SUMMARY, EXPLAIN_FLAGS);
 
-const FAMILIES: Readonly<Record<FamilyMode, readonly Family[] | 'auto'>> = { auto: 'auto', ipv4: ['ipv4'], ipv6: ['ipv6'], dual: ['ipv4', 'ipv6'] };
+const FAMILIES: Readonly<Record<FamilyMode, readonly Family[] | 'auto'>> = {
+  auto: 'auto',
+  ipv4: ['ipv4'],
+  ipv6: ['ipv6'],
+  dual: ['ipv4', 'ipv6'],
+};
 
 /**
  * `interlock explain`: never exits the process and never throws; the caller prints and exits. The
@@ -29,7 +34,11 @@ export function runExplain(argv: readonly string[], env: Env): Promise<CommandOu
   try {
     return Promise.resolve(explain(argv, env));
   } catch (error) {
-    return Promise.resolve({ exitCode: EXIT.internalError, stdout: '', stderr: `interlock explain: InternalError: ${echoValue(error instanceof Error ? error.message : String(error))}\n` });
+    return Promise.resolve({
+      exitCode: EXIT.internalError,
+      stdout: '',
+      stderr: `interlock explain: InternalError: ${echoValue(error instanceof Error ? error.message : String(error))}\n`,
+    });
   }
 }
 
@@ -45,8 +54,13 @@ function explain(argv: readonly string[], env: Env): CommandOutcome {
   const spec = buildInterceptionSpec(parsed.value);
   if (!spec.ok) return refuse(EXIT.invalidConfig, spec.error.message);
   const dumps = readDumps(parsed.value);
-  if (!dumps.ok) return refuse(dumps.error.reason === 'RulesUnreadable' ? EXIT.noInput : EXIT.dataError, dumps.error.message);
-  if (dumps.value.length === 0) return refuse(EXIT.invalidConfig, 'give at least one dump: --iptables-save, --ip6tables-save or --nft-ruleset (see --help)');
+  if (!dumps.ok)
+    return refuse(dumps.error.reason === 'RulesUnreadable' ? EXIT.noInput : EXIT.dataError, dumps.error.message);
+  if (dumps.value.length === 0)
+    return refuse(
+      EXIT.invalidConfig,
+      'give at least one dump: --iptables-save, --ip6tables-save or --nft-ruleset (see --help)',
+    );
 
   const families = FAMILIES[flagValue(parsed.value, FAMILY_FLAG) ?? 'auto'];
   const analysis = analyzeDumps(spec.value, dumps.value, { families });
@@ -58,8 +72,9 @@ function explain(argv: readonly string[], env: Env): CommandOutcome {
   const failureExitCode = flagValue(parsed.value, FAILURE_EXIT_CODE_FLAG) ?? PRESETS[spec.value.mesh].failureExitCode;
   const exitCode = report.status === 'passed' ? EXIT.pass : failureExitCode;
   const configuration = specSummary(spec.value);
-  const stdout = flagValue(parsed.value, FORMAT_FLAG) === 'json'
-    ? `${JSON.stringify({ ...report, exitCode, configuration }, null, 2)}\n`
-    : reportText(report, configuration);
+  const stdout =
+    flagValue(parsed.value, FORMAT_FLAG) === 'json'
+      ? `${JSON.stringify({ ...report, exitCode, configuration }, null, 2)}\n`
+      : reportText(report, configuration);
   return { exitCode, stdout, stderr: '' };
 }

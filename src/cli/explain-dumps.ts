@@ -8,7 +8,11 @@ import type { Dump } from '../rules-check/analyze.js';
 import type { Backend } from '../rules/model.js';
 import { MAX_INPUT_BYTES, readInputFile } from './read-input-file.js';
 
-interface WantedDump { readonly flag: FlagDef<string>; readonly family?: Family; readonly backend: Backend | 'from-header' }
+interface WantedDump {
+  readonly flag: FlagDef<string>;
+  readonly family?: Family;
+  readonly backend: Backend | 'from-header';
+}
 
 const WANTED: readonly WantedDump[] = [
   { flag: X.IPTABLES_SAVE_FLAG, family: 'ipv4', backend: 'from-header' },
@@ -20,7 +24,8 @@ const WANTED: readonly WantedDump[] = [
 
 /** Every dump the flags name, read within bounds. RulesUnreadable: exit 66; RulesUnparseable: exit 65. */
 export function readDumps(parsed: ParsedFlags): Result<Dump[], 'RulesUnreadable' | 'RulesUnparseable'> {
-  const defaultBackend: Backend = flagValue(parsed, X.IPTABLES_BACKEND_FLAG) === 'legacy' ? 'iptables-legacy' : 'iptables-nft';
+  const defaultBackend: Backend =
+    flagValue(parsed, X.IPTABLES_BACKEND_FLAG) === 'legacy' ? 'iptables-legacy' : 'iptables-nft';
   const dumps: Dump[] = [];
   let budget = MAX_INPUT_BYTES;
   for (const item of WANTED) {
@@ -31,9 +36,12 @@ export function readDumps(parsed: ParsedFlags): Result<Dump[], 'RulesUnreadable'
     const text = read.value;
     budget -= Buffer.byteLength(text);
     if (item.backend === 'nftables' && text.trim() !== '' && !text.trimStart().startsWith('{')) {
-      return fail('RulesUnparseable', `${echoValue(path)}:1: this is not JSON; save the ruleset with "nft -j list ruleset"`);
+      return fail(
+        'RulesUnparseable',
+        `${echoValue(path)}:1: this is not JSON; save the ruleset with "nft -j list ruleset"`,
+      );
     }
-    const backend = item.backend === 'from-header' ? backendFromHeader(text) ?? defaultBackend : item.backend;
+    const backend = item.backend === 'from-header' ? (backendFromHeader(text) ?? defaultBackend) : item.backend;
     dumps.push({ backend, ...(item.family ? { family: item.family } : {}), source: path, text });
   }
   return ok(dumps);

@@ -8,7 +8,9 @@ export function flagUsage(flag: FlagDef): string {
 
 /** A command's --help, generated from the same FlagDefs its parser reads. */
 export function formatHelp(command: CommandName, summary: string, flags: readonly FlagDef[]): string {
-  const rows = flags.filter((flag) => flag.commands.includes(command)).map((flag) => ({ usage: flagUsage(flag), help: flag.help.replace(/`/g, ''), env: flag.env ?? '' }));
+  const rows = flags
+    .filter((flag) => flag.commands.includes(command))
+    .map((flag) => ({ usage: flagUsage(flag), help: flag.help.replace(/`/g, ''), env: flag.env ?? '' }));
   const width = Math.max(...rows.map((row) => row.usage.length)) + 2;
   const lines = rows.map((row) => `  ${row.usage.padEnd(width)}${row.help}${row.env ? ` [${row.env}]` : ''}`);
   return `Usage: interlock ${command} [flags]\n\n${summary}\n\nFlags (a flag wins over the environment variable in brackets):\n${lines.join('\n')}\n`;

@@ -10,7 +10,14 @@ import { flagHelp, MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.
 const file = (text: string): Result<string, 'ConfigInvalid'> => ok(text);
 
 export const INJECT_FLAGS: readonly FlagDef[] = [
-  { name: 'filename', kind: 'value', placeholder: 'FILE|-', help: 'Kubernetes YAML to inject into (- or none: standard input).', commands: ['inject'], parse: file },
+  {
+    name: 'filename',
+    kind: 'value',
+    placeholder: 'FILE|-',
+    help: 'Kubernetes YAML to inject into (- or none: standard input).',
+    commands: ['inject'],
+    parse: file,
+  },
   ...MANIFEST_FLAGS.filter((flag) => flag.commands.includes('inject')),
 ];
 
@@ -21,15 +28,24 @@ const MAX_INPUT_BYTES = 64 * 1024 * 1024;
  * `interlock inject [-f FILE | -]`: the same YAML on stdout, the validator in every pod template.
  * The work is synchronous; the Promise is the shape every command of run-cli.ts returns.
  */
-export function runInject(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, readStdin: () => Buffer = () => readFileSync(0)): Promise<CommandOutcome> {
+export function runInject(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  readStdin: () => Buffer = () => readFileSync(0),
+): Promise<CommandOutcome> {
   return Promise.resolve(inject(argv, env, readStdin));
 }
 
-function inject(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, readStdin: () => Buffer): CommandOutcome {
+function inject(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  readStdin: () => Buffer,
+): CommandOutcome {
   const parsed = parseCommandFlags('inject', kubectlSpelling(argv), INJECT_FLAGS, env);
   if (!parsed.ok) return error(EXIT.invalidConfig, `ConfigInvalid: ${parsed.error.message}`);
   const { values } = parsed.value;
-  if (values.has('help')) return { exitCode: 0, stdout: flagHelp('interlock inject [-f FILE | -] [flags]', INJECT_FLAGS), stderr: '' };
+  if (values.has('help'))
+    return { exitCode: 0, stdout: flagHelp('interlock inject [-f FILE | -] [flags]', INJECT_FLAGS), stderr: '' };
   const name = (values.get('filename') as string | undefined) ?? '-';
   let input: Buffer;
   try {
@@ -37,16 +53,27 @@ function inject(argv: readonly string[], env: Readonly<Record<string, string | u
   } catch (cause) {
     return error(EXIT.noInput, `cannot read ${name === '-' ? 'standard input' : name}: ${(cause as Error).message}`);
   }
-  if (input.length > MAX_INPUT_BYTES) return error(EXIT.dataError, `ManifestUnparseable: ${name} is larger than ${MAX_INPUT_BYTES} bytes`);
-  const result = injectYaml(input.toString('utf8'), {
-    ...(values.has('mesh') ? { mesh: values.get('mesh') as Mesh } : {}),
-    image: values.get('image') as string,
-    rulesCheck: values.has('rules-check'),
-    reportEvent: values.has('report-event'),
-    nativeSidecar: values.has('native-sidecar'),
-    extraArgs: ['inbound-port', 'outbound-port'].flatMap((flag) => (values.has(flag) ? [`--${flag}`, String(values.get(flag))] : [])),
-  }, name === '-' ? '<stdin>' : name);
-  if (!result.ok) return error(result.error.reason === 'ConfigInvalid' ? EXIT.invalidConfig : EXIT.dataError, `${result.error.reason}: ${result.error.message}`);
+  if (input.length > MAX_INPUT_BYTES)
+    return error(EXIT.dataError, `ManifestUnparseable: ${name} is larger than ${MAX_INPUT_BYTES} bytes`);
+  const result = injectYaml(
+    input.toString('utf8'),
+    {
+      ...(values.has('mesh') ? { mesh: values.get('mesh') as Mesh } : {}),
+      image: values.get('image') as string,
+      rulesCheck: values.has('rules-check'),
+      reportEvent: values.has('report-event'),
+      nativeSidecar: values.has('native-sidecar'),
+      extraArgs: ['inbound-port', 'outbound-port'].flatMap((flag) =>
+        values.has(flag) ? [`--${flag}`, String(values.get(flag))] : [],
+      ),
+    },
+    name === '-' ? '<stdin>' : name,
+  );
+  if (!result.ok)
+    return error(
+      result.error.reason === 'ConfigInvalid' ? EXIT.invalidConfig : EXIT.dataError,
+      `${result.error.reason}: ${result.error.message}`,
+    );
   const notes = result.value.notes.map((note) => `interlock inject: ${note}\n`).join('');
   return { exitCode: 0, stdout: result.value.output, stderr: notes };
 }
@@ -56,7 +83,8 @@ function kubectlSpelling(argv: readonly string[]): string[] {
   const words: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? '';
-    if ((arg === '-f' || arg === '--filename') && index + 1 < argv.length) words.push(`--filename=${argv[++index] ?? ''}`);
+    if ((arg === '-f' || arg === '--filename') && index + 1 < argv.length)
+      words.push(`--filename=${argv[++index] ?? ''}`);
     else words.push(arg === '-' ? '--filename=-' : arg);
   }
   return words;

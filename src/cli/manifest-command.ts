@@ -10,25 +10,82 @@ import { HELP_FLAG } from '../config/command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { CommandOutcome } from './command-outcome.js';
 
-const oneOf = <T extends string>(values: readonly T[]) => (text: string): Result<T, 'ConfigInvalid'> =>
-  (values as readonly string[]).includes(text) ? ok(text as T) : fail('ConfigInvalid', `expected ${values.join(', ')}`);
-const text = (text: string): Result<string, 'ConfigInvalid'> => (text.trim() ? ok(text.trim()) : fail('ConfigInvalid', 'must not be empty'));
+const oneOf =
+  <T extends string>(values: readonly T[]) =>
+  (text: string): Result<T, 'ConfigInvalid'> =>
+    (values as readonly string[]).includes(text)
+      ? ok(text as T)
+      : fail('ConfigInvalid', `expected ${values.join(', ')}`);
+const text = (text: string): Result<string, 'ConfigInvalid'> =>
+  text.trim() ? ok(text.trim()) : fail('ConfigInvalid', 'must not be empty');
 const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
-  /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
+  /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value)
+    ? ok(value)
+    : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
 const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
 
 export const MANIFEST_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
-  { name: 'image', kind: 'value', placeholder: 'IMAGE', help: `Interlock's image (default ${DEFAULT_IMAGE}).`, commands: ['manifest', 'inject'], parse: text, default: DEFAULT_IMAGE },
+  {
+    name: 'image',
+    kind: 'value',
+    placeholder: 'IMAGE',
+    help: `Interlock's image (default ${DEFAULT_IMAGE}).`,
+    commands: ['manifest', 'inject'],
+    parse: text,
+    default: DEFAULT_IMAGE,
+  },
   INBOUND_PORT_FLAG,
   OUTBOUND_PORT_FLAG,
-  { name: 'output', kind: 'value', placeholder: 'yaml|json', help: 'Output format (default yaml; json has no comments).', commands: ['manifest'], parse: oneOf(['yaml', 'json'] as const), default: 'yaml' },
-  { name: 'rules-check', kind: 'switch', help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required).', commands: ['manifest', 'inject'], parse: on },
+  {
+    name: 'output',
+    kind: 'value',
+    placeholder: 'yaml|json',
+    help: 'Output format (default yaml; json has no comments).',
+    commands: ['manifest'],
+    parse: oneOf(['yaml', 'json'] as const),
+    default: 'yaml',
+  },
+  {
+    name: 'rules-check',
+    kind: 'switch',
+    help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required).',
+    commands: ['manifest', 'inject'],
+    parse: on,
+  },
   REPORT_EVENT_FLAG,
-  { name: 'native-sidecar', kind: 'switch', help: 'The proxy is a native sidecar: state (and in inject, check) that the validator runs before it.', commands: ['manifest', 'inject'], parse: on },
-  { name: 'namespace', kind: 'value', placeholder: 'NS', help: 'Namespace of the RBAC documents (default default).', commands: ['manifest'], parse: dnsName, default: 'default' },
-  { name: 'service-account', kind: 'value', placeholder: 'NAME', help: 'ServiceAccount the pods run as, bound to events create (default interlock).', commands: ['manifest'], parse: dnsName, default: 'interlock' },
-  { name: 'node-agent', kind: 'switch', help: 'Print the node agent (DaemonSet and its RBAC) instead of the init container.', commands: ['manifest'], parse: on },
+  {
+    name: 'native-sidecar',
+    kind: 'switch',
+    help: 'The proxy is a native sidecar: state (and in inject, check) that the validator runs before it.',
+    commands: ['manifest', 'inject'],
+    parse: on,
+  },
+  {
+    name: 'namespace',
+    kind: 'value',
+    placeholder: 'NS',
+    help: 'Namespace of the RBAC documents (default default).',
+    commands: ['manifest'],
+    parse: dnsName,
+    default: 'default',
+  },
+  {
+    name: 'service-account',
+    kind: 'value',
+    placeholder: 'NAME',
+    help: 'ServiceAccount the pods run as, bound to events create (default interlock).',
+    commands: ['manifest'],
+    parse: dnsName,
+    default: 'interlock',
+  },
+  {
+    name: 'node-agent',
+    kind: 'switch',
+    help: 'Print the node agent (DaemonSet and its RBAC) instead of the init container.',
+    commands: ['manifest'],
+    parse: on,
+  },
   HELP_FLAG,
 ];
 
@@ -38,7 +95,12 @@ export type FlagValues = ReadonlyMap<string, unknown>;
  * The one shared command-line reader (strict, repeated flags and switch values refused), with the
  * values keyed by flag name. A switch the operator did not give is absent, so `values.has` asks it.
  */
-export function parseCommandFlags(command: 'manifest' | 'inject', argv: readonly string[], flags: readonly FlagDef[], env: Readonly<Record<string, string | undefined>>): Result<{ values: FlagValues }, 'ConfigInvalid'> {
+export function parseCommandFlags(
+  command: 'manifest' | 'inject',
+  argv: readonly string[],
+  flags: readonly FlagDef[],
+  env: Readonly<Record<string, string | undefined>>,
+): Result<{ values: FlagValues }, 'ConfigInvalid'> {
   const parsed = parseCommandLine(command, argv, env, flags);
   if (!parsed.ok) return parsed;
   // The mesh's default (generic) is validate's; here only a mesh the operator named counts.
@@ -49,20 +111,36 @@ export function parseCommandFlags(command: 'manifest' | 'inject', argv: readonly
 }
 
 export function flagHelp(usage: string, flags: readonly FlagDef[]): string {
-  const lines = flags.map((flag) => `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}`.padEnd(36) + flag.help);
+  const lines = flags.map(
+    (flag) => `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}`.padEnd(36) + flag.help,
+  );
   return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
 }
 
 /** The node agent's documents (issue 11): its DaemonSet and RBAC, as plain data. */
-export type NodeAgentManifest = (options: { image: string; namespace?: string; mesh?: Mesh }) => Promise<readonly object[]>;
+export type NodeAgentManifest = (options: {
+  image: string;
+  namespace?: string;
+  mesh?: Mesh;
+}) => Promise<readonly object[]>;
 
-const nodeAgentDocuments: NodeAgentManifest = async (options) => (await import('../node/manifest.js')).nodeAgentManifest(options);
+const nodeAgentDocuments: NodeAgentManifest = async (options) =>
+  (await import('../node/manifest.js')).nodeAgentManifest(options);
 
-export async function runManifest(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, nodeAgent: NodeAgentManifest = nodeAgentDocuments): Promise<CommandOutcome> {
+export async function runManifest(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  nodeAgent: NodeAgentManifest = nodeAgentDocuments,
+): Promise<CommandOutcome> {
   const parsed = parseCommandFlags('manifest', argv, MANIFEST_FLAGS, env);
   if (!parsed.ok) return usageError(parsed.error.message);
   const { values } = parsed.value;
-  if (values.has('help')) return { exitCode: 0, stdout: flagHelp('interlock manifest --mesh linkerd|istio|generic [flags]', MANIFEST_FLAGS), stderr: '' };
+  if (values.has('help'))
+    return {
+      exitCode: 0,
+      stdout: flagHelp('interlock manifest --mesh linkerd|istio|generic [flags]', MANIFEST_FLAGS),
+      stderr: '',
+    };
   const image = values.get('image') as string;
   const namespace = values.get('namespace') as string;
   let documents: ManifestDocument[];
@@ -70,7 +148,9 @@ export async function runManifest(argv: readonly string[], env: Readonly<Record<
     const mesh = values.get('mesh') as Mesh | undefined;
     // --namespace defaults to `default` for the validator's RBAC; the agent has its own default namespace.
     const explicitNamespace = argv.some((arg) => arg === '--namespace' || arg.startsWith('--namespace='));
-    documents = (await nodeAgent({ image, ...(explicitNamespace ? { namespace } : {}), ...(mesh ? { mesh } : {}) })).map((value) => ({ value: value as Record<string, unknown> }));
+    documents = (
+      await nodeAgent({ image, ...(explicitNamespace ? { namespace } : {}), ...(mesh ? { mesh } : {}) })
+    ).map((value) => ({ value: value as Record<string, unknown> }));
   } else {
     const mesh = values.get('mesh') as Mesh | undefined;
     if (!mesh) return usageError('--mesh is required: linkerd, istio or generic');
@@ -96,8 +176,14 @@ export async function runManifest(argv: readonly string[], env: Readonly<Record<
  * without both a generic validator could only ever fail with ConfigInvalid.
  */
 function portArgs(values: FlagValues, mesh: Mesh | undefined): Result<string[], 'ConfigInvalid'> {
-  const args = ['inbound-port', 'outbound-port'].flatMap((name) => (values.has(name) ? [`--${name}`, String(values.get(name))] : []));
-  if (mesh === 'generic' && args.length < 4) return fail('ConfigInvalid', '--mesh generic needs --inbound-port and --outbound-port (the proxy\'s redirect ports)');
+  const args = ['inbound-port', 'outbound-port'].flatMap((name) =>
+    values.has(name) ? [`--${name}`, String(values.get(name))] : [],
+  );
+  if (mesh === 'generic' && args.length < 4)
+    return fail(
+      'ConfigInvalid',
+      "--mesh generic needs --inbound-port and --outbound-port (the proxy's redirect ports)",
+    );
   return ok(args);
 }
 

@@ -23,5 +23,8 @@ function auditVerdictOf(verdict: Result<CniVerdict>): CniAuditVerdict {
   if (!verdict.ok) return { healthy: false, message: verdict.error.message };
   if (verdict.value.healthy) return { healthy: true, message: `${verdict.value.dir} is healthy` };
   const errors = verdict.value.findings.filter((finding) => finding.severity === 'error');
-  return { healthy: false, message: (errors[0] ?? verdict.value.findings[0])?.message ?? `${verdict.value.dir} is not healthy` };
+  return {
+    healthy: false,
+    message: (errors[0] ?? verdict.value.findings[0])?.message ?? `${verdict.value.dir} is not healthy`,
+  };
 }

@@ -24,7 +24,10 @@ import { cniWatchSource } from './node-cni-audit.js';
 type Values = Record<string, unknown>;
 
 /** The agent's flags and, for `--cni-audit`, cni-check's directory flags: one table each, one reader. */
-const NODE_COMMAND_FLAGS: readonly FlagDef[] = [...(NODE_FLAGS as readonly FlagDef[]), ...CNI_CHECK_FLAGS.filter((flag) => flag.commands.includes('node'))];
+const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
+  ...(NODE_FLAGS as readonly FlagDef[]),
+  ...CNI_CHECK_FLAGS.filter((flag) => flag.commands.includes('node')),
+];
 
 function readFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Values | string {
   const parsed = parseCommandLine('node', argv, env, NODE_COMMAND_FLAGS);
@@ -61,7 +64,12 @@ function settingsOf(values: Values): AgentSettings | string {
     failureExitCode: (values['failure-exit-code'] as number | undefined) ?? preset.failureExitCode,
     action: values.action as AgentSettings['action'],
     taint: values.taint === true,
-    backoff: { baseMs: 1000, maxMs: 5 * 60_000, maxRecreations: values['max-recreations'] as number, windowMs: values['recreate-window'] as number },
+    backoff: {
+      baseMs: 1000,
+      maxMs: 5 * 60_000,
+      maxRecreations: values['max-recreations'] as number,
+      windowMs: values['recreate-window'] as number,
+    },
     breaker: { threshold: values['breaker-threshold'] as number, windowMs: window },
     retry: DEFAULT_RETRY,
     queueCapacity: 1024,
@@ -70,13 +78,22 @@ function settingsOf(values: Values): AgentSettings | string {
   };
 }
 
-const usage = (message: string): CommandOutcome => ({ exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock node: ${message}\n\n${nodeHelp()}` });
+const usage = (message: string): CommandOutcome => ({
+  exitCode: EXIT.invalidConfig,
+  stdout: '',
+  stderr: `interlock node: ${message}\n\n${nodeHelp()}`,
+});
 
 /**
  * `interlock node`: runs until SIGTERM/SIGINT, then drains in-flight actions and exits 0. A CNI
  * audit source (cni-check's directory watch, wired at merge) feeds the breaker when given.
  */
-export async function runNodeCommand(argv: readonly string[], env: Readonly<Record<string, string | undefined>>, stopSignal: AbortSignal, cniAudit?: CniAuditSource): Promise<CommandOutcome> {
+export async function runNodeCommand(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  stopSignal: AbortSignal,
+  cniAudit?: CniAuditSource,
+): Promise<CommandOutcome> {
   const values = readFlags(argv, env);
   if (typeof values === 'string') return usage(values);
   if (values.help === true) return { exitCode: 0, stdout: nodeHelp(), stderr: '' };
@@ -88,25 +105,65 @@ export async function runNodeCommand(argv: readonly string[], env: Readonly<Reco
   if (!access.ok) return { exitCode: EXIT.noInput, stdout: '', stderr: `interlock node: ${access.error.message}\n` };
   const log = createLogger('json', values['log-level'] as LogLevel);
   const registry = new Registry();
-  const agent = new NodeAgent(settings, { api: kubeAgentApi(access.value, settings.node, 10_000), metrics: promAgentMetrics(registry), log, clock: REAL_CLOCK, random: Math.random });
+  const agent = new NodeAgent(settings, {
+    api: kubeAgentApi(access.value, settings.node, 10_000),
+    metrics: promAgentMetrics(registry),
+    log,
+    clock: REAL_CLOCK,
+    random: Math.random,
+  });
   const { host, port } = values.listen as { host: string; port: number };
   const server = await startHealthServer(registry, () => agent.synced, host, port).catch((error: Error) => error);
-  if (server instanceof Error) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock node: --listen ${host}:${port}: ${server.message}\n` };
+  if (server instanceof Error)
+    return {
+      exitCode: EXIT.invalidConfig,
+      stdout: '',
+      stderr: `interlock node: --listen ${host}:${port}: ${server.message}\n`,
+    };
   const address = server.address();
-  log.info({ node: settings.node, container: settings.container, failureExitCode: settings.failureExitCode, action: settings.action, taint: settings.taint, cluster: access.value.origin, listen: typeof address === 'object' && address ? `${address.address}:${address.port}` : String(address) }, 'node agent started');
-  const watchOptions: PodWatchOptions = { fieldSelector: `spec.nodeName=${settings.node}`, ...(values['label-selector'] ? { labelSelector: values['label-selector'] as string } : {}), pageSize: 500, requestTimeoutMs: 30_000, watchTimeoutSeconds: 300 + Math.floor(Math.random() * 300), idleMs: 10 * 60_000 };
-  const ports = { list: () => listAllPods(access.value, watchOptions), watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access.value, watchOptions, rv, agent, signal) };
-  const informer = runPodInformer(ports, agent, REAL_CLOCK, DEFAULT_RETRY, Math.random, stopSignal, () => log.info({}, 'pods listed: ready'));
+  log.info(
+    {
+      node: settings.node,
+      container: settings.container,
+      failureExitCode: settings.failureExitCode,
+      action: settings.action,
+      taint: settings.taint,
+      cluster: access.value.origin,
+      listen: typeof address === 'object' && address ? `${address.address}:${address.port}` : String(address),
+    },
+    'node agent started',
+  );
+  const watchOptions: PodWatchOptions = {
+    fieldSelector: `spec.nodeName=${settings.node}`,
+    ...(values['label-selector'] ? { labelSelector: values['label-selector'] as string } : {}),
+    pageSize: 500,
+    requestTimeoutMs: 30_000,
+    watchTimeoutSeconds: 300 + Math.floor(Math.random() * 300),
+    idleMs: 10 * 60_000,
+  };
+  const ports = {
+    list: () => listAllPods(access.value, watchOptions),
+    watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access.value, watchOptions, rv, agent, signal),
+  };
+  const informer = runPodInformer(ports, agent, REAL_CLOCK, DEFAULT_RETRY, Math.random, stopSignal, () =>
+    log.info({}, 'pods listed: ready'),
+  );
   const worker = agent.run();
   const stopAudit = audit?.subscribe((verdict) => agent.audit(verdict));
   const ticker = setInterval(() => agent.tickBreaker(), Math.min(1000, settings.breaker.windowMs / 4));
-  await new Promise<void>((resolve) => { if (stopSignal.aborted) resolve(); else stopSignal.addEventListener('abort', () => resolve(), { once: true }); });
+  await new Promise<void>((resolve) => {
+    if (stopSignal.aborted) resolve();
+    else stopSignal.addEventListener('abort', () => resolve(), { once: true });
+  });
   clearInterval(ticker);
   stopAudit?.();
   const drained = await agent.stop(4000);
   await Promise.race([Promise.allSettled([informer, worker]), REAL_CLOCK.sleep(200)]);
   server.closeAllConnections();
   server.close();
-  log.info({ drained }, drained ? 'stopped: in-flight actions finished' : 'stopped: in-flight actions cut off at the deadline');
+  log.info(
+    { drained },
+    drained ? 'stopped: in-flight actions finished' : 'stopped: in-flight actions cut off at the deadline',
+  );
   return { exitCode: 0, stdout: '', stderr: '' };
 }

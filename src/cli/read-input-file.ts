@@ -15,7 +15,11 @@ export const MAX_INPUT_BYTES = 16 * 1024 * 1024;
  * what was read.
  * RulesUnreadable: the file cannot be read (exit 66); RulesUnparseable: it is too large (exit 65).
  */
-export function readInputFile(source: string, path: string, budget = MAX_INPUT_BYTES): Result<string, 'RulesUnreadable' | 'RulesUnparseable'> {
+export function readInputFile(
+  source: string,
+  path: string,
+  budget = MAX_INPUT_BYTES,
+): Result<string, 'RulesUnreadable' | 'RulesUnparseable'> {
   const shown = `${source} "${echoValue(path)}"`;
   let fd: number;
   try {
@@ -25,12 +29,17 @@ export function readInputFile(source: string, path: string, budget = MAX_INPUT_B
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return fail('RulesUnreadable', `cannot read ${shown}: not a regular file (a FIFO, device or directory is refused)`);
+    if (!stat.isFile())
+      return fail(
+        'RulesUnreadable',
+        `cannot read ${shown}: not a regular file (a FIFO, device or directory is refused)`,
+      );
     if (stat.size > budget) return tooLarge(shown);
     // Untouched pages of the buffer cost no memory; the extra byte detects a file that grew past the cap.
     const buffer = Buffer.allocUnsafe(budget + 1);
     let length = 0;
-    for (let read = -1; read !== 0 && length < buffer.length; length += read) read = readSync(fd, buffer, length, buffer.length - length, null);
+    for (let read = -1; read !== 0 && length < buffer.length; length += read)
+      read = readSync(fd, buffer, length, buffer.length - length, null);
     if (length > budget) return tooLarge(shown);
     return ok(buffer.toString('utf8', 0, length));
   } catch (error) {
@@ -41,5 +50,8 @@ export function readInputFile(source: string, path: string, budget = MAX_INPUT_B
 }
 
 function tooLarge(shown: string): Result<never, 'RulesUnparseable'> {
-  return fail('RulesUnparseable', `${shown} is larger than the 16 MiB input cap (all dumps together); save only the pod's network namespace`);
+  return fail(
+    'RulesUnparseable',
+    `${shown} is larger than the 16 MiB input cap (all dumps together); save only the pod's network namespace`,
+  );
 }

@@ -19,11 +19,14 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   process.on('uncaughtException', crashCli);
   const [command, ...rest] = argv;
   if (command === undefined) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: TOP_HELP };
-  if (command === 'help' || command === '--help' || command === '-h') return { exitCode: EXIT.pass, stdout: TOP_HELP, stderr: '' };
-  if (command === '--version' || command === 'version') return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
+  if (command === 'help' || command === '--help' || command === '-h')
+    return { exitCode: EXIT.pass, stdout: TOP_HELP, stderr: '' };
+  if (command === '--version' || command === 'version')
+    return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
   const foreign = command === 'validate' ? rest : argv;
   if (isForeignValidatorArgv(foreign)) return runCompat(foreign, adapters);
-  if (command === 'validate') return runValidateCommand(rest, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
+  if (command === 'validate')
+    return runValidateCommand(rest, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
   if (command === 'node') {
     const { runNodeCommand } = await import('./node-command.js');
     return runNodeCommand(rest, process.env, abortOnSignals());
@@ -35,7 +38,11 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === 'cni-check') return (await import('./cni-check-command.js')).runCniCheck(rest, process.env);
   if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
   if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
-  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: unknown command "${echoValue(command)}"\n\n${TOP_HELP}` };
+  return {
+    exitCode: EXIT.invalidConfig,
+    stdout: '',
+    stderr: `interlock: unknown command "${echoValue(command)}"\n\n${TOP_HELP}`,
+  };
 }
 
 /** Aborts on the first SIGTERM or SIGINT; a second one exits at once (the kubelet is done waiting). */
@@ -53,7 +60,10 @@ function abortOnSignals(): AbortSignal {
 
 /** Linkerd's validator binary or flags, or Istio's `istio-iptables ... --run-validation`: a drop-in swap of the image. */
 function isForeignValidatorArgv(argv: readonly string[]): boolean {
-  return /^(istio-iptables|linkerd2-network-validator|\/usr\/lib\/linkerd\/)/.test(argv[0] ?? '') || argv.some((arg) => /^--(connect|listen)-addr(=|$)/.test(arg));
+  return (
+    /^(istio-iptables|linkerd2-network-validator|\/usr\/lib\/linkerd\/)/.test(argv[0] ?? '') ||
+    argv.some((arg) => /^--(connect|listen)-addr(=|$)/.test(arg))
+  );
 }
 
 /** Linkerd's and Istio's validator argv, mapped onto validate (src/compat); a bad option exits 64 naming it. */
@@ -75,7 +85,9 @@ export async function finishCli(outcome: CommandOutcome): Promise<void> {
   const stdoutError = await writeOutput(process.stdout, outcome.stdout);
   const stderrError = stdoutError ?? (await writeOutput(process.stderr, outcome.stderr));
   if (stdoutError ?? stderrError) {
-    lastLine(`interlock: output error: ${stdoutError ? 'stdout' : 'stderr'} could not be written (${stdoutError ?? stderrError})`);
+    lastLine(
+      `interlock: output error: ${stdoutError ? 'stdout' : 'stderr'} could not be written (${stdoutError ?? stderrError})`,
+    );
     process.exit(EXIT.outputError);
   }
   // Probe sockets may linger in TIME_WAIT handles; the verdict is final, so leave now.

@@ -3,7 +3,13 @@ import { formatDuration } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { flagSource, flagValue } from '../config/parsed-flags.js';
-import { buildValidateConfig, REPORT_EVENT_FLAG, TERMINATION_LOG_FLAG, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
+import {
+  buildValidateConfig,
+  REPORT_EVENT_FLAG,
+  TERMINATION_LOG_FLAG,
+  VALIDATE_FLAGS,
+  type ValidateConfig,
+} from '../config/validate-config.js';
 import { readPodNetwork, type LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { createLogger, type Logger } from '../output/logger.js';
 import { writeTerminationLog } from '../output/termination-log.js';
@@ -20,25 +26,54 @@ type Env = Readonly<Record<string, string | undefined>>;
 const SIGNAL_EXIT: Readonly<Record<string, number>> = { SIGTERM: EXIT.sigterm, SIGINT: EXIT.sigint };
 
 /** `interlock validate`: builds the configuration, runs, reports; returns the exit code to the root. */
-export async function runValidateCommand(argv: readonly string[], env: Env, signal: AbortSignal, inspectRules: InspectRules, loadRtNetlink?: LoadRtNetlink): Promise<CommandOutcome> {
+export async function runValidateCommand(
+  argv: readonly string[],
+  env: Env,
+  signal: AbortSignal,
+  inspectRules: InspectRules,
+  loadRtNetlink?: LoadRtNetlink,
+): Promise<CommandOutcome> {
   const parsed = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
-  if (parsed.ok && flagValue(parsed.value, HELP_FLAG)) return { exitCode: EXIT.pass, stdout: formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS), stderr: '' };
-  if (parsed.ok && flagValue(parsed.value, VERSION_FLAG)) return { exitCode: EXIT.pass, stdout: `${VERSION}
-`, stderr: '' };
+  if (parsed.ok && flagValue(parsed.value, HELP_FLAG))
+    return { exitCode: EXIT.pass, stdout: formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS), stderr: '' };
+  if (parsed.ok && flagValue(parsed.value, VERSION_FLAG))
+    return {
+      exitCode: EXIT.pass,
+      stdout: `${VERSION}
+`,
+      stderr: '',
+    };
   const config = parsed.ok ? buildValidateConfig(parsed.value) : parsed;
   if (!config.ok) {
     // Invalid configuration still leaves a termination message: the pod's describe output is where operators look.
     const terminationLog = terminationLogForRefusal(argv, env);
-    writeTerminationLog(terminationLog.path, `ConfigInvalid: ${config.error.message}
-`, terminationLog.explicit);
+    writeTerminationLog(
+      terminationLog.path,
+      `ConfigInvalid: ${config.error.message}
+`,
+      terminationLog.explicit,
+    );
     // A misconfigured validator blocks the pod as surely as a failed probe; its owner hears of it the same way.
-    if (parsed.ok && flagValue(parsed.value, REPORT_EVENT_FLAG) === true) await reportEvent(env, 'ConfigInvalid', `ConfigInvalid: ${config.error.message}`, createLogger('json', 'info', 2));
-    return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock validate: ConfigInvalid: ${config.error.message}
-` };
+    if (parsed.ok && flagValue(parsed.value, REPORT_EVENT_FLAG) === true)
+      await reportEvent(
+        env,
+        'ConfigInvalid',
+        `ConfigInvalid: ${config.error.message}`,
+        createLogger('json', 'info', 2),
+      );
+    return {
+      exitCode: EXIT.invalidConfig,
+      stdout: '',
+      stderr: `interlock validate: ConfigInvalid: ${config.error.message}
+`,
+    };
   }
   const logger = createLogger(config.value.logFormat, config.value.logLevel);
   const started = Date.now();
-  logger.info({ version: VERSION, config: describeConfig(config.value), uid: process.getuid?.(), gid: process.getgid?.() }, 'interlock validate starting');
+  logger.info(
+    { version: VERSION, config: describeConfig(config.value), uid: process.getuid?.(), gid: process.getgid?.() },
+    'interlock validate starting',
+  );
   const verdict = await verdictOf(config.value, logger, signal, inspectRules, loadRtNetlink);
   // Only a path the operator named is created; /dev/termination-log is the kubelet's to make.
   const createLog = parsed.ok && flagSource(parsed.value, TERMINATION_LOG_FLAG) !== undefined;
@@ -55,7 +90,13 @@ async function reportEvent(env: Env, reason: string, terminationMessage: string,
   await reportFailureEvent({ env, reason, terminationMessage, log });
 }
 
-async function verdictOf(config: ValidateConfig, logger: Logger, signal: AbortSignal, inspectRules: InspectRules, loadRtNetlink?: LoadRtNetlink): Promise<Verdict> {
+async function verdictOf(
+  config: ValidateConfig,
+  logger: Logger,
+  signal: AbortSignal,
+  inspectRules: InspectRules,
+  loadRtNetlink?: LoadRtNetlink,
+): Promise<Verdict> {
   try {
     return await runValidate(config, {
       readPodNetwork: () => readPodNetwork(loadRtNetlink),
@@ -67,23 +108,47 @@ async function verdictOf(config: ValidateConfig, logger: Logger, signal: AbortSi
   } catch (error) {
     // A bug: the message only; a raw stack in a termination message helps nobody reading `kubectl describe`.
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return { outcome: 'internal', reason: 'InternalError', message: `the validator failed unexpectedly: ${message.slice(0, 300)}`, evidence: [], checks: [] };
+    return {
+      outcome: 'internal',
+      reason: 'InternalError',
+      message: `the validator failed unexpectedly: ${message.slice(0, 300)}`,
+      evidence: [],
+      checks: [],
+    };
   }
 }
 
-interface RunContext { readonly logger: Logger; readonly started: number; readonly signal: AbortSignal; readonly createLog: boolean }
+interface RunContext {
+  readonly logger: Logger;
+  readonly started: number;
+  readonly signal: AbortSignal;
+  readonly createLog: boolean;
+}
 
-function finish(config: ValidateConfig, verdict: Verdict, { logger, started, signal, createLog }: RunContext): CommandOutcome {
+function finish(
+  config: ValidateConfig,
+  verdict: Verdict,
+  { logger, started, signal, createLog }: RunContext,
+): CommandOutcome {
   const exitCode = exitCodeOf(verdict, config, signal);
   const message = formatTerminationMessage(verdict, [`config: ${describeConfig(config)}`]);
   const written = writeTerminationLog(config.terminationLog, message, createLog);
-  if (!written.ok) logger.warn({ path: config.terminationLog, code: written.code }, 'termination log not written; the exit code still carries the verdict');
+  if (!written.ok)
+    logger.warn(
+      { path: config.terminationLog, code: written.code },
+      'termination log not written; the exit code still carries the verdict',
+    );
   const summary = {
     verdict: verdict.outcome,
     reason: verdict.reason,
     exitCode,
     durationMs: Date.now() - started,
-    checks: verdict.checks.map((check) => ({ name: check.name, status: check.status, ...(check.reason ? { reason: check.reason } : {}), message: check.message })),
+    checks: verdict.checks.map((check) => ({
+      name: check.name,
+      status: check.status,
+      ...(check.reason ? { reason: check.reason } : {}),
+      message: check.message,
+    })),
   };
   if (verdict.outcome === 'pass') logger.info(summary, `validation passed: ${verdict.message}`);
   else logger.error(summary, `validation failed: ${verdict.reason}: ${verdict.message}`);
@@ -93,11 +158,16 @@ function finish(config: ValidateConfig, verdict: Verdict, { logger, started, sig
 function exitCodeOf(verdict: Verdict, config: ValidateConfig, signal: AbortSignal): number {
   switch (verdict.outcome) {
     // Exit 0 only for a verdict the one deciding function certified from proofs.
-    case 'pass': return isCertifiedPass(verdict) ? EXIT.pass : EXIT.internalError;
-    case 'fail': return config.failureExitCode;
-    case 'config': return EXIT.invalidConfig;
-    case 'internal': return EXIT.internalError;
-    case 'interrupted': return SIGNAL_EXIT[String(signal.reason)] ?? EXIT.sigterm;
+    case 'pass':
+      return isCertifiedPass(verdict) ? EXIT.pass : EXIT.internalError;
+    case 'fail':
+      return config.failureExitCode;
+    case 'config':
+      return EXIT.invalidConfig;
+    case 'internal':
+      return EXIT.internalError;
+    case 'interrupted':
+      return SIGNAL_EXIT[String(signal.reason)] ?? EXIT.sigterm;
   }
 }
 

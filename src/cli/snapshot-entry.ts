@@ -36,7 +36,9 @@ rehearseValidate().catch((error: unknown) => {
 
 startupSnapshot.setDeserializeMainFunction(() => {
   // In a snapshot process argv[1] is the first user argument: there is no script path.
-  runCli(process.argv.slice(1), { loadRtNetlink: () => Promise.resolve(rtNetlink) }).then(finishCli).catch(crashCli);
+  runCli(process.argv.slice(1), { loadRtNetlink: () => Promise.resolve(rtNetlink) })
+    .then(finishCli)
+    .catch(crashCli);
 });
 
 function snapshotBlobPath(): string {

@@ -35,20 +35,31 @@ export async function rehearseValidate(): Promise<void> {
     const logger = createLogger('json', 'debug', devNull);
     logger.info({ config: 'rehearsal' }, 'interlock validate starting');
     const network = await readPodNetwork(() => Promise.resolve(cannedRtNetlink()));
-    if (!network.addresses.some((entry) => formatIp(entry.address) === '10.244.0.2')) throw new Error('snapshot rehearsal: the canned rtnetlink dump did not parse');
+    if (!network.addresses.some((entry) => formatIp(entry.address) === '10.244.0.2'))
+      throw new Error('snapshot rehearsal: the canned rtnetlink dump did not parse');
     const assessment = assessPodNetwork(network, config.family);
     const plan = planProbes({
-      spec: config.interception, network, assessment, identity: { uid: 65534, gid: 65534, groups: [] },
-      overrides: {}, hints: {}, probePort: undefined, randomPort: 40000,
+      spec: config.interception,
+      network,
+      assessment,
+      identity: { uid: 65534, gid: 65534, groups: [] },
+      overrides: {},
+      hints: {},
+      probePort: undefined,
+      randomPort: 40000,
     });
     if (!plan.ok) throw new Error(`snapshot rehearsal: no probe plan for the canned pod: ${plan.problem.message}`);
     logger.info({ targets: plan.targets, notes: plan.notes }, 'probing interception');
-    const rules = await inspectLiveRules(config.interception, { families: ['ipv4'], mode: 'auto', timeoutMs: 1000, sampleDestinations: {} }, {
-      // The build runs as root: a rehearsal must never read (or need) the build machine's rules.
-      readCapabilities: () => (readCapabilities() ? { netAdmin: false, netRaw: false } : undefined),
-      readLiveRules: () => Promise.reject(new Error('a rehearsal reads no rules')),
-      decideInspection: () => Promise.reject(new Error('a rehearsal decides no rules')),
-    });
+    const rules = await inspectLiveRules(
+      config.interception,
+      { families: ['ipv4'], mode: 'auto', timeoutMs: 1000, sampleDestinations: {} },
+      {
+        // The build runs as root: a rehearsal must never read (or need) the build machine's rules.
+        readCapabilities: () => (readCapabilities() ? { netAdmin: false, netRaw: false } : undefined),
+        readLiveRules: () => Promise.reject(new Error('a rehearsal reads no rules')),
+        decideInspection: () => Promise.reject(new Error('a rehearsal decides no rules')),
+      },
+    );
     await rehearseLoopbackProbe(config, logger, rulesCheck(rules, config.rules));
   } finally {
     closeSync(devNull);
@@ -56,25 +67,55 @@ export async function rehearseValidate(): Promise<void> {
 }
 
 function rehearsalConfig(): ValidateConfig {
-  const parsed = parseCommandLine('validate', ['--mesh', 'linkerd', '--timeout', '5s', '--log-level', 'debug'], {}, VALIDATE_FLAGS);
+  const parsed = parseCommandLine(
+    'validate',
+    ['--mesh', 'linkerd', '--timeout', '5s', '--log-level', 'debug'],
+    {},
+    VALIDATE_FLAGS,
+  );
   const config = parsed.ok ? buildValidateConfig(parsed.value) : parsed;
   if (!config.ok) throw new Error(`snapshot rehearsal: ${config.error.message}`);
   return config.value;
 }
 
 /** A probe straight into its own listener over loopback: no rule is involved, the code path is. */
-async function rehearseLoopbackProbe(config: ValidateConfig, logger: Logger, rules: ReturnType<typeof rulesCheck>): Promise<void> {
+async function rehearseLoopbackProbe(
+  config: ValidateConfig,
+  logger: Logger,
+  rules: ReturnType<typeof rulesCheck>,
+): Promise<void> {
   const port = await freeLoopbackPort();
-  const target: ProbeTarget = { family: 'ipv4', path: 'outbound', destination: ip('127.0.0.1'), port, expectedPort: port, via: 'lo' };
+  const target: ProbeTarget = {
+    family: 'ipv4',
+    path: 'outbound',
+    destination: ip('127.0.0.1'),
+    port,
+    expectedPort: port,
+    via: 'lo',
+  };
   const started = Date.now();
-  const run = await proveInterception([target], { deadline: started + 2000, settleMs: 500, attemptTimeoutMs: 1000, launchIntervalMs: 1000 }, new AbortController().signal, probeLogHooks(logger));
-  if (run.kind !== 'probed') throw new Error(`snapshot rehearsal: cannot listen on 127.0.0.1:${port}: ${run.error.code}`);
+  const run = await proveInterception(
+    [target],
+    { deadline: started + 2000, settleMs: 500, attemptTimeoutMs: 1000, launchIntervalMs: 1000 },
+    new AbortController().signal,
+    probeLogHooks(logger),
+  );
+  if (run.kind !== 'probed')
+    throw new Error(`snapshot rehearsal: cannot listen on 127.0.0.1:${port}: ${run.error.code}`);
   const checks = [familyProbeCheck('ipv4', run.results, config.timeoutMs), rules];
   const proofs = run.results.flatMap((result) => (result.proof ? [result.proof] : []));
-  const verdict = decideVerdict({ checks, obligations: { families: ['ipv4'], targets: [target], rulesRequired: false }, proofs });
-  logger.info({ verdict: verdict.outcome, reason: verdict.reason, durationMs: Date.now() - started, checks }, verdict.message);
+  const verdict = decideVerdict({
+    checks,
+    obligations: { families: ['ipv4'], targets: [target], rulesRequired: false },
+    proofs,
+  });
+  logger.info(
+    { verdict: verdict.outcome, reason: verdict.reason, durationMs: Date.now() - started, checks },
+    verdict.message,
+  );
   formatTerminationMessage(verdict, ['config: rehearsal']);
-  if (!isCertifiedPass(verdict)) throw new Error(`snapshot rehearsal: the loopback probe did not pass: ${verdict.message}`);
+  if (!isCertifiedPass(verdict))
+    throw new Error(`snapshot rehearsal: the loopback probe did not pass: ${verdict.message}`);
 }
 
 function freeLoopbackPort(): Promise<number> {

@@ -32,7 +32,11 @@ export interface CniVerdict {
 
 /** What the runtime does with the directory, as a pure function of what is in it. */
 export function runtimeLoadOf(input: CniAuditInput): RuntimeLoad {
-  if (input.runtime === 'crio') return crioLoad(input.listing, input.inventory, { binDirs: input.binDirs, ...(input.crioDefaultNetwork === undefined ? {} : { defaultNetwork: input.crioDefaultNetwork }) });
+  if (input.runtime === 'crio')
+    return crioLoad(input.listing, input.inventory, {
+      binDirs: input.binDirs,
+      ...(input.crioDefaultNetwork === undefined ? {} : { defaultNetwork: input.crioDefaultNetwork }),
+    });
   return containerdLoad(input.listing, { ...(input.maxConfNum === undefined ? {} : { maxConfNum: input.maxConfNum }) });
 }
 
@@ -42,7 +46,12 @@ export function runtimeLoadOf(input: CniAuditInput): RuntimeLoad {
  */
 export function auditCni(input: CniAuditInput): CniVerdict {
   const load = runtimeLoadOf(input);
-  const base = { runtime: input.runtime, dir: input.listing.dir, meshPlugin: input.meshPlugin, candidates: load.candidates };
+  const base = {
+    runtime: input.runtime,
+    dir: input.listing.dir,
+    meshPlugin: input.meshPlugin,
+    candidates: load.candidates,
+  };
   const findings: CniFinding[] = [...partialFindings(input, load)];
   if (!load.ok) {
     findings.push(loadFailureFinding(input, load));
@@ -54,9 +63,22 @@ export function auditCni(input: CniAuditInput): CniVerdict {
   for (const loaded of load.networks) findings.push(...chainFindings(input, loaded));
   findings.push(...leftoverFindings(input, load));
   for (const skipped of load.passedOver) {
-    if (skipped.problem !== 'partial') findings.push({ code: 'PassedOver', severity: 'warning', file: skipped.file, message: `CRI-O skips ${skipped.file} (it logs the error and goes on to the next file): it ${skipped.message.slice(skipped.file.length + 1)}` });
+    if (skipped.problem !== 'partial')
+      findings.push({
+        code: 'PassedOver',
+        severity: 'warning',
+        file: skipped.file,
+        message: `CRI-O skips ${skipped.file} (it logs the error and goes on to the next file): it ${skipped.message.slice(skipped.file.length + 1)}`,
+      });
   }
-  const loads: WinningNetwork = { file: network.file, networkName: network.list.name, cniVersion: network.list.cniVersion, chain: network.list.plugins.map((plugin) => plugin.type), ifName: network.ifName, wrapped: network.wrapped };
+  const loads: WinningNetwork = {
+    file: network.file,
+    networkName: network.list.name,
+    cniVersion: network.list.cniVersion,
+    chain: network.list.plugins.map((plugin) => plugin.type),
+    ifName: network.ifName,
+    wrapped: network.wrapped,
+  };
   const unique = dedupe(findings);
   return { ...base, healthy: !unique.some((finding) => finding.severity === 'error'), loads, findings: unique };
 }
@@ -65,14 +87,39 @@ function loadFailureFinding(input: CniAuditInput, load: Extract<RuntimeLoad, { o
   const runtime = RUNTIME_LABEL[input.runtime];
   const { failure } = load;
   const consequence = 'it sets up no pod network: every new pod on this node fails at sandbox creation';
-  if (failure.kind === 'no-config') return { code: 'NoConfig', severity: 'error', message: `${runtime} finds ${failure.message}: ${consequence} ("cni plugin not initialized")` };
-  if (failure.kind === 'default-missing') return { code: 'DefaultNetworkMissing', severity: 'error', message: `CRI-O finds ${failure.message}: ${consequence}` };
-  if (failure.kind === 'no-valid-network') return { code: 'LoadFails', severity: 'error', message: `CRI-O skips every file (${load.passedOver.map((skipped) => skipped.message).join('; ')}): ${consequence}` };
+  if (failure.kind === 'no-config')
+    return {
+      code: 'NoConfig',
+      severity: 'error',
+      message: `${runtime} finds ${failure.message}: ${consequence} ("cni plugin not initialized")`,
+    };
+  if (failure.kind === 'default-missing')
+    return {
+      code: 'DefaultNetworkMissing',
+      severity: 'error',
+      message: `CRI-O finds ${failure.message}: ${consequence}`,
+    };
+  if (failure.kind === 'no-valid-network')
+    return {
+      code: 'LoadFails',
+      severity: 'error',
+      message: `CRI-O skips every file (${load.passedOver.map((skipped) => skipped.message).join('; ')}): ${consequence}`,
+    };
   const file = failure.file ?? '';
   if (failure.kind === 'partial') {
-    return { code: 'PartialFile', severity: 'error', file, message: `${failure.message} still after ${input.reads ?? 1} read(s); ${runtime} reads it first and fails to load it ("unexpected end of JSON input"): until it is complete ${consequence}` };
+    return {
+      code: 'PartialFile',
+      severity: 'error',
+      file,
+      message: `${failure.message} still after ${input.reads ?? 1} read(s); ${runtime} reads it first and fails to load it ("unexpected end of JSON input"): until it is complete ${consequence}`,
+    };
   }
-  return { code: 'LoadFails', severity: 'error', file, message: `${runtime} reads ${file} first (it sorts first of ${load.candidates.length}) and cannot load it: ${failure.message.replace(/^\S+ /, '')}; ${runtime} reports "cni config load failed" and ${consequence}` };
+  return {
+    code: 'LoadFails',
+    severity: 'error',
+    file,
+    message: `${runtime} reads ${file} first (it sorts first of ${load.candidates.length}) and cannot load it: ${failure.message.replace(/^\S+ /, '')}; ${runtime} reports "cni config load failed" and ${consequence}`,
+  };
 }
 
 /** Partial files the runtime skips (CRI-O) or never reads: the answer may change once they are written. */
@@ -102,4 +149,3 @@ function dedupe(findings: readonly CniFinding[]): CniFinding[] {
   const seen = new Set<string>();
   return findings.filter((finding) => !seen.has(finding.message) && seen.add(finding.message) !== undefined);
 }
-

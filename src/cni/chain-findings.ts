@@ -18,12 +18,22 @@ export function chainFindings(input: CniAuditInput, network: LoadedNetwork): Cni
   const findings: CniFinding[] = [];
   const nameProblem = networkNameProblem(network.list.name);
   if (nameProblem) {
-    findings.push({ code: 'NetworkNameInvalid', severity: 'error', file: network.file, message: `${runtime} loads ${network.file}, but ${nameProblem}: every pod's network ADD fails and pods on this node get no sandbox` });
+    findings.push({
+      code: 'NetworkNameInvalid',
+      severity: 'error',
+      file: network.file,
+      message: `${runtime} loads ${network.file}, but ${nameProblem}: every pod's network ADD fails and pods on this node get no sandbox`,
+    });
   }
   for (const plugin of network.list.plugins) {
     const problem = pluginProblem(plugin.type, network.list.cniVersion, input.inventory, input.binDirs);
     if (!problem) continue;
-    findings.push({ code: CODE[problem.kind], severity: 'error', file: network.file, message: `${runtime} loads ${network.file}, but ${problem.message}: ${consequenceOf(problem, plugin.type, network.list.cniVersion)}` });
+    findings.push({
+      code: CODE[problem.kind],
+      severity: 'error',
+      file: network.file,
+      message: `${runtime} loads ${network.file}, but ${problem.message}: ${consequenceOf(problem, plugin.type, network.list.cniVersion)}`,
+    });
   }
   return findings;
 }

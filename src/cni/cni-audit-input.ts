@@ -15,4 +15,3 @@ export interface CniAuditInput {
   readonly maxConfNum?: number;
   readonly crioDefaultNetwork?: string;
 }
-

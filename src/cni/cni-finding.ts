@@ -3,7 +3,8 @@ export const CNI_FINDING_CODES = {
   NoConfig: 'the directory holds no configuration the runtime counts',
   LoadFails: 'the runtime cannot load the file it reads first, so it sets up no pod network',
   PartialFile: 'a file ends in the middle of its JSON after every re-read (a writer mid-write or dead)',
-  MeshFirst: "the mesh plugin comes first in the winning chain (a standalone mesh file wins): linkerd2#2219's scenario 2",
+  MeshFirst:
+    "the mesh plugin comes first in the winning chain (a standalone mesh file wins): linkerd2#2219's scenario 2",
   MeshMissing: "the winning file's chain has no mesh plugin: linkerd2#2219's scenario 3",
   PluginMissing: 'a plugin of the winning chain has no binary',
   PluginNotExecutable: 'a plugin binary of the winning chain cannot be executed',

@@ -32,7 +32,8 @@ export function confListFromValue(value: unknown, libcni: Libcni): Parsed<ConfLi
   const raw = value ?? {};
   if (!Object.hasOwn(raw, 'name')) return bad('no "name"');
   if (typeof raw.name !== 'string') return bad(`"name" is a ${goKind(raw.name)}, not a string`);
-  if (Object.hasOwn(raw, 'cniVersion') && typeof raw.cniVersion !== 'string') return bad(`"cniVersion" is a ${goKind(raw.cniVersion)}, not a string`);
+  if (Object.hasOwn(raw, 'cniVersion') && typeof raw.cniVersion !== 'string')
+    return bad(`"cniVersion" is a ${goKind(raw.cniVersion)}, not a string`);
   let cniVersion = typeof raw.cniVersion === 'string' ? raw.cniVersion : '';
   if (libcni === '1.3' && Object.hasOwn(raw, 'cniVersions')) {
     const chosen = chooseFromCniVersions(raw.cniVersions, cniVersion);
@@ -68,7 +69,8 @@ function readBool(raw: Readonly<Record<string, unknown>>, key: string, libcni: L
   if (!Object.hasOwn(raw, key)) return { ok: true, value: false };
   const value = raw[key];
   if (typeof value === 'boolean') return { ok: true, value };
-  if (libcni === '1.3' && typeof value === 'string' && ['true', 'false'].includes(value.toLowerCase())) return { ok: true, value: value.toLowerCase() === 'true' };
+  if (libcni === '1.3' && typeof value === 'string' && ['true', 'false'].includes(value.toLowerCase()))
+    return { ok: true, value: value.toLowerCase() === 'true' };
   return bad(`"${key}" is ${typeof value === 'string' ? JSON.stringify(value) : `a ${goKind(value)}`}, not a boolean`);
 }
 
@@ -87,7 +89,10 @@ function chooseFromCniVersions(value: unknown, cniVersion: string): Parsed<strin
     if (greater === undefined) return bad(`"cniVersion" ${JSON.stringify(cniVersion)} is not a version`);
     if (!greater) usable.push(cniVersion);
   }
-  const highest = usable.reduce<string | undefined>((best, item) => (best === undefined || cniVersionGreater(item, best) ? item : best), undefined);
+  const highest = usable.reduce<string | undefined>(
+    (best, item) => (best === undefined || cniVersionGreater(item, best) ? item : best),
+    undefined,
+  );
   return { ok: true, value: highest ?? cniVersion };
 }
 
@@ -99,13 +104,22 @@ export function wrappedConfFromValue(value: unknown): Parsed<ConfList> {
   const decoded = decodeNetConf(value);
   if (!decoded.ok) return decoded;
   const { conf } = decoded;
-  return { ok: true, value: { name: conf.name, cniVersion: conf.cniVersion, disableCheck: false, loadOnlyInlinedPlugins: false, plugins: [conf] } };
+  return {
+    ok: true,
+    value: {
+      name: conf.name,
+      cniVersion: conf.cniVersion,
+      disableCheck: false,
+      loadOnlyInlinedPlugins: false,
+      plugins: [conf],
+    },
+  };
 }
 
 /** libcni's ValidateNetworkName, which every ADD runs on the list's name. */
 export function networkNameProblem(name: string): string | undefined {
   if (name === '') return 'the network has no name ("missing network name")';
-  if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name)) return `the network name ${JSON.stringify(name)} has characters libcni refuses`;
+  if (!/^[a-zA-Z0-9][a-zA-Z0-9_.-]*$/.test(name))
+    return `the network name ${JSON.stringify(name)} has characters libcni refuses`;
   return undefined;
 }
-

@@ -15,14 +15,29 @@ export type FileLoad =
  * (`.conf`, `.json`) is a single plugin wrapped into a one-plugin list. For CRI-O (libcni 1.3) a
  * list may take more plugins from `<dir>/<name>/*.conf` and must end up with at least one.
  */
-export function loadConfigFile(entry: CniEntry, libcni: Libcni, subdirectories: Readonly<Record<string, readonly CniEntry[]>> = {}): FileLoad {
-  if (entry.text === undefined) return { ok: false, problem: 'unreadable', message: `cannot be read (${entry.readError ?? 'not read'})` };
+export function loadConfigFile(
+  entry: CniEntry,
+  libcni: Libcni,
+  subdirectories: Readonly<Record<string, readonly CniEntry[]>> = {},
+): FileLoad {
+  if (entry.text === undefined)
+    return { ok: false, problem: 'unreadable', message: `cannot be read (${entry.readError ?? 'not read'})` };
   const json = decodeGoJson(entry.text);
-  if (json.kind === 'partial') return { ok: false, problem: 'partial', message: entry.text.trim() === '' ? 'is empty (a writer may be mid-write)' : 'ends in the middle of its JSON (a writer may be mid-write)' };
+  if (json.kind === 'partial')
+    return {
+      ok: false,
+      problem: 'partial',
+      message:
+        entry.text.trim() === ''
+          ? 'is empty (a writer may be mid-write)'
+          : 'ends in the middle of its JSON (a writer may be mid-write)',
+    };
   if (json.kind === 'invalid') return { ok: false, problem: 'invalid', message: `is ${json.message}` };
   if (!entry.name.endsWith('.conflist')) {
     const wrapped = wrappedConfFromValue(json.value);
-    return wrapped.ok ? { ok: true, list: wrapped.value, wrapped: true } : { ok: false, problem: 'invalid', message: `is not a plugin configuration: ${wrapped.message}` };
+    return wrapped.ok
+      ? { ok: true, list: wrapped.value, wrapped: true }
+      : { ok: false, problem: 'invalid', message: `is not a plugin configuration: ${wrapped.message}` };
   }
   const parsed = confListFromValue(json.value, libcni);
   if (!parsed.ok) return { ok: false, problem: 'invalid', message: `is not a configuration list: ${parsed.message}` };
@@ -35,9 +50,19 @@ function withSubdirectoryPlugins(list: ConfList, entries: readonly CniEntry[]): 
   const plugins = [...list.plugins];
   for (const entry of goSortByName(confFiles(entries, ['.conf']))) {
     const load = loadConfigFile({ ...entry, name: `${list.name}/${entry.name}` }, '1.3');
-    if (!load.ok) return { ok: false, problem: load.problem, message: `takes plugins from ${list.name}/, and ${entry.name} there ${load.message}` };
+    if (!load.ok)
+      return {
+        ok: false,
+        problem: load.problem,
+        message: `takes plugins from ${list.name}/, and ${entry.name} there ${load.message}`,
+      };
     plugins.push(...load.list.plugins);
   }
-  if (plugins.length === 0) return { ok: false, problem: 'no-plugins', message: 'has no plugins (no "plugins" list and no plugin files in its subdirectory)' };
+  if (plugins.length === 0)
+    return {
+      ok: false,
+      problem: 'no-plugins',
+      message: 'has no plugins (no "plugins" list and no plugin files in its subdirectory)',
+    };
   return { ok: true, list: { ...list, plugins }, wrapped: false };
 }

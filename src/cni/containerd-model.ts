@@ -21,12 +21,25 @@ export function containerdLoad(listing: CniListing, options: ContainerdOptions =
   const sorted = goSortByName(confFiles(listing.entries));
   const candidates = sorted.map((entry) => entry.name);
   if (sorted.length === 0) {
-    return { ok: false, runtime: 'containerd', candidates, passedOver: [], failure: { kind: 'no-config', message: `no network configuration (.conf, .conflist, .json) in ${listing.dir}` } };
+    return {
+      ok: false,
+      runtime: 'containerd',
+      candidates,
+      passedOver: [],
+      failure: { kind: 'no-config', message: `no network configuration (.conf, .conflist, .json) in ${listing.dir}` },
+    };
   }
   const networks: LoadedNetwork[] = [];
   for (const entry of sorted) {
     const load = loadConfigFile(entry, '1.1');
-    if (!load.ok) return { ok: false, runtime: 'containerd', candidates, passedOver: [], failure: { kind: load.problem, file: entry.name, message: `${entry.name} ${load.message}` } };
+    if (!load.ok)
+      return {
+        ok: false,
+        runtime: 'containerd',
+        candidates,
+        passedOver: [],
+        failure: { kind: load.problem, file: entry.name, message: `${entry.name} ${load.message}` },
+      };
     networks.push({ file: entry.name, list: load.list, wrapped: load.wrapped, ifName: `eth${networks.length}` });
     if (networks.length === max) break;
   }

@@ -29,14 +29,24 @@ export function crioLoad(listing: CniListing, inventory: PluginInventory, option
       passedOver.push({ file: entry.name, problem: load.problem, message: `${entry.name} ${load.message}` });
       continue;
     }
-    const problems = load.list.plugins.map((plugin) => pluginProblem(plugin.type, load.list.cniVersion, inventory, options.binDirs)).filter((problem) => problem !== undefined);
+    const problems = load.list.plugins
+      .map((plugin) => pluginProblem(plugin.type, load.list.cniVersion, inventory, options.binDirs))
+      .filter((problem) => problem !== undefined);
     if (problems.length > 0) {
-      passedOver.push({ file: entry.name, problem: 'plugins-unusable', message: `${entry.name} fails validation: ${problems.map((problem) => problem.message).join('; ')}` });
+      passedOver.push({
+        file: entry.name,
+        problem: 'plugins-unusable',
+        message: `${entry.name} fails validation: ${problems.map((problem) => problem.message).join('; ')}`,
+      });
       continue;
     }
     const name = load.list.name === '' ? entry.name : load.list.name;
     if (byName.has(name)) {
-      passedOver.push({ file: entry.name, problem: 'duplicate-name', message: `${entry.name} names network "${name}", already loaded from ${byName.get(name)?.file}` });
+      passedOver.push({
+        file: entry.name,
+        problem: 'duplicate-name',
+        message: `${entry.name} names network "${name}", already loaded from ${byName.get(name)?.file}`,
+      });
       continue;
     }
     byName.set(name, { file: entry.name, list: { ...load.list, name }, wrapped: load.wrapped, ifName: 'eth0' });
@@ -47,8 +57,14 @@ export function crioLoad(listing: CniListing, inventory: PluginInventory, option
   if (!network) {
     const failure =
       options.defaultNetwork !== undefined
-        ? { kind: 'default-missing' as const, message: `no loadable configuration names the network "${options.defaultNetwork}" (cni_default_network) in ${listing.dir}` }
-        : { kind: sorted.length === 0 ? ('no-config' as const) : ('no-valid-network' as const), message: `no usable CNI configuration in ${listing.dir}` };
+        ? {
+            kind: 'default-missing' as const,
+            message: `no loadable configuration names the network "${options.defaultNetwork}" (cni_default_network) in ${listing.dir}`,
+          }
+        : {
+            kind: sorted.length === 0 ? ('no-config' as const) : ('no-valid-network' as const),
+            message: `no usable CNI configuration in ${listing.dir}`,
+          };
     return { ok: false, runtime: 'crio', candidates, passedOver, failure };
   }
   return { ok: true, runtime: 'crio', candidates, networks: [network], passedOver };

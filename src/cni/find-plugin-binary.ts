@@ -7,7 +7,10 @@ import { join } from 'node:path';
  * runtime, which runs as root: any execute bit will do (whoever runs this check); without one the
  * runtime fails with "permission denied".
  */
-export async function findPluginBinary(type: string, binDirs: readonly string[]): Promise<{ path?: string; executable: boolean }> {
+export async function findPluginBinary(
+  type: string,
+  binDirs: readonly string[],
+): Promise<{ path?: string; executable: boolean }> {
   if (type === '' || type.includes('/')) return { executable: false };
   for (const dir of binDirs) {
     const path = join(dir, type);

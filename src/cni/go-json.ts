@@ -15,10 +15,12 @@ export type GoJson =
 export function decodeGoJson(text: string): GoJson {
   const shape = jsonShape(text);
   if (shape.kind === 'truncated') return { kind: 'partial' };
-  if (shape.kind === 'malformed') return { kind: 'invalid', message: `not JSON (${describeOffset(text, shape.offset)})` };
+  if (shape.kind === 'malformed')
+    return { kind: 'invalid', message: `not JSON (${describeOffset(text, shape.offset)})` };
   const value: unknown = JSON.parse(text);
   // Go decodes a JSON number into float64 and refuses one that overflows it; JS yields Infinity.
-  if (hasNonFiniteNumber(value, 0)) return { kind: 'invalid', message: 'a number overflows a 64-bit float (Go refuses it)' };
+  if (hasNonFiniteNumber(value, 0))
+    return { kind: 'invalid', message: 'a number overflows a 64-bit float (Go refuses it)' };
   return { kind: 'value', value };
 }
 

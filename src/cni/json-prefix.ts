@@ -4,7 +4,10 @@
  * half-way. JSON.parse's messages do not say this reliably ("{" and '{"a":' fail differently),
  * so a small strict scanner (RFC 8259, the grammar Go's encoding/json accepts) answers it.
  */
-export type JsonShape = { readonly kind: 'complete' } | { readonly kind: 'truncated' } | { readonly kind: 'malformed'; readonly offset: number };
+export type JsonShape =
+  | { readonly kind: 'complete' }
+  | { readonly kind: 'truncated' }
+  | { readonly kind: 'malformed'; readonly offset: number };
 
 class Truncated extends Error {}
 class Malformed extends Error {

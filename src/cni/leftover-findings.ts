@@ -9,7 +9,9 @@ import { RUNTIME_LABEL, type RuntimeLoad } from './runtime-load.js';
  * uninstalled CNI. Harmless while another file wins; they fail pods if they ever win.
  */
 export function leftoverFindings(input: CniAuditInput, load: RuntimeLoad): CniFinding[] {
-  const loaded = new Set(load.ok ? load.networks.map((network) => network.file) : load.failure.file === undefined ? [] : [load.failure.file]);
+  const loaded = new Set(
+    load.ok ? load.networks.map((network) => network.file) : load.failure.file === undefined ? [] : [load.failure.file],
+  );
   const libcni = input.runtime === 'crio' ? '1.3' : '1.1';
   const findings: CniFinding[] = [];
   for (const entry of confFiles(input.listing.entries)) {
@@ -18,7 +20,9 @@ export function leftoverFindings(input: CniAuditInput, load: RuntimeLoad): CniFi
     if (!parsed.ok) continue;
     const missing = parsed.list.plugins.map((plugin) => plugin.type).filter((type) => !input.inventory.get(type)?.path);
     if (missing.length === 0) continue;
-    const now = load.ok ? `${RUNTIME_LABEL[input.runtime]} does not load it while ${load.networks[0].file} wins` : `${RUNTIME_LABEL[input.runtime]} does not get to it`;
+    const now = load.ok
+      ? `${RUNTIME_LABEL[input.runtime]} does not load it while ${load.networks[0].file} wins`
+      : `${RUNTIME_LABEL[input.runtime]} does not get to it`;
     findings.push({
       code: 'Leftover',
       severity: 'warning',

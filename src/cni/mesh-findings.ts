@@ -9,7 +9,11 @@ import { RUNTIME_LABEL, type LoadedNetwork, type RuntimeLoad } from './runtime-l
  * (scenario 2) leaves pods with no address; a winning file without the mesh plugin (scenario 3)
  * leaves them unmeshed.
  */
-export function meshFindings(input: CniAuditInput, load: Extract<RuntimeLoad, { ok: true }>, network: LoadedNetwork): CniFinding[] {
+export function meshFindings(
+  input: CniAuditInput,
+  load: Extract<RuntimeLoad, { ok: true }>,
+  network: LoadedNetwork,
+): CniFinding[] {
   const runtime = RUNTIME_LABEL[input.runtime];
   const chain = network.list.plugins.map((plugin) => plugin.type);
   const position = chain.indexOf(input.meshPlugin);
@@ -17,18 +21,32 @@ export function meshFindings(input: CniAuditInput, load: Extract<RuntimeLoad, { 
   const order = sortNote(load, network.file, elsewhere[0]);
   const shown = `[${chain.join(', ')}]`;
   if (position < 0) {
-    const where = elsewhere.length > 0 ? ` ${input.meshPlugin} is only in ${elsewhere.join(', ')}, which ${runtime} does not load.` : '';
-    return [{
-      code: 'MeshMissing',
-      severity: 'error',
-      file: network.file,
-      message: `${runtime} loads ${network.file}${order}, whose chain ${shown} has no ${input.meshPlugin}: pods on this node start without the mesh's rules (unmeshed; the init container fails them with InterceptionMissing).${where}`,
-    }];
+    const where =
+      elsewhere.length > 0
+        ? ` ${input.meshPlugin} is only in ${elsewhere.join(', ')}, which ${runtime} does not load.`
+        : '';
+    return [
+      {
+        code: 'MeshMissing',
+        severity: 'error',
+        file: network.file,
+        message: `${runtime} loads ${network.file}${order}, whose chain ${shown} has no ${input.meshPlugin}: pods on this node start without the mesh's rules (unmeshed; the init container fails them with InterceptionMissing).${where}`,
+      },
+    ];
   }
   if (position === 0) {
     const noIpam = network.list.plugins.every((plugin) => plugin.ipamType === '');
-    const effect = noIpam ? 'which has no IPAM: pods on this node get no address' : `where ${input.meshPlugin} runs before any primary plugin has set up the pod's interface: pods on this node get no working network`;
-    return [{ code: 'MeshFirst', severity: 'error', file: network.file, message: `${runtime} loads ${network.file}${order}, whose chain ${shown} starts with the mesh plugin, ${effect}` }];
+    const effect = noIpam
+      ? 'which has no IPAM: pods on this node get no address'
+      : `where ${input.meshPlugin} runs before any primary plugin has set up the pod's interface: pods on this node get no working network`;
+    return [
+      {
+        code: 'MeshFirst',
+        severity: 'error',
+        file: network.file,
+        message: `${runtime} loads ${network.file}${order}, whose chain ${shown} starts with the mesh plugin, ${effect}`,
+      },
+    ];
   }
   return [];
 }

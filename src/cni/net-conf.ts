@@ -17,9 +17,12 @@ export interface NetConf {
 
 type FieldCheck = (value: unknown) => string | undefined;
 
-const isString: FieldCheck = (value) => (value === null || typeof value === 'string' ? undefined : `a ${goKind(value)} where a string belongs`);
+const isString: FieldCheck = (value) =>
+  value === null || typeof value === 'string' ? undefined : `a ${goKind(value)} where a string belongs`;
 const isStringList: FieldCheck = (value) =>
-  value === null || (Array.isArray(value) && value.every((item) => item === null || typeof item === 'string')) ? undefined : `a ${goKind(value)} where a list of strings belongs`;
+  value === null || (Array.isArray(value) && value.every((item) => item === null || typeof item === 'string'))
+    ? undefined
+    : `a ${goKind(value)} where a list of strings belongs`;
 const isObjectOf =
   (fields: Readonly<Record<string, FieldCheck>>): FieldCheck =>
   (value) => {
@@ -38,7 +41,8 @@ const isBoolMap: FieldCheck = (value) => {
   const wrong = Object.entries(value).find(([, item]) => item !== null && typeof item !== 'boolean');
   return wrong ? `${wrong[0]}: a ${goKind(wrong[1])} where a boolean belongs` : undefined;
 };
-const isAnyObject: FieldCheck = (value) => (value === null || isJsonObject(value) ? undefined : `a ${goKind(value)} where an object belongs`);
+const isAnyObject: FieldCheck = (value) =>
+  value === null || isJsonObject(value) ? undefined : `a ${goKind(value)} where an object belongs`;
 
 /** The struct's fields by folded JSON name, with the JSON type each accepts. */
 const FIELDS: Readonly<Record<string, FieldCheck>> = {
@@ -53,7 +57,8 @@ const FIELDS: Readonly<Record<string, FieldCheck>> = {
 
 /** Decodes one plugin configuration; the failure is libcni's reason in our words. */
 export function decodeNetConf(value: unknown): { ok: true; conf: NetConf } | { ok: false; message: string } {
-  if (value !== null && !isJsonObject(value)) return { ok: false, message: `a ${goKind(value)} where a plugin object belongs` };
+  if (value !== null && !isJsonObject(value))
+    return { ok: false, message: `a ${goKind(value)} where a plugin object belongs` };
   const raw = value ?? {};
   const strings: Record<string, string> = { cniversion: '', name: '', type: '' };
   let ipamType = '';
@@ -68,13 +73,17 @@ export function decodeNetConf(value: unknown): { ok: true; conf: NetConf } | { o
     if (folded === 'ipam' && item !== null) ipamType = ipamTypeOf(item, ipamType);
   }
   if (strings.type === '') return { ok: false, message: "missing 'type'" };
-  return { ok: true, conf: { cniVersion: strings.cniversion ?? '', name: strings.name ?? '', type: strings.type ?? '', ipamType, raw } };
+  return {
+    ok: true,
+    conf: { cniVersion: strings.cniversion ?? '', name: strings.name ?? '', type: strings.type ?? '', ipamType, raw },
+  };
 }
 
 function ipamTypeOf(ipam: unknown, previous: string): string {
   if (!isJsonObject(ipam)) return previous;
   let type = previous;
-  for (const [key, item] of Object.entries(ipam)) if (key.toLowerCase() === 'type' && typeof item === 'string') type = item;
+  for (const [key, item] of Object.entries(ipam))
+    if (key.toLowerCase() === 'type' && typeof item === 'string') type = item;
   return type;
 }
 

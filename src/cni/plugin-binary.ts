@@ -26,12 +26,25 @@ export type PluginProblem =
   | { readonly kind: 'version-unsupported'; readonly message: string; readonly supported: readonly string[] };
 
 /** What stops a runtime from running `type` at `listVersion`, or undefined when nothing does. */
-export function pluginProblem(type: string, listVersion: string, inventory: PluginInventory, binDirs: readonly string[]): PluginProblem | undefined {
-  if (type.includes('/')) return { kind: 'invalid-name', message: `plugin type ${JSON.stringify(type)} contains "/", which libcni refuses ("invalid plugin name")` };
+export function pluginProblem(
+  type: string,
+  listVersion: string,
+  inventory: PluginInventory,
+  binDirs: readonly string[],
+): PluginProblem | undefined {
+  if (type.includes('/'))
+    return {
+      kind: 'invalid-name',
+      message: `plugin type ${JSON.stringify(type)} contains "/", which libcni refuses ("invalid plugin name")`,
+    };
   const binary = inventory.get(type);
   if (!binary?.path) return { kind: 'missing', message: `no plugin binary "${type}" in ${binDirs.join(', ')}` };
   if (!binary.executable) return { kind: 'not-executable', message: `${binary.path} is not executable` };
-  if (!binary.supportedVersions) return { kind: 'no-version-answer', message: `${binary.path} did not answer CNI_COMMAND=VERSION (${binary.versionError ?? 'not asked'})` };
+  if (!binary.supportedVersions)
+    return {
+      kind: 'no-version-answer',
+      message: `${binary.path} did not answer CNI_COMMAND=VERSION (${binary.versionError ?? 'not asked'})`,
+    };
   const version = effectiveCniVersion(listVersion);
   if (!binary.supportedVersions.includes(version)) {
     return {

@@ -7,14 +7,19 @@ const MAX_OUTPUT_BYTES = 64 * 1024;
 /** The version libcni 1.1.2 announces in a VERSION request (version.Current()). */
 const REQUEST_VERSION = '1.0.0';
 
-export type VersionAnswer = { readonly ok: true; readonly supportedVersions: readonly string[] } | { readonly ok: false; readonly error: string };
+export type VersionAnswer =
+  { readonly ok: true; readonly supportedVersions: readonly string[] } | { readonly ok: false; readonly error: string };
 
 /**
  * Asks a plugin binary which CNI versions it supports: CNI_COMMAND=VERSION, the specification's
  * query without side effects (no container, no namespace, no interface are named). Bounded in
  * time (the process is killed at the deadline) and in output.
  */
-export function queryPluginVersion(path: string, binDirs: readonly string[], timeoutMs: number): Promise<VersionAnswer> {
+export function queryPluginVersion(
+  path: string,
+  binDirs: readonly string[],
+  timeoutMs: number,
+): Promise<VersionAnswer> {
   return new Promise((resolve) => {
     const child = spawn(path, [], {
       env: { CNI_COMMAND: 'VERSION', CNI_PATH: binDirs.join(':'), PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
@@ -38,7 +43,9 @@ export function queryPluginVersion(path: string, binDirs: readonly string[], tim
     child.stderr.on('data', (chunk: Buffer) => {
       if (stderr.length < 512) stderr += chunk.toString('utf8');
     });
-    child.on('error', (error: NodeJS.ErrnoException) => finish({ ok: false, error: `cannot run it: ${error.code ?? error.message}` }));
+    child.on('error', (error: NodeJS.ErrnoException) =>
+      finish({ ok: false, error: `cannot run it: ${error.code ?? error.message}` }),
+    );
     child.on('close', (code, signal) => {
       if (signal === 'SIGKILL' && !settled) return finish({ ok: false, error: `no answer within ${timeoutMs} ms` });
       finish(versionAnswerOf(Buffer.concat(chunks).toString('utf8'), code, stderr));
@@ -54,13 +61,20 @@ export function versionAnswerOf(stdout: string, exitCode: number | null, stderr 
   try {
     body = JSON.parse(stdout);
   } catch {
-    return { ok: false, error: `exit ${exitCode}, output is not JSON${stderr ? ` (stderr: ${stderr.trim().slice(0, 200)})` : ''}` };
+    return {
+      ok: false,
+      error: `exit ${exitCode}, output is not JSON${stderr ? ` (stderr: ${stderr.trim().slice(0, 200)})` : ''}`,
+    };
   }
   if (exitCode !== 0) {
     const message = isJsonObject(body) && typeof body.msg === 'string' ? body.msg : 'an error';
     return { ok: false, error: `exit ${exitCode}: ${message}` };
   }
-  if (!isJsonObject(body) || !Array.isArray(body.supportedVersions) || !body.supportedVersions.every((item) => typeof item === 'string')) {
+  if (
+    !isJsonObject(body) ||
+    !Array.isArray(body.supportedVersions) ||
+    !body.supportedVersions.every((item) => typeof item === 'string')
+  ) {
     return { ok: false, error: 'the answer has no "supportedVersions" list' };
   }
   return { ok: true, supportedVersions: body.supportedVersions };

@@ -36,10 +36,19 @@ async function readEntries(dir: string, extensions: readonly string[]): Promise<
   try {
     dirents = await readdir(dir, { withFileTypes: true });
   } catch (error) {
-    return fail('CniConfigUnreadable', `cannot read the CNI configuration directory ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
+    return fail(
+      'CniConfigUnreadable',
+      `cannot read the CNI configuration directory ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+    );
   }
-  const counted = dirents.filter((dirent) => !dirent.isDirectory() && extensions.includes(goExtension(dirent.name))).length;
-  if (counted > MAX_COUNTED_FILES) return fail('CniConfigTooLarge', `${dir} holds ${counted} configuration files; cni-check audits at most ${MAX_COUNTED_FILES}`);
+  const counted = dirents.filter(
+    (dirent) => !dirent.isDirectory() && extensions.includes(goExtension(dirent.name)),
+  ).length;
+  if (counted > MAX_COUNTED_FILES)
+    return fail(
+      'CniConfigTooLarge',
+      `${dir} holds ${counted} configuration files; cni-check audits at most ${MAX_COUNTED_FILES}`,
+    );
   const entries: CniEntry[] = [];
   let total = 0;
   // One file at a time, so the byte bound holds before anything past it is read.
@@ -49,7 +58,11 @@ async function readEntries(dir: string, extensions: readonly string[]): Promise<
     else {
       const read = await readText(join(dir, dirent.name));
       total += 'text' in read ? read.text.length : 0;
-      if (total > MAX_TOTAL_BYTES) return fail('CniConfigTooLarge', `${dir} holds more than ${MAX_TOTAL_BYTES} bytes of configuration; cni-check audits at most that`);
+      if (total > MAX_TOTAL_BYTES)
+        return fail(
+          'CniConfigTooLarge',
+          `${dir} holds more than ${MAX_TOTAL_BYTES} bytes of configuration; cni-check audits at most that`,
+        );
       entries.push({ name: dirent.name, kind: 'file', ...read });
     }
   }
@@ -62,7 +75,8 @@ async function readText(path: string): Promise<{ text: string } | { readError: s
     // symlink too) would block or never end. libcni would try to read them; the audit says so.
     const info = await stat(path);
     if (info.isDirectory()) return { readError: 'EISDIR' };
-    if (!info.isFile()) return { readError: 'not a regular file (a FIFO, socket or device: the runtime would block or fail reading it)' };
+    if (!info.isFile())
+      return { readError: 'not a regular file (a FIFO, socket or device: the runtime would block or fail reading it)' };
     if (info.size > MAX_FILE_BYTES) return { readError: `larger than ${MAX_FILE_BYTES} bytes, not read` };
     const bytes = await readFile(path);
     if (bytes.length > MAX_FILE_BYTES) return { readError: `larger than ${MAX_FILE_BYTES} bytes, not read` };

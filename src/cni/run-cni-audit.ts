@@ -82,7 +82,9 @@ async function buildInventory(base: Omit<CniAuditInput, 'inventory'>, timeoutMs:
       const found = await findPluginBinary(type, base.binDirs);
       if (!found.path || !found.executable || !asked.has(type)) return { type, ...found };
       const answer = await queryPluginVersion(found.path, base.binDirs, timeoutMs);
-      return answer.ok ? { type, ...found, supportedVersions: answer.supportedVersions } : { type, ...found, versionError: answer.error };
+      return answer.ok
+        ? { type, ...found, supportedVersions: answer.supportedVersions }
+        : { type, ...found, versionError: answer.error };
     }),
   );
   return new Map(binaries.map((binary) => [binary.type, binary]));

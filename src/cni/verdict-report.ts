@@ -12,10 +12,13 @@ export function verdictText(verdict: CniVerdict): string {
   ];
   if (verdict.loads) {
     const { loads } = verdict;
-    lines.push(`loads: ${loads.file} (network "${loads.networkName}", cniVersion ${loads.cniVersion || '(none)'}, ${loads.ifName}${loads.wrapped ? ', a single plugin wrapped into a list' : ''}): ${loads.chain.join(' -> ')}`);
+    lines.push(
+      `loads: ${loads.file} (network "${loads.networkName}", cniVersion ${loads.cniVersion || '(none)'}, ${loads.ifName}${loads.wrapped ? ', a single plugin wrapped into a list' : ''}): ${loads.chain.join(' -> ')}`,
+    );
   }
   lines.push(`order: ${verdict.candidates.join(', ') || '(no configuration files)'}`);
-  for (const finding of verdict.findings) lines.push(`${finding.severity === 'error' ? 'ERROR  ' : 'warning'} ${finding.code}: ${finding.message}`);
+  for (const finding of verdict.findings)
+    lines.push(`${finding.severity === 'error' ? 'ERROR  ' : 'warning'} ${finding.code}: ${finding.message}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -47,7 +47,13 @@ export function watchCniConfig(options: CniWatchOptions, onVerdict: CniVerdictLi
   const schedule = (): void => {
     if (closed) return;
     clearTimeout(debounce);
-    debounce = setTimeout(() => void audit().catch(() => { running = false; }), options.debounceMs ?? 100);
+    debounce = setTimeout(
+      () =>
+        void audit().catch(() => {
+          running = false;
+        }),
+      options.debounceMs ?? 100,
+    );
   };
 
   const events = directoryEvents(options.confDir, schedule);
@@ -56,7 +62,9 @@ export function watchCniConfig(options: CniWatchOptions, onVerdict: CniVerdictLi
     schedule();
   }, options.intervalMs ?? 30_000);
   timer.unref();
-  void audit().catch(() => { running = false; });
+  void audit().catch(() => {
+    running = false;
+  });
   return {
     close(): void {
       closed = true;

@@ -21,7 +21,10 @@ export function compatModeOf(argv: readonly string[]): CompatMode | undefined {
 }
 
 /** The `interlock validate` argv for a drop-in invocation; undefined when argv is Interlock's own. */
-export function compatToValidate(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<string[], 'ConfigInvalid'> | undefined {
+export function compatToValidate(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Result<string[], 'ConfigInvalid'> | undefined {
   const mode = compatModeOf(argv);
   if (mode === 'istio') return istioIptablesToValidate(argv.slice(1), env);
   if (mode === 'linkerd') {

@@ -47,7 +47,16 @@ const OPTIONS: readonly ForeignOption[] = [
   value('probe-port', '--iptables-probe-port'),
   value('probe-timeout', '--probe-timeout'),
   value('log-level', '--log_output_level'),
-  value('log-ignored', '--log_caller', '--log_stacktrace_level', '--log_target', '--log_rotate', '--log_rotate_max_age', '--log_rotate_max_size', '--log_rotate_max_backups'),
+  value(
+    'log-ignored',
+    '--log_caller',
+    '--log_stacktrace_level',
+    '--log_target',
+    '--log_rotate',
+    '--log_rotate_max_age',
+    '--log_rotate_max_size',
+    '--log_rotate_max_backups',
+  ),
   flag('log-json', '--log_as_json'),
   flag('native-nftables', '--native-nftables'),
   flag('run-validation', '--run-validation'),
@@ -64,20 +73,27 @@ const OPTIONS: readonly ForeignOption[] = [
  * validation mode is accepted: without --run-validation and --skip-rule-apply istio-iptables writes
  * rules, and Interlock never writes rules.
  */
-export function istioIptablesToValidate(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<string[], 'ConfigInvalid'> {
+export function istioIptablesToValidate(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Result<string[], 'ConfigInvalid'> {
   const read = readForeignArgs(argv, OPTIONS, ISTIO_IPTABLES_NAME);
   if (!read.ok) return read;
   const last = new Map(read.value.map((arg) => [arg.key, arg] as const));
   if (!last.has('run-validation') || !last.has('skip-rule-apply')) {
     const missing = ['--run-validation', '--skip-rule-apply'].filter((name) => !last.has(name.slice(2))).join(' and ');
-    return fail('ConfigInvalid', `${ISTIO_IPTABLES_NAME} without ${missing} would write iptables rules; Interlock only validates and never writes rules. Keep Istio's CNI mode (istio-validation runs with --run-validation --skip-rule-apply)`);
+    return fail(
+      'ConfigInvalid',
+      `${ISTIO_IPTABLES_NAME} without ${missing} would write iptables rules; Interlock only validates and never writes rules. Keep Istio's CNI mode (istio-validation runs with --run-validation --skip-rule-apply)`,
+    );
   }
   const out = ['validate', '--mesh', 'istio', '--log-format', last.has('log-json') ? 'json' : 'plain'];
   const mapped = mappedFlags(read.value, env);
   if (!mapped.ok) return mapped;
   out.push(...mapped.value);
   const mode = last.get('interception-mode')?.value;
-  if (mode !== undefined && mode !== 'REDIRECT' && mode !== 'TPROXY') return fail('ConfigInvalid', `${ISTIO_IPTABLES_NAME} -m ${JSON.stringify(mode)}: expected REDIRECT or TPROXY`);
+  if (mode !== undefined && mode !== 'REDIRECT' && mode !== 'TPROXY')
+    return fail('ConfigInvalid', `${ISTIO_IPTABLES_NAME} -m ${JSON.stringify(mode)}: expected REDIRECT or TPROXY`);
   if (mode === 'TPROXY') out.push('--tproxy');
   if (last.has('capture-all-dns')) out.push('--dns-capture');
   if (last.has('drop-invalid')) out.push('--drop-invalid');
@@ -86,7 +102,10 @@ export function istioIptablesToValidate(argv: readonly string[], env: Readonly<R
   return ok(out);
 }
 
-function mappedFlags(args: readonly ForeignArg[], env: Readonly<Record<string, string | undefined>>): Result<string[], 'ConfigInvalid'> {
+function mappedFlags(
+  args: readonly ForeignArg[],
+  env: Readonly<Record<string, string | undefined>>,
+): Result<string[], 'ConfigInvalid'> {
   const out: string[] = [];
   const seen = new Set<string>();
   for (const arg of args) {
@@ -105,16 +124,22 @@ function mappedFlags(args: readonly ForeignArg[], env: Readonly<Record<string, s
 function goDuration(text: string): string {
   const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
   if (parts.length <= 1 || parts.map((part) => part[0]).join('') !== text) return text;
-  const ms = parts.reduce((sum, part) => sum + Number(part[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[part[2] as 'ms' | 's' | 'm' | 'h'], 0);
+  const ms = parts.reduce(
+    (sum, part) =>
+      sum + Number(part[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[part[2] as 'ms' | 's' | 'm' | 'h'],
+    0,
+  );
   return `${ms}ms`;
 }
 
 /** `default:info,validation:debug` (Istio's scoped levels) -> the default scope's level; `none` is silent. */
 export function istioLogLevel(spec: string): string {
-  const scopes = new Map(spec.split(',').map((part) => {
-    const [scope, level] = part.includes(':') ? part.split(':', 2) : ['default', part];
-    return [scope?.trim() ?? '', (level ?? '').trim().toLowerCase()] as const;
-  }));
+  const scopes = new Map(
+    spec.split(',').map((part) => {
+      const [scope, level] = part.includes(':') ? part.split(':', 2) : ['default', part];
+      return [scope?.trim() ?? '', (level ?? '').trim().toLowerCase()] as const;
+    }),
+  );
   const level = scopes.get('default') ?? scopes.get('validation') ?? 'info';
   return level === 'none' ? 'silent' : ['debug', 'info', 'warn', 'error', 'fatal'].includes(level) ? level : 'info';
 }

@@ -19,14 +19,21 @@ const OPTIONS: readonly ForeignOption[] = [
  * hint for the probe destination, because Linkerd's chart default (1.1.1.1:20001) is unreachable
  * in an air-gapped cluster and Interlock can choose a routed address itself.
  */
-export function linkerdValidatorToValidate(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Result<string[], 'ConfigInvalid'> {
+export function linkerdValidatorToValidate(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+): Result<string[], 'ConfigInvalid'> {
   const read = readForeignArgs(argv, OPTIONS, LINKERD_VALIDATOR_NAME);
   if (!read.ok) return read;
   const given = new Map(read.value.map((arg) => [arg.key, arg.value]));
   const out = ['validate', '--mesh', 'linkerd'];
   const format = given.get('log-format') ?? env.LINKERD_NETWORK_VALIDATOR_LOG_FORMAT;
   if (format !== undefined) {
-    if (format !== 'plain' && format !== 'json') return fail('ConfigInvalid', `${LINKERD_VALIDATOR_NAME} --log-format ${JSON.stringify(format)}: expected plain or json`);
+    if (format !== 'plain' && format !== 'json')
+      return fail(
+        'ConfigInvalid',
+        `${LINKERD_VALIDATOR_NAME} --log-format ${JSON.stringify(format)}: expected plain or json`,
+      );
     out.push('--log-format', format);
   }
   const level = given.get('log-level') ?? env.LINKERD_NETWORK_VALIDATOR_LOG_LEVEL;
@@ -34,13 +41,21 @@ export function linkerdValidatorToValidate(argv: readonly string[], env: Readonl
   const listen = given.get('listen-addr');
   if (listen !== undefined) {
     const port = portOf(listen);
-    if (port === undefined) return fail('ConfigInvalid', `${LINKERD_VALIDATOR_NAME} --listen-addr ${JSON.stringify(listen)}: expected ADDRESS:PORT`);
+    if (port === undefined)
+      return fail(
+        'ConfigInvalid',
+        `${LINKERD_VALIDATOR_NAME} --listen-addr ${JSON.stringify(listen)}: expected ADDRESS:PORT`,
+      );
     out.push('--outbound-port', port);
   }
   const connect = given.get('connect-addr');
   if (connect !== undefined) {
     const port = portOf(connect);
-    if (port === undefined) return fail('ConfigInvalid', `${LINKERD_VALIDATOR_NAME} --connect-addr ${JSON.stringify(connect)}: expected ADDRESS:PORT`);
+    if (port === undefined)
+      return fail(
+        'ConfigInvalid',
+        `${LINKERD_VALIDATOR_NAME} --connect-addr ${JSON.stringify(connect)}: expected ADDRESS:PORT`,
+      );
     out.push('--probe-address-hint', connect);
   }
   const timeout = given.get('timeout');
@@ -54,8 +69,14 @@ export function linkerdValidatorToValidate(argv: readonly string[], env: Readonl
  */
 export function tracingLevel(filter: string): string {
   const order = ['trace', 'debug', 'info', 'warn', 'error'];
-  const levels = filter.split(',').map((directive) => directive.split('=').at(-1)?.trim().toLowerCase() ?? '').filter((level) => order.includes(level));
-  const bare = filter.split(',').map((directive) => directive.trim().toLowerCase()).find((directive) => order.includes(directive));
+  const levels = filter
+    .split(',')
+    .map((directive) => directive.split('=').at(-1)?.trim().toLowerCase() ?? '')
+    .filter((level) => order.includes(level));
+  const bare = filter
+    .split(',')
+    .map((directive) => directive.trim().toLowerCase())
+    .find((directive) => order.includes(directive));
   if (bare) return bare;
   return levels.sort((a, b) => order.indexOf(a) - order.indexOf(b))[0] ?? 'info';
 }

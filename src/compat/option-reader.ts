@@ -20,7 +20,11 @@ export interface ForeignArg {
  * `-p=value`, `-pvalue` for one-letter names, and an empty value (`-x ""`). An option not in the
  * table is an error naming it: a drop-in must never ignore what it does not understand.
  */
-export function readForeignArgs(argv: readonly string[], table: readonly ForeignOption[], tool: string): Result<ForeignArg[], 'ConfigInvalid'> {
+export function readForeignArgs(
+  argv: readonly string[],
+  table: readonly ForeignOption[],
+  tool: string,
+): Result<ForeignArg[], 'ConfigInvalid'> {
   const byName = new Map(table.flatMap((option) => option.names.map((name) => [name, option] as const)));
   const args: ForeignArg[] = [];
   for (let index = 0; index < argv.length; index++) {
@@ -34,17 +38,24 @@ export function readForeignArgs(argv: readonly string[], table: readonly Foreign
     }
     const option = byName.get(name);
     if (!option) {
-      const what = arg.startsWith('-') ? `unknown ${tool} option ${JSON.stringify(name)}` : `unexpected ${tool} argument ${JSON.stringify(arg)}`;
-      return fail('ConfigInvalid', `${what}; Interlock maps every option it knows and refuses the rest (see docs/operator.md)`);
+      const what = arg.startsWith('-')
+        ? `unknown ${tool} option ${JSON.stringify(name)}`
+        : `unexpected ${tool} argument ${JSON.stringify(arg)}`;
+      return fail(
+        'ConfigInvalid',
+        `${what}; Interlock maps every option it knows and refuses the rest (see docs/operator.md)`,
+      );
     }
     if (!option.takesValue) {
-      if (inline !== undefined && inline !== 'true') return fail('ConfigInvalid', `${tool} option ${name} takes no value, got ${JSON.stringify(inline)}`);
+      if (inline !== undefined && inline !== 'true')
+        return fail('ConfigInvalid', `${tool} option ${name} takes no value, got ${JSON.stringify(inline)}`);
       args.push({ key: option.key, name, value: 'true' });
       continue;
     }
     const value = inline ?? argv[index + 1];
     // `--timeout --listen-addr ...` is a missing value, not a timeout called "--listen-addr".
-    if (value === undefined || (inline === undefined && value.startsWith('--'))) return fail('ConfigInvalid', `${tool} option ${name} needs a value`);
+    if (value === undefined || (inline === undefined && value.startsWith('--')))
+      return fail('ConfigInvalid', `${tool} option ${name} needs a value`);
     if (inline === undefined) index++;
     args.push({ key: option.key, name, value });
   }

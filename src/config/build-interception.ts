@@ -6,7 +6,9 @@ import * as F from './interception-flags.js';
 import { flagSource, flagValue, type ParsedFlags } from './parsed-flags.js';
 
 type MutableSpec = { -readonly [K in keyof InterceptionSpec]: InterceptionSpec[K] };
-interface FieldFlag { apply(parsed: ParsedFlags, spec: MutableSpec): void }
+interface FieldFlag {
+  apply(parsed: ParsedFlags, spec: MutableSpec): void;
+}
 
 /** A flag that, when given, replaces one field of the preset. */
 function field<K extends keyof InterceptionSpec>(flag: FlagDef<InterceptionSpec[K]>, key: K): FieldFlag {
@@ -58,16 +60,23 @@ function dnsCaptureOf(parsed: ParsedFlags): ConfigResult<InterceptionSpec['dnsCa
   const capture = flagValue(parsed, F.DNS_CAPTURE_FLAG);
   const servers = flagValue(parsed, F.DNS_SERVERS_FLAG);
   if (servers !== undefined && capture !== true) {
-    return fail('ConfigInvalid', `${flagSource(parsed, F.DNS_SERVERS_FLAG) ?? '--dns-servers'}: needs --dns-capture (or INTERLOCK_DNS_CAPTURE=true)`);
+    return fail(
+      'ConfigInvalid',
+      `${flagSource(parsed, F.DNS_SERVERS_FLAG) ?? '--dns-servers'}: needs --dns-capture (or INTERLOCK_DNS_CAPTURE=true)`,
+    );
   }
   if (capture === undefined) return ok('preset');
   return ok(capture ? { servers: servers ?? [] } : undefined);
 }
 
 function checkSpec(spec: InterceptionSpec): ConfigResult<InterceptionSpec> {
-  if (spec.inboundPort === 0) return configInvalid('--inbound-port', '', `--mesh ${spec.mesh} has no inbound port: give --inbound-port`);
-  if (spec.outboundPort === 0) return configInvalid('--outbound-port', '', `--mesh ${spec.mesh} has no outbound port: give --outbound-port`);
-  if (spec.dnsCapture && spec.dnsPort === 0) return configInvalid('--dns-port', '0', '--dns-capture needs the port captured DNS goes to: give --dns-port');
-  if (spec.inboundPort === spec.outboundPort) return configInvalid('--outbound-port', String(spec.outboundPort), 'must differ from --inbound-port');
+  if (spec.inboundPort === 0)
+    return configInvalid('--inbound-port', '', `--mesh ${spec.mesh} has no inbound port: give --inbound-port`);
+  if (spec.outboundPort === 0)
+    return configInvalid('--outbound-port', '', `--mesh ${spec.mesh} has no outbound port: give --outbound-port`);
+  if (spec.dnsCapture && spec.dnsPort === 0)
+    return configInvalid('--dns-port', '0', '--dns-capture needs the port captured DNS goes to: give --dns-port');
+  if (spec.inboundPort === spec.outboundPort)
+    return configInvalid('--outbound-port', String(spec.outboundPort), 'must differ from --inbound-port');
   return ok(spec);
 }

@@ -7,5 +7,17 @@ const EVERY_COMMAND: readonly CommandName[] = ['validate', 'explain', 'manifest'
 // running the command (INTERLOCK_HELP in a pod's env must not turn a validation into an exit 0).
 const argvOnly = () => fail('ConfigInvalid', 'is read from the command line only');
 
-export const HELP_FLAG: FlagDef<boolean> = { name: 'help', kind: 'switch', help: 'Print this help and exit 0.', commands: EVERY_COMMAND, parse: argvOnly };
-export const VERSION_FLAG: FlagDef<boolean> = { name: 'version', kind: 'switch', help: 'Print the version and exit 0.', commands: EVERY_COMMAND, parse: argvOnly };
+export const HELP_FLAG: FlagDef<boolean> = {
+  name: 'help',
+  kind: 'switch',
+  help: 'Print this help and exit 0.',
+  commands: EVERY_COMMAND,
+  parse: argvOnly,
+};
+export const VERSION_FLAG: FlagDef<boolean> = {
+  name: 'version',
+  kind: 'switch',
+  help: 'Print the version and exit 0.',
+  commands: EVERY_COMMAND,
+  parse: argvOnly,
+};

@@ -18,10 +18,13 @@ export const EXIT = {
 
 export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
   pass: 'interception proven (every required check passed); `explain`: every expectation holds',
-  crash: 'never returned by Interlock: what Node.js returns when the process dies before Interlock can choose a code; reserved so a crash never looks like a verdict',
-  invalidConfig: 'invalid flags, environment or configuration (`ConfigInvalid`, also `ProbeIdentityExcluded`, `NothingToProbe`)',
+  crash:
+    'never returned by Interlock: what Node.js returns when the process dies before Interlock can choose a code; reserved so a crash never looks like a verdict',
+  invalidConfig:
+    'invalid flags, environment or configuration (`ConfigInvalid`, also `ProbeIdentityExcluded`, `NothingToProbe`)',
   dataError: '`explain`: a dump that does not parse, or dumps larger than the 16 MiB input cap (all together)',
-  noInput: '`explain`: a dump that cannot be read (missing, unreadable, or not a regular file: a FIFO or a device is refused, never waited on)',
+  noInput:
+    '`explain`: a dump that cannot be read (missing, unreadable, or not a regular file: a FIFO or a device is refused, never waited on)',
   internalError: 'internal error (`InternalError`): a bug, reported in one line without a stack trace',
   outputError: 'the output could not be written (EPIPE, ENOSPC: a closed pipe, a full disk); one line on stderr',
   sigint: 'interrupted by SIGINT (`Interrupted`)',
@@ -36,5 +39,8 @@ export function parseFailureExitCode(text: string): Result<number, 'ConfigInvali
   const trimmed = text.trim();
   const code = /^\d{1,3}$/.test(trimmed) ? Number(trimmed) : NaN;
   if (code >= 1 && code <= 255 && !RESERVED_EXIT_CODES.includes(code)) return ok(code);
-  return fail('ConfigInvalid', `expected 1-255, not ${RESERVED_EXIT_CODES.filter((reserved) => reserved > 0).join(', ')} (reserved: crash, configuration error, bad input, internal error, output error, signals)`);
+  return fail(
+    'ConfigInvalid',
+    `expected 1-255, not ${RESERVED_EXIT_CODES.filter((reserved) => reserved > 0).join(', ')} (reserved: crash, configuration error, bad input, internal error, output error, signals)`,
+  );
 }

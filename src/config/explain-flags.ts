@@ -9,19 +9,68 @@ export type IptablesBackendName = 'nft' | 'legacy';
 
 const EXPLAIN: readonly CommandName[] = ['explain'];
 
-function value<T>(name: string, placeholder: string, help: string, parse: FlagDef<T>['parse'], fallback?: T): FlagDef<T> {
-  return { name, kind: 'value', env: envOf(name), placeholder, help, commands: EXPLAIN, parse, ...(fallback === undefined ? {} : { default: fallback }) };
+function value<T>(
+  name: string,
+  placeholder: string,
+  help: string,
+  parse: FlagDef<T>['parse'],
+  fallback?: T,
+): FlagDef<T> {
+  return {
+    name,
+    kind: 'value',
+    env: envOf(name),
+    placeholder,
+    help,
+    commands: EXPLAIN,
+    parse,
+    ...(fallback === undefined ? {} : { default: fallback }),
+  };
 }
 
-export const IPTABLES_SAVE_FLAG = value('iptables-save', 'FILE', 'IPv4 iptables-save output (backend from its header, else --iptables-backend).', parsePath);
+export const IPTABLES_SAVE_FLAG = value(
+  'iptables-save',
+  'FILE',
+  'IPv4 iptables-save output (backend from its header, else --iptables-backend).',
+  parsePath,
+);
 export const IP6TABLES_SAVE_FLAG = value('ip6tables-save', 'FILE', 'IPv6 ip6tables-save output.', parsePath);
-export const IPTABLES_LEGACY_SAVE_FLAG = value('iptables-legacy-save', 'FILE', 'IPv4 iptables-legacy-save output, when both backends were saved.', parsePath);
-export const IP6TABLES_LEGACY_SAVE_FLAG = value('ip6tables-legacy-save', 'FILE', 'IPv6 ip6tables-legacy-save output.', parsePath);
+export const IPTABLES_LEGACY_SAVE_FLAG = value(
+  'iptables-legacy-save',
+  'FILE',
+  'IPv4 iptables-legacy-save output, when both backends were saved.',
+  parsePath,
+);
+export const IP6TABLES_LEGACY_SAVE_FLAG = value(
+  'ip6tables-legacy-save',
+  'FILE',
+  'IPv6 ip6tables-legacy-save output.',
+  parsePath,
+);
 export const NFT_RULESET_FLAG = value('nft-ruleset', 'FILE', 'Output of `nft -j list ruleset`.', parsePath);
-export const IPTABLES_BACKEND_FLAG = value<IptablesBackendName>('iptables-backend', 'nft|legacy', 'Backend of --iptables-save/--ip6tables-save files whose header does not say (default nft).', oneOf(['nft', 'legacy']), 'nft');
-export const FORMAT_FLAG: FlagDef<ReportFormat> = { ...value<ReportFormat>('format', 'text|json', 'Report format (default text).', oneOf(['text', 'json']), 'text'), commands: ['explain', 'cni-check'] };
+export const IPTABLES_BACKEND_FLAG = value<IptablesBackendName>(
+  'iptables-backend',
+  'nft|legacy',
+  'Backend of --iptables-save/--ip6tables-save files whose header does not say (default nft).',
+  oneOf(['nft', 'legacy']),
+  'nft',
+);
+export const FORMAT_FLAG: FlagDef<ReportFormat> = {
+  ...value<ReportFormat>('format', 'text|json', 'Report format (default text).', oneOf(['text', 'json']), 'text'),
+  commands: ['explain', 'cni-check'],
+};
 
 export const EXPLAIN_FLAGS: readonly FlagDef[] = [
-  ...INTERCEPTION_FLAGS, IPTABLES_SAVE_FLAG, IP6TABLES_SAVE_FLAG, IPTABLES_LEGACY_SAVE_FLAG, IP6TABLES_LEGACY_SAVE_FLAG, NFT_RULESET_FLAG,
-  IPTABLES_BACKEND_FLAG, FAMILY_FLAG, FORMAT_FLAG, FAILURE_EXIT_CODE_FLAG, HELP_FLAG, VERSION_FLAG,
+  ...INTERCEPTION_FLAGS,
+  IPTABLES_SAVE_FLAG,
+  IP6TABLES_SAVE_FLAG,
+  IPTABLES_LEGACY_SAVE_FLAG,
+  IP6TABLES_LEGACY_SAVE_FLAG,
+  NFT_RULESET_FLAG,
+  IPTABLES_BACKEND_FLAG,
+  FAMILY_FLAG,
+  FORMAT_FLAG,
+  FAILURE_EXIT_CODE_FLAG,
+  HELP_FLAG,
+  VERSION_FLAG,
 ] as readonly FlagDef[];

@@ -15,14 +15,19 @@ export type IdSet = { readonly kind: 'all' } | { readonly kind: 'list'; readonly
 const problem = (text: string) => fail('ConfigInvalid', text);
 
 function listItems(text: string): string[] {
-  return text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+  return text
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '');
 }
 
 /** One of a closed set; an empty value is an error, never a silent default. */
 export function oneOf<T extends string>(allowed: readonly T[]): FlagParser<T> {
   return (text) => {
     const value = text.trim();
-    return (allowed as readonly string[]).includes(value) ? ok(value as T) : problem(`expected one of ${allowed.join(', ')}`);
+    return (allowed as readonly string[]).includes(value)
+      ? ok(value as T)
+      : problem(`expected one of ${allowed.join(', ')}`);
   };
 }
 

@@ -3,8 +3,20 @@ import type { IpAddress } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
 import type { CommandName, FlagDef } from './flag-def.js';
 import {
-  oneOf, parseBoolean, parseCidrs, parseCidrSet, parseIds, parseIdSet, parseInterfaces, parseIps, parseLoopbackCidr, parsePort,
-  parsePortOrZero, parsePorts, type CidrSet, type IdSet,
+  oneOf,
+  parseBoolean,
+  parseCidrs,
+  parseCidrSet,
+  parseIds,
+  parseIdSet,
+  parseInterfaces,
+  parseIps,
+  parseLoopbackCidr,
+  parsePort,
+  parsePortOrZero,
+  parsePorts,
+  type CidrSet,
+  type IdSet,
 } from './flag-parsers.js';
 
 export type Mesh = 'linkerd' | 'istio' | 'generic';
@@ -13,7 +25,13 @@ export const MESHES: readonly Mesh[] = ['linkerd', 'istio', 'generic'];
 /** The commands that judge rules against an interception spec. */
 const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
 
-function value<T>(name: string, placeholder: string, help: string, parse: FlagDef<T>['parse'], extra: Partial<FlagDef<T>> = {}): FlagDef<T> {
+function value<T>(
+  name: string,
+  placeholder: string,
+  help: string,
+  parse: FlagDef<T>['parse'],
+  extra: Partial<FlagDef<T>> = {},
+): FlagDef<T> {
   return { name, kind: 'value', env: envOf(name), placeholder, help, commands: SPEC_COMMANDS, parse, ...extra };
 }
 
@@ -26,35 +44,163 @@ export function envOf(flagName: string): string {
   return `INTERLOCK_${flagName.replace(/-/g, '_').toUpperCase()}`;
 }
 
-export const MESH_FLAG = value<Mesh>('mesh', 'linkerd|istio|generic', 'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by manifest and cni-check).', oneOf(MESHES), { default: 'generic', commands: ['validate', 'explain', 'manifest', 'inject', 'node', 'cni-check'] });
-export const INBOUND_PORT_FLAG = value<number>('inbound-port', 'PORT', "Proxy's inbound redirect port (linkerd 4143, istio 15006).", parsePort, { commands: ['validate', 'explain', 'manifest', 'inject'] });
-export const OUTBOUND_PORT_FLAG = value<number>('outbound-port', 'PORT', "Proxy's outbound redirect port (linkerd 4140, istio 15001).", parsePort, { commands: ['validate', 'explain', 'manifest', 'inject'] });
-export const PROXY_UID_FLAG = value<number[]>('proxy-uid', 'UID[,UID]', "The proxy's uid(s): their traffic must not be redirected (linkerd 2102, istio 1337).", parseIds);
-export const PROXY_GID_FLAG = value<number[]>('proxy-gid', 'GID[,GID]', "The proxy's gid(s), likewise (istio 1337; linkerd none).", parseIds);
-export const INCLUDE_INBOUND_PORTS_FLAG = value<PortSet>('include-inbound-ports', 'PORTS', 'Inbound ports that must be redirected; `*` (default) or a list.', parsePorts);
-export const EXCLUDE_INBOUND_PORTS_FLAG = value<PortSet>('exclude-inbound-ports', 'PORTS', 'Inbound ports that must not be (linkerd 4190,4191; istio 15020,15021,15090).', parsePorts);
-export const EXCLUDE_INBOUND_CIDRS_FLAG = value<Cidr[]>('exclude-inbound-cidrs', 'CIDRS', "Source networks whose inbound traffic is not redirected (Linkerd's `--subnets-to-ignore`).", parseCidrs);
-export const INCLUDE_OUTBOUND_CIDRS_FLAG = value<CidrSet>('include-outbound-cidrs', 'CIDRS', 'Destinations whose outbound TCP must be redirected; `*` (default) or a list.', parseCidrSet);
-export const EXCLUDE_OUTBOUND_CIDRS_FLAG = value<Cidr[]>('exclude-outbound-cidrs', 'CIDRS', 'Destinations that must not be redirected.', parseCidrs);
-export const INCLUDE_OUTBOUND_PORTS_FLAG = value<PortSet>('include-outbound-ports', 'PORTS', 'Destination ports redirected whatever the address (Istio includeOutboundPorts).', parsePorts);
-export const EXCLUDE_OUTBOUND_PORTS_FLAG = value<PortSet>('exclude-outbound-ports', 'PORTS', 'Destination ports not redirected (istio 15020).', parsePorts);
-export const INCLUDE_OUTBOUND_GIDS_FLAG = value<IdSet>('include-outbound-gids', 'GIDS', 'Only these groups are captured outbound; `*` (default).', parseIdSet);
-export const EXCLUDE_OUTBOUND_GIDS_FLAG = value<number[]>('exclude-outbound-gids', 'GIDS', 'Groups whose outbound traffic is not captured.', parseIds);
-export const EXCLUDE_INTERFACES_FLAG = value<string[]>('exclude-interfaces', 'IFACES', 'Interfaces the mesh leaves alone.', parseInterfaces);
+export const MESH_FLAG = value<Mesh>(
+  'mesh',
+  'linkerd|istio|generic',
+  'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by manifest and cni-check).',
+  oneOf(MESHES),
+  { default: 'generic', commands: ['validate', 'explain', 'manifest', 'inject', 'node', 'cni-check'] },
+);
+export const INBOUND_PORT_FLAG = value<number>(
+  'inbound-port',
+  'PORT',
+  "Proxy's inbound redirect port (linkerd 4143, istio 15006).",
+  parsePort,
+  { commands: ['validate', 'explain', 'manifest', 'inject'] },
+);
+export const OUTBOUND_PORT_FLAG = value<number>(
+  'outbound-port',
+  'PORT',
+  "Proxy's outbound redirect port (linkerd 4140, istio 15001).",
+  parsePort,
+  { commands: ['validate', 'explain', 'manifest', 'inject'] },
+);
+export const PROXY_UID_FLAG = value<number[]>(
+  'proxy-uid',
+  'UID[,UID]',
+  "The proxy's uid(s): their traffic must not be redirected (linkerd 2102, istio 1337).",
+  parseIds,
+);
+export const PROXY_GID_FLAG = value<number[]>(
+  'proxy-gid',
+  'GID[,GID]',
+  "The proxy's gid(s), likewise (istio 1337; linkerd none).",
+  parseIds,
+);
+export const INCLUDE_INBOUND_PORTS_FLAG = value<PortSet>(
+  'include-inbound-ports',
+  'PORTS',
+  'Inbound ports that must be redirected; `*` (default) or a list.',
+  parsePorts,
+);
+export const EXCLUDE_INBOUND_PORTS_FLAG = value<PortSet>(
+  'exclude-inbound-ports',
+  'PORTS',
+  'Inbound ports that must not be (linkerd 4190,4191; istio 15020,15021,15090).',
+  parsePorts,
+);
+export const EXCLUDE_INBOUND_CIDRS_FLAG = value<Cidr[]>(
+  'exclude-inbound-cidrs',
+  'CIDRS',
+  "Source networks whose inbound traffic is not redirected (Linkerd's `--subnets-to-ignore`).",
+  parseCidrs,
+);
+export const INCLUDE_OUTBOUND_CIDRS_FLAG = value<CidrSet>(
+  'include-outbound-cidrs',
+  'CIDRS',
+  'Destinations whose outbound TCP must be redirected; `*` (default) or a list.',
+  parseCidrSet,
+);
+export const EXCLUDE_OUTBOUND_CIDRS_FLAG = value<Cidr[]>(
+  'exclude-outbound-cidrs',
+  'CIDRS',
+  'Destinations that must not be redirected.',
+  parseCidrs,
+);
+export const INCLUDE_OUTBOUND_PORTS_FLAG = value<PortSet>(
+  'include-outbound-ports',
+  'PORTS',
+  'Destination ports redirected whatever the address (Istio includeOutboundPorts).',
+  parsePorts,
+);
+export const EXCLUDE_OUTBOUND_PORTS_FLAG = value<PortSet>(
+  'exclude-outbound-ports',
+  'PORTS',
+  'Destination ports not redirected (istio 15020).',
+  parsePorts,
+);
+export const INCLUDE_OUTBOUND_GIDS_FLAG = value<IdSet>(
+  'include-outbound-gids',
+  'GIDS',
+  'Only these groups are captured outbound; `*` (default).',
+  parseIdSet,
+);
+export const EXCLUDE_OUTBOUND_GIDS_FLAG = value<number[]>(
+  'exclude-outbound-gids',
+  'GIDS',
+  'Groups whose outbound traffic is not captured.',
+  parseIds,
+);
+export const EXCLUDE_INTERFACES_FLAG = value<string[]>(
+  'exclude-interfaces',
+  'IFACES',
+  'Interfaces the mesh leaves alone.',
+  parseInterfaces,
+);
 export const TPROXY_FLAG = toggle('tproxy', 'Inbound capture is TPROXY (mangle) instead of REDIRECT.');
 export const DNS_CAPTURE_FLAG = toggle('dns-capture', 'DNS is captured (to every server, or only to `--dns-servers`).');
-export const DNS_SERVERS_FLAG = value<IpAddress[]>('dns-servers', 'ADDRS', 'With `--dns-capture`: only DNS to these server addresses is captured.', parseIps);
-export const DNS_PORT_FLAG = value<number>('dns-port', 'PORT', 'Port captured DNS goes to (istio 15053).', parsePortOrZero);
-export const INBOUND_TUNNEL_PORT_FLAG = value<number>('inbound-tunnel-port', 'PORT', 'Inbound tunnel port never redirected (istio 15008); 0 for none.', parsePortOrZero);
-export const HOST_LOOPBACK_CIDR_FLAG = value<Cidr>('host-loopback-cidr', 'CIDR', 'IPv4 host-loopback destinations never redirected (default 127.0.0.1/32).', parseLoopbackCidr);
-export const REROUTE_INTERFACES_FLAG = value<string[]>('reroute-interfaces', 'IFACES', 'Interfaces whose arriving TCP goes to the outbound port (Istio kubevirtInterfaces).', parseInterfaces);
-export const PROXY_LOOPBACK_INBOUND_FLAG = toggle('proxy-loopback-inbound', "The proxy uid's loopback TCP to the pod's address goes to the inbound port (istio default; `INTERLOCK_PROXY_LOOPBACK_INBOUND=false` turns it off).");
-export const DROP_INVALID_FLAG = toggle('drop-invalid', 'Packets in conntrack state INVALID are dropped (Istio INVALID_DROP).');
+export const DNS_SERVERS_FLAG = value<IpAddress[]>(
+  'dns-servers',
+  'ADDRS',
+  'With `--dns-capture`: only DNS to these server addresses is captured.',
+  parseIps,
+);
+export const DNS_PORT_FLAG = value<number>(
+  'dns-port',
+  'PORT',
+  'Port captured DNS goes to (istio 15053).',
+  parsePortOrZero,
+);
+export const INBOUND_TUNNEL_PORT_FLAG = value<number>(
+  'inbound-tunnel-port',
+  'PORT',
+  'Inbound tunnel port never redirected (istio 15008); 0 for none.',
+  parsePortOrZero,
+);
+export const HOST_LOOPBACK_CIDR_FLAG = value<Cidr>(
+  'host-loopback-cidr',
+  'CIDR',
+  'IPv4 host-loopback destinations never redirected (default 127.0.0.1/32).',
+  parseLoopbackCidr,
+);
+export const REROUTE_INTERFACES_FLAG = value<string[]>(
+  'reroute-interfaces',
+  'IFACES',
+  'Interfaces whose arriving TCP goes to the outbound port (Istio kubevirtInterfaces).',
+  parseInterfaces,
+);
+export const PROXY_LOOPBACK_INBOUND_FLAG = toggle(
+  'proxy-loopback-inbound',
+  "The proxy uid's loopback TCP to the pod's address goes to the inbound port (istio default; `INTERLOCK_PROXY_LOOPBACK_INBOUND=false` turns it off).",
+);
+export const DROP_INVALID_FLAG = toggle(
+  'drop-invalid',
+  'Packets in conntrack state INVALID are dropped (Istio INVALID_DROP).',
+);
 
 export const INTERCEPTION_FLAGS: readonly FlagDef[] = [
-  MESH_FLAG, INBOUND_PORT_FLAG, OUTBOUND_PORT_FLAG, PROXY_UID_FLAG, PROXY_GID_FLAG, INCLUDE_INBOUND_PORTS_FLAG,
-  EXCLUDE_INBOUND_PORTS_FLAG, EXCLUDE_INBOUND_CIDRS_FLAG, INCLUDE_OUTBOUND_CIDRS_FLAG, EXCLUDE_OUTBOUND_CIDRS_FLAG,
-  INCLUDE_OUTBOUND_PORTS_FLAG, EXCLUDE_OUTBOUND_PORTS_FLAG, INCLUDE_OUTBOUND_GIDS_FLAG, EXCLUDE_OUTBOUND_GIDS_FLAG,
-  EXCLUDE_INTERFACES_FLAG, TPROXY_FLAG, DNS_CAPTURE_FLAG, DNS_SERVERS_FLAG, DNS_PORT_FLAG, INBOUND_TUNNEL_PORT_FLAG,
-  HOST_LOOPBACK_CIDR_FLAG, REROUTE_INTERFACES_FLAG, PROXY_LOOPBACK_INBOUND_FLAG, DROP_INVALID_FLAG,
+  MESH_FLAG,
+  INBOUND_PORT_FLAG,
+  OUTBOUND_PORT_FLAG,
+  PROXY_UID_FLAG,
+  PROXY_GID_FLAG,
+  INCLUDE_INBOUND_PORTS_FLAG,
+  EXCLUDE_INBOUND_PORTS_FLAG,
+  EXCLUDE_INBOUND_CIDRS_FLAG,
+  INCLUDE_OUTBOUND_CIDRS_FLAG,
+  EXCLUDE_OUTBOUND_CIDRS_FLAG,
+  INCLUDE_OUTBOUND_PORTS_FLAG,
+  EXCLUDE_OUTBOUND_PORTS_FLAG,
+  INCLUDE_OUTBOUND_GIDS_FLAG,
+  EXCLUDE_OUTBOUND_GIDS_FLAG,
+  EXCLUDE_INTERFACES_FLAG,
+  TPROXY_FLAG,
+  DNS_CAPTURE_FLAG,
+  DNS_SERVERS_FLAG,
+  DNS_PORT_FLAG,
+  INBOUND_TUNNEL_PORT_FLAG,
+  HOST_LOOPBACK_CIDR_FLAG,
+  REROUTE_INTERFACES_FLAG,
+  PROXY_LOOPBACK_INBOUND_FLAG,
+  DROP_INVALID_FLAG,
 ] as readonly FlagDef[];

@@ -145,4 +145,3 @@ function parsedPorts(text: string): PortSet {
   if (!parsed.ok) throw new Error(`preset port list ${text}: ${parsed.problem}`);
   return parsed.value;
 }
-

@@ -10,7 +10,9 @@ const strictParseArgs = parseArgs;
 
 type Env = Readonly<Record<string, string | undefined>>;
 type Token = ReturnType<typeof parseArgs>['tokens'] extends (infer T)[] | undefined ? T : never;
-interface Given { readonly texts: string[] }
+interface Given {
+  readonly texts: string[];
+}
 
 /**
  * The one command-line reader of every command: argv through node:util's strict `parseArgs`
@@ -18,14 +20,20 @@ interface Given { readonly texts: string[] }
  * errors), then each flag's environment variable where argv is silent, then its default. A
  * single-value flag given twice is an error: the last of two values must never win silently.
  */
-export function parseCommandLine(command: CommandName, argv: readonly string[], env: Env, flags: readonly FlagDef[]): ConfigResult<ParsedFlags> {
+export function parseCommandLine(
+  command: CommandName,
+  argv: readonly string[],
+  env: Env,
+  flags: readonly FlagDef[],
+): ConfigResult<ParsedFlags> {
   const applicable = flags.filter((flag) => flag.commands.includes(command));
   const tokens = strictTokens(command, argv, applicable);
   if (!tokens.ok) return tokens;
   const given = new Map<string, Given>();
   for (const token of tokens.value) {
     // A `--` with nothing after it: parseArgs takes it as the end of flags; we take no arguments.
-    if (token.kind === 'option-terminator') return configInvalid('argument', '--', `unexpected argument (interlock ${command} takes flags only)`);
+    if (token.kind === 'option-terminator')
+      return configInvalid('argument', '--', `unexpected argument (interlock ${command} takes flags only)`);
     if (token.kind !== 'option') continue;
     const entry = given.get(token.name) ?? { texts: [] };
     entry.texts.push(token.value ?? '');
@@ -49,7 +57,8 @@ function readFlag(flag: FlagDef, given: Given | undefined, env: Env): FlagRead {
   const source = `--${flag.name}`;
   if (given && flag.kind === 'switch') return ok({ value: true, source });
   if (given) {
-    if (given.texts.length > 1 && !flag.repeatable) return configInvalid(source, given.texts[1] ?? '', `given ${given.texts.length} times; give it once`);
+    if (given.texts.length > 1 && !flag.repeatable)
+      return configInvalid(source, given.texts[1] ?? '', `given ${given.texts.length} times; give it once`);
     const parsed: unknown[] = [];
     for (const text of given.texts) {
       const value = flag.parse(text);
@@ -68,9 +77,20 @@ function readFlag(flag: FlagDef, given: Given | undefined, env: Env): FlagRead {
 }
 
 function strictTokens(command: CommandName, argv: readonly string[], flags: readonly FlagDef[]): ConfigResult<Token[]> {
-  const options = Object.fromEntries(flags.map((flag) => [flag.name, { type: flag.kind === 'switch' ? 'boolean' as const : 'string' as const, multiple: true }]));
+  const options = Object.fromEntries(
+    flags.map((flag) => [
+      flag.name,
+      { type: flag.kind === 'switch' ? ('boolean' as const) : ('string' as const), multiple: true },
+    ]),
+  );
   try {
-    const { tokens } = strictParseArgs({ args: [...argv], options, strict: true, allowPositionals: false, tokens: true });
+    const { tokens } = strictParseArgs({
+      args: [...argv],
+      options,
+      strict: true,
+      allowPositionals: false,
+      tokens: true,
+    });
     return ok(tokens);
   } catch (error) {
     return describeArgvError(command, argv, flags, error);
@@ -81,21 +101,38 @@ function strictTokens(command: CommandName, argv: readonly string[], flags: read
  * parseArgs' own messages repeat the offending text verbatim; this says the same in our words,
  * with the text truncated and escaped.
  */
-function describeArgvError(command: CommandName, argv: readonly string[], flags: readonly FlagDef[], error: unknown): ConfigResult<never> {
+function describeArgvError(
+  command: CommandName,
+  argv: readonly string[],
+  flags: readonly FlagDef[],
+  error: unknown,
+): ConfigResult<never> {
   const byName = new Map(flags.map((flag) => [flag.name, flag]));
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? '';
-    if (arg === '--' || !arg.startsWith('-') || arg === '-') return configInvalid('argument', arg === '--' ? (argv[index + 1] ?? '') : arg, `unexpected argument (interlock ${command} takes flags only)`);
+    if (arg === '--' || !arg.startsWith('-') || arg === '-')
+      return configInvalid(
+        'argument',
+        arg === '--' ? (argv[index + 1] ?? '') : arg,
+        `unexpected argument (interlock ${command} takes flags only)`,
+      );
     const equals = arg.indexOf('=');
     const name = arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : arg;
     const flag = arg.startsWith('--') ? byName.get(name) : undefined;
     // Named as typed: `---mesh` is not `--mesh`, and saying so would send the operator in circles.
-    if (!flag) return configInvalid(echoValue(equals < 0 ? arg : arg.slice(0, equals)), '', `unknown flag for interlock ${command} (see --help)`);
-    if (flag.kind === 'switch' && equals >= 0) return configInvalid(`--${name}`, arg.slice(equals + 1), 'is a switch and takes no value');
+    if (!flag)
+      return configInvalid(
+        echoValue(equals < 0 ? arg : arg.slice(0, equals)),
+        '',
+        `unknown flag for interlock ${command} (see --help)`,
+      );
+    if (flag.kind === 'switch' && equals >= 0)
+      return configInvalid(`--${name}`, arg.slice(equals + 1), 'is a switch and takes no value');
     if (flag.kind === 'switch' || equals >= 0) continue;
     const next = argv[index + 1];
     if (next === undefined) return configInvalid(`--${name}`, '', 'needs a value');
-    if (next.startsWith('-') && next !== '-') return configInvalid(`--${name}`, next, `needs a value; a value starting with "-" is written --${name}=VALUE`);
+    if (next.startsWith('-') && next !== '-')
+      return configInvalid(`--${name}`, next, `needs a value; a value starting with "-" is written --${name}=VALUE`);
     index++;
   }
   return configInvalid('argv', error instanceof Error ? error.message : String(error), 'not understood');

@@ -40,29 +40,109 @@ export interface ValidateConfig {
 const VALIDATE: readonly CommandName[] = ['validate'];
 const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
 
-function value<T>(name: string, placeholder: string, help: string, parse: FlagDef<T>['parse'], extra: Partial<FlagDef<T>> = {}): FlagDef<T> {
+function value<T>(
+  name: string,
+  placeholder: string,
+  help: string,
+  parse: FlagDef<T>['parse'],
+  extra: Partial<FlagDef<T>> = {},
+): FlagDef<T> {
   return { name, kind: 'value', env: envOf(name), placeholder, help, commands: VALIDATE, parse, ...extra };
 }
 
-export const FAMILY_FLAG = value<FamilyMode>('family', 'auto|ipv4|ipv6|dual', 'Families to prove (validate) or check (explain): auto = every family the pod has (explain: the rules cover); dual = both.', oneOf(['auto', 'ipv4', 'ipv6', 'dual']), { default: 'auto', commands: SPEC_COMMANDS });
-const TIMEOUT_FLAG = value<number>('timeout', 'DURATION', 'Deadline for everything, `10s`, `500ms`, `1m` (default 10s, 100ms to 1h).', parseDuration(100, 3_600_000, '100ms to 1h'), { default: 10_000 });
-export const FAILURE_EXIT_CODE_FLAG = value<number>('failure-exit-code', 'CODE', 'Exit code of a failed validation (linkerd 95, istio 126, generic 97); never a reserved code.', parseFailureExitCode, { commands: ['validate', 'explain', 'node'] });
-export const TERMINATION_LOG_FLAG = value<string>('termination-log', 'PATH', 'Where the termination message goes (default `/dev/termination-log`); a regular file, never through a symlink.', parsePath, { default: '/dev/termination-log' });
-const LOG_FORMAT_FLAG = value<LogFormat>('log-format', 'json|plain', 'Log format (default json).', oneOf(['json', 'plain']), { default: 'json' });
-export const LOG_LEVEL_FLAG = value<LogLevel>('log-level', 'LEVEL', 'trace, debug, info (default), warn, error, fatal, silent.', oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']), { default: 'info', commands: ['validate', 'node'] });
-const PROBE_ADDRESS_FLAG = value('probe-address', 'ADDR[,ADDR]', 'Probe destination, one per family (default: chosen from the routes).', parseAddressPerFamily);
-const PROBE_ADDRESS_HINT_FLAG = value('probe-address-hint', 'ADDR[,ADDR]', "Preferred probe destination, one per family, used when routed and captured (Linkerd's `--connect-addr`).", parseAddressPerFamily);
-const PROBE_PORT_FLAG = value<number>('probe-port', 'PORT', 'Probe destination port (default 20001, or an included port).', parsePort);
-const RULES_FLAG = value<RulesMode>('rules', 'auto|required|off', 'Inspect the NAT rules when capable (default), always, or never.', oneOf(['auto', 'required', 'off']), { default: 'auto' });
+export const FAMILY_FLAG = value<FamilyMode>(
+  'family',
+  'auto|ipv4|ipv6|dual',
+  'Families to prove (validate) or check (explain): auto = every family the pod has (explain: the rules cover); dual = both.',
+  oneOf(['auto', 'ipv4', 'ipv6', 'dual']),
+  { default: 'auto', commands: SPEC_COMMANDS },
+);
+const TIMEOUT_FLAG = value<number>(
+  'timeout',
+  'DURATION',
+  'Deadline for everything, `10s`, `500ms`, `1m` (default 10s, 100ms to 1h).',
+  parseDuration(100, 3_600_000, '100ms to 1h'),
+  { default: 10_000 },
+);
+export const FAILURE_EXIT_CODE_FLAG = value<number>(
+  'failure-exit-code',
+  'CODE',
+  'Exit code of a failed validation (linkerd 95, istio 126, generic 97); never a reserved code.',
+  parseFailureExitCode,
+  { commands: ['validate', 'explain', 'node'] },
+);
+export const TERMINATION_LOG_FLAG = value<string>(
+  'termination-log',
+  'PATH',
+  'Where the termination message goes (default `/dev/termination-log`); a regular file, never through a symlink.',
+  parsePath,
+  { default: '/dev/termination-log' },
+);
+const LOG_FORMAT_FLAG = value<LogFormat>(
+  'log-format',
+  'json|plain',
+  'Log format (default json).',
+  oneOf(['json', 'plain']),
+  { default: 'json' },
+);
+export const LOG_LEVEL_FLAG = value<LogLevel>(
+  'log-level',
+  'LEVEL',
+  'trace, debug, info (default), warn, error, fatal, silent.',
+  oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
+  { default: 'info', commands: ['validate', 'node'] },
+);
+const PROBE_ADDRESS_FLAG = value(
+  'probe-address',
+  'ADDR[,ADDR]',
+  'Probe destination, one per family (default: chosen from the routes).',
+  parseAddressPerFamily,
+);
+const PROBE_ADDRESS_HINT_FLAG = value(
+  'probe-address-hint',
+  'ADDR[,ADDR]',
+  "Preferred probe destination, one per family, used when routed and captured (Linkerd's `--connect-addr`).",
+  parseAddressPerFamily,
+);
+const PROBE_PORT_FLAG = value<number>(
+  'probe-port',
+  'PORT',
+  'Probe destination port (default 20001, or an included port).',
+  parsePort,
+);
+const RULES_FLAG = value<RulesMode>(
+  'rules',
+  'auto|required|off',
+  'Inspect the NAT rules when capable (default), always, or never.',
+  oneOf(['auto', 'required', 'off']),
+  { default: 'auto' },
+);
 
 export const REPORT_EVENT_FLAG: FlagDef<boolean> = {
-  name: 'report-event', kind: 'switch', env: envOf('report-event'), commands: ['validate', 'manifest', 'inject'], parse: parseBoolean, default: false,
+  name: 'report-event',
+  kind: 'switch',
+  env: envOf('report-event'),
+  commands: ['validate', 'manifest', 'inject'],
+  parse: parseBoolean,
+  default: false,
   help: 'validate: on failure, post a Warning Event on the pod (POD_NAME, POD_NAMESPACE, POD_UID; at most 1 s; never changes the verdict); manifest/inject: turn it on and add its RBAC. See docs/operator.md.',
 };
 
 export const VALIDATE_FLAGS: readonly FlagDef[] = [
-  ...INTERCEPTION_FLAGS, FAMILY_FLAG, TIMEOUT_FLAG, FAILURE_EXIT_CODE_FLAG, TERMINATION_LOG_FLAG, LOG_FORMAT_FLAG, LOG_LEVEL_FLAG,
-  PROBE_ADDRESS_FLAG, PROBE_ADDRESS_HINT_FLAG, PROBE_PORT_FLAG, RULES_FLAG, REPORT_EVENT_FLAG, HELP_FLAG, VERSION_FLAG,
+  ...INTERCEPTION_FLAGS,
+  FAMILY_FLAG,
+  TIMEOUT_FLAG,
+  FAILURE_EXIT_CODE_FLAG,
+  TERMINATION_LOG_FLAG,
+  LOG_FORMAT_FLAG,
+  LOG_LEVEL_FLAG,
+  PROBE_ADDRESS_FLAG,
+  PROBE_ADDRESS_HINT_FLAG,
+  PROBE_PORT_FLAG,
+  RULES_FLAG,
+  REPORT_EVENT_FLAG,
+  HELP_FLAG,
+  VERSION_FLAG,
 ] as readonly FlagDef[];
 
 /** The validate configuration from a parsed command line: the preset, then every flag given. */

@@ -75,7 +75,8 @@ function meets(outcome: Outcome, expected: Expected): boolean {
 function violating(region: Region, outcome: Outcome, expected: Expected): Region[] {
   if (meets(outcome, expected)) return [];
   // REDIRECT without a port keeps each packet's own port: right exactly where that is the port.
-  if (expected.kind === 'redirect' && outcome.kind === 'redirect' && outcome.port === undefined) return subtract(region, { dport: portList([expected.port]) });
+  if (expected.kind === 'redirect' && outcome.kind === 'redirect' && outcome.port === undefined)
+    return subtract(region, { dport: portList([expected.port]) });
   return [region];
 }
 
@@ -93,7 +94,13 @@ interface Group {
 
 function groupKey(reason: FindingReason, expectation: Expectation, piece: Piece): string {
   const at = piece.decidedBy;
-  return [reason, expectation.id, describeOutcome(piece.outcome), at ? `${at.backend}/${at.family}/${at.table}/${at.chain}/${at.position}` : '-', piece.assumed.map((a) => a.text).join('|')].join('\n');
+  return [
+    reason,
+    expectation.id,
+    describeOutcome(piece.outcome),
+    at ? `${at.backend}/${at.family}/${at.table}/${at.chain}/${at.position}` : '-',
+    piece.assumed.map((a) => a.text).join('|'),
+  ].join('\n');
 }
 
 /** Everything the check remembers while pieces stream past; its size is bounded whatever the rules. */
@@ -115,7 +122,8 @@ function noteOutcome(tally: Tally, expectation: Expectation, piece: Piece): void
   tally.seen.set(expectation, outcomes);
   if (outcomes.length >= MAX_OUTCOMES_SEEN) return;
   const text = describeOutcome(piece.outcome);
-  if (!outcomes.some((o) => o.decidedBy === piece.decidedBy && describeOutcome(o.outcome) === text)) outcomes.push({ outcome: piece.outcome, decidedBy: piece.decidedBy });
+  if (!outcomes.some((o) => o.decidedBy === piece.decidedBy && describeOutcome(o.outcome) === text))
+    outcomes.push({ outcome: piece.outcome, decidedBy: piece.decidedBy });
 }
 
 function groupsOf(tally: Tally, reason: FindingReason): number {
@@ -124,8 +132,15 @@ function groupsOf(tally: Tally, reason: FindingReason): number {
   return count;
 }
 
-function addWrong(tally: Tally, space: Pick<TracedSpace, 'scope'>, expectation: Expectation, piece: Piece, wrong: readonly Region[]): void {
-  const reason: FindingReason = piece.outcome.kind === 'unknown' || piece.assumed.length > 0 ? 'RulesUnknownMatch' : 'RulesMismatch';
+function addWrong(
+  tally: Tally,
+  space: Pick<TracedSpace, 'scope'>,
+  expectation: Expectation,
+  piece: Piece,
+  wrong: readonly Region[],
+): void {
+  const reason: FindingReason =
+    piece.outcome.kind === 'unknown' || piece.assumed.length > 0 ? 'RulesUnknownMatch' : 'RulesMismatch';
   const key = groupKey(reason, expectation, piece);
   tally.failing.add(expectation);
   let group = tally.groups.get(key);
@@ -158,7 +173,12 @@ interface Compiled {
 }
 
 /** Compares one piece with every expectation region it overlaps. */
-function comparePiece(tally: Tally, space: Pick<TracedSpace, 'scope'>, compiled: readonly Compiled[], piece: Piece): void {
+function comparePiece(
+  tally: Tally,
+  space: Pick<TracedSpace, 'scope'>,
+  compiled: readonly Compiled[],
+  piece: Piece,
+): void {
   for (const { expectation, constraints } of compiled) {
     // Most pieces meet one expectation and get what it expects: intersections are built only
     // for a piece whose outcome is wrong, to name the packets at fault.
@@ -208,7 +228,10 @@ export class SpaceChecker {
   space(scope: RegionScope, expectations: readonly Expectation[], traced: Region): (piece: Piece) => void {
     const space = { scope, expectations };
     this.spaces.push(space);
-    const compiled = expectations.map((expectation) => ({ expectation, constraints: expectation.regions.map((region) => narrowing(region, traced)) }));
+    const compiled = expectations.map((expectation) => ({
+      expectation,
+      constraints: expectation.regions.map((region) => narrowing(region, traced)),
+    }));
     return (piece) => comparePiece(this.tally, space, compiled, piece);
   }
 
@@ -223,11 +246,23 @@ function resultOf(tally: Tally, spaces: ReadonlyArray<Pick<TracedSpace, 'scope' 
   const unknowns = findings.filter((finding) => finding.reason !== 'RulesMismatch');
   const failing = tally.failing;
   const answers = spaces.flatMap((space) =>
-    space.expectations.map((expectation) => ({ expectation, scope: space.scope, holds: !failing.has(expectation), outcomes: tally.seen.get(expectation) ?? [] })),
+    space.expectations.map((expectation) => ({
+      expectation,
+      scope: space.scope,
+      holds: !failing.has(expectation),
+      outcomes: tally.seen.get(expectation) ?? [],
+    })),
   );
   const checked = answers.filter((answer) => answer.expectation.expected !== undefined).length;
   const omitted = (tally.omitted.get('RulesMismatch')?.size ?? 0) + (tally.omitted.get('RulesUnknownMatch')?.size ?? 0);
   // The status counts omitted findings too: what was not kept still fails the check.
-  const status = checked === 0 ? 'unknown' : mismatches.length > 0 || tally.omitted.has('RulesMismatch') ? 'failed' : unknowns.length > 0 ? 'unknown' : 'passed';
+  const status =
+    checked === 0
+      ? 'unknown'
+      : mismatches.length > 0 || tally.omitted.has('RulesMismatch')
+        ? 'failed'
+        : unknowns.length > 0
+          ? 'unknown'
+          : 'passed';
   return { status, answers, findings: [...mismatches, ...unknowns], omittedFindings: omitted };
 }

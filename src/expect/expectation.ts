@@ -53,6 +53,8 @@ export class ExpectationList {
   /** Everything not yet claimed goes to the last expectation. */
   done(id: string, because: string, expected: Expected | undefined): Expectation[] {
     this.claim(id, because, {}, expected);
-    return this.list.filter((expectation) => expectation.regions.length > 0).map((expectation) => ({ ...expectation, regions: coalesce(expectation.regions) }));
+    return this.list
+      .filter((expectation) => expectation.regions.length > 0)
+      .map((expectation) => ({ ...expectation, regions: coalesce(expectation.regions) }));
   }
 }

@@ -30,7 +30,8 @@ export interface Finding {
 export function describeRule(at: Provenance | undefined): string {
   if (!at) return 'no rule (no chain is hooked there)';
   const family = at.family === 'ipv4' ? 'ip' : at.family === 'ipv6' ? 'ip6' : 'inet';
-  const place = at.position > 0 ? `rule ${at.position} of ${at.table} ${at.chain}` : `the policy of ${at.table} ${at.chain}`;
+  const place =
+    at.position > 0 ? `rule ${at.position} of ${at.table} ${at.chain}` : `the policy of ${at.table} ${at.chain}`;
   return `${place} (${at.backend}, ${family}): \`${at.text}\``;
 }
 
@@ -49,8 +50,11 @@ export function findingMessage(finding: Omit<Finding, 'message'>): string {
   const { expectation, actual } = finding;
   const expected = expectation.expected ? describeExpected(expectation.expected) : 'anything';
   if (finding.reason === 'RulesUnknownMatch') {
-    const why = actual.kind === 'unknown' ? actual.why : `it is ${describeOutcome(actual)} only if ${finding.assumed.map((at) => `\`${at.text}\``).join(' and ')} match(es) as assumed`;
-    const rule = actual.kind === 'unknown' ? actual.rule ?? finding.decidedBy : finding.assumed[0];
+    const why =
+      actual.kind === 'unknown'
+        ? actual.why
+        : `it is ${describeOutcome(actual)} only if ${finding.assumed.map((at) => `\`${at.text}\``).join(' and ')} match(es) as assumed`;
+    const rule = actual.kind === 'unknown' ? (actual.rule ?? finding.decidedBy) : finding.assumed[0];
     // An unknown without a rule (the work limit) was not decided by a missing chain: name none.
     const at = rule ? `, at ${describeRule(rule)}` : '';
     return `${regionsText(finding)}: cannot tell where it ends up, ${why}${at}; expected ${expected} (${expectation.because})`;

@@ -26,7 +26,7 @@ function cidrBlocks(set: IntervalSet, family: Family): Array<readonly [bigint, n
   const bits = FAMILY_BITS[family];
   const out: Array<readonly [bigint, number]> = [];
   for (const [from, to] of set) {
-    for (let start = from; start <= to; ) {
+    for (let start = from; start <= to;) {
       const aligned = start === 0n ? bits : bitLength(start & -start) - 1;
       const size = Math.min(aligned, bitLength(to - start + 1n) - 1, bits);
       out.push([start, bits - size]);
@@ -70,7 +70,8 @@ function bitNames(names: readonly string[], set: number): string[] {
 
 /** The region as data, one list of terms per field, for JSON reports and golden files. */
 export function regionJson(region: Region, scope: RegionScope): Record<string, readonly string[]> {
-  const owner: Record<string, readonly string[]> = scope.hook === 'output' ? { uid: rangesOf(region.uid), gid: rangesOf(region.gid) } : {};
+  const owner: Record<string, readonly string[]> =
+    scope.hook === 'output' ? { uid: rangesOf(region.uid), gid: rangesOf(region.gid) } : {};
   return {
     protocols: bitNames(PROTOCOLS, region.protocols),
     saddr: cidrsOf(region.saddr, scope.family),
@@ -90,7 +91,13 @@ function marksText(set: MarkSet): string[] {
 }
 
 /** "any X", "any X but A", or "A, B": whichever is shorter. */
-function choose(set: IntervalSet, full: IntervalSet, terms: (s: IntervalSet) => Terms, noun: string, plural: string): string {
+function choose(
+  set: IntervalSet,
+  full: IntervalSet,
+  terms: (s: IntervalSet) => Terms,
+  noun: string,
+  plural: string,
+): string {
   if (sameSets(set, full)) return `any ${noun}`;
   const inside = terms(set);
   const outside = terms(subtractSets(full, set));
@@ -110,19 +117,25 @@ function interfacesText(region: Region, scope: RegionScope): string | undefined 
   const inside = atomLabels(scope.atoms, region.iface);
   const outside = atomLabels(scope.atoms, scope.atoms.all & ~region.iface);
   const preposition = scope.hook === 'output' ? 'via' : 'on';
-  return outside.length <= inside.length ? `${preposition} any interface but ${outside.join(', ')}` : `${preposition} ${inside.join(', ')}`;
+  return outside.length <= inside.length
+    ? `${preposition} any interface but ${outside.join(', ')}`
+    : `${preposition} ${inside.join(', ')}`;
 }
 
 /** Fields most regions leave whole: named only when they are not. */
 function extras(region: Region, scope: RegionScope): string[] {
   const out: string[] = [];
-  if (scope.hook === 'output' && !sameSets(region.gid, ALL_IDS)) out.push(choose(region.gid, ALL_IDS, rangeTerms, 'gid', 'gids'));
+  if (scope.hook === 'output' && !sameSets(region.gid, ALL_IDS))
+    out.push(choose(region.gid, ALL_IDS, rangeTerms, 'gid', 'gids'));
   const iface = interfacesText(region, scope);
   if (iface) out.push(iface);
-  if (scope.hook === 'output' && !sameSets(region.saddr, allAddresses(scope.family))) out.push(`from source ${addresses(region.saddr, scope.family)}`);
-  if (!sameSets(region.sport, ALL_PORTS_SET)) out.push(`from ${choose(region.sport, ALL_PORTS_SET, rangeTerms, 'source port', 'source ports')}`);
+  if (scope.hook === 'output' && !sameSets(region.saddr, allAddresses(scope.family)))
+    out.push(`from source ${addresses(region.saddr, scope.family)}`);
+  if (!sameSets(region.sport, ALL_PORTS_SET))
+    out.push(`from ${choose(region.sport, ALL_PORTS_SET, rangeTerms, 'source port', 'source ports')}`);
   const marks = marksText(region.mark);
-  if (!(marks.length === 1 && marks[0] === 'any') && !(marks.length === 1 && marks[0] === '0x0')) out.push(`mark ${marks.join(' or ')}`);
+  if (!(marks.length === 1 && marks[0] === 'any') && !(marks.length === 1 && marks[0] === '0x0'))
+    out.push(`mark ${marks.join(' or ')}`);
   const states = bitNames(CT_STATES, region.ctstates);
   if (!(states.length === 1 && states[0] === 'new')) out.push(`conntrack ${states.join(', ').toUpperCase()}`);
   return out;
@@ -130,14 +143,27 @@ function extras(region: Region, scope: RegionScope): string[] {
 
 /** The region in words: "outbound TCP to 10.0.0.0/8, any port, from any uid but 2102, ...". */
 export function describeRegion(region: Region, scope: RegionScope): string {
-  const protocol = bitNames(PROTOCOLS, region.protocols).map((name) => name.toUpperCase()).join(' and ');
+  const protocol = bitNames(PROTOCOLS, region.protocols)
+    .map((name) => name.toUpperCase())
+    .join(' and ');
   const port = choose(region.dport, ALL_PORTS_SET, rangeTerms, 'port', 'ports');
   if (scope.hook === 'output') {
     const uid = choose(region.uid, ALL_IDS, rangeTerms, 'uid', 'uids');
-    return [`outbound ${protocol} to ${addresses(region.daddr, scope.family)}`, port, `from ${uid}`, ...extras(region, scope)].join(', ');
+    return [
+      `outbound ${protocol} to ${addresses(region.daddr, scope.family)}`,
+      port,
+      `from ${uid}`,
+      ...extras(region, scope),
+    ].join(', ');
   }
   const head = `inbound ${protocol} from ${addresses(region.saddr, scope.family)} to ${port}`;
-  const allButLoopback = scope.family === 'ipv4' ? subtractSets(allAddresses('ipv4'), [[0x7f000000n, 0x7fffffffn]]) : subtractSets(allAddresses('ipv6'), [[1n, 1n]]);
-  const destination = sameSets(region.daddr, allButLoopback) || sameSets(region.daddr, allAddresses(scope.family)) ? [] : [`for ${addresses(region.daddr, scope.family)}`];
+  const allButLoopback =
+    scope.family === 'ipv4'
+      ? subtractSets(allAddresses('ipv4'), [[0x7f000000n, 0x7fffffffn]])
+      : subtractSets(allAddresses('ipv6'), [[1n, 1n]]);
+  const destination =
+    sameSets(region.daddr, allButLoopback) || sameSets(region.daddr, allAddresses(scope.family))
+      ? []
+      : [`for ${addresses(region.daddr, scope.family)}`];
   return [head, ...destination, ...extras(region, scope)].join(', ');
 }

@@ -8,7 +8,9 @@ import { ALL_IDS, ALL_PORTS_SET, allAddresses, cidrSpan, portSetSpan } from '../
 
 /** The configuration's lists as field sets of one family. */
 export function cidrSet(cidrs: readonly Cidr[], family: Family): IntervalSet {
-  return cidrs.filter((cidr) => cidr.family === family).reduce<IntervalSet>((set, cidr) => unionSets(set, cidrSpan(cidr.base, cidr.prefix, family)), EMPTY_SET);
+  return cidrs
+    .filter((cidr) => cidr.family === family)
+    .reduce<IntervalSet>((set, cidr) => unionSets(set, cidrSpan(cidr.base, cidr.prefix, family)), EMPTY_SET);
 }
 
 export function includedSet(included: CidrSet, family: Family): IntervalSet {
@@ -16,7 +18,9 @@ export function includedSet(included: CidrSet, family: Family): IntervalSet {
 }
 
 export function addressSet(addresses: readonly IpAddress[], family: Family): IntervalSet {
-  return addresses.filter((address) => address.family === family).reduce<IntervalSet>((set, address) => unionSets(set, span(address.value, address.value)), EMPTY_SET);
+  return addresses
+    .filter((address) => address.family === family)
+    .reduce<IntervalSet>((set, address) => unionSets(set, span(address.value, address.value)), EMPTY_SET);
 }
 
 export function notAddresses(set: IntervalSet, family: Family): IntervalSet {
@@ -32,7 +36,9 @@ export function notPorts(set: IntervalSet): IntervalSet {
 }
 
 export function portList(list: readonly number[]): IntervalSet {
-  return list.filter((port) => port > 0).reduce<IntervalSet>((set, port) => unionSets(set, span(BigInt(port), BigInt(port))), EMPTY_SET);
+  return list
+    .filter((port) => port > 0)
+    .reduce<IntervalSet>((set, port) => unionSets(set, span(BigInt(port), BigInt(port))), EMPTY_SET);
 }
 
 export function ids(list: readonly number[]): IntervalSet {

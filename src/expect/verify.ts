@@ -39,30 +39,60 @@ function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceHook, at
 }
 
 /** Every expectation of the configuration, checked over the whole packet space of each family. */
-export function verifyRuleset(ruleset: Ruleset, spec: InterceptionSpec, families: readonly Family[], limit: number = ANALYSIS_BUDGET): CheckResult {
-  const atoms = buildInterfaceAtoms([...interfacePatterns(ruleset), ...spec.excludeInterfaces, ...spec.rerouteInterfaces]);
+export function verifyRuleset(
+  ruleset: Ruleset,
+  spec: InterceptionSpec,
+  families: readonly Family[],
+  limit: number = ANALYSIS_BUDGET,
+): CheckResult {
+  const atoms = buildInterfaceAtoms([
+    ...interfacePatterns(ruleset),
+    ...spec.excludeInterfaces,
+    ...spec.rerouteInterfaces,
+  ]);
   const budget = budgetOf(limit);
   const checker = new SpaceChecker();
   for (const family of families) {
     for (const hook of ['output', 'prerouting'] as const) {
       const space = packetSpace(spec, family, hook, atoms);
-      const expectations = hook === 'output' ? outboundExpectations(spec, family, atoms, space) : inboundExpectations(spec, family, atoms, space);
+      const expectations =
+        hook === 'output'
+          ? outboundExpectations(spec, family, atoms, space)
+          : inboundExpectations(spec, family, atoms, space);
       // Pieces are checked as they are made and then dropped: memory stays flat however many there are.
-      traceRegionInto(ruleset, { family, hook, atoms }, space, budget, checker.space({ family, hook, atoms }, expectations, space));
+      traceRegionInto(
+        ruleset,
+        { family, hook, atoms },
+        space,
+        budget,
+        checker.space({ family, hook, atoms }, expectations, space),
+      );
     }
   }
   return checker.result();
 }
 
 /** Each family and hook's space traced through the rules, beside its expectations (every piece kept: for tests and small rulesets). */
-export function traceSpaces(ruleset: Ruleset, spec: InterceptionSpec, families: readonly Family[], limit: number = ANALYSIS_BUDGET): TracedSpace[] {
-  const atoms = buildInterfaceAtoms([...interfacePatterns(ruleset), ...spec.excludeInterfaces, ...spec.rerouteInterfaces]);
+export function traceSpaces(
+  ruleset: Ruleset,
+  spec: InterceptionSpec,
+  families: readonly Family[],
+  limit: number = ANALYSIS_BUDGET,
+): TracedSpace[] {
+  const atoms = buildInterfaceAtoms([
+    ...interfacePatterns(ruleset),
+    ...spec.excludeInterfaces,
+    ...spec.rerouteInterfaces,
+  ]);
   const budget = budgetOf(limit);
   const spaces: TracedSpace[] = [];
   for (const family of families) {
     for (const hook of ['output', 'prerouting'] as const) {
       const space = packetSpace(spec, family, hook, atoms);
-      const expectations = hook === 'output' ? outboundExpectations(spec, family, atoms, space) : inboundExpectations(spec, family, atoms, space);
+      const expectations =
+        hook === 'output'
+          ? outboundExpectations(spec, family, atoms, space)
+          : inboundExpectations(spec, family, atoms, space);
       const pieces = traceRegion(ruleset, { family, hook, atoms }, space, budget);
       spaces.push({ scope: { family, hook, atoms }, pieces, expectations, space });
     }

@@ -9,7 +9,11 @@ export interface EventRbacOptions {
 }
 
 export function eventRbacDocuments(options: EventRbacOptions): Array<Record<string, unknown>> {
-  const metadata = (name: string) => ({ name, namespace: options.namespace, labels: { 'app.kubernetes.io/name': 'interlock' } });
+  const metadata = (name: string) => ({
+    name,
+    namespace: options.namespace,
+    labels: { 'app.kubernetes.io/name': 'interlock' },
+  });
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(options.serviceAccount) },
     {

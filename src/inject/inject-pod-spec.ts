@@ -24,26 +24,48 @@ const MESH_OF_NAME: Readonly<Record<string, Mesh>> = {
 };
 const VALIDATOR_NAMES = new Set(MESHES.map((mesh) => PRESETS[mesh].validatorContainer));
 /** Flags Interlock manages itself; everything else in an existing validator's args is kept. */
-const MANAGED = new Map([['--mesh', 1], ['--rules', 1], ['--report-event', 0]]);
+const MANAGED = new Map([
+  ['--mesh', 1],
+  ['--rules', 1],
+  ['--report-event', 0],
+]);
 
 /** Injects the validator into one pod spec, in place; returns a note when something is worth saying. */
-export function injectPodSpec(doc: Document, template: PodTemplate, options: InjectOptions): Result<string | undefined, 'ManifestUnparseable' | 'ConfigInvalid'> {
+export function injectPodSpec(
+  doc: Document,
+  template: PodTemplate,
+  options: InjectOptions,
+): Result<string | undefined, 'ManifestUnparseable' | 'ConfigInvalid'> {
   const { spec, label } = template;
   const inits = initContainers(doc, spec);
   const names = [...containerNames(inits), ...containerNames(spec.get('containers'))];
   const index = inits.items.findIndex((item) => isMap(item) && VALIDATOR_NAMES.has(String(item.get('name'))));
   const existing = index >= 0 ? (inits.items[index] as YAMLMap) : undefined;
   const existingName = existing ? String(existing.get('name')) : undefined;
-  const mesh = options.mesh ?? MESH_OF_NAME[existingName ?? ''] ?? names.map((name) => MESH_OF_NAME[name]).find(Boolean) ?? meshOfMetadata(template.metadata);
+  const mesh =
+    options.mesh ??
+    MESH_OF_NAME[existingName ?? ''] ??
+    names.map((name) => MESH_OF_NAME[name]).find(Boolean) ??
+    meshOfMetadata(template.metadata);
   // The generic preset needs the proxy's ports, which a pod template does not say: guessing would ship a broken validator.
-  if (!mesh) return fail('ConfigInvalid', `${label}: cannot tell which mesh injects this pod (no validator, proxy container or mesh annotation); give --mesh linkerd|istio|generic`);
+  if (!mesh)
+    return fail(
+      'ConfigInvalid',
+      `${label}: cannot tell which mesh injects this pod (no validator, proxy container or mesh annotation); give --mesh linkerd|istio|generic`,
+    );
   if (existing) {
     const extra = equivalentArgs(existing, label);
     if (!extra.ok) return extra;
     updateExisting(doc, existing, mesh, extra.value, { ...options, extraArgs: [] });
   } else {
-    if (mesh === 'generic' && !(options.extraArgs?.includes('--inbound-port') && options.extraArgs.includes('--outbound-port'))) {
-      return fail('ConfigInvalid', `${label}: --mesh generic needs --inbound-port and --outbound-port (the proxy's redirect ports)`);
+    if (
+      mesh === 'generic' &&
+      !(options.extraArgs?.includes('--inbound-port') && options.extraArgs.includes('--outbound-port'))
+    ) {
+      return fail(
+        'ConfigInvalid',
+        `${label}: --mesh generic needs --inbound-port and --outbound-port (the proxy's redirect ports)`,
+      );
     }
     inits.items.unshift(doc.createNode(validatorContainer({ ...options, mesh })));
   }
@@ -79,7 +101,8 @@ function equivalentArgs(container: YAMLMap, label: string): Result<string[], 'Ma
   const args = strings(container.get('args'));
   const foreign = [...command, ...args];
   const mapped = compatToValidate(foreign, {});
-  if (mapped && !mapped.ok) return fail('ManifestUnparseable', `${label}: container ${String(container.get('name'))}: ${mapped.error.message}`);
+  if (mapped && !mapped.ok)
+    return fail('ManifestUnparseable', `${label}: container ${String(container.get('name'))}: ${mapped.error.message}`);
   const validate = mapped ? mapped.value.slice(1) : args[0] === 'validate' ? args.slice(1) : args;
   const extra: string[] = [];
   for (let index = 0; index < validate.length; index++) {
@@ -91,7 +114,13 @@ function equivalentArgs(container: YAMLMap, label: string): Result<string[], 'Ma
   return ok(extra);
 }
 
-function updateExisting(doc: Document, container: YAMLMap, mesh: Mesh, extraArgs: string[], options: InjectOptions): void {
+function updateExisting(
+  doc: Document,
+  container: YAMLMap,
+  mesh: Mesh,
+  extraArgs: string[],
+  options: InjectOptions,
+): void {
   container.set('image', options.image);
   // Interlock's image starts `interlock validate`; Linkerd's command path would bypass nothing, but is not needed.
   container.delete('command');
@@ -111,7 +140,9 @@ function updateExisting(doc: Document, container: YAMLMap, mesh: Mesh, extraArgs
  * existing one keeps its position, so its order is checked.
  */
 function orderNote(inits: YAMLSeq, index: number, label: string, required: boolean): string | undefined {
-  const before = inits.items.slice(0, index).filter((item) => isMap(item) && String(item.get('restartPolicy')) === 'Always');
+  const before = inits.items
+    .slice(0, index)
+    .filter((item) => isMap(item) && String(item.get('restartPolicy')) === 'Always');
   if (before.length === 0) return undefined;
   const names = before.map((item) => String((item as YAMLMap).get('name'))).join(', ');
   const sentence = `${label}: the validator runs after the native sidecar ${names}, whose port it must bind first; move it before ${names}`;

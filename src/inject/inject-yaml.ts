@@ -15,13 +15,19 @@ export interface Injected {
  * edited through the `yaml` Document API, so comments, field order and quoting of everything
  * Interlock does not touch come out as they went in. `source` names the input in errors.
  */
-export function injectYaml(text: string, options: InjectOptions, source: string): Result<Injected, 'ManifestUnparseable' | 'ConfigInvalid'> {
+export function injectYaml(
+  text: string,
+  options: InjectOptions,
+  source: string,
+): Result<Injected, 'ManifestUnparseable' | 'ConfigInvalid'> {
   const docs = parseAllDocuments(text, { prettyErrors: false, keepSourceTokens: false });
   if (!Array.isArray(docs)) return ok({ output: text, notes: [], injected: 0 });
   for (const doc of docs) {
     const error = doc.errors[0];
     if (error) {
-      const [line, column] = error.linePos?.[0] ? [error.linePos[0].line, error.linePos[0].col] : lineColumn(text, error.pos[0]);
+      const [line, column] = error.linePos?.[0]
+        ? [error.linePos[0].line, error.linePos[0].col]
+        : lineColumn(text, error.pos[0]);
       return fail('ManifestUnparseable', `${source}:${line}:${column}: ${error.message.split('\n')[0]}`);
     }
   }

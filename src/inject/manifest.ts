@@ -18,17 +18,20 @@ export interface ManifestDocument {
   readonly keyComments?: Readonly<Record<string, string>>;
 }
 
-const NATIVE_SIDECAR_COMMENT = (mesh: Mesh) => [
-  ` Native sidecars: put this container FIRST in initContainers, before the ${mesh === 'istio' ? 'istio-proxy' : mesh === 'linkerd' ? 'linkerd-proxy' : 'proxy'}`,
-  ' container that has restartPolicy: Always. It binds the proxy\'s redirect port to prove',
-  ' interception, so it must run while that port is free; `interlock inject` checks this order.',
-].join('\n');
+const NATIVE_SIDECAR_COMMENT = (mesh: Mesh) =>
+  [
+    ` Native sidecars: put this container FIRST in initContainers, before the ${mesh === 'istio' ? 'istio-proxy' : mesh === 'linkerd' ? 'linkerd-proxy' : 'proxy'}`,
+    " container that has restartPolicy: Always. It binds the proxy's redirect port to prove",
+    ' interception, so it must run while that port is free; `interlock inject` checks this order.',
+  ].join('\n');
 
 /** The documents `interlock manifest` prints: the init container, then the Event RBAC when asked. */
 export function manifestDocuments(options: ManifestOptions): ManifestDocument[] {
   const header = [
     ` Interlock init container for ${options.mesh}: add it under spec.initContainers.`,
-    ...(options.reportEvent ? [` The pod must run as serviceAccountName: ${options.serviceAccount} (RBAC below) for the failure Event.`] : []),
+    ...(options.reportEvent
+      ? [` The pod must run as serviceAccountName: ${options.serviceAccount} (RBAC below) for the failure Event.`]
+      : []),
   ].join('\n');
   const container: ManifestDocument = {
     value: validatorContainer(options),
@@ -40,17 +43,19 @@ export function manifestDocuments(options: ManifestOptions): ManifestDocument[] 
 }
 
 export function renderYaml(documents: readonly ManifestDocument[]): string {
-  return documents.map((document) => {
-    const doc = new Document(document.value);
-    if (document.comment) doc.commentBefore = document.comment;
-    if (isMap(doc.contents)) {
-      for (const pair of doc.contents.items) {
-        const comment = isScalar(pair.key) ? document.keyComments?.[String(pair.key.value)] : undefined;
-        if (comment && isScalar(pair.key)) pair.key.commentBefore = comment;
+  return documents
+    .map((document) => {
+      const doc = new Document(document.value);
+      if (document.comment) doc.commentBefore = document.comment;
+      if (isMap(doc.contents)) {
+        for (const pair of doc.contents.items) {
+          const comment = isScalar(pair.key) ? document.keyComments?.[String(pair.key.value)] : undefined;
+          if (comment && isScalar(pair.key)) pair.key.commentBefore = comment;
+        }
       }
-    }
-    return doc.toString({ lineWidth: 0 });
-  }).join('---\n');
+      return doc.toString({ lineWidth: 0 });
+    })
+    .join('---\n');
 }
 
 /** JSON has no comments: one object, or an array when there are several documents. */

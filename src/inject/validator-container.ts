@@ -21,7 +21,8 @@ export type Container = Record<string, unknown>;
 /** The image's entrypoint is `interlock validate`, so args start at the flags (as Istio's args do). */
 export function validatorArgs(options: ValidatorOptions): string[] {
   return [
-    '--mesh', options.mesh,
+    '--mesh',
+    options.mesh,
     ...(options.rulesCheck ? ['--rules', 'required'] : []),
     ...(options.reportEvent ? ['--report-event'] : []),
     ...(options.extraArgs ?? []),

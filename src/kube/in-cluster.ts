@@ -18,10 +18,17 @@ export function inClusterAccess(
   const host = env.KUBERNETES_SERVICE_HOST;
   const port = env.KUBERNETES_SERVICE_PORT;
   if (!host || !port) {
-    return fail('KubeUnavailable', 'no cluster: KUBECONFIG is not set and KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set (not running in a pod)');
+    return fail(
+      'KubeUnavailable',
+      'no cluster: KUBECONFIG is not set and KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set (not running in a pod)',
+    );
   }
   const token = readText(join(dir, 'token'));
-  if (token === undefined) return fail('KubeUnavailable', `no service account token at ${join(dir, 'token')} (automountServiceAccountToken false?)`);
+  if (token === undefined)
+    return fail(
+      'KubeUnavailable',
+      `no service account token at ${join(dir, 'token')} (automountServiceAccountToken false?)`,
+    );
   const caData = readBytes(join(dir, 'ca.crt'));
   if (caData === undefined) return fail('KubeUnavailable', `no service account CA at ${join(dir, 'ca.crt')}`);
   const namespace = readText(join(dir, 'namespace'))?.trim();

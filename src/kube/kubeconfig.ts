@@ -51,10 +51,14 @@ function merge(files: readonly KubeconfigFile[]): Merged {
   let currentContext: string | undefined;
   for (const { path, doc } of files) {
     const base = dirname(path);
-    if (currentContext === undefined && typeof doc['current-context'] === 'string' && doc['current-context']) currentContext = doc['current-context'];
-    for (const [name, entry] of named(doc.contexts, 'context')) if (!merged.contexts.has(name)) merged.contexts.set(name, entry);
-    for (const [name, entry] of named(doc.clusters, 'cluster')) if (!merged.clusters.has(name)) merged.clusters.set(name, { entry, base });
-    for (const [name, entry] of named(doc.users, 'user')) if (!merged.users.has(name)) merged.users.set(name, { entry, base });
+    if (currentContext === undefined && typeof doc['current-context'] === 'string' && doc['current-context'])
+      currentContext = doc['current-context'];
+    for (const [name, entry] of named(doc.contexts, 'context'))
+      if (!merged.contexts.has(name)) merged.contexts.set(name, entry);
+    for (const [name, entry] of named(doc.clusters, 'cluster'))
+      if (!merged.clusters.has(name)) merged.clusters.set(name, { entry, base });
+    for (const [name, entry] of named(doc.users, 'user'))
+      if (!merged.users.has(name)) merged.users.set(name, { entry, base });
   }
   return { ...merged, ...(currentContext ? { currentContext } : {}) };
 }
@@ -62,21 +66,33 @@ function merge(files: readonly KubeconfigFile[]): Merged {
 function accessOf(config: Merged, origin: string): Result<ClusterAccess, 'KubeUnavailable'> {
   if (!config.currentContext) return fail('KubeUnavailable', `kubeconfig ${origin} sets no current-context`);
   const context = config.contexts.get(config.currentContext);
-  if (!context) return fail('KubeUnavailable', `kubeconfig ${origin}: current-context ${JSON.stringify(config.currentContext)} is not defined`);
+  if (!context)
+    return fail(
+      'KubeUnavailable',
+      `kubeconfig ${origin}: current-context ${JSON.stringify(config.currentContext)} is not defined`,
+    );
   const cluster = config.clusters.get(nameIn(context.cluster));
   if (!cluster || typeof cluster.entry.server !== 'string') {
-    return fail('KubeUnavailable', `kubeconfig ${origin}: context ${JSON.stringify(config.currentContext)} names cluster ${JSON.stringify(context.cluster)}, which has no server`);
+    return fail(
+      'KubeUnavailable',
+      `kubeconfig ${origin}: context ${JSON.stringify(config.currentContext)} names cluster ${JSON.stringify(context.cluster)}, which has no server`,
+    );
   }
   const user = config.users.get(nameIn(context.user)) ?? { entry: {}, base: cluster.base };
   if (user.entry.exec !== undefined || user.entry['auth-provider'] !== undefined) {
-    return fail('KubeUnavailable', `kubeconfig ${origin}: user ${JSON.stringify(context.user)} uses an exec or auth-provider plugin, which Interlock does not run; give it a token or a client certificate`);
+    return fail(
+      'KubeUnavailable',
+      `kubeconfig ${origin}: user ${JSON.stringify(context.user)} uses an exec or auth-provider plugin, which Interlock does not run; give it a token or a client certificate`,
+    );
   }
   const read = readCredentials(cluster, user);
   if (!read.ok) return read;
   return ok({
     server: cluster.entry.server.replace(/\/+$/, ''),
     insecureSkipTlsVerify: cluster.entry['insecure-skip-tls-verify'] === true,
-    ...(typeof cluster.entry['tls-server-name'] === 'string' ? { tlsServerName: cluster.entry['tls-server-name'] } : {}),
+    ...(typeof cluster.entry['tls-server-name'] === 'string'
+      ? { tlsServerName: cluster.entry['tls-server-name'] }
+      : {}),
     ...(typeof context.namespace === 'string' && context.namespace ? { namespace: context.namespace } : {}),
     ...read.value,
     origin: `kubeconfig ${origin} (context ${config.currentContext})`,
@@ -85,12 +101,18 @@ function accessOf(config: Merged, origin: string): Result<ClusterAccess, 'KubeUn
 
 type Credentials = Pick<ClusterAccess, 'caData' | 'token' | 'clientCertData' | 'clientKeyData'>;
 
-function readCredentials(cluster: { entry: Entry; base: string }, user: { entry: Entry; base: string }): Result<Credentials, 'KubeUnavailable'> {
+function readCredentials(
+  cluster: { entry: Entry; base: string },
+  user: { entry: Entry; base: string },
+): Result<Credentials, 'KubeUnavailable'> {
   try {
     const caData = dataOrFile(cluster.entry, 'certificate-authority', cluster.base);
     const clientCertData = dataOrFile(user.entry, 'client-certificate', user.base);
     const clientKeyData = dataOrFile(user.entry, 'client-key', user.base);
-    const tokenFile = typeof user.entry.tokenFile === 'string' ? readFileSync(resolvePath(user.entry.tokenFile, user.base), 'utf8').trim() : undefined;
+    const tokenFile =
+      typeof user.entry.tokenFile === 'string'
+        ? readFileSync(resolvePath(user.entry.tokenFile, user.base), 'utf8').trim()
+        : undefined;
     const token = typeof user.entry.token === 'string' && user.entry.token ? user.entry.token : tokenFile;
     return ok({
       ...(caData ? { caData } : {}),

@@ -25,7 +25,14 @@ export interface CoreV1Event {
   readonly apiVersion: 'v1';
   readonly kind: 'Event';
   readonly metadata: { readonly name: string; readonly namespace: string };
-  readonly involvedObject: { readonly apiVersion: 'v1'; readonly kind: 'Pod'; readonly name: string; readonly namespace: string; readonly uid?: string; readonly fieldPath?: string };
+  readonly involvedObject: {
+    readonly apiVersion: 'v1';
+    readonly kind: 'Pod';
+    readonly name: string;
+    readonly namespace: string;
+    readonly uid?: string;
+    readonly fieldPath?: string;
+  };
   readonly reason: string;
   readonly message: string;
   readonly type: 'Warning';
@@ -79,7 +86,10 @@ export function buildFailureEvent(input: FailureEventInput): CoreV1Event {
  * pod of the same name has a new uid and its own Event.
  */
 function eventName(pod: PodRef, reason: string): string {
-  const digest = createHash('sha256').update(`${pod.namespace}/${pod.name}/${pod.uid ?? ''}/${reason}`).digest('hex').slice(0, 16);
+  const digest = createHash('sha256')
+    .update(`${pod.namespace}/${pod.name}/${pod.uid ?? ''}/${reason}`)
+    .digest('hex')
+    .slice(0, 16);
   return `${pod.name.slice(0, 253 - 17)}.${digest}`;
 }
 

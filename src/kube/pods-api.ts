@@ -9,7 +9,8 @@ export interface ApiFailure {
   readonly message: string;
 }
 
-export type ApiResult<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: ApiFailure };
+export type ApiResult<T> =
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: ApiFailure };
 
 export interface PodRef {
   readonly namespace: string;
@@ -18,7 +19,8 @@ export interface PodRef {
   readonly resourceVersion: string;
 }
 
-const podPath = (ref: Pick<PodRef, 'namespace' | 'name'>): string => `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/pods/${encodeURIComponent(ref.name)}`;
+const podPath = (ref: Pick<PodRef, 'namespace' | 'name'>): string =>
+  `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/pods/${encodeURIComponent(ref.name)}`;
 
 function retryAfterOf(body: unknown): number | undefined {
   const details = (body as { details?: { retryAfterSeconds?: unknown } } | undefined)?.details;
@@ -26,9 +28,14 @@ function retryAfterOf(body: unknown): number | undefined {
 }
 
 /** One call; `accept` lists the statuses that are answers rather than failures. */
-export async function call(access: ClusterAccess, request: KubeRequest, accept: readonly number[]): Promise<ApiResult<{ status: number; body: unknown }>> {
+export async function call(
+  access: ClusterAccess,
+  request: KubeRequest,
+  accept: readonly number[],
+): Promise<ApiResult<{ status: number; body: unknown }>> {
   const answer = await kubeRequest(access, request);
-  if (!answer.ok) return { ok: false, failure: { status: 0, retryAfterSeconds: undefined, message: answer.error.message } };
+  if (!answer.ok)
+    return { ok: false, failure: { status: 0, retryAfterSeconds: undefined, message: answer.error.message } };
   const { status, body, text } = answer.value;
   if (accept.includes(status)) return { ok: true, value: { status, body } };
   const message = `${request.method} ${request.path} answered ${status}: ${statusMessage(body) ?? text.slice(0, 200)}`;
@@ -41,26 +48,55 @@ export type DeleteOutcome = 'deleted' | 'already-gone' | 'precondition-failed';
  * Deletes exactly the pod that was judged: the uid and resourceVersion preconditions make the API
  * refuse (409) when the name now belongs to a new pod or the pod changed since it was read.
  */
-export async function deletePod(access: ClusterAccess, ref: PodRef, timeoutMs: number): Promise<ApiResult<DeleteOutcome>> {
-  const body = { apiVersion: 'v1', kind: 'DeleteOptions', preconditions: { uid: ref.uid, resourceVersion: ref.resourceVersion } };
+export async function deletePod(
+  access: ClusterAccess,
+  ref: PodRef,
+  timeoutMs: number,
+): Promise<ApiResult<DeleteOutcome>> {
+  const body = {
+    apiVersion: 'v1',
+    kind: 'DeleteOptions',
+    preconditions: { uid: ref.uid, resourceVersion: ref.resourceVersion },
+  };
   const answer = await call(access, { method: 'DELETE', path: podPath(ref), body, timeoutMs }, [200, 202, 404, 409]);
   if (!answer.ok) return answer;
-  const outcome: DeleteOutcome = answer.value.status === 404 ? 'already-gone' : answer.value.status === 409 ? 'precondition-failed' : 'deleted';
+  const outcome: DeleteOutcome =
+    answer.value.status === 404 ? 'already-gone' : answer.value.status === 409 ? 'precondition-failed' : 'deleted';
   return { ok: true, value: outcome };
 }
 
 /** Labels the pod for its controller (or an operator) to recreate; the resourceVersion is a precondition. */
-export async function labelPod(access: ClusterAccess, ref: PodRef, label: string, value: string, timeoutMs: number): Promise<ApiResult<DeleteOutcome>> {
+export async function labelPod(
+  access: ClusterAccess,
+  ref: PodRef,
+  label: string,
+  value: string,
+  timeoutMs: number,
+): Promise<ApiResult<DeleteOutcome>> {
   const body = { metadata: { resourceVersion: ref.resourceVersion, labels: { [label]: value } } };
-  const answer = await call(access, { method: 'PATCH', path: podPath(ref), body, contentType: 'application/merge-patch+json', timeoutMs }, [200, 404, 409]);
+  const answer = await call(
+    access,
+    { method: 'PATCH', path: podPath(ref), body, contentType: 'application/merge-patch+json', timeoutMs },
+    [200, 404, 409],
+  );
   if (!answer.ok) return answer;
-  const outcome: DeleteOutcome = answer.value.status === 404 ? 'already-gone' : answer.value.status === 409 ? 'precondition-failed' : 'deleted';
+  const outcome: DeleteOutcome =
+    answer.value.status === 404 ? 'already-gone' : answer.value.status === 409 ? 'precondition-failed' : 'deleted';
   return { ok: true, value: outcome };
 }
 
 /** Creates a core/v1 Event (about a pod or a node) in `namespace`. */
-export async function createEvent(access: ClusterAccess, namespace: string, event: object, timeoutMs: number): Promise<ApiResult<true>> {
-  const answer = await call(access, { method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, body: event, timeoutMs }, [200, 201]);
+export async function createEvent(
+  access: ClusterAccess,
+  namespace: string,
+  event: object,
+  timeoutMs: number,
+): Promise<ApiResult<true>> {
+  const answer = await call(
+    access,
+    { method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, body: event, timeoutMs },
+    [200, 201],
+  );
   return answer.ok ? { ok: true, value: true } : answer;
 }
 
@@ -71,9 +107,21 @@ export interface PodPage {
 }
 
 /** One chunk of the pod list; a 410 (expired continue token) is a failure with status 410. */
-export async function listPodsPage(access: ClusterAccess, query: Record<string, string>, timeoutMs: number): Promise<ApiResult<PodPage>> {
+export async function listPodsPage(
+  access: ClusterAccess,
+  query: Record<string, string>,
+  timeoutMs: number,
+): Promise<ApiResult<PodPage>> {
   const answer = await call(access, { method: 'GET', path: '/api/v1/pods', query, timeoutMs }, [200]);
   if (!answer.ok) return answer;
-  const body = answer.value.body as { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } } | undefined;
-  return { ok: true, value: { items: body?.items ?? [], resourceVersion: body?.metadata?.resourceVersion ?? '', continueToken: body?.metadata?.continue || undefined } };
+  const body = answer.value.body as
+    { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } } | undefined;
+  return {
+    ok: true,
+    value: {
+      items: body?.items ?? [],
+      resourceVersion: body?.metadata?.resourceVersion ?? '',
+      continueToken: body?.metadata?.continue || undefined,
+    },
+  };
 }

@@ -14,7 +14,11 @@ export interface Recorded {
  * request shares the one `timeoutMs` budget. Any other answer is a `KubeApiError` naming the
  * status and the API's own message.
  */
-export async function postEvent(access: ClusterAccess, event: CoreV1Event, timeoutMs: number): Promise<Result<Recorded, 'KubeApiError'>> {
+export async function postEvent(
+  access: ClusterAccess,
+  event: CoreV1Event,
+  timeoutMs: number,
+): Promise<Result<Recorded, 'KubeApiError'>> {
   const deadline = Date.now() + timeoutMs;
   const left = () => Math.max(1, deadline - Date.now());
   const collection = `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`;
@@ -26,16 +30,29 @@ export async function postEvent(access: ClusterAccess, event: CoreV1Event, timeo
   if (!existing.ok) return existing;
   const count = Number((existing.value.body as { count?: unknown } | undefined)?.count ?? 1) + 1;
   const patch = { count, lastTimestamp: event.lastTimestamp, message: event.message };
-  const patched = await expect2xx(access, { method: 'PATCH', path, body: patch, contentType: 'application/merge-patch+json', timeoutMs: left() });
+  const patched = await expect2xx(access, {
+    method: 'PATCH',
+    path,
+    body: patch,
+    contentType: 'application/merge-patch+json',
+    timeoutMs: left(),
+  });
   return patched.ok ? ok({ name: event.metadata.name, count }) : patched;
 }
 
-async function expect2xx(access: ClusterAccess, request: KubeRequest, alsoOk: readonly number[] = []): Promise<Result<KubeResponse, 'KubeApiError'>> {
+async function expect2xx(
+  access: ClusterAccess,
+  request: KubeRequest,
+  alsoOk: readonly number[] = [],
+): Promise<Result<KubeResponse, 'KubeApiError'>> {
   const answer = await kubeRequest(access, request);
   if (!answer.ok) return answer;
   const { status, body, text } = answer.value;
   if ((status >= 200 && status < 300) || alsoOk.includes(status)) return answer;
-  return fail('KubeApiError', `${request.method} ${request.path} answered ${status}: ${statusMessage(body) ?? text.slice(0, 200)}`);
+  return fail(
+    'KubeApiError',
+    `${request.method} ${request.path} answered ${status}: ${statusMessage(body) ?? text.slice(0, 200)}`,
+  );
 }
 
 /** The `message` of a meta/v1 Status, which is how the API explains a 403 or 422. */

@@ -42,12 +42,18 @@ async function report(input: ReportFailureInput): Promise<boolean> {
   const name = env.POD_NAME;
   const access = discoverCluster(env, input.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
   if (!access.ok) {
-    log.warn({ event: 'not-reported', cause: access.error.reason }, `failure Event not reported: ${access.error.message}`);
+    log.warn(
+      { event: 'not-reported', cause: access.error.reason },
+      `failure Event not reported: ${access.error.message}`,
+    );
     return false;
   }
   const namespace = env.POD_NAMESPACE || access.value.namespace;
   if (!name || !namespace) {
-    log.warn({ event: 'not-reported' }, 'failure Event not reported: POD_NAME and POD_NAMESPACE must come from the downward API (see `interlock manifest`)');
+    log.warn(
+      { event: 'not-reported' },
+      'failure Event not reported: POD_NAME and POD_NAMESPACE must come from the downward API (see `interlock manifest`)',
+    );
     return false;
   }
   const event = buildFailureEvent({
@@ -60,9 +66,15 @@ async function report(input: ReportFailureInput): Promise<boolean> {
   });
   const posted = await postEvent(access.value, event, input.timeoutMs ?? EVENT_TIMEOUT_MS);
   if (!posted.ok) {
-    log.warn({ event: 'not-reported', cause: posted.error.reason }, `failure Event not reported: ${posted.error.message}`);
+    log.warn(
+      { event: 'not-reported', cause: posted.error.reason },
+      `failure Event not reported: ${posted.error.message}`,
+    );
     return false;
   }
-  log.info({ event: posted.value.name, count: posted.value.count, namespace, server: access.value.origin }, `failure Event ${posted.value.name} reported on pod ${namespace}/${name} (count ${posted.value.count})`);
+  log.info(
+    { event: posted.value.name, count: posted.value.count, namespace, server: access.value.origin },
+    `failure Event ${posted.value.name} reported on pod ${namespace}/${name} (count ${posted.value.count})`,
+  );
   return true;
 }

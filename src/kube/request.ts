@@ -33,7 +33,10 @@ const MAX_BODY_BYTES = 32 * 1024 * 1024;
  * what a 403, 404 or 409 means); a transport failure, a timeout or an abort is a `KubeApiError`
  * naming the method, path and cause.
  */
-export function kubeRequest(access: ClusterAccess, request: KubeRequest): Promise<Result<KubeResponse, 'KubeApiError'>> {
+export function kubeRequest(
+  access: ClusterAccess,
+  request: KubeRequest,
+): Promise<Result<KubeResponse, 'KubeApiError'>> {
   return new Promise((resolve) => {
     const what = `${request.method} ${request.path}`;
     const opened = openKubeRequest(access, request, (response) => {
@@ -51,7 +54,10 @@ export function kubeRequest(access: ClusterAccess, request: KubeRequest): Promis
       });
       response.on('error', () => undefined);
     });
-    const timer = setTimeout(() => opened.destroy(new Error(`no complete answer within ${request.timeoutMs} ms`)), request.timeoutMs);
+    const timer = setTimeout(
+      () => opened.destroy(new Error(`no complete answer within ${request.timeoutMs} ms`)),
+      request.timeoutMs,
+    );
     opened.on('error', (error) => {
       clearTimeout(timer);
       resolve(fail('KubeApiError', `${what} to ${access.server} failed: ${describeError(error)}`));
@@ -64,7 +70,11 @@ export function kubeRequest(access: ClusterAccess, request: KubeRequest): Promis
  * The request without reading its answer, for streams (watch): the caller owns the response and
  * any timeout. Authentication, TLS and the abort signal are applied as for `kubeRequest`.
  */
-export function openKubeRequest(access: ClusterAccess, request: Omit<KubeRequest, 'timeoutMs'>, onResponse: (response: IncomingMessage) => void): http.ClientRequest {
+export function openKubeRequest(
+  access: ClusterAccess,
+  request: Omit<KubeRequest, 'timeoutMs'>,
+  onResponse: (response: IncomingMessage) => void,
+): http.ClientRequest {
   const url = new URL(request.path, `${access.server}/`);
   for (const [key, value] of Object.entries(request.query ?? {})) url.searchParams.set(key, value);
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'interlock' };

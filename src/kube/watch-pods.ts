@@ -33,7 +33,10 @@ const LIST_RESTARTS = 2;
  * Lists every page; a 410 in the middle (continue token expired) starts the list over, at most
  * LIST_RESTARTS times: a token that always expires must not become a storm of relists.
  */
-export async function listAllPods(access: ClusterAccess, options: PodWatchOptions): Promise<ApiResult<{ items: unknown[]; resourceVersion: string }>> {
+export async function listAllPods(
+  access: ClusterAccess,
+  options: PodWatchOptions,
+): Promise<ApiResult<{ items: unknown[]; resourceVersion: string }>> {
   const items: unknown[] = [];
   let continueToken: string | undefined;
   let resourceVersion = '';
@@ -43,7 +46,11 @@ export async function listAllPods(access: ClusterAccess, options: PodWatchOption
     if (options.labelSelector) query.labelSelector = options.labelSelector;
     if (continueToken) query.continue = continueToken;
     const page = await listPodsPage(access, query, options.requestTimeoutMs);
-    if (!page.ok && page.failure.status === 410 && continueToken && restarts++ < LIST_RESTARTS) { items.length = 0; continueToken = undefined; continue; }
+    if (!page.ok && page.failure.status === 410 && continueToken && restarts++ < LIST_RESTARTS) {
+      items.length = 0;
+      continueToken = undefined;
+      continue;
+    }
     if (!page.ok) return page;
     if (!continueToken) resourceVersion = page.value.resourceVersion;
     items.push(...page.value.items);
@@ -57,11 +64,19 @@ export type WatchEnd =
   | { readonly kind: 'expired' }
   | { readonly kind: 'failed'; readonly failure: ApiFailure; readonly resourceVersion: string };
 
-interface WatchLine { type?: string; object?: { metadata?: { resourceVersion?: string }; code?: number; message?: string } }
+interface WatchLine {
+  type?: string;
+  object?: { metadata?: { resourceVersion?: string }; code?: number; message?: string };
+}
 
 function handleLine(line: string, sink: PodWatchSink, state: { rv: string; expired: boolean; error?: string }): void {
   let event: WatchLine;
-  try { event = JSON.parse(line) as WatchLine; } catch { state.error = `not JSON: ${line.slice(0, 80)}`; return; }
+  try {
+    event = JSON.parse(line) as WatchLine;
+  } catch {
+    state.error = `not JSON: ${line.slice(0, 80)}`;
+    return;
+  }
   if (event.type === 'ERROR') {
     if (event.object?.code === 410) state.expired = true;
     else state.error = event.object?.message ?? 'watch ERROR event';
@@ -69,7 +84,8 @@ function handleLine(line: string, sink: PodWatchSink, state: { rv: string; expir
   }
   const rv = event.object?.metadata?.resourceVersion;
   if (rv) state.rv = rv;
-  if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED') sink.changed(event.type, event.object);
+  if (event.type === 'ADDED' || event.type === 'MODIFIED' || event.type === 'DELETED')
+    sink.changed(event.type, event.object);
 }
 
 function streamLines(response: IncomingMessage, onLine: (line: string) => void, onActivity: () => void): void {
@@ -89,10 +105,22 @@ function streamLines(response: IncomingMessage, onLine: (line: string) => void, 
 }
 
 /** One watch from `resourceVersion` until the stream ends, expires, fails or `signal` aborts. */
-export function watchPodsOnce(access: ClusterAccess, options: PodWatchOptions, resourceVersion: string, sink: PodWatchSink, signal: AbortSignal): Promise<WatchEnd> {
+export function watchPodsOnce(
+  access: ClusterAccess,
+  options: PodWatchOptions,
+  resourceVersion: string,
+  sink: PodWatchSink,
+  signal: AbortSignal,
+): Promise<WatchEnd> {
   return new Promise((resolve) => {
     const state: { rv: string; expired: boolean; error?: string } = { rv: resourceVersion, expired: false };
-    const query: Record<string, string> = { watch: 'true', allowWatchBookmarks: 'true', resourceVersion, fieldSelector: options.fieldSelector, timeoutSeconds: String(options.watchTimeoutSeconds) };
+    const query: Record<string, string> = {
+      watch: 'true',
+      allowWatchBookmarks: 'true',
+      resourceVersion,
+      fieldSelector: options.fieldSelector,
+      timeoutSeconds: String(options.watchTimeoutSeconds),
+    };
     if (options.labelSelector) query.labelSelector = options.labelSelector;
     let idle: NodeJS.Timeout | undefined;
     let settled = false;
@@ -104,27 +132,80 @@ export function watchPodsOnce(access: ClusterAccess, options: PodWatchOptions, r
       request.destroy();
       resolve(end);
     };
-    const endOf = (): WatchEnd => (state.expired ? { kind: 'expired' } : state.error ? { kind: 'failed', failure: { status: 0, retryAfterSeconds: undefined, message: state.error }, resourceVersion: state.rv } : { kind: 'ended', resourceVersion: state.rv });
-    const touch = (): void => { clearTimeout(idle); idle = setTimeout(() => finish({ kind: 'ended', resourceVersion: state.rv }), options.idleMs); };
+    const endOf = (): WatchEnd =>
+      state.expired
+        ? { kind: 'expired' }
+        : state.error
+          ? {
+              kind: 'failed',
+              failure: { status: 0, retryAfterSeconds: undefined, message: state.error },
+              resourceVersion: state.rv,
+            }
+          : { kind: 'ended', resourceVersion: state.rv };
+    const touch = (): void => {
+      clearTimeout(idle);
+      idle = setTimeout(() => finish({ kind: 'ended', resourceVersion: state.rv }), options.idleMs);
+    };
     const request = openKubeRequest(access, { method: 'GET', path: '/api/v1/pods', query, signal }, (response) => {
       if (response.statusCode !== 200) {
         const status = response.statusCode ?? 0;
         const header = response.headers['retry-after'];
         response.resume();
-        finish(status === 410 ? { kind: 'expired' } : { kind: 'failed', failure: { status, retryAfterSeconds: header && /^\d+$/.test(header) ? Number(header) : undefined, message: `watch /api/v1/pods answered ${status}` }, resourceVersion: state.rv });
+        finish(
+          status === 410
+            ? { kind: 'expired' }
+            : {
+                kind: 'failed',
+                failure: {
+                  status,
+                  retryAfterSeconds: header && /^\d+$/.test(header) ? Number(header) : undefined,
+                  message: `watch /api/v1/pods answered ${status}`,
+                },
+                resourceVersion: state.rv,
+              },
+        );
         return;
       }
       streaming = true;
       touch();
-      streamLines(response, (line) => { handleLine(line, sink, state); if (state.expired || state.error) finish(endOf()); }, touch);
+      streamLines(
+        response,
+        (line) => {
+          handleLine(line, sink, state);
+          if (state.expired || state.error) finish(endOf());
+        },
+        touch,
+      );
       response.on('end', () => finish(endOf()));
       response.on('error', () => finish(endOf()));
       response.on('close', () => finish(endOf()));
     });
     // A stream cut after it started is a dropped watch (resume from the last resourceVersion), not a failure.
     // No answer at all (headers) within the request timeout: a hung connection, not a quiet watch.
-    idle = setTimeout(() => finish({ kind: 'failed', failure: { status: 0, retryAfterSeconds: undefined, message: `watch /api/v1/pods: no answer within ${options.requestTimeoutMs} ms` }, resourceVersion: state.rv }), options.requestTimeoutMs);
-    request.on('error', (error) => finish(signal.aborted || streaming ? endOf() : { kind: 'failed', failure: { status: 0, retryAfterSeconds: undefined, message: `watch /api/v1/pods: ${error.message}` }, resourceVersion: state.rv }));
+    idle = setTimeout(
+      () =>
+        finish({
+          kind: 'failed',
+          failure: {
+            status: 0,
+            retryAfterSeconds: undefined,
+            message: `watch /api/v1/pods: no answer within ${options.requestTimeoutMs} ms`,
+          },
+          resourceVersion: state.rv,
+        }),
+      options.requestTimeoutMs,
+    );
+    request.on('error', (error) =>
+      finish(
+        signal.aborted || streaming
+          ? endOf()
+          : {
+              kind: 'failed',
+              failure: { status: 0, retryAfterSeconds: undefined, message: `watch /api/v1/pods: ${error.message}` },
+              resourceVersion: state.rv,
+            },
+      ),
+    );
     request.end();
   });
 }

@@ -57,11 +57,16 @@ function familyOf(code: number | undefined): Family | undefined {
 
 function scopeOf(code: number | undefined): AddressScope {
   switch (code) {
-    case 0: return 'global';
-    case 200: return 'site';
-    case 253: return 'link';
-    case 254: return 'host';
-    default: return 'nowhere';
+    case 0:
+      return 'global';
+    case 200:
+      return 'site';
+    case 253:
+      return 'link';
+    case 254:
+      return 'host';
+    default:
+      return 'nowhere';
   }
 }
 
@@ -71,15 +76,20 @@ function toAddress(message: Addresses[number]): AddressInfo[] {
   const bytes = message.attrs.local ?? message.attrs.address;
   const address = bytes ? ipFromBytes(bytes) : undefined;
   if (!family || !address || address.family !== family) return [];
-  const flags = { ...(message.data.flags ?? {}), ...(message.attrs.flags ?? {}) } as Record<string, boolean | undefined>;
-  return [{
-    linkIndex: message.data.index ?? 0,
-    address,
-    prefix: message.data.prefixlen ?? FAMILY_BITS[family],
-    scope: scopeOf(message.data.scope),
-    usable: !flags.tentative && !flags.dadfailed,
-    tentative: Boolean(flags.tentative) && !flags.dadfailed,
-  }];
+  const flags = { ...(message.data.flags ?? {}), ...(message.attrs.flags ?? {}) } as Record<
+    string,
+    boolean | undefined
+  >;
+  return [
+    {
+      linkIndex: message.data.index ?? 0,
+      address,
+      prefix: message.data.prefixlen ?? FAMILY_BITS[family],
+      scope: scopeOf(message.data.scope),
+      usable: !flags.tentative && !flags.dadfailed,
+      tentative: Boolean(flags.tentative) && !flags.dadfailed,
+    },
+  ];
 }
 
 function toRoute(message: Routes[number]): RouteInfo[] {
@@ -89,18 +99,30 @@ function toRoute(message: Routes[number]): RouteInfo[] {
   const dst = dstBytes ? ipFromBytes(dstBytes) : { family, value: 0n };
   if (!dst || dst.family !== family) return [];
   const gateway = message.attrs.gateway ? ipFromBytes(message.attrs.gateway) : undefined;
-  return [{
-    family,
-    table: message.attrs.table ?? message.data.table ?? 0,
-    type: routeTypeOf(message.data.type),
-    destination: cidrOf(dst, message.data.dstLen ?? 0),
-    gateway,
-    outputLinkIndex: message.attrs.oif,
-  }];
+  return [
+    {
+      family,
+      table: message.attrs.table ?? message.data.table ?? 0,
+      type: routeTypeOf(message.data.type),
+      destination: cidrOf(dst, message.data.dstLen ?? 0),
+      gateway,
+      outputLinkIndex: message.attrs.oif,
+    },
+  ];
 }
 
 function routeTypeOf(type: unknown): RouteType {
-  const known: readonly RouteType[] = ['unicast', 'local', 'broadcast', 'anycast', 'multicast', 'blackhole', 'unreachable', 'prohibit', 'throw'];
+  const known: readonly RouteType[] = [
+    'unicast',
+    'local',
+    'broadcast',
+    'anycast',
+    'multicast',
+    'blackhole',
+    'unreachable',
+    'prohibit',
+    'throw',
+  ];
   const lower = typeof type === 'string' ? type.toLowerCase() : '';
   return (known as readonly string[]).includes(lower) ? (lower as RouteType) : 'other';
 }

@@ -1,4 +1,3 @@
-
 import { formatIp, type Family } from '../addr/ip.js';
 import type { FamilyMode } from '../config/validate-config.js';
 import { LOCAL_TABLE, type AddressInfo, type PodNetwork } from './pod-network.js';
@@ -49,7 +48,9 @@ export function assessPodNetwork(network: PodNetwork, mode: FamilyMode): Network
   if (mode === 'auto') {
     // A family with an assigned address is the pod's even while DAD runs: never dropped, so a
     // tentative IPv6 address is waited for and proven rather than skipped.
-    familiesToProve = (['ipv4', 'ipv6'] as const).filter((family) => perFamily[family].problem === undefined || perFamily[family].assignedButUnusable);
+    familiesToProve = (['ipv4', 'ipv6'] as const).filter(
+      (family) => perFamily[family].problem === undefined || perFamily[family].assignedButUnusable,
+    );
     for (const family of familiesToProve) {
       const problem = perFamily[family].problem;
       if (problem !== undefined) problems.push(problem);
@@ -69,14 +70,20 @@ export function assessPodNetwork(network: PodNetwork, mode: FamilyMode): Network
 }
 
 function familyNetwork(network: PodNetwork, family: Family): FamilyNetwork {
-  const upLinks = new Map(network.links.filter((link) => link.up && !link.loopback).map((link) => [link.index, link.name]));
+  const upLinks = new Map(
+    network.links.filter((link) => link.up && !link.loopback).map((link) => [link.index, link.name]),
+  );
   const addresses = network.addresses.filter(
     (entry) => entry.address.family === family && entry.scope === 'global' && upLinks.has(entry.linkIndex),
   );
   const usable = addresses.filter((entry) => entry.usable);
   const hasRoute = network.routes.some(
-    (route) => route.family === family && route.table !== LOCAL_TABLE && route.type === 'unicast'
-      && route.outputLinkIndex !== undefined && upLinks.has(route.outputLinkIndex),
+    (route) =>
+      route.family === family &&
+      route.table !== LOCAL_TABLE &&
+      route.type === 'unicast' &&
+      route.outputLinkIndex !== undefined &&
+      upLinks.has(route.outputLinkIndex),
   );
   const label = FAMILY_LABEL[family];
   let problem: string | undefined;
@@ -86,8 +93,7 @@ function familyNetwork(network: PodNetwork, family: Family): FamilyNetwork {
     problem = tentative
       ? `${label}: address ${describe(tentative)} is still tentative (duplicate address detection did not finish in time)`
       : `${label}: address ${describe(addresses[0])} failed duplicate address detection (another host has it)`;
-  }
-  else if (!hasRoute) problem = `${label}: address ${describe(usable[0])} but no route out of the pod`;
+  } else if (!hasRoute) problem = `${label}: address ${describe(usable[0])} but no route out of the pod`;
   return {
     family,
     addresses: usable,
@@ -107,4 +113,3 @@ export function describeFamilyNetwork(network: FamilyNetwork): string {
   if (network.problem) return network.problem;
   return `${FAMILY_LABEL[network.family]}: ${network.addresses.map((entry) => `${formatIp(entry.address)}/${entry.prefix}`).join(', ')} on ${network.interfaces.join(', ')}`;
 }
-

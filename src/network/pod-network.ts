@@ -28,7 +28,17 @@ export interface AddressInfo {
   readonly tentative: boolean;
 }
 
-export type RouteType = 'unicast' | 'local' | 'broadcast' | 'anycast' | 'multicast' | 'blackhole' | 'unreachable' | 'prohibit' | 'throw' | 'other';
+export type RouteType =
+  | 'unicast'
+  | 'local'
+  | 'broadcast'
+  | 'anycast'
+  | 'multicast'
+  | 'blackhole'
+  | 'unreachable'
+  | 'prohibit'
+  | 'throw'
+  | 'other';
 
 export interface RouteInfo {
   readonly family: Family;

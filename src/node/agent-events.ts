@@ -7,7 +7,14 @@ export interface AgentEvent {
   readonly apiVersion: 'v1';
   readonly kind: 'Event';
   readonly metadata: { readonly name: string; readonly namespace: string };
-  readonly involvedObject: { readonly apiVersion: 'v1'; readonly kind: 'Pod' | 'Node'; readonly name: string; readonly namespace?: string; readonly uid: string; readonly fieldPath?: string };
+  readonly involvedObject: {
+    readonly apiVersion: 'v1';
+    readonly kind: 'Pod' | 'Node';
+    readonly name: string;
+    readonly namespace?: string;
+    readonly uid: string;
+    readonly fieldPath?: string;
+  };
   readonly reason: string;
   readonly message: string;
   readonly type: 'Warning' | 'Normal';
@@ -22,7 +29,8 @@ export interface AgentEvent {
 const MAX_MESSAGE = 1024;
 const seconds = (now: Date): string => now.toISOString().replace(/\.\d{3}Z$/, 'Z');
 // client-go names an Event `<object>.<unix nanos in hex>`: unique per report and sortable.
-const eventName = (object: string, now: Date, sequence: number): string => `${object}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(sequence)).toString(16)}`;
+const eventName = (object: string, now: Date, sequence: number): string =>
+  `${object}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(sequence)).toString(16)}`;
 const clip = (text: string): string => (text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 3)}...` : text);
 
 type InvolvedObject = AgentEvent['involvedObject'];
@@ -55,14 +63,43 @@ function agentEvent(content: EventContent, node: string, now: Date, sequence: nu
 }
 
 /** The Warning on a pod: the agent's reason, what it did, and the validator's own message. */
-export function podEvent(view: PodView, reason: string, note: string, validatorMessage: string, container: string, node: string, now: Date, sequence: number): AgentEvent {
+export function podEvent(
+  view: PodView,
+  reason: string,
+  note: string,
+  validatorMessage: string,
+  container: string,
+  node: string,
+  now: Date,
+  sequence: number,
+): AgentEvent {
   const detail = validatorMessage ? ` Validator said: ${validatorMessage.split('\n', 1)[0]}` : '';
-  const involvedObject: InvolvedObject = { apiVersion: 'v1', kind: 'Pod', name: view.name, namespace: view.namespace, uid: view.uid, fieldPath: `spec.initContainers{${container}}` };
-  return agentEvent({ involvedObject, namespace: view.namespace, reason, message: `${note}${detail}`, type: 'Warning' }, node, now, sequence);
+  const involvedObject: InvolvedObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    name: view.name,
+    namespace: view.namespace,
+    uid: view.uid,
+    fieldPath: `spec.initContainers{${container}}`,
+  };
+  return agentEvent(
+    { involvedObject, namespace: view.namespace, reason, message: `${note}${detail}`, type: 'Warning' },
+    node,
+    now,
+    sequence,
+  );
 }
 
 /** An Event on the Node (posted in `default`, where the kubelet posts its node Events). */
-export function nodeEvent(node: string, nodeUid: string, reason: string, message: string, type: 'Warning' | 'Normal', now: Date, sequence: number): AgentEvent {
+export function nodeEvent(
+  node: string,
+  nodeUid: string,
+  reason: string,
+  message: string,
+  type: 'Warning' | 'Normal',
+  now: Date,
+  sequence: number,
+): AgentEvent {
   const involvedObject: InvolvedObject = { apiVersion: 'v1', kind: 'Node', name: node, uid: nodeUid };
   return agentEvent({ involvedObject, namespace: 'default', reason, message, type }, node, now, sequence);
 }

@@ -14,14 +14,46 @@ export interface AgentMetrics {
 
 export function promAgentMetrics(registry: Registry): AgentMetrics {
   const registers = [registry];
-  const watched = new Gauge({ name: 'interlock_node_pods_watched', help: 'Pods on this node that carry the validator container.', registers });
-  const blocked = new Counter({ name: 'interlock_node_blocked_pods_total', help: 'Validator failures seen (each run once), by reason.', labelNames: ['reason'], registers });
-  const actions = new Counter({ name: 'interlock_node_actions_total', help: 'Actions taken, by kind and result.', labelNames: ['kind', 'result'], registers });
-  const breaker = new Gauge({ name: 'interlock_node_breaker_open', help: '1 while the node circuit breaker is open.', registers });
-  const restarts = new Counter({ name: 'interlock_node_watch_restarts_total', help: 'Pod watch restarts, by cause (dropped, expired, error).', labelNames: ['cause'], registers });
-  const errors = new Counter({ name: 'interlock_node_api_errors_total', help: 'Failed Kubernetes API calls, by operation and HTTP status (0: no answer).', labelNames: ['operation', 'status'], registers });
+  const watched = new Gauge({
+    name: 'interlock_node_pods_watched',
+    help: 'Pods on this node that carry the validator container.',
+    registers,
+  });
+  const blocked = new Counter({
+    name: 'interlock_node_blocked_pods_total',
+    help: 'Validator failures seen (each run once), by reason.',
+    labelNames: ['reason'],
+    registers,
+  });
+  const actions = new Counter({
+    name: 'interlock_node_actions_total',
+    help: 'Actions taken, by kind and result.',
+    labelNames: ['kind', 'result'],
+    registers,
+  });
+  const breaker = new Gauge({
+    name: 'interlock_node_breaker_open',
+    help: '1 while the node circuit breaker is open.',
+    registers,
+  });
+  const restarts = new Counter({
+    name: 'interlock_node_watch_restarts_total',
+    help: 'Pod watch restarts, by cause (dropped, expired, error).',
+    labelNames: ['cause'],
+    registers,
+  });
+  const errors = new Counter({
+    name: 'interlock_node_api_errors_total',
+    help: 'Failed Kubernetes API calls, by operation and HTTP status (0: no answer).',
+    labelNames: ['operation', 'status'],
+    registers,
+  });
   const depth = new Gauge({ name: 'interlock_node_queue_depth', help: 'Pods waiting in the work queue.', registers });
-  const audit = new Gauge({ name: 'interlock_node_cni_audit_healthy', help: "1 while the node's CNI configuration audit is healthy, 0 while it fails (absent without an audit).", registers });
+  const audit = new Gauge({
+    name: 'interlock_node_cni_audit_healthy',
+    help: "1 while the node's CNI configuration audit is healthy, 0 while it fails (absent without an audit).",
+    registers,
+  });
   breaker.set(0);
   return {
     podsWatched: (count) => watched.set(count),

@@ -29,7 +29,11 @@ export interface AgentClock {
 export const REAL_CLOCK: AgentClock = {
   now: () => Date.now(),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
-  later: (fn, ms) => { const timer = setTimeout(fn, ms); timer.unref(); return () => clearTimeout(timer); },
+  later: (fn, ms) => {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
 };
 
 /** The logger the agent needs (pino's shape). */

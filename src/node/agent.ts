@@ -18,7 +18,12 @@ import { retryDelayMs } from './retry-delay.js';
  * Which run of a pod's validator was counted, finished with, or announced as held (by run id), and
  * which report was posted last: a pod restarting with the same reason is reported once.
  */
-interface RunMemory { counted?: string; done?: string; held?: string; reported?: string }
+interface RunMemory {
+  counted?: string;
+  done?: string;
+  held?: string;
+  reported?: string;
+}
 
 export interface AgentDeps {
   readonly api: AgentApi;
@@ -48,18 +53,26 @@ export class NodeAgent implements PodWatchSink {
   private lastAudit: CniAuditVerdict | undefined;
   synced = false;
 
-  constructor(private readonly settings: AgentSettings, private readonly deps: AgentDeps) {
+  constructor(
+    private readonly settings: AgentSettings,
+    private readonly deps: AgentDeps,
+  ) {
     this.queue = new CoalescingQueue(settings.queueCapacity);
     this.limiter = new RateLimiter(settings.writesPerSecond, settings.writeBurst, deps.clock.now());
   }
 
-  get breakerOpen(): boolean { return this.breaker.open; }
+  get breakerOpen(): boolean {
+    return this.breaker.open;
+  }
 
   relisted(pods: readonly unknown[]): void {
     const seen = new Set<string>();
     for (const pod of pods) {
       const view = this.viewOf(pod);
-      if (view) { seen.add(view.key); this.upsert(view); }
+      if (view) {
+        seen.add(view.key);
+        this.upsert(view);
+      }
     }
     for (const key of [...this.cache.keys()]) if (!seen.has(key)) this.forget(key);
     this.synced = true;
@@ -88,13 +101,27 @@ export class NodeAgent implements PodWatchSink {
   audit(verdict: CniAuditVerdict): void {
     this.deps.metrics.cniAudit(verdict.healthy);
     // The Node hears of every change of verdict, healthy or not: the first one only when it fails.
-    if (verdict.healthy !== (this.lastAudit?.healthy ?? true) || (this.lastAudit && !verdict.healthy && verdict.message !== this.lastAudit.message)) {
+    if (
+      verdict.healthy !== (this.lastAudit?.healthy ?? true) ||
+      (this.lastAudit && !verdict.healthy && verdict.message !== this.lastAudit.message)
+    ) {
       // Not awaited: the verdict is not held up by the API. postEvent does not reject (API failures
       // are Results, retried and logged), and stop() drains the tracked work.
-      void this.track(this.postNodeEvent(verdict.healthy ? 'InterlockCniConfigHealthy' : 'InterlockCniConfigBroken', verdict.healthy ? `The CNI configuration audit of node ${this.settings.node} is healthy again.` : `CNI configuration audit failed: ${verdict.message}`, verdict.healthy ? 'Normal' : 'Warning'));
+      void this.track(
+        this.postNodeEvent(
+          verdict.healthy ? 'InterlockCniConfigHealthy' : 'InterlockCniConfigBroken',
+          verdict.healthy
+            ? `The CNI configuration audit of node ${this.settings.node} is healthy again.`
+            : `CNI configuration audit failed: ${verdict.message}`,
+          verdict.healthy ? 'Normal' : 'Warning',
+        ),
+      );
     }
     this.lastAudit = verdict;
-    this.step(recordAudit(this.breaker, verdict.healthy, this.deps.clock.now()), verdict.healthy ? '' : `CNI audit: ${verdict.message}`);
+    this.step(
+      recordAudit(this.breaker, verdict.healthy, this.deps.clock.now()),
+      verdict.healthy ? '' : `CNI audit: ${verdict.message}`,
+    );
   }
 
   /** Called on a timer: lets the breaker close after a quiet window. */
@@ -143,7 +170,11 @@ export class NodeAgent implements PodWatchSink {
   private offer(key: string): void {
     if (this.stopping) return;
     const outcome = this.queue.offer(key, true);
-    if (outcome === 'full') this.deps.log.warn({ pod: key, capacity: this.settings.queueCapacity }, 'work queue full: the pod is picked up by a rescan once there is room');
+    if (outcome === 'full')
+      this.deps.log.warn(
+        { pod: key, capacity: this.settings.queueCapacity },
+        'work queue full: the pod is picked up by a rescan once there is room',
+      );
     this.deps.metrics.queueDepth(this.queue.size);
     this.wake?.();
   }
@@ -159,9 +190,15 @@ export class NodeAgent implements PodWatchSink {
   private async breakerOpened(cause: string): Promise<void> {
     const { threshold, windowMs } = this.settings.breaker;
     const why = cause || `more than ${threshold} pods blocked within ${Math.round(windowMs / 1000)} s`;
-    const taint = this.settings.taint ? ' Tainted interlock.dev/cni-not-ready:NoSchedule so new pods go elsewhere.' : '';
+    const taint = this.settings.taint
+      ? ' Tainted interlock.dev/cni-not-ready:NoSchedule so new pods go elsewhere.'
+      : '';
     this.deps.log.error({ node: this.settings.node }, `circuit breaker open: ${why}`);
-    await this.postNodeEvent('InterlockBreakerOpen', `Stopped recreating pods on node ${this.settings.node}: ${why}; the node's CNI is suspect.${taint}`, 'Warning');
+    await this.postNodeEvent(
+      'InterlockBreakerOpen',
+      `Stopped recreating pods on node ${this.settings.node}: ${why}; the node's CNI is suspect.${taint}`,
+      'Warning',
+    );
     if (this.settings.taint) await this.write('taint', () => this.deps.api.setTaint(true));
   }
 
@@ -169,7 +206,11 @@ export class NodeAgent implements PodWatchSink {
     this.deps.log.info({ node: this.settings.node }, 'circuit breaker closed');
     if (this.settings.taint) await this.write('untaint', () => this.deps.api.setTaint(false));
     const window = Math.round(this.settings.breaker.windowMs / 1000);
-    await this.postNodeEvent('InterlockBreakerClosed', `Node ${this.settings.node} stayed healthy for ${window} s; recreating blocked pods again.`, 'Normal');
+    await this.postNodeEvent(
+      'InterlockBreakerClosed',
+      `Node ${this.settings.node} stayed healthy for ${window} s; recreating blocked pods again.`,
+      'Normal',
+    );
     this.rescan();
   }
 
@@ -187,8 +228,13 @@ export class NodeAgent implements PodWatchSink {
       const next = this.queue.take();
       this.deps.metrics.queueDepth(this.queue.size);
       if (!next) {
-        if (this.queue.takeOverflow()) { this.rescan(); continue; }
-        await new Promise<void>((resolve) => { this.wake = resolve; });
+        if (this.queue.takeOverflow()) {
+          this.rescan();
+          continue;
+        }
+        await new Promise<void>((resolve) => {
+          this.wake = resolve;
+        });
         this.wake = undefined;
         continue;
       }
@@ -203,14 +249,28 @@ export class NodeAgent implements PodWatchSink {
     const memory = this.memory(view.uid);
     if (memory.done === blocked.runId) return;
     const now = this.deps.clock.now();
-    const decision = decide({ view, blocked, action: this.settings.action, breakerOpen: this.breaker.open, backoff: this.backoff, policy: this.settings.backoff, now });
+    const decision = decide({
+      view,
+      blocked,
+      action: this.settings.action,
+      breakerOpen: this.breaker.open,
+      backoff: this.backoff,
+      policy: this.settings.backoff,
+      now,
+    });
     await this.carryOut(view, blocked, decision, memory);
   }
 
   private async carryOut(view: PodView, blocked: Blocked, decision: Decision, memory: RunMemory): Promise<void> {
-    if (decision.kind === 'wait') { this.retryLater(view.key, decision.untilMs - this.deps.clock.now()); return; }
+    if (decision.kind === 'wait') {
+      this.retryLater(view.key, decision.untilMs - this.deps.clock.now());
+      return;
+    }
     if (decision.kind === 'hold') {
-      if (memory.held !== blocked.runId) { memory.held = blocked.runId; await this.postPodEvent(view, blocked, decision.event, decision.note); }
+      if (memory.held !== blocked.runId) {
+        memory.held = blocked.runId;
+        await this.postPodEvent(view, blocked, decision.event, decision.note);
+      }
       this.deps.metrics.action('none', 'held');
       return;
     }
@@ -223,14 +283,27 @@ export class NodeAgent implements PodWatchSink {
       await this.postPodEvent(view, blocked, decision.event, decision.note);
       return;
     }
-    const ref: PodRef = { namespace: view.namespace, name: view.name, uid: view.uid, resourceVersion: view.resourceVersion };
-    const outcome = await this.write(decision.how, () => (decision.how === 'delete' ? this.deps.api.deletePod(ref) : this.deps.api.labelPod(ref)));
-    if (outcome === undefined) { this.retryAfterFailure(view.key); return; }
+    const ref: PodRef = {
+      namespace: view.namespace,
+      name: view.name,
+      uid: view.uid,
+      resourceVersion: view.resourceVersion,
+    };
+    const outcome = await this.write(decision.how, () =>
+      decision.how === 'delete' ? this.deps.api.deletePod(ref) : this.deps.api.labelPod(ref),
+    );
+    if (outcome === undefined) {
+      this.retryAfterFailure(view.key);
+      return;
+    }
     this.retries.delete(view.key);
     this.deps.metrics.action(decision.how, outcome);
     if (outcome === 'precondition-failed') {
       // The name now belongs to a new pod, or this one changed since it was read: its next version decides.
-      this.deps.log.info({ pod: view.key, uid: view.uid }, `${decision.how} refused by its preconditions: the pod changed or was replaced; spared`);
+      this.deps.log.info(
+        { pod: view.key, uid: view.uid },
+        `${decision.how} refused by its preconditions: the pod changed or was replaced; spared`,
+      );
       return;
     }
     memory.done = blocked.runId;
@@ -243,10 +316,16 @@ export class NodeAgent implements PodWatchSink {
    * One rate-limited write. A failure pauses every write (a 429 or 500 is about the API server, not
    * this pod) for the Retry-After or an exponential delay, so failures never become a storm.
    */
-  private async write<T>(operation: string, call: () => Promise<{ ok: true; value: T } | { ok: false; failure: ApiFailure }>): Promise<T | undefined> {
+  private async write<T>(
+    operation: string,
+    call: () => Promise<{ ok: true; value: T } | { ok: false; failure: ApiFailure }>,
+  ): Promise<T | undefined> {
     await this.waitForTurn();
     const answer = await call();
-    if (answer.ok) { this.pauseAttempts = 0; return answer.value; }
+    if (answer.ok) {
+      this.pauseAttempts = 0;
+      return answer.value;
+    }
     const { status, retryAfterSeconds, message } = answer.failure;
     this.deps.metrics.apiError(operation, status);
     if (operation === 'delete' || operation === 'label') this.deps.metrics.action(operation, 'error');
@@ -261,7 +340,10 @@ export class NodeAgent implements PodWatchSink {
   private async waitForTurn(): Promise<void> {
     for (;;) {
       const now = this.deps.clock.now();
-      if (now < this.pausedUntil) { await this.deps.clock.sleep(this.pausedUntil - now); continue; }
+      if (now < this.pausedUntil) {
+        await this.deps.clock.sleep(this.pausedUntil - now);
+        continue;
+      }
       const wait = this.limiter.tryTake(now);
       if (wait === 0) return;
       await this.deps.clock.sleep(wait);
@@ -270,7 +352,14 @@ export class NodeAgent implements PodWatchSink {
 
   private retryAfterFailure(key: string): void {
     const attempts = (this.retries.get(key)?.attempts ?? 0) + 1;
-    this.retryLater(key, Math.max(this.pausedUntil - this.deps.clock.now(), retryDelayMs(attempts, undefined, this.settings.retry, this.deps.random)), attempts);
+    this.retryLater(
+      key,
+      Math.max(
+        this.pausedUntil - this.deps.clock.now(),
+        retryDelayMs(attempts, undefined, this.settings.retry, this.deps.random),
+      ),
+      attempts,
+    );
   }
 
   private retryLater(key: string, ms: number, attempts = this.retries.get(key)?.attempts ?? 0): void {
@@ -280,22 +369,47 @@ export class NodeAgent implements PodWatchSink {
   }
 
   private async postPodEvent(view: PodView, blocked: Blocked, reason: string, note: string): Promise<void> {
-    const event = podEvent(view, reason, note, blocked.message, this.settings.container, this.settings.node, new Date(this.deps.clock.now()), this.sequence++);
+    const event = podEvent(
+      view,
+      reason,
+      note,
+      blocked.message,
+      this.settings.container,
+      this.settings.node,
+      new Date(this.deps.clock.now()),
+      this.sequence++,
+    );
     await this.postEvent(event);
   }
 
   /** As the kubelet does, the node's name is the Event's uid: `kubectl describe node` looks for exactly that. */
   private async postNodeEvent(reason: string, message: string, type: 'Warning' | 'Normal'): Promise<void> {
-    await this.postEvent(nodeEvent(this.settings.node, this.settings.node, reason, message, type, new Date(this.deps.clock.now()), this.sequence++));
+    await this.postEvent(
+      nodeEvent(
+        this.settings.node,
+        this.settings.node,
+        reason,
+        message,
+        type,
+        new Date(this.deps.clock.now()),
+        this.sequence++,
+      ),
+    );
   }
 
   /** An Event is the agent's account of a decision: it is retried (rate-limited) a few times before it is given up and logged. */
   private async postEvent(event: AgentEvent): Promise<void> {
     for (let attempt = 0; attempt < 4; attempt++) {
-      if (await this.write('event', () => this.deps.api.createEvent(event))) { this.deps.metrics.action('event', 'posted'); return; }
+      if (await this.write('event', () => this.deps.api.createEvent(event))) {
+        this.deps.metrics.action('event', 'posted');
+        return;
+      }
     }
     this.deps.metrics.action('event', 'error');
-    this.deps.log.error({ object: event.involvedObject.name, reason: event.reason }, 'Event not posted after 4 attempts');
+    this.deps.log.error(
+      { object: event.involvedObject.name, reason: event.reason },
+      'Event not posted after 4 attempts',
+    );
   }
 
   private track<T>(work: Promise<T>): Promise<T> {

@@ -18,7 +18,12 @@ export interface BreakerState {
   readonly auditHealthySince: number | undefined;
 }
 
-export const CLOSED_BREAKER: BreakerState = { open: false, blockedAt: [], openedAt: undefined, auditHealthySince: Number.NEGATIVE_INFINITY };
+export const CLOSED_BREAKER: BreakerState = {
+  open: false,
+  blockedAt: [],
+  openedAt: undefined,
+  auditHealthySince: Number.NEGATIVE_INFINITY,
+};
 
 export type BreakerTransition = 'opened' | 'closed' | undefined;
 
@@ -34,14 +39,20 @@ function trimmed(times: readonly number[], policy: BreakerPolicy, now: number): 
 export function recordBlocked(state: BreakerState, policy: BreakerPolicy, now: number): BreakerStep {
   const blockedAt = [...trimmed(state.blockedAt, policy, now), now];
   const tripped = !state.open && blockedAt.length > policy.threshold;
-  return { state: { ...state, blockedAt, open: state.open || tripped, openedAt: tripped ? now : state.openedAt }, transition: tripped ? 'opened' : undefined };
+  return {
+    state: { ...state, blockedAt, open: state.open || tripped, openedAt: tripped ? now : state.openedAt },
+    transition: tripped ? 'opened' : undefined,
+  };
 }
 
 /** The audit's verdict; an unhealthy audit opens the breaker at once (the CNI config is wrong). */
 export function recordAudit(state: BreakerState, healthy: boolean, now: number): BreakerStep {
   if (healthy) return { state: { ...state, auditHealthySince: state.auditHealthySince ?? now }, transition: undefined };
   const opening = !state.open;
-  return { state: { ...state, open: true, openedAt: opening ? now : state.openedAt, auditHealthySince: undefined }, transition: opening ? 'opened' : undefined };
+  return {
+    state: { ...state, open: true, openedAt: opening ? now : state.openedAt, auditHealthySince: undefined },
+    transition: opening ? 'opened' : undefined,
+  };
 }
 
 /** Called on a timer: closes the breaker once a full window passed with nothing wrong. */
@@ -51,7 +62,10 @@ export function tick(state: BreakerState, policy: BreakerPolicy, now: number): B
   const lastTrouble = Math.max(state.openedAt ?? 0, ...state.blockedAt);
   const auditOk = state.auditHealthySince !== undefined && now - state.auditHealthySince >= policy.windowMs;
   if (now - lastTrouble >= policy.windowMs && auditOk) {
-    return { state: { open: false, blockedAt, openedAt: undefined, auditHealthySince: state.auditHealthySince }, transition: 'closed' };
+    return {
+      state: { open: false, blockedAt, openedAt: undefined, auditHealthySince: state.auditHealthySince },
+      transition: 'closed',
+    };
   }
   return { state: { ...state, blockedAt }, transition: undefined };
 }

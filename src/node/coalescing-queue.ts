@@ -10,14 +10,24 @@ export class CoalescingQueue<T> {
 
   constructor(private readonly capacity: number) {}
 
-  get size(): number { return this.items.size; }
+  get size(): number {
+    return this.items.size;
+  }
   /** True once a key was refused since the last `takeOverflow`. */
-  get hasOverflowed(): boolean { return this.overflowed; }
+  get hasOverflowed(): boolean {
+    return this.overflowed;
+  }
 
   /** 'queued', 'coalesced', or 'full' (refused: the caller must come back for it). */
   offer(key: string, item: T): 'queued' | 'coalesced' | 'full' {
-    if (this.items.has(key)) { this.items.set(key, item); return 'coalesced'; }
-    if (this.items.size >= this.capacity) { this.overflowed = true; return 'full'; }
+    if (this.items.has(key)) {
+      this.items.set(key, item);
+      return 'coalesced';
+    }
+    if (this.items.size >= this.capacity) {
+      this.overflowed = true;
+      return 'full';
+    }
     this.items.set(key, item);
     return 'queued';
   }

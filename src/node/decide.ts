@@ -6,10 +6,16 @@ export type NodeAction = 'delete' | 'label' | 'none';
 export const NODE_ACTIONS: readonly NodeAction[] = ['delete', 'label', 'none'];
 
 /** The Event reasons the agent posts on pods; `kubectl get events` shows them. */
-export type PodEventReason = 'InterlockRecreating' | 'InterlockMarked' | 'InterlockBlocked' | 'InterlockRecreateLimit' | 'InterlockHeld';
+export type PodEventReason =
+  'InterlockRecreating' | 'InterlockMarked' | 'InterlockBlocked' | 'InterlockRecreateLimit' | 'InterlockHeld';
 
 export type Decision =
-  | { readonly kind: 'recreate'; readonly how: 'delete' | 'label'; readonly event: PodEventReason; readonly note: string }
+  | {
+      readonly kind: 'recreate';
+      readonly how: 'delete' | 'label';
+      readonly event: PodEventReason;
+      readonly note: string;
+    }
   | { readonly kind: 'report'; readonly event: PodEventReason; readonly note: string }
   /** The breaker is open: nothing is done now; the pod is looked at again when it closes. */
   | { readonly kind: 'hold'; readonly event: PodEventReason; readonly note: string }
@@ -26,34 +32,67 @@ export interface DecisionInput {
   readonly now: number;
 }
 
-const JOB_NOTE = ' The Job controller creates a replacement; this counts against the Job\'s backoffLimit.';
+const JOB_NOTE = " The Job controller creates a replacement; this counts against the Job's backoffLimit.";
 
 /** What to do about one blocked pod. Pure: the same input always gives the same decision. */
 export function decide(input: DecisionInput): Decision {
   const { blocked, view } = input;
   if (!blocked.recreatable) {
-    return { kind: 'report', event: 'InterlockBlocked', note: `${blocked.reason}: recreating the pod cannot fix this; left as it is.` };
+    return {
+      kind: 'report',
+      event: 'InterlockBlocked',
+      note: `${blocked.reason}: recreating the pod cannot fix this; left as it is.`,
+    };
   }
   if (input.action === 'none') {
-    return { kind: 'report', event: 'InterlockBlocked', note: `${blocked.reason}: the node's CNI did not set up this pod; --action none, so it is only reported.` };
+    return {
+      kind: 'report',
+      event: 'InterlockBlocked',
+      note: `${blocked.reason}: the node's CNI did not set up this pod; --action none, so it is only reported.`,
+    };
   }
   // Deleting is only a recreation when a controller makes a new pod: a bare pod would be gone for
   // good, and a static pod's mirror is recreated by the kubelet from the same manifest, same sandbox.
   if (input.action === 'delete' && (view.ownerKind === 'Pod' || view.ownerKind === 'Node')) {
-    const what = view.ownerKind === 'Pod' ? 'no controller would recreate this pod' : 'a static pod is recreated by the kubelet, not by deleting it';
-    return { kind: 'report', event: 'InterlockBlocked', note: `${blocked.reason}: the node's CNI did not set up this pod, but ${what}; left for an operator.` };
+    const what =
+      view.ownerKind === 'Pod'
+        ? 'no controller would recreate this pod'
+        : 'a static pod is recreated by the kubelet, not by deleting it';
+    return {
+      kind: 'report',
+      event: 'InterlockBlocked',
+      note: `${blocked.reason}: the node's CNI did not set up this pod, but ${what}; left for an operator.`,
+    };
   }
   if (input.breakerOpen) {
-    return { kind: 'hold', event: 'InterlockHeld', note: `${blocked.reason}: too many blocked pods on node ${view.nodeName}; the circuit breaker is open, so this pod is not recreated now.` };
+    return {
+      kind: 'hold',
+      event: 'InterlockHeld',
+      note: `${blocked.reason}: too many blocked pods on node ${view.nodeName}; the circuit breaker is open, so this pod is not recreated now.`,
+    };
   }
   const verdict = backoffVerdict(input.backoff, view.ownerUid, input.policy, input.now);
   if (verdict.kind === 'wait') return { kind: 'wait', untilMs: verdict.untilMs };
   if (verdict.kind === 'exhausted') {
-    return { kind: 'report', event: 'InterlockRecreateLimit', note: `${blocked.reason}: ${view.ownerKind} ${view.ownerUid}'s pods were recreated ${verdict.count} times on node ${view.nodeName} within ${Math.round(input.policy.windowMs / 1000)} s; left alone so it cannot loop.` };
+    return {
+      kind: 'report',
+      event: 'InterlockRecreateLimit',
+      note: `${blocked.reason}: ${view.ownerKind} ${view.ownerUid}'s pods were recreated ${verdict.count} times on node ${view.nodeName} within ${Math.round(input.policy.windowMs / 1000)} s; left alone so it cannot loop.`,
+    };
   }
   if (input.action === 'label') {
-    return { kind: 'recreate', how: 'label', event: 'InterlockMarked', note: `${blocked.reason}: labelled interlock.dev/blocked for its controller to recreate.` };
+    return {
+      kind: 'recreate',
+      how: 'label',
+      event: 'InterlockMarked',
+      note: `${blocked.reason}: labelled interlock.dev/blocked for its controller to recreate.`,
+    };
   }
   const job = view.ownerKind === 'Job' ? JOB_NOTE : '';
-  return { kind: 'recreate', how: 'delete', event: 'InterlockRecreating', note: `${blocked.reason}: the node's CNI did not set up this pod; deleting it so that it is recreated.${job}` };
+  return {
+    kind: 'recreate',
+    how: 'delete',
+    event: 'InterlockRecreating',
+    note: `${blocked.reason}: the node's CNI did not set up this pod; deleting it so that it is recreated.${job}`,
+  };
 }

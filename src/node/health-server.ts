@@ -2,17 +2,32 @@ import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 
 /** /metrics (Prometheus text), /healthz (the process answers), /readyz (the first list has synced). */
-export function startHealthServer(registry: Registry, ready: () => boolean, host: string, port: number): Promise<Server> {
+export function startHealthServer(
+  registry: Registry,
+  ready: () => boolean,
+  host: string,
+  port: number,
+): Promise<Server> {
   const server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?', 1)[0];
     if (path === '/metrics') {
-      registry.metrics().then((text) => {
-        res.writeHead(200, { 'content-type': registry.contentType });
-        res.end(text);
-      }, () => { res.writeHead(500); res.end(); });
+      registry.metrics().then(
+        (text) => {
+          res.writeHead(200, { 'content-type': registry.contentType });
+          res.end(text);
+        },
+        () => {
+          res.writeHead(500);
+          res.end();
+        },
+      );
       return;
     }
-    if (path === '/healthz') { res.writeHead(200, { 'content-type': 'text/plain' }); res.end('ok\n'); return; }
+    if (path === '/healthz') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok\n');
+      return;
+    }
     if (path === '/readyz') {
       const isReady = ready();
       res.writeHead(isReady ? 200 : 503, { 'content-type': 'text/plain' });

@@ -14,7 +14,11 @@ export interface NodeAgentManifestOptions {
 const NODE_AGENT_NAME = 'interlock-node';
 const NODE_AGENT_METRICS_PORT = 9477;
 
-interface PolicyRule { apiGroups: string[]; resources: string[]; verbs: string[] }
+interface PolicyRule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
 
 /**
  * Least privilege per action (issue 11's table): `none` reads pods and creates Events; `delete`
@@ -22,7 +26,13 @@ interface PolicyRule { apiGroups: string[]; resources: string[]; verbs: string[]
  * node read: like the kubelet, the agent names the node as the Event's uid.
  */
 export function nodeAgentRules(action: NodeAction, taint: boolean): PolicyRule[] {
-  const podVerbs = ['get', 'list', 'watch', ...(action === 'delete' ? ['delete'] : []), ...(action === 'label' ? ['patch'] : [])];
+  const podVerbs = [
+    'get',
+    'list',
+    'watch',
+    ...(action === 'delete' ? ['delete'] : []),
+    ...(action === 'label' ? ['patch'] : []),
+  ];
   return [
     { apiGroups: [''], resources: ['pods'], verbs: podVerbs },
     { apiGroups: [''], resources: ['events'], verbs: ['create'] },
@@ -42,7 +52,11 @@ function agentArgs(options: NodeAgentManifestOptions): string[] {
 }
 
 function agentContainer(options: NodeAgentManifestOptions): object {
-  const probe = (path: string) => ({ httpGet: { path, port: NODE_AGENT_METRICS_PORT }, periodSeconds: 10, failureThreshold: 3 });
+  const probe = (path: string) => ({
+    httpGet: { path, port: NODE_AGENT_METRICS_PORT },
+    periodSeconds: 10,
+    failureThreshold: 3,
+  });
   return {
     name: 'node-agent',
     image: options.image,
@@ -54,7 +68,15 @@ function agentContainer(options: NodeAgentManifestOptions): object {
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),
     resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-    securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] }, seccompProfile: { type: 'RuntimeDefault' } },
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
   };
 }
 
@@ -69,8 +91,19 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
   const metadata = { name: NODE_AGENT_NAME, labels };
   return [
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { ...metadata, namespace } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata, rules: nodeAgentRules(options.action ?? 'delete', options.taint === true) },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NODE_AGENT_NAME }, subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }] },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRole',
+      metadata,
+      rules: nodeAgentRules(options.action ?? 'delete', options.taint === true),
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata,
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NODE_AGENT_NAME },
+      subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }],
+    },
     {
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
@@ -87,7 +120,10 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
             priorityClassName: 'system-node-critical',
             terminationGracePeriodSeconds: 10,
             // It must stay on, and come back to, the node it tainted.
-            tolerations: [{ key: NODE_TAINT.key, operator: 'Exists', effect: NODE_TAINT.effect }, { operator: 'Exists', effect: 'NoSchedule' }],
+            tolerations: [
+              { key: NODE_TAINT.key, operator: 'Exists', effect: NODE_TAINT.effect },
+              { operator: 'Exists', effect: 'NoSchedule' },
+            ],
             containers: [agentContainer(options)],
           },
         },

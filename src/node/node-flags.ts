@@ -7,39 +7,147 @@ import { MESH_FLAG } from '../config/interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../config/validate-config.js';
 import { NODE_ACTIONS, type NodeAction } from './decide.js';
 
-const text = (value: string): Result<string, 'ConfigInvalid'> => (value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a non-empty value'));
-const oneOf = <T extends string>(choices: readonly T[]) => (value: string): Result<T, 'ConfigInvalid'> =>
-  (choices as readonly string[]).includes(value) ? ok(value as T) : fail('ConfigInvalid', `expected one of ${choices.join(', ')}`);
-const count = (min: number, max: number) => (value: string): Result<number, 'ConfigInvalid'> =>
-  /^\d+$/.test(value) && Number(value) >= min && Number(value) <= max ? ok(Number(value)) : fail('ConfigInvalid', `expected a whole number from ${min} to ${max}`);
+const text = (value: string): Result<string, 'ConfigInvalid'> =>
+  value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a non-empty value');
+const oneOf =
+  <T extends string>(choices: readonly T[]) =>
+  (value: string): Result<T, 'ConfigInvalid'> =>
+    (choices as readonly string[]).includes(value)
+      ? ok(value as T)
+      : fail('ConfigInvalid', `expected one of ${choices.join(', ')}`);
+const count =
+  (min: number, max: number) =>
+  (value: string): Result<number, 'ConfigInvalid'> =>
+    /^\d+$/.test(value) && Number(value) >= min && Number(value) <= max
+      ? ok(Number(value))
+      : fail('ConfigInvalid', `expected a whole number from ${min} to ${max}`);
 const duration = (value: string): Result<number, 'ConfigInvalid'> => {
   const ms = parseDurationMs(value);
-  return ms !== undefined && ms >= 100 && ms <= 86_400_000 ? ok(ms) : fail('ConfigInvalid', 'expected a duration from 100ms to 24h (10s, 500ms, 2m)');
+  return ms !== undefined && ms >= 100 && ms <= 86_400_000
+    ? ok(ms)
+    : fail('ConfigInvalid', 'expected a duration from 100ms to 24h (10s, 500ms, 2m)');
 };
 const listen = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
   const match = /^(.*):(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[2]) : NaN;
-  return match && port <= 65535 ? ok({ host: match[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port }) : fail('ConfigInvalid', 'expected HOST:PORT (0.0.0.0:9090, 127.0.0.1:0)');
+  return match && port <= 65535
+    ? ok({ host: match[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port })
+    : fail('ConfigInvalid', 'expected HOST:PORT (0.0.0.0:9090, 127.0.0.1:0)');
 };
 const commands = ['node'] as const;
 
 /** The flags of `interlock node`, declared once (the lead moves them to the shared parser at merge). */
 export const NODE_FLAGS = [
-  { name: 'node-name', kind: 'value', env: 'NODE_NAME', placeholder: 'NAME', help: 'This node (the downward API spec.nodeName); only its pods are watched.', commands, parse: text },
+  {
+    name: 'node-name',
+    kind: 'value',
+    env: 'NODE_NAME',
+    placeholder: 'NAME',
+    help: 'This node (the downward API spec.nodeName); only its pods are watched.',
+    commands,
+    parse: text,
+  },
   MESH_FLAG,
-  { name: 'container-name', kind: 'value', placeholder: 'NAME', help: 'The validator init container (linkerd-network-validator, istio-validation, interlock).', commands, parse: text },
+  {
+    name: 'container-name',
+    kind: 'value',
+    placeholder: 'NAME',
+    help: 'The validator init container (linkerd-network-validator, istio-validation, interlock).',
+    commands,
+    parse: text,
+  },
   FAILURE_EXIT_CODE_FLAG,
-  { name: 'action', kind: 'value', placeholder: 'delete|label|none', help: 'What to do with a pod the CNI failed: delete it, label it interlock.dev/blocked, or only report.', commands, parse: oneOf<NodeAction>(NODE_ACTIONS), default: 'delete' },
-  { name: 'taint', kind: 'switch', help: 'While the breaker is open, taint the node interlock.dev/cni-not-ready:NoSchedule.', commands, parse: () => ok(true), default: false },
-  { name: 'breaker-threshold', kind: 'value', placeholder: 'N', help: 'More than N blocked pods within the breaker window open the breaker (default 5).', commands, parse: count(1, 10_000), default: 5 },
-  { name: 'breaker-window', kind: 'value', placeholder: 'DURATION', help: 'The breaker window, and how long the node must stay healthy to close it (default 60s).', commands, parse: duration, default: 60_000 },
-  { name: 'max-recreations', kind: 'value', placeholder: 'N', help: "An owner's pods recreated N times within the recreate window are left alone (default 3).", commands, parse: count(1, 1000), default: 3 },
-  { name: 'recreate-window', kind: 'value', placeholder: 'DURATION', help: 'The per-owner recreation window (default 10m).', commands, parse: duration, default: 600_000 },
-  { name: 'writes-per-second', kind: 'value', placeholder: 'N', help: 'API writes (deletes, patches, Events) per second, shared (default 5, burst 10).', commands, parse: count(1, 1000), default: 5 },
-  { name: 'label-selector', kind: 'value', placeholder: 'SELECTOR', help: 'Watch only pods matching this label selector (besides spec.nodeName).', commands, parse: text },
-  { name: 'listen', kind: 'value', env: 'INTERLOCK_LISTEN', placeholder: 'HOST:PORT', help: '/metrics, /healthz and /readyz (default 0.0.0.0:9090).', commands, parse: listen, default: { host: '0.0.0.0', port: 9090 } },
+  {
+    name: 'action',
+    kind: 'value',
+    placeholder: 'delete|label|none',
+    help: 'What to do with a pod the CNI failed: delete it, label it interlock.dev/blocked, or only report.',
+    commands,
+    parse: oneOf<NodeAction>(NODE_ACTIONS),
+    default: 'delete',
+  },
+  {
+    name: 'taint',
+    kind: 'switch',
+    help: 'While the breaker is open, taint the node interlock.dev/cni-not-ready:NoSchedule.',
+    commands,
+    parse: () => ok(true),
+    default: false,
+  },
+  {
+    name: 'breaker-threshold',
+    kind: 'value',
+    placeholder: 'N',
+    help: 'More than N blocked pods within the breaker window open the breaker (default 5).',
+    commands,
+    parse: count(1, 10_000),
+    default: 5,
+  },
+  {
+    name: 'breaker-window',
+    kind: 'value',
+    placeholder: 'DURATION',
+    help: 'The breaker window, and how long the node must stay healthy to close it (default 60s).',
+    commands,
+    parse: duration,
+    default: 60_000,
+  },
+  {
+    name: 'max-recreations',
+    kind: 'value',
+    placeholder: 'N',
+    help: "An owner's pods recreated N times within the recreate window are left alone (default 3).",
+    commands,
+    parse: count(1, 1000),
+    default: 3,
+  },
+  {
+    name: 'recreate-window',
+    kind: 'value',
+    placeholder: 'DURATION',
+    help: 'The per-owner recreation window (default 10m).',
+    commands,
+    parse: duration,
+    default: 600_000,
+  },
+  {
+    name: 'writes-per-second',
+    kind: 'value',
+    placeholder: 'N',
+    help: 'API writes (deletes, patches, Events) per second, shared (default 5, burst 10).',
+    commands,
+    parse: count(1, 1000),
+    default: 5,
+  },
+  {
+    name: 'label-selector',
+    kind: 'value',
+    placeholder: 'SELECTOR',
+    help: 'Watch only pods matching this label selector (besides spec.nodeName).',
+    commands,
+    parse: text,
+  },
+  {
+    name: 'listen',
+    kind: 'value',
+    env: 'INTERLOCK_LISTEN',
+    placeholder: 'HOST:PORT',
+    help: '/metrics, /healthz and /readyz (default 0.0.0.0:9090).',
+    commands,
+    parse: listen,
+    default: { host: '0.0.0.0', port: 9090 },
+  },
   LOG_LEVEL_FLAG,
-  { name: 'cni-audit', kind: 'switch', env: 'INTERLOCK_CNI_AUDIT', help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).", commands, parse: (value) => (value === 'true' ? ok(true) : value === 'false' ? ok(false) : fail('ConfigInvalid', 'expected true or false')), default: false },
+  {
+    name: 'cni-audit',
+    kind: 'switch',
+    env: 'INTERLOCK_CNI_AUDIT',
+    help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).",
+    commands,
+    parse: (value) =>
+      value === 'true' ? ok(true) : value === 'false' ? ok(false) : fail('ConfigInvalid', 'expected true or false'),
+    default: false,
+  },
   HELP_FLAG,
 ] as const satisfies readonly FlagDef[];
 

@@ -16,15 +16,29 @@ const HEALTHY_WATCH_MS = 1000;
  * (bookmarks included) when a watch ends, relist on 410 Gone. Every change between a drop and the
  * resume is replayed by the server, and a relist replaces the whole cache, so nothing is lost.
  */
-export async function runPodInformer(ports: InformerPorts, sink: PodWatchSink, clock: AgentClock, retry: RetryPolicy, random: () => number, signal: AbortSignal, onSynced: () => void): Promise<void> {
+export async function runPodInformer(
+  ports: InformerPorts,
+  sink: PodWatchSink,
+  clock: AgentClock,
+  retry: RetryPolicy,
+  random: () => number,
+  signal: AbortSignal,
+  onSynced: () => void,
+): Promise<void> {
   let resourceVersion: string | undefined;
   let failures = 0;
-  const pause = async (retryAfterSeconds?: number): Promise<void> => { await clock.sleep(retryDelayMs(failures++, retryAfterSeconds, retry, random)); };
+  const pause = async (retryAfterSeconds?: number): Promise<void> => {
+    await clock.sleep(retryDelayMs(failures++, retryAfterSeconds, retry, random));
+  };
   while (!signal.aborted) {
     if (resourceVersion === undefined) {
       const listed = await ports.list();
       if (signal.aborted) return;
-      if (!listed.ok) { sink.apiError(listed.failure); await pause(listed.failure.retryAfterSeconds); continue; }
+      if (!listed.ok) {
+        sink.apiError(listed.failure);
+        await pause(listed.failure.retryAfterSeconds);
+        continue;
+      }
       sink.relisted(listed.value.items);
       resourceVersion = listed.value.resourceVersion;
       onSynced();
@@ -33,7 +47,12 @@ export async function runPodInformer(ports: InformerPorts, sink: PodWatchSink, c
     const end = await ports.watch(resourceVersion, signal);
     if (signal.aborted) return;
     resourceVersion = end.kind === 'expired' ? undefined : end.resourceVersion;
-    if (end.kind === 'failed') { sink.apiError(end.failure); sink.restarted('error'); await pause(end.failure.retryAfterSeconds); continue; }
+    if (end.kind === 'failed') {
+      sink.apiError(end.failure);
+      sink.restarted('error');
+      await pause(end.failure.retryAfterSeconds);
+      continue;
+    }
     sink.restarted(end.kind === 'expired' ? 'expired' : 'dropped');
     // A watch that ends (or expires) at once, again and again, must not become a list+watch storm.
     if (clock.now() - started < HEALTHY_WATCH_MS) await pause();

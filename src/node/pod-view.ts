@@ -27,7 +27,8 @@ export interface PodView {
 }
 
 type Json = Record<string, unknown>;
-const obj = (value: unknown): Json => (value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {});
+const obj = (value: unknown): Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
 const arr = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
 const str = (value: unknown): string => (typeof value === 'string' ? value : '');
 
@@ -50,8 +51,12 @@ export function podViewOf(pod: unknown, containerName: string): PodView | undefi
   const spec = obj(root.spec);
   const carries = arr(spec.initContainers).some((container) => obj(container).name === containerName);
   if (!carries) return undefined;
-  const status = arr(obj(root.status).initContainerStatuses).map(obj).find((entry) => entry.name === containerName);
-  const controller = arr(metadata.ownerReferences).map(obj).find((reference) => reference.controller === true);
+  const status = arr(obj(root.status).initContainerStatuses)
+    .map(obj)
+    .find((entry) => entry.name === containerName);
+  const controller = arr(metadata.ownerReferences)
+    .map(obj)
+    .find((reference) => reference.controller === true);
   const name = str(metadata.name);
   const namespace = str(metadata.namespace);
   const uid = str(metadata.uid);

@@ -6,7 +6,11 @@ export class RateLimiter {
   private tokens: number;
   private last: number;
 
-  constructor(private readonly perSecond: number, private readonly burst: number, now: number) {
+  constructor(
+    private readonly perSecond: number,
+    private readonly burst: number,
+    now: number,
+  ) {
     this.tokens = burst;
     this.last = now;
   }
@@ -15,7 +19,10 @@ export class RateLimiter {
   tryTake(now: number): number {
     this.tokens = Math.min(this.burst, this.tokens + ((now - this.last) / 1000) * this.perSecond);
     this.last = now;
-    if (this.tokens >= 1) { this.tokens -= 1; return 0; }
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return 0;
+    }
     return Math.ceil(((1 - this.tokens) / this.perSecond) * 1000);
   }
 }

@@ -10,7 +10,12 @@ export interface RetryPolicy {
 
 export const DEFAULT_RETRY: RetryPolicy = { baseMs: 500, maxMs: 30_000 };
 
-export function retryDelayMs(attempt: number, retryAfterSeconds: number | undefined, policy: RetryPolicy, random: () => number): number {
+export function retryDelayMs(
+  attempt: number,
+  retryAfterSeconds: number | undefined,
+  policy: RetryPolicy,
+  random: () => number,
+): number {
   if (retryAfterSeconds !== undefined && Number.isFinite(retryAfterSeconds) && retryAfterSeconds >= 0) {
     return Math.min(policy.maxMs, Math.max(policy.baseMs, retryAfterSeconds * 1000));
   }

@@ -9,11 +9,15 @@ export type { Logger };
  * a worker-thread transport would lose it (and cost a thread at start-up).
  */
 export function createLogger(format: LogFormat, level: LogLevel, fd = 1): Logger {
-  const write = format === 'json'
-    ? (line: string) => writeAll(fd, line)
-    : (line: string) => writeAll(fd, plainLine(line));
+  const write =
+    format === 'json' ? (line: string) => writeAll(fd, line) : (line: string) => writeAll(fd, plainLine(line));
   return pino(
-    { level, base: { name: 'interlock' }, timestamp: pino.stdTimeFunctions.isoTime, formatters: { level: (label) => ({ level: label }) } },
+    {
+      level,
+      base: { name: 'interlock' },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      formatters: { level: (label) => ({ level: label }) },
+    },
     { write },
   );
 }

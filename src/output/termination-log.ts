@@ -24,7 +24,8 @@ export function writeTerminationLog(path: string, message: string, create: boole
     if (!fstatSync(fd).isFile()) return { ok: false, code: 'ENOTREG' };
     ftruncateSync(fd, 0);
     const bytes = Buffer.from(message, 'utf8');
-    for (let written = 0; written < bytes.length;) written += writeSync(fd, bytes, written, bytes.length - written, written);
+    for (let written = 0; written < bytes.length;)
+      written += writeSync(fd, bytes, written, bytes.length - written, written);
     return { ok: true };
   } catch (error) {
     return { ok: false, code: (error as NodeJS.ErrnoException).code ?? 'EIO' };

@@ -31,7 +31,8 @@ export function readExactly(socket: Socket, length: number, timeoutMs: number): 
       else if (received === length) finish({ kind: 'complete', bytes: collected() });
     };
     const onEnd = (): void => finish({ kind: 'closed', bytes: collected() });
-    const onError = (error: NodeJS.ErrnoException): void => finish({ kind: 'error', code: error.code ?? 'EIO', bytes: collected() });
+    const onError = (error: NodeJS.ErrnoException): void =>
+      finish({ kind: 'error', code: error.code ?? 'EIO', bytes: collected() });
     const timer = setTimeout(() => finish({ kind: 'timeout', bytes: collected() }), Math.max(1, timeoutMs));
     socket.on('data', onData);
     socket.once('end', onEnd);

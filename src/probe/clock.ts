@@ -7,16 +7,17 @@ export interface Clock {
 
 export const systemClock: Clock = {
   now: () => Date.now(),
-  sleep: (ms, cancel) => new Promise((resolve) => {
-    if (cancel?.aborted) return resolve();
-    const timer = setTimeout(() => {
-      cancel?.removeEventListener('abort', wake);
-      resolve();
-    }, ms);
-    const wake = (): void => {
-      clearTimeout(timer);
-      resolve();
-    };
-    cancel?.addEventListener('abort', wake, { once: true });
-  }),
+  sleep: (ms, cancel) =>
+    new Promise((resolve) => {
+      if (cancel?.aborted) return resolve();
+      const timer = setTimeout(() => {
+        cancel?.removeEventListener('abort', wake);
+        resolve();
+      }, ms);
+      const wake = (): void => {
+        clearTimeout(timer);
+        resolve();
+      };
+      cancel?.addEventListener('abort', wake, { once: true });
+    }),
 };

@@ -25,7 +25,12 @@ export interface StrangerArrival {
   readonly sentence: string;
 }
 
-export type ListenError = { readonly code: string; readonly port: number; readonly family: Family; readonly address: string };
+export type ListenError = {
+  readonly code: string;
+  readonly port: number;
+  readonly family: Family;
+  readonly address: string;
+};
 
 interface Expectation {
   readonly serverNonce: Buffer;
@@ -70,7 +75,12 @@ export class ProbeListener {
     this.ownSources.add(endpointKey(source));
   }
 
-  expect(clientNonce: Buffer, serverNonce: Buffer, source: Endpoint, onArrival: (arrival: Arrival) => void): () => void {
+  expect(
+    clientNonce: Buffer,
+    serverNonce: Buffer,
+    source: Endpoint,
+    onArrival: (arrival: Arrival) => void,
+  ): () => void {
     const key = clientNonce.toString('hex');
     this.ownSource(source);
     this.expected.set(key, { serverNonce, source, onArrival });
@@ -91,7 +101,12 @@ export class ProbeListener {
       const nonce = read.kind === 'complete' ? decode(read.bytes) : undefined;
       const entry = nonce ? this.expected.get(nonce.toString('hex')) : undefined;
       if (entry && sameEndpoint(entry.source, remote)) {
-        entry.onArrival({ listenerPort: port, localAddress: socket.localAddress ?? '?', remote, clientNonce: Buffer.from(nonce ?? []) });
+        entry.onArrival({
+          listenerPort: port,
+          localAddress: socket.localAddress ?? '?',
+          remote,
+          clientNonce: Buffer.from(nonce ?? []),
+        });
         socket.end(encode(entry.serverNonce));
         return;
       }
@@ -101,11 +116,26 @@ export class ProbeListener {
         // port to keep two reply tuples apart. Only this namespace can send from its own address
         // (the kernel drops such packets from outside as martians), so it is no relay; but the
         // 4-tuple is not the probe's, so it proves nothing: the attempt is told, and not answered.
-        entry.onArrival({ listenerPort: port, localAddress: socket.localAddress ?? '?', remote, clientNonce: Buffer.from(nonce ?? []) });
+        entry.onArrival({
+          listenerPort: port,
+          localAddress: socket.localAddress ?? '?',
+          remote,
+          clientNonce: Buffer.from(nonce ?? []),
+        });
       } else if (entry) {
-        this.reportStranger({ listenerPort: port, remote, relayed: true, sentence: `our probe's nonce arrived at the listener from ${describeEndpoint(remote)}, not from the probe socket ${describeEndpoint(entry.source)}: something relayed it` });
+        this.reportStranger({
+          listenerPort: port,
+          remote,
+          relayed: true,
+          sentence: `our probe's nonce arrived at the listener from ${describeEndpoint(remote)}, not from the probe socket ${describeEndpoint(entry.source)}: something relayed it`,
+        });
       } else if (!this.ownSources.has(endpointKey(remote))) {
-        this.reportStranger({ listenerPort: port, remote, relayed: false, sentence: `a connection from ${describeEndpoint(remote)} that is not our probe arrived at the listener port ${port}` });
+        this.reportStranger({
+          listenerPort: port,
+          remote,
+          relayed: false,
+          sentence: `a connection from ${describeEndpoint(remote)} that is not our probe arrived at the listener port ${port}`,
+        });
       }
     });
   }

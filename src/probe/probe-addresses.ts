@@ -14,7 +14,9 @@ const DOCUMENTATION_ADDRESSES: Readonly<Record<Family, readonly string[]>> = {
 
 /** Addresses to try, best first: documentation addresses, then one inside each routed network. */
 export function candidateAddresses(spec: InterceptionSpec, network: PodNetwork, family: Family): IpAddress[] {
-  const documentation = DOCUMENTATION_ADDRESSES[family].map((text) => parseIp(text)).filter((ip): ip is IpAddress => ip !== undefined);
+  const documentation = DOCUMENTATION_ADDRESSES[family]
+    .map((text) => parseIp(text))
+    .filter((ip): ip is IpAddress => ip !== undefined);
   // Without a default route (air-gapped pods) fall back to an address inside a routed network:
   // the included CIDRs first, then each route, skipping its first addresses (gateways live there).
   const included = spec.includeOutboundCidrs.kind === 'list' ? spec.includeOutboundCidrs.cidrs : [];
@@ -41,9 +43,14 @@ export function candidateAddresses(spec: InterceptionSpec, network: PodNetwork, 
  * from 192.0.2.0/24) or a gateway. If interception is missing, the SYN would reach that host.
  */
 export function onLinkNeighbour(network: PodNetwork, destination: IpAddress): string | undefined {
-  const subnet = network.addresses.find((entry) => entry.address.family === destination.family && entry.scope !== 'host'
-    && cidrContains(cidrOf(entry.address, entry.prefix), destination));
+  const subnet = network.addresses.find(
+    (entry) =>
+      entry.address.family === destination.family &&
+      entry.scope !== 'host' &&
+      cidrContains(cidrOf(entry.address, entry.prefix), destination),
+  );
   if (subnet) return `on the pod's own subnet ${formatIp(subnet.address)}/${subnet.prefix}`;
-  if (network.routes.some((route) => route.gateway && sameIp(route.gateway, destination))) return 'it is a gateway of the pod';
+  if (network.routes.some((route) => route.gateway && sameIp(route.gateway, destination)))
+    return 'it is a gateway of the pod';
   return undefined;
 }

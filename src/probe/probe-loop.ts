@@ -81,11 +81,24 @@ interface Tally {
  * second) keeps its full lifetime, while a fresh connection every interval picks up rules that
  * landed meanwhile (a retransmitted SYN reuses the old conntrack entry; only a new one is captured).
  */
-export async function probeUntilDecided(target: ProbeTarget, timing: ProbeTiming, deps: LoopDeps): Promise<ProbeResult> {
+export async function probeUntilDecided(
+  target: ProbeTarget,
+  timing: ProbeTiming,
+  deps: LoopDeps,
+): Promise<ProbeResult> {
   const started = deps.clock.now();
   const tally: Tally = {
-    started, attempts: 0, launched: 0, interceptedAttempt: 0, backoffMs: FIRST_BACKOFF_MS, nextLaunchAt: started,
-    firstConclusiveAt: undefined, lastOutcome: undefined, lastConclusive: undefined, outcomes: {}, inFlight: new Map(),
+    started,
+    attempts: 0,
+    launched: 0,
+    interceptedAttempt: 0,
+    backoffMs: FIRST_BACKOFF_MS,
+    nextLaunchAt: started,
+    firstConclusiveAt: undefined,
+    lastOutcome: undefined,
+    lastConclusive: undefined,
+    outcomes: {},
+    inFlight: new Map(),
   };
   const stopAll = new AbortController();
   const stop = (): void => stopAll.abort();
@@ -102,14 +115,23 @@ export async function probeUntilDecided(target: ProbeTarget, timing: ProbeTiming
   }
 }
 
-async function step(target: ProbeTarget, timing: ProbeTiming, deps: LoopDeps, tally: Tally, stopSignal: AbortSignal): Promise<Decision | undefined> {
+async function step(
+  target: ProbeTarget,
+  timing: ProbeTiming,
+  deps: LoopDeps,
+  tally: Tally,
+  stopSignal: AbortSignal,
+): Promise<Decision | undefined> {
   const now = deps.clock.now();
   if (deps.signal.aborted) return { status: 'aborted' };
   if (now >= timing.deadline && tally.inFlight.size === 0) return { status: 'failed' };
   if (now >= tally.nextLaunchAt && now < timing.deadline && tally.inFlight.size < MAX_IN_FLIGHT) {
     const id = ++tally.launched;
     const lifetime = Math.min(timing.attemptTimeoutMs, timing.deadline - now);
-    tally.inFlight.set(id, deps.launch(target, lifetime, stopSignal).then((outcome) => ({ id, outcome })));
+    tally.inFlight.set(
+      id,
+      deps.launch(target, lifetime, stopSignal).then((outcome) => ({ id, outcome })),
+    );
     tally.nextLaunchAt = now + timing.launchIntervalMs;
   }
   const wake = Math.max(1, Math.min(tally.nextLaunchAt, timing.deadline) - now);
@@ -126,7 +148,13 @@ async function step(target: ProbeTarget, timing: ProbeTiming, deps: LoopDeps, ta
   return record(target, timing, deps, tally, event);
 }
 
-function record(target: ProbeTarget, timing: ProbeTiming, deps: LoopDeps, tally: Tally, finished: Finished): Decision | undefined {
+function record(
+  target: ProbeTarget,
+  timing: ProbeTiming,
+  deps: LoopDeps,
+  tally: Tally,
+  finished: Finished,
+): Decision | undefined {
   let { outcome } = finished;
   if (outcome.kind === 'aborted') return deps.signal.aborted ? { status: 'aborted' } : undefined;
   // Only answered attempts count: ones still in flight when the probe decides are abandoned.

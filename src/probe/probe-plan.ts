@@ -63,31 +63,52 @@ export function planProbes(input: PlanInput): ProbePlan {
   const runsAsProxy = spec.proxyUids.includes(identity.uid) || spec.proxyGids.includes(identity.gid);
   const listenerPorts = [runsAsProxy ? spec.inboundPort : spec.outboundPort];
   if (input.probePort !== undefined && listenerPorts.includes(input.probePort)) {
-    return fail('ConfigInvalid', undefined, `--probe-port ${input.probePort} is the port the validator itself listens on: a probe to it can arrive without any rule, so its pass would prove nothing; choose another port`);
+    return fail(
+      'ConfigInvalid',
+      undefined,
+      `--probe-port ${input.probePort} is the port the validator itself listens on: a probe to it can arrive without any rule, so its pass would prove nothing; choose another port`,
+    );
   }
   // Every given address is checked, probed family or not: a nonsensical flag is an error, not ignored.
   for (const override of Object.values(input.overrides)) {
     const local = localWhy(input.network, override);
-    if (local) return fail('ConfigInvalid', override.family, `--probe-address ${formatIp(override)} ${local}: a probe to it never leaves the pod, so it cannot show that the rules capture anything; give an address outside the pod`);
+    if (local)
+      return fail(
+        'ConfigInvalid',
+        override.family,
+        `--probe-address ${formatIp(override)} ${local}: a probe to it never leaves the pod, so it cannot show that the rules capture anything; give an address outside the pod`,
+      );
   }
   if (!runsAsProxy) {
     const excluded = excludedIdentity(spec, identity);
     if (excluded) return fail('ProbeIdentityExcluded', undefined, excluded);
   } else if (!spec.proxyLoopbackToInbound) {
-    return fail('ProbeIdentityExcluded', undefined,
-      `the validator runs as uid ${identity.uid} gid ${identity.gid}, the proxy's own identity, whose traffic the ${spec.mesh} rules exclude from capture; run it as another uid (for example 65534)`);
+    return fail(
+      'ProbeIdentityExcluded',
+      undefined,
+      `the validator runs as uid ${identity.uid} gid ${identity.gid}, the proxy's own identity, whose traffic the ${spec.mesh} rules exclude from capture; run it as another uid (for example 65534)`,
+    );
   }
   const targets: ProbeTarget[] = [];
   const notes: string[] = [];
   for (const family of input.assessment.familiesToProve) {
-    const planned = runsAsProxy ? planProxyLoopback(input, family, listenerPorts) : planOutbound(input, family, listenerPorts);
+    const planned = runsAsProxy
+      ? planProxyLoopback(input, family, listenerPorts)
+      : planOutbound(input, family, listenerPorts);
     if ('kind' in planned) return { ok: false, problem: planned };
     targets.push(...planned.targets);
     notes.push(...planned.notes);
   }
   // The plan's own proof obligation: no target may reach the listener except through the rules.
-  const direct = targets.map((target) => directReach(input.network, target, listenerPorts)).find((why) => why !== undefined);
-  if (direct) return fail('ConfigInvalid', undefined, `a probe target can reach the validator's listener without any rule: ${direct}`);
+  const direct = targets
+    .map((target) => directReach(input.network, target, listenerPorts))
+    .find((why) => why !== undefined);
+  if (direct)
+    return fail(
+      'ConfigInvalid',
+      undefined,
+      `a probe target can reach the validator's listener without any rule: ${direct}`,
+    );
   return { ok: true, targets, notes };
 }
 
@@ -112,18 +133,44 @@ interface Destination {
 function planOutbound(input: PlanInput, family: Family, listenerPorts: readonly number[]): FamilyPlan {
   const override = input.overrides[family];
   const hint = override ? undefined : input.hints[family];
-  const candidates = override ? [override] : [...(hint ? [hint] : []), ...candidateAddresses(input.spec, input.network, family)];
+  const candidates = override
+    ? [override]
+    : [...(hint ? [hint] : []), ...candidateAddresses(input.spec, input.network, family)];
   const reasons: string[] = [];
   for (const candidate of candidates) {
     const why = destinationProblem(input, candidate, override !== undefined);
-    if (why) { reasons.push(`${formatIp(candidate)}: ${why}`); continue; }
+    if (why) {
+      reasons.push(`${formatIp(candidate)}: ${why}`);
+      continue;
+    }
     const chosen = chooseDestination(input, candidate);
     const first = firstOutboundPort(input, chosen.byPortOnly, listenerPorts);
-    if (first === undefined) { reasons.push(`${formatIp(candidate)}: outside --include-outbound-cidrs and no --include-outbound-ports to use`); continue; }
-    const spread = spreadPorts(first, input.randomPort, input.spec.includeOutboundPorts, outboundPortProblem(input.spec, listenerPorts, chosen.byPortOnly));
-    const notes = [`${familyLabel(family)}: ports ${spread.ports.join(', ')} (random port ${input.randomPort})`, ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`)];
-    if (hint && candidate !== hint) notes.unshift(`${familyLabel(family)}: probe address hint ${reasons[0] ?? formatIp(hint)}; chose ${formatIp(candidate)} from the pod's routes instead`);
-    const targets = spread.ports.map((port) => ({ family, path: 'outbound' as const, destination: candidate, port, expectedPort: input.spec.outboundPort, via: chosen.via }));
+    if (first === undefined) {
+      reasons.push(`${formatIp(candidate)}: outside --include-outbound-cidrs and no --include-outbound-ports to use`);
+      continue;
+    }
+    const spread = spreadPorts(
+      first,
+      input.randomPort,
+      input.spec.includeOutboundPorts,
+      outboundPortProblem(input.spec, listenerPorts, chosen.byPortOnly),
+    );
+    const notes = [
+      `${familyLabel(family)}: ports ${spread.ports.join(', ')} (random port ${input.randomPort})`,
+      ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`),
+    ];
+    if (hint && candidate !== hint)
+      notes.unshift(
+        `${familyLabel(family)}: probe address hint ${reasons[0] ?? formatIp(hint)}; chose ${formatIp(candidate)} from the pod's routes instead`,
+      );
+    const targets = spread.ports.map((port) => ({
+      family,
+      path: 'outbound' as const,
+      destination: candidate,
+      port,
+      expectedPort: input.spec.outboundPort,
+      via: chosen.via,
+    }));
     return { targets, notes };
   }
   return unroutable(input, family, override, reasons);
@@ -139,32 +186,54 @@ function destinationProblem(input: PlanInput, destination: IpAddress, given: boo
   const road = routability(network, destination);
   if (!road.routed) return road.why;
   if (spec.excludeInterfaces.includes(road.linkName)) return `leaves through excluded interface ${road.linkName}`;
-  if (spec.excludeOutboundCidrs.some((cidr) => cidrContains(cidr, destination))) return 'inside --exclude-outbound-cidrs';
+  if (spec.excludeOutboundCidrs.some((cidr) => cidrContains(cidr, destination)))
+    return 'inside --exclude-outbound-cidrs';
   return undefined;
 }
 
 function chooseDestination(input: PlanInput, destination: IpAddress): Destination {
   const { spec } = input;
   const road = routability(input.network, destination);
-  const capturedByAddress = spec.includeOutboundCidrs.kind === 'all' || spec.includeOutboundCidrs.cidrs.some((cidr) => cidrContains(cidr, destination));
+  const capturedByAddress =
+    spec.includeOutboundCidrs.kind === 'all' ||
+    spec.includeOutboundCidrs.cidrs.some((cidr) => cidrContains(cidr, destination));
   return { destination, via: road.routed ? road.linkName : '?', byPortOnly: !capturedByAddress };
 }
 
 /** The operator's port, else a high port no preset excludes, else an included one. */
-function firstOutboundPort(input: PlanInput, byPortOnly: boolean, listenerPorts: readonly number[]): number | undefined {
+function firstOutboundPort(
+  input: PlanInput,
+  byPortOnly: boolean,
+  listenerPorts: readonly number[],
+): number | undefined {
   if (input.probePort !== undefined) return input.probePort;
-  const included = input.spec.includeOutboundPorts.kind === 'ranges' ? input.spec.includeOutboundPorts.ranges.map((range) => range.from) : [];
+  const included =
+    input.spec.includeOutboundPorts.kind === 'ranges'
+      ? input.spec.includeOutboundPorts.ranges.map((range) => range.from)
+      : [];
   const problem = outboundPortProblem(input.spec, listenerPorts, byPortOnly);
   return [...PREFERRED_PORTS, ...included].find((port) => problem(port) === undefined);
 }
 
-function unroutable(input: PlanInput, family: Family, override: IpAddress | undefined, reasons: readonly string[]): PlanProblem {
+function unroutable(
+  input: PlanInput,
+  family: Family,
+  override: IpAddress | undefined,
+  reasons: readonly string[],
+): PlanProblem {
   const { spec } = input;
   const label = familyLabel(family);
   if (override) {
-    return { kind: 'ProbeUnroutable', family, message: `${label} probe address ${reasons[0] ?? formatIp(override)}; give a --probe-address the pod routes and the rules capture` };
+    return {
+      kind: 'ProbeUnroutable',
+      family,
+      message: `${label} probe address ${reasons[0] ?? formatIp(override)}; give a --probe-address the pod routes and the rules capture`,
+    };
   }
-  const nothing = portSetIsEmpty(spec.includeOutboundPorts) && spec.includeOutboundCidrs.kind === 'list' && spec.includeOutboundCidrs.cidrs.length === 0;
+  const nothing =
+    portSetIsEmpty(spec.includeOutboundPorts) &&
+    spec.includeOutboundCidrs.kind === 'list' &&
+    spec.includeOutboundCidrs.cidrs.length === 0;
   return {
     kind: nothing ? 'NothingToProbe' : 'ProbeUnroutable',
     family,
@@ -180,15 +249,28 @@ function planProxyLoopback(input: PlanInput, family: Family, listenerPorts: read
   const problem = loopbackPortProblem(spec, listenerPorts);
   const first = input.probePort ?? PREFERRED_PORTS.find((port) => problem(port) === undefined);
   if (!own || first === undefined) {
-    return { kind: 'ProbeUnroutable', family, message: `${familyLabel(family)}: no pod address to probe the proxy-loopback capture with` };
+    return {
+      kind: 'ProbeUnroutable',
+      family,
+      message: `${familyLabel(family)}: no pod address to probe the proxy-loopback capture with`,
+    };
   }
   const spread = spreadPorts(first, input.randomPort, spec.includeOutboundPorts, problem);
-  const targets = spread.ports.map((port) => ({ family, path: 'proxy-loopback' as const, destination: own.address, port, expectedPort: spec.inboundPort, via: 'lo' }));
-  const notes = [`${familyLabel(family)}: ports ${spread.ports.join(', ')} (random port ${input.randomPort})`, ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`)];
+  const targets = spread.ports.map((port) => ({
+    family,
+    path: 'proxy-loopback' as const,
+    destination: own.address,
+    port,
+    expectedPort: spec.inboundPort,
+    via: 'lo',
+  }));
+  const notes = [
+    `${familyLabel(family)}: ports ${spread.ports.join(', ')} (random port ${input.randomPort})`,
+    ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`),
+  ];
   return { targets, notes };
 }
 
 function fail(kind: PlanProblemKind, family: Family | undefined, message: string): ProbePlan {
   return { ok: false, problem: { kind, family, message } };
 }
-

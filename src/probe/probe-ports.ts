@@ -20,38 +20,65 @@ export interface PortSpread {
  * The ports one family is probed on, first port first: without capabilities the probe is the only
  * check, so one port would let a rule that spares 443 (or the random port's range) pass unseen.
  */
-export function spreadPorts(first: number, randomPort: number, includeOutboundPorts: PortSet, usable: (port: number) => string | undefined): PortSpread {
-  const included = includeOutboundPorts.kind === 'ranges' ? includeOutboundPorts.ranges.flatMap((range) => range.from === range.to ? [range.from] : [range.from, range.to]) : [];
+export function spreadPorts(
+  first: number,
+  randomPort: number,
+  includeOutboundPorts: PortSet,
+  usable: (port: number) => string | undefined,
+): PortSpread {
+  const included =
+    includeOutboundPorts.kind === 'ranges'
+      ? includeOutboundPorts.ranges.flatMap((range) =>
+          range.from === range.to ? [range.from] : [range.from, range.to],
+        )
+      : [];
   const wanted = [first, ...WELL_KNOWN_PORTS, randomPort, ...included];
   const ports: number[] = [];
   const skipped: string[] = [];
   for (const port of wanted) {
     if (ports.includes(port)) continue;
     const why = usable(port);
-    if (why !== undefined) { skipped.push(`port ${port}: ${why}`); continue; }
-    if (ports.length >= MAX_PORTS_PER_FAMILY) { skipped.push(`port ${port}: more than ${MAX_PORTS_PER_FAMILY} ports per family`); continue; }
+    if (why !== undefined) {
+      skipped.push(`port ${port}: ${why}`);
+      continue;
+    }
+    if (ports.length >= MAX_PORTS_PER_FAMILY) {
+      skipped.push(`port ${port}: more than ${MAX_PORTS_PER_FAMILY} ports per family`);
+      continue;
+    }
     ports.push(port);
   }
   return { ports, skipped };
 }
 
 /** Why an outbound probe port would not be captured by address, or undefined when it would be. */
-export function outboundPortProblem(spec: InterceptionSpec, listenerPorts: readonly number[], byPortOnly: boolean): (port: number) => string | undefined {
+export function outboundPortProblem(
+  spec: InterceptionSpec,
+  listenerPorts: readonly number[],
+  byPortOnly: boolean,
+): (port: number) => string | undefined {
   return (port) => {
     if (listenerPorts.includes(port)) return 'a listener port of the validator';
-    if (portSetHas(spec.excludeOutboundPorts, port)) return `excluded by --exclude-outbound-ports ${formatPortSet(spec.excludeOutboundPorts)}`;
-    if (byPortOnly && !portSetHas(spec.includeOutboundPorts, port)) return 'the destination is captured only by --include-outbound-ports, which does not list it';
+    if (portSetHas(spec.excludeOutboundPorts, port))
+      return `excluded by --exclude-outbound-ports ${formatPortSet(spec.excludeOutboundPorts)}`;
+    if (byPortOnly && !portSetHas(spec.includeOutboundPorts, port))
+      return 'the destination is captured only by --include-outbound-ports, which does not list it';
     return undefined;
   };
 }
 
 /** Why a proxy-loopback probe port is not captured into the inbound port (Istio's exceptions). */
-export function loopbackPortProblem(spec: InterceptionSpec, listenerPorts: readonly number[]): (port: number) => string | undefined {
+export function loopbackPortProblem(
+  spec: InterceptionSpec,
+  listenerPorts: readonly number[],
+): (port: number) => string | undefined {
   return (port) => {
     if (listenerPorts.includes(port)) return 'a listener port of the validator';
     if (port === spec.inboundTunnelPort) return 'the inbound tunnel port, never redirected';
-    if (portSetHas(spec.excludeInboundPorts, port)) return `excluded by --exclude-inbound-ports ${formatPortSet(spec.excludeInboundPorts)}`;
-    if (portSetHas(spec.excludeOutboundPorts, port)) return `excluded by --exclude-outbound-ports ${formatPortSet(spec.excludeOutboundPorts)}`;
+    if (portSetHas(spec.excludeInboundPorts, port))
+      return `excluded by --exclude-inbound-ports ${formatPortSet(spec.excludeInboundPorts)}`;
+    if (portSetHas(spec.excludeOutboundPorts, port))
+      return `excluded by --exclude-outbound-ports ${formatPortSet(spec.excludeOutboundPorts)}`;
     return undefined;
   };
 }

@@ -28,10 +28,12 @@ type Interception = Extract<AttemptOutcome, { kind: 'intercepted' }>;
 /** The proof an intercepted attempt carries, or why it is not one. */
 export function certifyArrival(target: ProbeTarget, outcome: Interception, attempt: number): Proof | string {
   const { arrival, source, handshake, reply } = outcome;
-  if (!arrival.clientNonce.equals(handshake.clientNonce)) return 'the listener read a nonce other than the one this probe sent';
-  if (!reply.equals(handshake.serverNonce)) return 'the reply did not carry the listener\'s nonce';
+  if (!arrival.clientNonce.equals(handshake.clientNonce))
+    return 'the listener read a nonce other than the one this probe sent';
+  if (!reply.equals(handshake.serverNonce)) return "the reply did not carry the listener's nonce";
   if (!sameEndpoint(arrival.remote, source)) return 'the arrival did not come from the probe socket';
-  if (arrival.listenerPort !== target.expectedPort) return `the probe arrived at port ${arrival.listenerPort}, not ${target.expectedPort}`;
+  if (arrival.listenerPort !== target.expectedPort)
+    return `the probe arrived at port ${arrival.listenerPort}, not ${target.expectedPort}`;
   const proof = Object.freeze({ target, family: target.family, source, arrival, attempt }) as unknown as Proof;
   issued.add(proof);
   return proof;

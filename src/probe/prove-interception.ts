@@ -37,19 +37,26 @@ export async function proveInterception(
       const error = await listener.listen(port, families);
       if (error) return { kind: 'listen-failed', error };
     }
-    const launch = (target: ProbeTarget, lifetimeMs: number, stop: AbortSignal) => attemptProbe(target, listener, lifetimeMs, stop);
+    const launch = (target: ProbeTarget, lifetimeMs: number, stop: AbortSignal) =>
+      attemptProbe(target, listener, lifetimeMs, stop);
     // One failed port fails its family: the family's other ports stop there, rather than waiting
     // out the deadline for ICMP errors the network rate-limits.
     const families = new Map<Family, AbortController>();
     for (const target of targets) if (!families.has(target.family)) families.set(target.family, new AbortController());
-    const results = await Promise.all(targets.map(async (target) => {
-      const family = families.get(target.family) ?? new AbortController();
-      const result = await probeUntilDecided(target, timing, {
-        launch, clock, hooks, signal: AbortSignal.any([signal, family.signal]), stranger: strangers.get(target.expectedPort) ?? new Promise(() => undefined),
-      });
-      if (result.status === 'failed') family.abort('a sibling port failed');
-      return result;
-    }));
+    const results = await Promise.all(
+      targets.map(async (target) => {
+        const family = families.get(target.family) ?? new AbortController();
+        const result = await probeUntilDecided(target, timing, {
+          launch,
+          clock,
+          hooks,
+          signal: AbortSignal.any([signal, family.signal]),
+          stranger: strangers.get(target.expectedPort) ?? new Promise(() => undefined),
+        });
+        if (result.status === 'failed') family.abort('a sibling port failed');
+        return result;
+      }),
+    );
     return { kind: 'probed', results };
   } finally {
     unwatch();

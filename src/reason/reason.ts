@@ -4,14 +4,18 @@
  * (`npm run docs`) and tested against it.
  */
 export const REASONS = {
-  Intercepted: 'pass: every family and every probed port proven by an arrival from our own socket, every required check passed',
+  Intercepted:
+    'pass: every family and every probed port proven by an arrival from our own socket, every required check passed',
   PodNetworkMissing: 'no usable address or route in a family that must be proven: the primary CNI did not run',
-  InterceptionMissing: 'a probe was not captured; the sentence says how it ended (refused: a REDIRECT to the wrong port or none; ICMP error: it left the pod; a stranger or relay answered; no answer)',
-  RulesMismatch: 'the rules send a region of packets somewhere the configuration forbids; the sentence names the region and the table, chain, position and rule',
+  InterceptionMissing:
+    'a probe was not captured; the sentence says how it ended (refused: a REDIRECT to the wrong port or none; ICMP error: it left the pod; a stranger or relay answered; no answer)',
+  RulesMismatch:
+    'the rules send a region of packets somewhere the configuration forbids; the sentence names the region and the table, chain, position and rule',
   RulesUnknownMatch: 'the answer depends on a match the engine does not model; never a pass',
   RulesUnknown: 'the rules could not be decided; never a pass',
   RulesUnparseable: 'a dump of the rules does not parse',
-  RulesTooLarge: 'a dump of the rules is over the size caps (16 MiB of iptables-save, 2 MiB of nft JSON, 128 MiB of estimated memory for one analysis); refused, never half-read (explain exits 65)',
+  RulesTooLarge:
+    'a dump of the rules is over the size caps (16 MiB of iptables-save, 2 MiB of nft JSON, 128 MiB of estimated memory for one analysis); refused, never half-read (explain exits 65)',
   RulesUnreadable: '--rules required and the rules cannot be read',
   RulesNotInspected: 'the rules were not read (no capability, --rules auto); the probe alone decided',
   RulesEngineError: 'the rules engine failed; an internal error, never a pass',
@@ -29,7 +33,8 @@ export const REASONS = {
   ConfigInvalid: 'invalid flags, environment or configuration',
   InternalError: 'a bug: the validator failed unexpectedly',
   ManifestUnparseable: 'Kubernetes YAML given to `interlock inject` does not parse (line and column named)',
-  KubeUnavailable: 'no Kubernetes API could be found or its credentials could not be read (KUBECONFIG, in-cluster service account)',
+  KubeUnavailable:
+    'no Kubernetes API could be found or its credentials could not be read (KUBECONFIG, in-cluster service account)',
   KubeApiError: 'the Kubernetes API did not answer in time, could not be reached, or refused the request',
 } as const;
 

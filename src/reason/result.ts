@@ -10,13 +10,15 @@ export interface Failure<R extends string = Reason> {
 }
 
 export type Result<T, R extends string = Reason> =
-  | { readonly ok: true; readonly value: T }
-  | { readonly ok: false; readonly error: Failure<R> };
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: Failure<R> };
 
 export function ok<T>(value: T): { readonly ok: true; readonly value: T } {
   return { ok: true, value };
 }
 
-export function fail<R extends string = Reason>(reason: R, message: string): { readonly ok: false; readonly error: Failure<R> } {
+export function fail<R extends string = Reason>(
+  reason: R,
+  message: string,
+): { readonly ok: false; readonly error: Failure<R> } {
   return { ok: false, error: { reason, message } };
 }

@@ -11,7 +11,12 @@ import { parseNftJson } from '../rules/nft-json/parse-nft-json.js';
 
 export type Analysis =
   | { readonly kind: 'parse-error'; readonly error: ParseError }
-  | { readonly kind: 'checked'; readonly merged: MergedRules; readonly families: readonly Family[]; readonly check: CheckResult };
+  | {
+      readonly kind: 'checked';
+      readonly merged: MergedRules;
+      readonly families: readonly Family[];
+      readonly check: CheckResult;
+    };
 
 export type { Dump } from '../rules/dump.js';
 
@@ -36,7 +41,12 @@ export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], opt
     const parsed =
       dump.backend === 'nftables'
         ? parseNftJson(dump.text, dump.source, budget)
-        : parseIptablesSave(dump.text, { backend: dump.backend, family: dump.family ?? 'ipv4', source: dump.source, budget });
+        : parseIptablesSave(dump.text, {
+            backend: dump.backend,
+            family: dump.family ?? 'ipv4',
+            source: dump.source,
+            budget,
+          });
     if (!parsed.ok) return { kind: 'parse-error', error: parsed.error };
     sources.push({ backend: dump.backend, ...(dump.family ? { family: dump.family } : {}), tables: parsed.tables });
   }
@@ -57,7 +67,8 @@ function familiesCovered(tables: readonly Table[]): Family[] {
     if (rules.length === 0) continue;
     if (table.family === 'inet') {
       found.add('ipv4');
-      if (rules.some((rule) => rule.matches.some((match) => match.kind === 'address' && match.family === 'ipv6'))) found.add('ipv6');
+      if (rules.some((rule) => rule.matches.some((match) => match.kind === 'address' && match.family === 'ipv6')))
+        found.add('ipv6');
     } else {
       found.add(table.family);
     }

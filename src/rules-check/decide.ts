@@ -43,13 +43,25 @@ interface ReadSet {
  * (required), saying why. A read that failed is never a pass; a legacy backend that could not be
  * listed beside nf_tables capture rules that pass is a pass that says legacy was not checked.
  */
-export function decideInspection(spec: InterceptionSpec, outcomes: readonly ReadOutcome[], options: Omit<InspectOptions, 'timeoutMs'>): RulesInspection {
+export function decideInspection(
+  spec: InterceptionSpec,
+  outcomes: readonly ReadOutcome[],
+  options: Omit<InspectOptions, 'timeoutMs'>,
+): RulesInspection {
   const set = readSetOf(outcomes);
   if (set.dumps.length === 0) {
-    const why = set.failed.length > 0 ? failedWhy(set.failed) : set.gap ? legacyUnlistedWhy(set.gap, set.gap.families) : 'neither iptables-save nor nft is installed';
+    const why =
+      set.failed.length > 0
+        ? failedWhy(set.failed)
+        : set.gap
+          ? legacyUnlistedWhy(set.gap, set.gap.families)
+          : 'neither iptables-save nor nft is installed';
     return cannotRead(options.mode, why, set.report, set.failed.length > 0 ? set.unreadNotes : [why]);
   }
-  const analysis = analyzeDumps(spec, set.dumps, { families: options.families, ...(options.sampleDestinations ? { sampleDestinations: options.sampleDestinations } : {}) });
+  const analysis = analyzeDumps(spec, set.dumps, {
+    families: options.families,
+    ...(options.sampleDestinations ? { sampleDestinations: options.sampleDestinations } : {}),
+  });
   if (analysis.kind === 'parse-error') return unparseable(analysis.error, set, options.mode);
   return judge(analysis, set, options);
 }
@@ -60,7 +72,10 @@ function readSetOf(outcomes: readonly ReadOutcome[]): ReadSet {
   const gap = notListable.length > 0 ? legacyGapOf(notListable) : undefined;
   const failed = outcomes.filter((outcome): outcome is Unreadable => outcome.kind === 'unreadable');
   const dumps = outcomes.flatMap((outcome) => (outcome.kind === 'read' ? [outcome.dump] : []));
-  const unreadNotes = [...failed.map((outcome) => `${outcome.command} failed (${outcome.why})`), ...(gap ? [legacyNote(gap)] : [])];
+  const unreadNotes = [
+    ...failed.map((outcome) => `${outcome.command} failed (${outcome.why})`),
+    ...(gap ? [legacyNote(gap)] : []),
+  ];
   return { reads, dumps, failed, gap, report: { reads, ...(gap ? { legacy: gap } : {}) }, unreadNotes };
 }
 
@@ -71,8 +86,15 @@ function failedWhy(failed: readonly Unreadable[]): string {
 /** A dump that does not parse is undecided; one over the size caps was not read in full. */
 function unparseable(error: ParseError, set: ReadSet, mode: InspectOptions['mode']): RulesInspection {
   const message = `the rules printed by ${error.source} ${error.reason === 'RulesTooLarge' ? 'are too large to inspect' : 'do not parse'} (line ${error.line}: ${error.message})`;
-  if (error.reason === 'RulesTooLarge') return cannotRead(mode, message, { ...set.report, parseError: error }, [message, ...set.unreadNotes]);
-  return { status: 'unknown', reason: error.reason, message, evidence: [message, ...set.unreadNotes], report: { ...set.report, parseError: error } };
+  if (error.reason === 'RulesTooLarge')
+    return cannotRead(mode, message, { ...set.report, parseError: error }, [message, ...set.unreadNotes]);
+  return {
+    status: 'unknown',
+    reason: error.reason,
+    message,
+    evidence: [message, ...set.unreadNotes],
+    report: { ...set.report, parseError: error },
+  };
 }
 
 function judge(analysis: Checked, set: ReadSet, options: Omit<InspectOptions, 'timeoutMs'>): RulesInspection {
@@ -80,14 +102,30 @@ function judge(analysis: Checked, set: ReadSet, options: Omit<InspectOptions, 't
   const { check, merged } = analysis;
   const tables = merged.ruleset.tables;
   const unreadFamilies = set.failed.length > 0 ? options.families : (set.gap?.families ?? []);
-  const uncovered = unreadFamilies.filter((family) => options.families.includes(family) && !hasCaptureRules(tables, family));
+  const uncovered = unreadFamilies.filter(
+    (family) => options.families.includes(family) && !hasCaptureRules(tables, family),
+  );
   // With a command failed, an unknown may be only what that command would have decoded (nft's
   // JSON shows iptables-nft's rules as undecodable xt expressions): only a mismatch is decisive.
-  const decisive = check.findings.filter((finding) => !uncovered.includes(finding.expectation.family) && (set.failed.length === 0 || finding.reason === 'RulesMismatch'));
+  const decisive = check.findings.filter(
+    (finding) =>
+      !uncovered.includes(finding.expectation.family) &&
+      (set.failed.length === 0 || finding.reason === 'RulesMismatch'),
+  );
   const first = decisive[0];
   if (first) {
-    const evidence = [...decisive.slice(0, 5).map((finding) => finding.message), ...splitNotes(merged), ...set.unreadNotes];
-    return { status: decisive.some((finding) => finding.reason === 'RulesMismatch') ? 'failed' : 'unknown', reason: first.reason, message: first.message, evidence, report };
+    const evidence = [
+      ...decisive.slice(0, 5).map((finding) => finding.message),
+      ...splitNotes(merged),
+      ...set.unreadNotes,
+    ];
+    return {
+      status: decisive.some((finding) => finding.reason === 'RulesMismatch') ? 'failed' : 'unknown',
+      reason: first.reason,
+      message: first.message,
+      evidence,
+      report,
+    };
   }
   if (set.failed.length > 0) {
     const why = `${failedWhy(set.failed)}; ${uncovered.length > 0 ? `what was read holds no capture rules for ${familiesText(uncovered)}` : 'what was read alone proves nothing'}`;
@@ -96,12 +134,23 @@ function judge(analysis: Checked, set: ReadSet, options: Omit<InspectOptions, 't
   if (set.gap && uncovered.length > 0) return cannotRead(options.mode, legacyUnlistedWhy(set.gap, uncovered), report);
   if (check.status !== 'passed') {
     const message = 'no expectation could be checked against these rules';
-    return { status: check.status, reason: 'RulesUnknownMatch', message, evidence: [message, ...splitNotes(merged)], report };
+    return {
+      status: check.status,
+      reason: 'RulesUnknownMatch',
+      message,
+      evidence: [message, ...splitNotes(merged)],
+      report,
+    };
   }
   const gap = set.gap;
   const checked = `${merged.backendsWithRules.join(', ') || 'no backend'}${gap ? `; legacy iptables not listable by ${uidText(gap.uid)}, not checked` : ''}`;
   const message = `the rules send every packet of all ${check.answers.length} expectations where the configuration expects (${checked})`;
-  return { status: 'passed', message, evidence: [message, ...splitNotes(merged), ...(gap ? [legacyNote(gap)] : [])], report };
+  return {
+    status: 'passed',
+    message,
+    evidence: [message, ...splitNotes(merged), ...(gap ? [legacyNote(gap)] : [])],
+    report,
+  };
 }
 
 function splitNotes(merged: Checked['merged']): string[] {

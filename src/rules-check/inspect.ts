@@ -9,7 +9,11 @@ export type { InspectOptions, RulesInspection } from './inspection.js';
 export interface InspectionParts {
   readonly readCapabilities: () => Capabilities | undefined | Promise<Capabilities | undefined>;
   readonly readLiveRules: (families: InspectOptions['families'], timeoutMs: number) => Promise<ReadOutcome[]>;
-  readonly decideInspection: (spec: InterceptionSpec, outcomes: readonly ReadOutcome[], options: Omit<InspectOptions, 'timeoutMs'>) => RulesInspection | Promise<RulesInspection>;
+  readonly decideInspection: (
+    spec: InterceptionSpec,
+    outcomes: readonly ReadOutcome[],
+    options: Omit<InspectOptions, 'timeoutMs'>,
+  ) => RulesInspection | Promise<RulesInspection>;
 }
 
 /**
@@ -18,7 +22,11 @@ export interface InspectionParts {
  * decideInspection; an exception is a bug in the engine (RulesEngineError, an internal error),
  * never "unreadable".
  */
-export async function inspectLiveRules(spec: InterceptionSpec, options: InspectOptions, parts?: InspectionParts): Promise<RulesInspection> {
+export async function inspectLiveRules(
+  spec: InterceptionSpec,
+  options: InspectOptions,
+  parts?: InspectionParts,
+): Promise<RulesInspection> {
   try {
     return await inspect(spec, options, parts ?? liveParts());
   } catch (error) {
@@ -28,9 +36,14 @@ export async function inspectLiveRules(spec: InterceptionSpec, options: InspectO
   }
 }
 
-async function inspect(spec: InterceptionSpec, options: InspectOptions, parts: InspectionParts): Promise<RulesInspection> {
+async function inspect(
+  spec: InterceptionSpec,
+  options: InspectOptions,
+  parts: InspectionParts,
+): Promise<RulesInspection> {
   const capabilities = await parts.readCapabilities();
-  if (capabilities && !capabilities.netAdmin) return cannotRead(options.mode, 'no CAP_NET_ADMIN to read iptables/nftables', { capabilities });
+  if (capabilities && !capabilities.netAdmin)
+    return cannotRead(options.mode, 'no CAP_NET_ADMIN to read iptables/nftables', { capabilities });
   const outcomes = await parts.readLiveRules(options.families, options.timeoutMs);
   return parts.decideInspection(spec, outcomes, options);
 }
@@ -48,6 +61,7 @@ function liveParts(): InspectionParts {
       engine = import('./decide.js');
       return (await import('../rules/read/read-live.js')).readLiveRules(families, timeoutMs);
     },
-    decideInspection: async (spec, outcomes, options) => (await (engine ?? import('./decide.js'))).decideInspection(spec, outcomes, options),
+    decideInspection: async (spec, outcomes, options) =>
+      (await (engine ?? import('./decide.js'))).decideInspection(spec, outcomes, options),
   };
 }

@@ -18,9 +18,26 @@ export interface InspectOptions {
 }
 
 /** The rules could not be looked at: `auto` leaves the verdict to the probe, `required` fails. */
-export function cannotRead(mode: InspectOptions['mode'], why: string, report: unknown, evidence: readonly string[] = [why]): RulesInspection {
+export function cannotRead(
+  mode: InspectOptions['mode'],
+  why: string,
+  report: unknown,
+  evidence: readonly string[] = [why],
+): RulesInspection {
   if (mode === 'auto') {
-    return { status: 'not-inspected', reason: 'RulesNotInspected', message: `the rules were not inspected (${why}); the probe alone decided`, evidence, report };
+    return {
+      status: 'not-inspected',
+      reason: 'RulesNotInspected',
+      message: `the rules were not inspected (${why}); the probe alone decided`,
+      evidence,
+      report,
+    };
   }
-  return { status: 'unreadable', reason: 'RulesUnreadable', message: `the rules are required but cannot be read: ${why}`, evidence, report };
+  return {
+    status: 'unreadable',
+    reason: 'RulesUnreadable',
+    message: `the rules are required but cannot be read: ${why}`,
+    evidence,
+    report,
+  };
 }

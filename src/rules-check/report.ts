@@ -87,7 +87,10 @@ function expectationJson(answer: ExpectationAnswer): ReportExpectation {
     expected: expectation.expected ? describeExpected(expectation.expected) : 'anything',
     holds: answer.holds,
     regions: expectation.regions.slice(0, MAX_REPORTED_REGIONS).map((region) => regionJson(region, scope)),
-    outcomes: answer.outcomes.map((seen) => ({ actual: describeOutcome(seen.outcome), ...(seen.decidedBy ? { decidedBy: describeRule(seen.decidedBy) } : {}) })),
+    outcomes: answer.outcomes.map((seen) => ({
+      actual: describeOutcome(seen.outcome),
+      ...(seen.decidedBy ? { decidedBy: describeRule(seen.decidedBy) } : {}),
+    })),
   };
 }
 
@@ -122,13 +125,15 @@ export function reportOf(analysis: Extract<Analysis, { kind: 'checked' }>): Rule
 }
 
 function reportStepLine(step: ReportStep): string {
-  const where = step.position > 0 ? `${step.table} ${step.chain} #${step.position}` : `${step.table} ${step.chain} policy`;
+  const where =
+    step.position > 0 ? `${step.table} ${step.chain} #${step.position}` : `${step.table} ${step.chain} policy`;
   return `${step.backend} ${where} [${step.effect}${step.note ? `: ${step.note}` : ''}] ${step.text}`;
 }
 
 /** The configuration in one line, for reports: what the expectations were derived from. */
 export function specSummary(spec: InterceptionSpec): string {
-  const cidrs = spec.includeOutboundCidrs.kind === 'all' ? '*' : spec.includeOutboundCidrs.cidrs.map(formatCidr).join(',');
+  const cidrs =
+    spec.includeOutboundCidrs.kind === 'all' ? '*' : spec.includeOutboundCidrs.cidrs.map(formatCidr).join(',');
   return [
     `mesh=${spec.mesh}`,
     `inbound=${spec.inboundPort}${spec.tproxy ? '(tproxy)' : ''}`,
@@ -153,18 +158,25 @@ export function reportText(report: RulesReport, configuration: string): string {
       : report.status === 'failed'
         ? `FAILED: ${failing} of ${checked.length} expectations do not hold`
         : `UNKNOWN: ${failing} of ${checked.length} expectations cannot be decided from these rules (not a pass)`;
-  const lines = [`interlock explain: ${headline}`, `configuration: ${configuration}`, `families: ${report.families.join(', ')}; backends with rules: ${report.backendsWithRules.join(', ') || 'none'}`];
+  const lines = [
+    `interlock explain: ${headline}`,
+    `configuration: ${configuration}`,
+    `families: ${report.families.join(', ')}; backends with rules: ${report.backendsWithRules.join(', ') || 'none'}`,
+  ];
   for (const note of report.notes) lines.push(`note: ${note}`);
   if (report.findings.length > 0) lines.push('', 'What is wrong:');
   for (const finding of report.findings) {
     lines.push(`  - ${finding.message}`);
     for (const step of finding.path) lines.push(`      ${reportStepLine(step)}`);
   }
-  if (report.omittedFindings) lines.push(`  - and ${report.omittedFindings} more finding(s) of the same kinds, not listed`);
+  if (report.omittedFindings)
+    lines.push(`  - and ${report.omittedFindings} more finding(s) of the same kinds, not listed`);
   lines.push('', 'Expectations:');
   for (const e of report.expectations) {
     const mark = e.expected === 'anything' ? '--  ' : e.holds ? 'ok  ' : 'FAIL';
-    lines.push(`  ${mark} ${e.id}: ${e.because}; expected ${e.expected}; got ${e.outcomes.map((o) => o.actual).join(' / ') || 'nothing'}`);
+    lines.push(
+      `  ${mark} ${e.id}: ${e.because}; expected ${e.expected}; got ${e.outcomes.map((o) => o.actual).join(' / ') || 'nothing'}`,
+    );
   }
   return `${lines.join('\n')}\n`;
 }

@@ -9,7 +9,12 @@ import { parseFailure, type Match, type ParseFailed, type Rule } from './model.j
 export function oversizeText(text: string, source: string, cap: number, what: string): ParseFailed | undefined {
   if (text.length <= cap / 3) return undefined;
   if (text.length <= cap && Buffer.byteLength(text, 'utf8') <= cap) return undefined;
-  return parseFailure(source, 1, `${what} is larger than ${bytesText(cap)}, the limit for one dump; a pod's NAT rules are a few kilobytes`, 'RulesTooLarge');
+  return parseFailure(
+    source,
+    1,
+    `${what} is larger than ${bytesText(cap)}, the limit for one dump; a pod's NAT rules are a few kilobytes`,
+    'RulesTooLarge',
+  );
 }
 
 /**

@@ -36,8 +36,15 @@ export function mergeRuleSources(sources: readonly RuleSource[]): MergedRules {
   const tables: Table[] = [];
   for (const source of sources) {
     for (const table of source.tables) {
-      if (source.backend === 'nftables' && table.family !== 'inet' && XTABLES_NAMES.has(table.name) && iptablesNftTables.has(`${table.family}/${table.name}`)) {
-        notes.push(`nft table ${table.family === 'ipv4' ? 'ip' : 'ip6'} ${table.name} is iptables-nft's; read through iptables-nft-save instead`);
+      if (
+        source.backend === 'nftables' &&
+        table.family !== 'inet' &&
+        XTABLES_NAMES.has(table.name) &&
+        iptablesNftTables.has(`${table.family}/${table.name}`)
+      ) {
+        notes.push(
+          `nft table ${table.family === 'ipv4' ? 'ip' : 'ip6'} ${table.name} is iptables-nft's; read through iptables-nft-save instead`,
+        );
         continue;
       }
       tables.push(table);
@@ -48,9 +55,12 @@ export function mergeRuleSources(sources: readonly RuleSource[]): MergedRules {
     const hasRules = [...table.chains.values()].some((chain) => chain.rules.length > 0);
     if (hasRules && !backendsWithRules.includes(table.backend)) backendsWithRules.push(table.backend);
   }
-  const splitAcrossBackends = backendsWithRules.includes('iptables-legacy') && backendsWithRules.some((backend) => backend !== 'iptables-legacy');
+  const splitAcrossBackends =
+    backendsWithRules.includes('iptables-legacy') && backendsWithRules.some((backend) => backend !== 'iptables-legacy');
   if (splitAcrossBackends) {
-    notes.push(`rules are split across backends (${backendsWithRules.join(', ')}): the kernel runs all of them; the trace follows each in hook-priority order`);
+    notes.push(
+      `rules are split across backends (${backendsWithRules.join(', ')}): the kernel runs all of them; the trace follows each in hook-priority order`,
+    );
   }
   return { ruleset: { tables }, backendsWithRules, splitAcrossBackends, notes };
 }

@@ -46,10 +46,32 @@ export type Match =
   | { readonly kind: 'protocol'; readonly protocols: readonly string[]; readonly negated: boolean }
   | { readonly kind: 'l3'; readonly family: Family }
   | { readonly kind: 'port'; readonly field: 'sport' | 'dport'; readonly ports: PortSet; readonly negated: boolean }
-  | { readonly kind: 'address'; readonly field: 'saddr' | 'daddr'; readonly family: Family; readonly cidrs: readonly Cidr[]; readonly negated: boolean }
-  | { readonly kind: 'interface'; readonly field: 'iif' | 'oif'; readonly names: readonly string[]; readonly negated: boolean }
-  | { readonly kind: 'owner'; readonly field: 'uid' | 'gid'; readonly ids: readonly IdRange[]; readonly negated: boolean }
-  | { readonly kind: 'mark'; readonly field: 'mark' | 'ctmark'; readonly value: number; readonly mask: number; readonly negated: boolean }
+  | {
+      readonly kind: 'address';
+      readonly field: 'saddr' | 'daddr';
+      readonly family: Family;
+      readonly cidrs: readonly Cidr[];
+      readonly negated: boolean;
+    }
+  | {
+      readonly kind: 'interface';
+      readonly field: 'iif' | 'oif';
+      readonly names: readonly string[];
+      readonly negated: boolean;
+    }
+  | {
+      readonly kind: 'owner';
+      readonly field: 'uid' | 'gid';
+      readonly ids: readonly IdRange[];
+      readonly negated: boolean;
+    }
+  | {
+      readonly kind: 'mark';
+      readonly field: 'mark' | 'ctmark';
+      readonly value: number;
+      readonly mask: number;
+      readonly negated: boolean;
+    }
   | { readonly kind: 'ctstate'; readonly states: readonly CtState[]; readonly negated: boolean }
   /** Always true; kept so an operator sees the comment the mesh wrote (Linkerd names every rule). */
   | { readonly kind: 'comment'; readonly text: string }
@@ -85,7 +107,12 @@ export interface Rule {
 export interface Chain {
   readonly name: string;
   /** Base chains are hooked into the stack; user chains are only reached by jump/goto. */
-  readonly base?: { readonly hook: Hook; readonly priority: number; readonly type: ChainType; readonly policy: 'accept' | 'drop' };
+  readonly base?: {
+    readonly hook: Hook;
+    readonly priority: number;
+    readonly type: ChainType;
+    readonly policy: 'accept' | 'drop';
+  };
   readonly rules: readonly Rule[];
 }
 
@@ -118,10 +145,20 @@ export interface ParseFailed {
   readonly error: ParseError;
 }
 
-function parseError(source: string, line: number, message: string, reason: ParseFailureReason = 'RulesUnparseable'): ParseError {
+function parseError(
+  source: string,
+  line: number,
+  message: string,
+  reason: ParseFailureReason = 'RulesUnparseable',
+): ParseError {
   return { kind: 'parse-error', reason, source, line, message };
 }
 
-export function parseFailure(source: string, line: number, message: string, reason: ParseFailureReason = 'RulesUnparseable'): ParseFailed {
+export function parseFailure(
+  source: string,
+  line: number,
+  message: string,
+  reason: ParseFailureReason = 'RulesUnparseable',
+): ParseFailed {
   return { ok: false, error: parseError(source, line, message, reason) };
 }

@@ -28,8 +28,17 @@ export function buildAddressIndex(daddrs: ReadonlyArray<IntervalSet | undefined>
   });
   entries.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : a[2] - b[2]));
   const reach: bigint[] = [];
-  for (const [, to] of entries) reach.push(reach.length === 0 || to > (reach[reach.length - 1] as bigint) ? to : (reach[reach.length - 1] as bigint));
-  return { starts: entries.map((e) => e[0]), ends: entries.map((e) => e[1]), rules: entries.map((e) => e[2]), reach, always };
+  for (const [, to] of entries)
+    reach.push(
+      reach.length === 0 || to > (reach[reach.length - 1] as bigint) ? to : (reach[reach.length - 1] as bigint),
+    );
+  return {
+    starts: entries.map((e) => e[0]),
+    ends: entries.map((e) => e[1]),
+    rules: entries.map((e) => e[2]),
+    reach,
+    always,
+  };
 }
 
 function lastStartAtMost(index: AddressIndex, value: bigint): number {

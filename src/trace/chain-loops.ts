@@ -20,7 +20,7 @@ export function loopingChains(table: Table): Map<Chain, string> {
   }
   // Peel chains whose every target is already known loop-free; what remains reaches a cycle.
   const remaining = new Set(table.chains.values());
-  for (let peeled = true; peeled; ) {
+  for (let peeled = true; peeled;) {
     peeled = false;
     for (const chain of remaining) {
       if ((targets.get(chain) ?? []).every((target) => !remaining.has(target))) {

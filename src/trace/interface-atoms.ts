@@ -35,7 +35,8 @@ function inside(name: string, patterns: readonly string[], exclude: (pattern: st
 
 /** A name under `prefix` that no exact name and no longer prefix claims. */
 function freeName(prefix: string, patterns: readonly string[]): string | undefined {
-  const longer = (pattern: string): boolean => (isWildcard(pattern) ? pattern.slice(0, -1).length > prefix.length : true);
+  const longer = (pattern: string): boolean =>
+    isWildcard(pattern) ? pattern.slice(0, -1).length > prefix.length : true;
   for (const suffix of ['', '0', 'x9', 'q7z', 'zz42', '~']) {
     const name = prefix + suffix;
     if (name === '' && prefix === '') continue;
@@ -56,7 +57,9 @@ export function buildInterfaceAtoms(mentioned: Iterable<string>): InterfaceAtoms
     if (name !== undefined) atoms.push({ representative: name, label: `${pattern.slice(0, -1)}+ (other)` });
   }
   // A universal wildcard's own atom already holds every other name.
-  const other = ['ilk0', '~q', '~~q7', '\u00e9q'].find((name) => !patterns.some((pattern) => interfaceMatches(pattern, name)));
+  const other = ['ilk0', '~q', '~~q7', '\u00e9q'].find(
+    (name) => !patterns.some((pattern) => interfaceMatches(pattern, name)),
+  );
   if (other !== undefined && !patterns.some((pattern) => pattern === '+' || pattern === '*')) {
     atoms.push({ representative: other, label: 'any other interface' });
   }
@@ -78,6 +81,10 @@ export function atomLabels(universe: InterfaceAtoms, set: bigint): string[] {
 
 /** The atom an actual interface name falls in, as a bit set (0n when none, which cannot happen). */
 export function atomOf(universe: InterfaceAtoms, name: string): bigint {
-  const index = universe.atoms.findIndex((atom) => universe.patterns.every((pattern) => interfaceMatches(pattern, atom.representative) === interfaceMatches(pattern, name)));
+  const index = universe.atoms.findIndex((atom) =>
+    universe.patterns.every(
+      (pattern) => interfaceMatches(pattern, atom.representative) === interfaceMatches(pattern, name),
+    ),
+  );
   return index < 0 ? 0n : 1n << BigInt(index);
 }

@@ -6,7 +6,8 @@ export function interfacePatterns(ruleset: Ruleset): Set<string> {
   for (const table of ruleset.tables) {
     for (const chain of table.chains.values()) {
       for (const rule of chain.rules) {
-        for (const match of rule.matches) if (match.kind === 'interface') for (const name of match.names) names.add(name);
+        for (const match of rule.matches)
+          if (match.kind === 'interface') for (const name of match.names) names.add(name);
       }
     }
   }

@@ -18,7 +18,12 @@ const SHORT = 4;
 /** Whether the one-interval set `cover` holds all of `set`. */
 function covers(cover: IntervalSet, set: IntervalSet): boolean {
   const only = cover.length === 1 ? (cover[0] as Interval) : undefined;
-  return only !== undefined && set.length > 0 && only[0] <= (set[0] as Interval)[0] && (set[set.length - 1] as Interval)[1] <= only[1];
+  return (
+    only !== undefined &&
+    set.length > 0 &&
+    only[0] <= (set[0] as Interval)[0] &&
+    (set[set.length - 1] as Interval)[1] <= only[1]
+  );
 }
 
 export function intersectSets(a: IntervalSet, b: IntervalSet): IntervalSet {
@@ -125,7 +130,10 @@ export function unionSets(a: IntervalSet, b: IntervalSet): IntervalSet {
 }
 
 export function sameSets(a: IntervalSet, b: IntervalSet): boolean {
-  return a.length === b.length && a.every((interval, index) => interval[0] === (b[index] as Interval)[0] && interval[1] === (b[index] as Interval)[1]);
+  return (
+    a.length === b.length &&
+    a.every((interval, index) => interval[0] === (b[index] as Interval)[0] && interval[1] === (b[index] as Interval)[1])
+  );
 }
 
 /** The first interval of `set` that ends at or after `value` (set.length when none). */

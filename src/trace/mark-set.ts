@@ -31,10 +31,11 @@ export function intersectMarks(a: MarkSet, b: MarkSet): MarkSet {
   if (isAny(b)) return a;
   if (isAny(a)) return b;
   const out: MarkCube[] = [];
-  for (const x of a) for (const y of b) {
-    const cube = intersectCubes(x, y);
-    if (cube) out.push(cube);
-  }
+  for (const x of a)
+    for (const y of b) {
+      const cube = intersectCubes(x, y);
+      if (cube) out.push(cube);
+    }
   return out;
 }
 
@@ -69,10 +70,14 @@ export function rewriteMarks(set: MarkSet, value: number, mask: number): MarkSet
 }
 
 export function sameMarks(a: MarkSet, b: MarkSet): boolean {
-  return a.length === b.length && a.every((cube, index) => cube.care === b[index]?.care && cube.bits === b[index]?.bits);
+  return (
+    a.length === b.length && a.every((cube, index) => cube.care === b[index]?.care && cube.bits === b[index]?.bits)
+  );
 }
 
 export function formatMarkCube(cube: MarkCube): string {
   if (cube.care === 0) return 'any';
-  return cube.care === 0xffffffff ? `0x${cube.bits.toString(16)}` : `0x${cube.bits.toString(16)}/0x${cube.care.toString(16)}`;
+  return cube.care === 0xffffffff
+    ? `0x${cube.bits.toString(16)}`
+    : `0x${cube.bits.toString(16)}/0x${cube.care.toString(16)}`;
 }

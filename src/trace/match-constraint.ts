@@ -32,7 +32,10 @@ export function portSetSpan(ports: PortSet): IntervalSet {
   if (ports.kind === 'all') return ALL_PORTS_SET;
   const only = ports.ranges.length === 1 ? ports.ranges[0] : undefined;
   if (only) return span(BigInt(only.from), BigInt(only.to));
-  return ports.ranges.reduce<IntervalSet>((set, range) => unionSets(set, span(BigInt(range.from), BigInt(range.to))), []);
+  return ports.ranges.reduce<IntervalSet>(
+    (set, range) => unionSets(set, span(BigInt(range.from), BigInt(range.to))),
+    [],
+  );
 }
 
 /** A rule's matches as one constraint; `never` when it cannot match here, `unknown` listing what is not modelled. */
@@ -52,7 +55,9 @@ function negate<K extends keyof Region>(field: K, value: Region[K], full: Region
 
 function addressSpan(match: Extract<Match, { kind: 'address' }>, family: Family): IntervalSet {
   const only = match.cidrs.length === 1 ? match.cidrs[0] : undefined;
-  return only ? cidrSpan(only.base, only.prefix, family) : match.cidrs.reduce<IntervalSet>((acc, cidr) => unionSets(acc, cidrSpan(cidr.base, cidr.prefix, family)), []);
+  return only
+    ? cidrSpan(only.base, only.prefix, family)
+    : match.cidrs.reduce<IntervalSet>((acc, cidr) => unionSets(acc, cidrSpan(cidr.base, cidr.prefix, family)), []);
 }
 
 function addressConstraint(match: Extract<Match, { kind: 'address' }>, frame: TraceFrame): One {
@@ -104,7 +109,9 @@ function matchConstraint(match: Match, frame: TraceFrame): One {
       // Only local sockets have an owner; iptables' and nft's owner tests both fail without one.
       if (frame.hook !== 'output') return false;
       const only = match.ids.length === 1 ? match.ids[0] : undefined;
-      const set = only ? span(BigInt(only.from), BigInt(only.to)) : match.ids.reduce<IntervalSet>((acc, range) => unionSets(acc, span(BigInt(range.from), BigInt(range.to))), []);
+      const set = only
+        ? span(BigInt(only.from), BigInt(only.to))
+        : match.ids.reduce<IntervalSet>((acc, range) => unionSets(acc, span(BigInt(range.from), BigInt(range.to))), []);
       return negate(match.field, set, ALL_IDS, match.negated);
     }
     case 'mark':
@@ -117,7 +124,11 @@ function matchConstraint(match: Match, frame: TraceFrame): One {
 }
 
 /** Combines a rule's matches: they all must hold. Two matches on one field intersect. */
-export function ruleConstraint(rule: Rule, frame: TraceFrame, and: (a: Constraint, b: Constraint) => Constraint | undefined): RuleConstraint {
+export function ruleConstraint(
+  rule: Rule,
+  frame: TraceFrame,
+  and: (a: Constraint, b: Constraint) => Constraint | undefined,
+): RuleConstraint {
   let constraint: Constraint = {};
   let unknown: string | undefined;
   for (const match of rule.matches) {

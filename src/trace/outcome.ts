@@ -34,7 +34,9 @@ export interface TraceResult {
 export function describeOutcome(outcome: Outcome): string {
   switch (outcome.kind) {
     case 'redirect':
-      return outcome.port === undefined ? 'redirected to its own port on this host' : `redirected to local port ${outcome.port}`;
+      return outcome.port === undefined
+        ? 'redirected to its own port on this host'
+        : `redirected to local port ${outcome.port}`;
     case 'dnat':
       return `DNAT to ${dnatTarget(outcome.address, outcome.port)}`;
     case 'tproxy':
@@ -62,7 +64,11 @@ export function sameOutcome(a: Outcome, b: Outcome): boolean {
       return a.port === (b as typeof a).port;
     case 'dnat': {
       const other = b as typeof a;
-      return a.port === other.port && a.address?.value === other.address?.value && a.address?.family === other.address?.family;
+      return (
+        a.port === other.port &&
+        a.address?.value === other.address?.value &&
+        a.address?.family === other.address?.family
+      );
     }
     case 'unknown':
       return false;

@@ -41,11 +41,39 @@ interface FieldOps<T> {
   readonly or: ((a: T, b: T) => T) | undefined;
 }
 
-const bits: FieldOps<number> = { meet: (a, b) => (a & b) !== 0, and: (a, b) => a & b, minus: (a, b) => a & ~b, empty: (a) => a === 0, same: (a, b) => a === b, or: (a, b) => a | b };
-const bigBits: FieldOps<bigint> = { meet: (a, b) => (a & b) !== 0n, and: (a, b) => a & b, minus: (a, b) => a & ~b, empty: (a) => a === 0n, same: (a, b) => a === b, or: (a, b) => a | b };
-const intervals: FieldOps<IntervalSet> = { meet: setsMeet, and: intersectSets, minus: subtractSets, empty: (a) => a.length === 0, same: sameSets, or: unionSets };
+const bits: FieldOps<number> = {
+  meet: (a, b) => (a & b) !== 0,
+  and: (a, b) => a & b,
+  minus: (a, b) => a & ~b,
+  empty: (a) => a === 0,
+  same: (a, b) => a === b,
+  or: (a, b) => a | b,
+};
+const bigBits: FieldOps<bigint> = {
+  meet: (a, b) => (a & b) !== 0n,
+  and: (a, b) => a & b,
+  minus: (a, b) => a & ~b,
+  empty: (a) => a === 0n,
+  same: (a, b) => a === b,
+  or: (a, b) => a | b,
+};
+const intervals: FieldOps<IntervalSet> = {
+  meet: setsMeet,
+  and: intersectSets,
+  minus: subtractSets,
+  empty: (a) => a.length === 0,
+  same: sameSets,
+  or: unionSets,
+};
 // Mark sets are merged only when equal: a union of cubes is rarely one cube.
-const marks: FieldOps<MarkSet> = { meet: (a, b) => intersectMarks(a, b).length > 0, and: intersectMarks, minus: subtractMarks, empty: (a) => a.length === 0, same: sameMarks, or: undefined };
+const marks: FieldOps<MarkSet> = {
+  meet: (a, b) => intersectMarks(a, b).length > 0,
+  and: intersectMarks,
+  minus: subtractMarks,
+  empty: (a) => a.length === 0,
+  same: sameMarks,
+  or: undefined,
+};
 
 const OPS: { readonly [K in Field]: FieldOps<Region[K]> } = {
   protocols: bits,
@@ -78,7 +106,8 @@ export function overlaps(region: Region, constraint: Constraint): boolean {
   // for...in allocates nothing: this runs for every rule a region passes.
   for (const key in constraint) {
     const field = key as Field;
-    if (!(OPS[field] as FieldOps<Region[typeof field]>).meet(region[field], constraint[field] as Region[typeof field])) return false;
+    if (!(OPS[field] as FieldOps<Region[typeof field]>).meet(region[field], constraint[field] as Region[typeof field]))
+      return false;
   }
   return true;
 }
@@ -139,7 +168,8 @@ function withField<K extends Field>(region: Region, field: K, value: Region[K]):
  */
 export function narrowing(region: Region, space: Region): Constraint {
   const out: Record<string, unknown> = {};
-  for (const field of FIELDS) if (!(OPS[field] as FieldOps<Region[typeof field]>).same(region[field], space[field])) out[field] = region[field];
+  for (const field of FIELDS)
+    if (!(OPS[field] as FieldOps<Region[typeof field]>).same(region[field], space[field])) out[field] = region[field];
   return out;
 }
 
@@ -161,7 +191,7 @@ function mergeRegions(a: Region, b: Region): Region | undefined {
 /** Merges a list of regions pairwise until no two merge: fewer, larger terms for a report. */
 export function coalesce(regions: readonly Region[]): Region[] {
   const out = [...regions];
-  for (let changed = true; changed; ) {
+  for (let changed = true; changed;) {
     changed = false;
     for (let i = 0; i < out.length && !changed; i++) {
       for (let j = i + 1; j < out.length; j++) {

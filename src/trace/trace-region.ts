@@ -14,7 +14,10 @@ import { andConstraints, overlaps, splitRegion, type Region } from './region.js'
 const MAX_DEPTH = 64;
 /** Regions split off and not yet traced, at most: about 100 MiB of them at worst. */
 const MAX_PENDING = 100_000;
-const HALF_SPACE: Readonly<Record<Family, bigint>> = { ipv4: 1n << BigInt(FAMILY_BITS.ipv4 - 1), ipv6: 1n << BigInt(FAMILY_BITS.ipv6 - 1) };
+const HALF_SPACE: Readonly<Record<Family, bigint>> = {
+  ipv4: 1n << BigInt(FAMILY_BITS.ipv4 - 1),
+  ipv6: 1n << BigInt(FAMILY_BITS.ipv6 - 1),
+};
 /** Rule constraints kept for reuse at once. */
 const MAX_CACHED_CONSTRAINTS = 8192;
 /** Unmodelled rules one region may be assumed through, each both ways. */
@@ -79,11 +82,37 @@ export function traceRegion(ruleset: Ruleset, frame: TraceFrame, region: Region,
  * The same, handing each piece to `emit` as soon as it is decided: a caller that checks pieces as
  * they come never holds them all (a 100k-rule table makes about 600k of them).
  */
-export function traceRegionInto(ruleset: Ruleset, frame: TraceFrame, region: Region, budget: Budget, emit: (piece: Piece) => void): void {
+export function traceRegionInto(
+  ruleset: Ruleset,
+  frame: TraceFrame,
+  region: Region,
+  budget: Budget,
+  emit: (piece: Piece) => void,
+): void {
   const looping = new Map<Chain, string>();
   for (const table of ruleset.tables) for (const [chain, cycle] of loopingChains(table)) looping.set(chain, cycle);
-  const context: Context = { frame, hooked: hookedChains(ruleset, frame), looping, constraints: new Map(), indexes: new Map(), budget, work: [], emit };
-  const start: Flow = { region, hooked: -1, frame: undefined, path: undefined, assumed: [], lastReturn: undefined, lastDecision: undefined, nat: undefined, groupNat: undefined, tproxy: undefined };
+  const context: Context = {
+    frame,
+    hooked: hookedChains(ruleset, frame),
+    looping,
+    constraints: new Map(),
+    indexes: new Map(),
+    budget,
+    work: [],
+    emit,
+  };
+  const start: Flow = {
+    region,
+    hooked: -1,
+    frame: undefined,
+    path: undefined,
+    assumed: [],
+    lastReturn: undefined,
+    lastDecision: undefined,
+    nat: undefined,
+    groupNat: undefined,
+    tproxy: undefined,
+  };
   enterNextChain(start, context);
   for (let flow = context.work.pop(); flow; flow = context.work.pop()) {
     if (context.budget.remaining <= 0) finish(flow, workLimit(context.budget), undefined, context);
@@ -92,7 +121,10 @@ export function traceRegionInto(ruleset: Ruleset, frame: TraceFrame, region: Reg
 }
 
 function workLimit(budget: Budget): Outcome {
-  return { kind: 'unknown', why: `the analysis reached its work limit (${budget.limit} units: rule visits and regions split off); the rules are too many or too tangled to decide` };
+  return {
+    kind: 'unknown',
+    why: `the analysis reached its work limit (${budget.limit} units: rule visits and regions split off); the rules are too many or too tangled to decide`,
+  };
 }
 
 function finish(flow: Flow, outcome: Outcome, decidedBy: Provenance | undefined, context: Context): undefined {
@@ -150,7 +182,15 @@ function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; ru
     const index = candidates ? candidates[k] : frame.next + k;
     if (index === undefined || index >= rules.length) break;
     const rule = rules[index] as Rule;
-    if (--context.budget.remaining < 0) return finish({ ...flow, frame: { ...frame, next: index + 1 } }, workLimit(context.budget), rule.provenance, context) ?? 'stopped';
+    if (--context.budget.remaining < 0)
+      return (
+        finish(
+          { ...flow, frame: { ...frame, next: index + 1 } },
+          workLimit(context.budget),
+          rule.provenance,
+          context,
+        ) ?? 'stopped'
+      );
     const constraint = constraintOf(rule, context);
     if (constraint.kind === 'never' || !overlaps(flow.region, constraint.constraint)) continue;
     const matched = split({ ...flow, frame: { ...frame, next: index + 1 } }, rule, constraint, context);
@@ -184,7 +224,11 @@ function rulesToVisit(flow: Flow, frame: Frame, context: Context): readonly numb
   if (spanned > HALF_SPACE[context.frame.family]) return undefined;
   let slot = context.indexes.get(frame.chain);
   if (!slot) {
-    slot = { index: buildAddressIndex(rules.map((rule) => ruleDestinations(rule, context.frame.family))), daddr: undefined, all: [] };
+    slot = {
+      index: buildAddressIndex(rules.map((rule) => ruleDestinations(rule, context.frame.family))),
+      daddr: undefined,
+      all: [],
+    };
     context.indexes.set(frame.chain, slot);
   }
   // Rules that test no destination are candidates for every region: when they are most of the
@@ -199,11 +243,23 @@ function rulesToVisit(flow: Flow, frame: Frame, context: Context): readonly numb
 }
 
 function longestSet(region: Region): number {
-  return Math.max(region.daddr.length, region.saddr.length, region.dport.length, region.sport.length, region.uid.length, region.gid.length);
+  return Math.max(
+    region.daddr.length,
+    region.saddr.length,
+    region.dport.length,
+    region.sport.length,
+    region.uid.length,
+    region.gid.length,
+  );
 }
 
 /** The part of the flow the rule matches (the rest is queued). */
-function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kind: 'cube' }>, context: Context): Flow | 'stopped' {
+function split(
+  flow: Flow,
+  rule: Rule,
+  constraint: Extract<RuleConstraint, { kind: 'cube' }>,
+  context: Context,
+): Flow | 'stopped' {
   const parts = splitRegion(flow.region, constraint.constraint);
   const inside = parts.inside as Region;
   // Splitting copies the region's interval lists: a region that passed many RETURNs of scattered
@@ -214,7 +270,13 @@ function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kin
     context.budget.remaining -= copyCost;
     // Pending regions are memory: past the bound they end "unknown" instead of waiting.
     const most = context.budget.maxPending;
-    if (context.work.length >= most) unknown({ ...flow, region: outside }, `more than ${most} regions wait to be traced; the rules split the packet space too finely to decide`, rule.provenance, context);
+    if (context.work.length >= most)
+      unknown(
+        { ...flow, region: outside },
+        `more than ${most} regions wait to be traced; the rules split the packet space too finely to decide`,
+        rule.provenance,
+        context,
+      );
     else context.work.push({ ...flow, region: outside });
   }
   const matched: Flow = { ...flow, region: inside };
@@ -225,7 +287,9 @@ function split(flow: Flow, rule: Rule, constraint: Extract<RuleConstraint, { kin
     return 'stopped';
   }
   const assumed = [...flow.assumed, at];
-  context.work.push(withStep({ ...matched, assumed }, { at, effect: 'assumed', note: `assumed not matching: ${constraint.unknown}` }));
+  context.work.push(
+    withStep({ ...matched, assumed }, { at, effect: 'assumed', note: `assumed not matching: ${constraint.unknown}` }),
+  );
   return withStep({ ...matched, assumed }, { at, effect: 'assumed', note: `assumed matching: ${constraint.unknown}` });
 }
 
@@ -265,31 +329,63 @@ function markAction(flow: Flow, action: Action, at: Provenance): Flow | undefine
   const region = flow.region;
   switch (action.kind) {
     case 'set-mark':
-      return withStep({ ...flow, region: { ...region, mark: rewriteMarks(region.mark, action.value, action.mask) } }, { at, effect: 'matched', note: 'sets the packet mark' });
+      return withStep(
+        { ...flow, region: { ...region, mark: rewriteMarks(region.mark, action.value, action.mask) } },
+        { at, effect: 'matched', note: 'sets the packet mark' },
+      );
     case 'save-mark':
-      return withStep({ ...flow, region: { ...region, ctmark: region.mark } }, { at, effect: 'matched', note: 'saves the mark to the connection' });
+      return withStep(
+        { ...flow, region: { ...region, ctmark: region.mark } },
+        { at, effect: 'matched', note: 'saves the mark to the connection' },
+      );
     case 'restore-mark':
-      return withStep({ ...flow, region: { ...region, mark: region.ctmark } }, { at, effect: 'matched', note: 'restores the connection mark' });
+      return withStep(
+        { ...flow, region: { ...region, mark: region.ctmark } },
+        { at, effect: 'matched', note: 'restores the connection mark' },
+      );
     default:
       return undefined;
   }
 }
 
-function enterChain(flow: Flow, action: Extract<Action, { kind: 'jump' | 'goto' }>, at: Provenance, context: Context): Flow | undefined {
+function enterChain(
+  flow: Flow,
+  action: Extract<Action, { kind: 'jump' | 'goto' }>,
+  at: Provenance,
+  context: Context,
+): Flow | undefined {
   const frame = flow.frame as Frame;
   const target = context.hooked[flow.hooked]?.table.chains.get(action.chain);
   if (!target) return unknown(flow, `${action.kind} to chain ${action.chain}, which does not exist`, at, context);
   const cycle = context.looping.get(target);
-  if (cycle !== undefined) return unknown(flow, `${action.kind} to chain ${action.chain} enters a loop (${cycle}); the kernel refuses such a table`, at, context);
+  if (cycle !== undefined)
+    return unknown(
+      flow,
+      `${action.kind} to chain ${action.chain} enters a loop (${cycle}); the kernel refuses such a table`,
+      at,
+      context,
+    );
   if (frame.depth >= MAX_DEPTH) return unknown(flow, 'chains nest too deep', at, context);
   const parent = action.kind === 'goto' ? frame.parent : frame;
-  return withStep({ ...flow, frame: { chain: target, next: 0, parent, depth: frame.depth + 1 } }, { at, effect: action.kind });
+  return withStep(
+    { ...flow, frame: { chain: target, next: 0, parent, depth: frame.depth + 1 } },
+    { at, effect: action.kind },
+  );
 }
 
-function tproxyAction(flow: Flow, action: Extract<Action, { kind: 'tproxy' }>, at: Provenance, context: Context): Flow | undefined {
+function tproxyAction(
+  flow: Flow,
+  action: Extract<Action, { kind: 'tproxy' }>,
+  at: Provenance,
+  context: Context,
+): Flow | undefined {
   const hooked = context.hooked[flow.hooked] as HookedChain;
-  if (context.frame.hook !== 'prerouting' || hooked.chain.base?.hook !== 'prerouting') return unknown(flow, 'TPROXY outside PREROUTING', at, context);
-  const diverted = withStep({ ...flow, tproxy: { port: action.port, at } }, { at, effect: action.terminal ? 'verdict' : 'matched', note: `TPROXY to port ${action.port}` });
+  if (context.frame.hook !== 'prerouting' || hooked.chain.base?.hook !== 'prerouting')
+    return unknown(flow, 'TPROXY outside PREROUTING', at, context);
+  const diverted = withStep(
+    { ...flow, tproxy: { port: action.port, at } },
+    { at, effect: action.terminal ? 'verdict' : 'matched', note: `TPROXY to port ${action.port}` },
+  );
   if (action.terminal) endChain(diverted, { kind: 'accept', decidedBy: at }, context);
   return diverted;
 }
@@ -305,7 +401,10 @@ function verdict(flow: Flow, action: Action, at: Provenance, context: Context): 
     case 'redirect':
     case 'dnat': {
       if (hooked.type !== 'nat') return unknown(done, `${action.kind} outside a nat chain`, at, context);
-      const outcome: Outcome = action.kind === 'redirect' ? { kind: 'redirect', port: action.port } : { kind: 'dnat', address: action.address, port: action.port };
+      const outcome: Outcome =
+        action.kind === 'redirect'
+          ? { kind: 'redirect', port: action.port }
+          : { kind: 'dnat', address: action.address, port: action.port };
       return endChain(done, { kind: 'nat', outcome, decidedBy: at }, context);
     }
     case 'unknown':
@@ -315,12 +414,18 @@ function verdict(flow: Flow, action: Action, at: Provenance, context: Context): 
   }
 }
 
-type ChainEnd = { readonly kind: 'accept' | 'drop'; readonly decidedBy: Provenance } | { readonly kind: 'nat'; readonly outcome: Outcome; readonly decidedBy: Provenance };
+type ChainEnd =
+  | { readonly kind: 'accept' | 'drop'; readonly decidedBy: Provenance }
+  | { readonly kind: 'nat'; readonly outcome: Outcome; readonly decidedBy: Provenance };
 
 function endByPolicy(flow: Flow, context: Context): void {
   const hooked = context.hooked[flow.hooked] as HookedChain;
   const at = policyProvenance(hooked);
-  endChain(withStep(flow, { at, effect: 'policy' }), { kind: hooked.policy, decidedBy: flow.lastReturn ?? at }, context);
+  endChain(
+    withStep(flow, { at, effect: 'policy' }),
+    { kind: hooked.policy, decidedBy: flow.lastReturn ?? at },
+    context,
+  );
 }
 
 /** A base chain ended: record what it decided and go on to the next hooked chain. */
@@ -332,7 +437,10 @@ function endChain(flow: Flow, end: ChainEnd, context: Context): void {
       const why = `tables at the same priority disagree (${where(flow.groupNat.decidedBy)} vs ${where(end.decidedBy)}); the kernel's registration order decides`;
       return unknown(flow, why, end.decidedBy, context);
     }
-    return enterNextChain({ ...flow, groupNat: flow.groupNat ?? { outcome: end.outcome, decidedBy: end.decidedBy } }, context);
+    return enterNextChain(
+      { ...flow, groupNat: flow.groupNat ?? { outcome: end.outcome, decidedBy: end.decidedBy } },
+      context,
+    );
   }
   return enterNextChain(hooked.type === 'nat' ? { ...flow, lastDecision: end.decidedBy } : flow, context);
 }
@@ -358,5 +466,12 @@ function enterNextChain(flow: Flow, context: Context): void {
     return finish(flow, { kind: 'accept' }, flow.lastDecision, context);
   }
   const chain = (context.hooked[index] as HookedChain).chain;
-  context.work.push({ ...flow, hooked: index, nat, groupNat, lastReturn: undefined, frame: { chain, next: 0, parent: undefined, depth: 0 } });
+  context.work.push({
+    ...flow,
+    hooked: index,
+    nat,
+    groupNat,
+    lastReturn: undefined,
+    frame: { chain, next: 0, parent: undefined, depth: 0 },
+  });
 }

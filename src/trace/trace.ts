@@ -35,13 +35,26 @@ export function tracePacket(ruleset: Ruleset, packet: Packet): TraceResult {
     ctmark: ZERO_MARK,
     ctstates: 1 << CT_STATES.indexOf(packet.ctState ?? 'new'),
   };
-  const pieces = traceRegion(ruleset, { family: packet.family, hook: packet.hook, atoms }, region, budgetOf(PACKET_BUDGET));
+  const pieces = traceRegion(
+    ruleset,
+    { family: packet.family, hook: packet.hook, atoms },
+    region,
+    budgetOf(PACKET_BUDGET),
+  );
   const first = pieces[0];
-  if (!first) return { outcome: { kind: 'unknown', why: 'no chain decided the packet' }, path: [], decidedBy: undefined };
+  if (!first)
+    return { outcome: { kind: 'unknown', why: 'no chain decided the packet' }, path: [], decidedBy: undefined };
   const rule = first.assumed[0];
-  const agree = pieces.every((piece) => piece.outcome.kind !== 'unknown' && JSON.stringify(piece.outcome) === JSON.stringify(first.outcome));
+  const agree = pieces.every(
+    (piece) => piece.outcome.kind !== 'unknown' && JSON.stringify(piece.outcome) === JSON.stringify(first.outcome),
+  );
   if (agree || !rule) return { outcome: first.outcome, path: pathOf(first.steps), decidedBy: first.decidedBy };
   const undecided = pieces.find((piece) => piece.outcome.kind === 'unknown') ?? first;
-  if (undecided.outcome.kind === 'unknown' && undecided.assumed.length === 0) return { outcome: undecided.outcome, path: pathOf(undecided.steps), decidedBy: undecided.decidedBy };
-  return { outcome: { kind: 'unknown', why: `cannot evaluate a match of ${rule.text}`, rule }, path: pathOf(first.steps), decidedBy: rule };
+  if (undecided.outcome.kind === 'unknown' && undecided.assumed.length === 0)
+    return { outcome: undecided.outcome, path: pathOf(undecided.steps), decidedBy: undecided.decidedBy };
+  return {
+    outcome: { kind: 'unknown', why: `cannot evaluate a match of ${rule.text}`, rule },
+    path: pathOf(first.steps),
+    decidedBy: rule,
+  };
 }

@@ -15,12 +15,14 @@ export function describeTarget(target: ProbeTarget): string {
 }
 
 function pathText(target: ProbeTarget): string {
-  return target.path === 'proxy-loopback' ? 'proxy-loopback capture (the proxy uid\'s own traffic)' : 'outbound capture';
+  return target.path === 'proxy-loopback' ? "proxy-loopback capture (the proxy uid's own traffic)" : 'outbound capture';
 }
 
 function evidenceLine(result: ProbeResult): string {
   const { target } = result;
-  const counts = Object.entries(result.outcomes).map(([kind, count]) => `${kind} x${count}`).join(', ');
+  const counts = Object.entries(result.outcomes)
+    .map(([kind, count]) => `${kind} x${count}`)
+    .join(', ');
   return `${target.family}: probe ${describeTarget(target)} via ${target.via}, ${pathText(target)}, must arrive at port ${target.expectedPort}; ${result.attempts} attempt(s) in ${result.elapsedMs} ms: ${counts || 'none'}${result.stranger ? `; stranger: ${result.stranger.sentence}` : ''}${result.status === 'aborted' ? '; stopped before it was decided' : ''}`;
 }
 
@@ -34,9 +36,18 @@ export function familyProbeCheck(family: Family, results: readonly ProbeResult[]
   const evidence = results.map(evidenceLine);
   // A port stopped because a sibling failed still counts when the network had answered it: the
   // first port in plan order with an answer names the failure, whichever finished first.
-  const answeredNo = (result: ProbeResult): boolean => result.status === 'failed' || (result.status === 'aborted' && result.lastConclusive !== undefined);
+  const answeredNo = (result: ProbeResult): boolean =>
+    result.status === 'failed' || (result.status === 'aborted' && result.lastConclusive !== undefined);
   const failure = results.find((result) => result.stranger) ?? results.find(answeredNo);
-  if (failure) return failed(name, 'InterceptionMissing', failureSentence(failure, label, timeoutMs), evidence, 'validation', PRECEDENCE.probe);
+  if (failure)
+    return failed(
+      name,
+      'InterceptionMissing',
+      failureSentence(failure, label, timeoutMs),
+      evidence,
+      'validation',
+      PRECEDENCE.probe,
+    );
   const first = results[0];
   if (!first || results.some((result) => result.status !== 'passed' || !result.proof)) {
     return { name, status: 'not-run', message: `${label} probe was interrupted`, evidence, required: true };
@@ -69,7 +80,21 @@ function failureSentence(result: ProbeResult, label: string, timeoutMs: number):
 export function listenerCheck(error: ListenError): Check {
   const where = `${error.family === 'ipv6' ? `[${error.address}]` : error.address}:${error.port}`;
   if (error.code === 'EADDRINUSE') {
-    return failed('probe-listener', 'ProbePortInUse', `port ${error.port} (${error.family}) is already bound by another process in the pod, so the probe cannot stand in for the proxy there`, [`listen ${where}: ${error.code}`], 'validation', PRECEDENCE.listener);
+    return failed(
+      'probe-listener',
+      'ProbePortInUse',
+      `port ${error.port} (${error.family}) is already bound by another process in the pod, so the probe cannot stand in for the proxy there`,
+      [`listen ${where}: ${error.code}`],
+      'validation',
+      PRECEDENCE.listener,
+    );
   }
-  return failed('probe-listener', 'ProbePortUnbindable', `cannot listen on ${where}: ${error.code}`, [`listen ${where}: ${error.code}`], 'validation', PRECEDENCE.listener);
+  return failed(
+    'probe-listener',
+    'ProbePortUnbindable',
+    `cannot listen on ${where}: ${error.code}`,
+    [`listen ${where}: ${error.code}`],
+    'validation',
+    PRECEDENCE.listener,
+  );
 }

@@ -17,10 +17,33 @@ export function rulesCheck(result: RulesInspectionResult, mode: ValidateConfig['
     case 'failed':
     case 'unknown':
       // An engine exception is a bug in the validator (exit 70), not a verdict on the pod.
-      if (result.reason === 'RulesEngineError') return failed('rules', 'RulesEngineError', result.message, result.evidence, 'internal', PRECEDENCE.rules);
-      return failed('rules', reasonOr(result.reason, result.status === 'failed' ? 'RulesMismatch' : 'RulesUnknown'), result.message, result.evidence, 'validation', PRECEDENCE.rules);
+      if (result.reason === 'RulesEngineError')
+        return failed('rules', 'RulesEngineError', result.message, result.evidence, 'internal', PRECEDENCE.rules);
+      return failed(
+        'rules',
+        reasonOr(result.reason, result.status === 'failed' ? 'RulesMismatch' : 'RulesUnknown'),
+        result.message,
+        result.evidence,
+        'validation',
+        PRECEDENCE.rules,
+      );
     default:
-      if (required) return failed('rules', reasonOr(result.reason, 'RulesUnreadable'), result.message, result.evidence, 'validation', PRECEDENCE.rules);
-      return { name: 'rules', status: 'not-inspected', reason: reasonOr(result.reason, 'RulesNotInspected'), message: result.message, evidence: result.evidence, required: false };
+      if (required)
+        return failed(
+          'rules',
+          reasonOr(result.reason, 'RulesUnreadable'),
+          result.message,
+          result.evidence,
+          'validation',
+          PRECEDENCE.rules,
+        );
+      return {
+        name: 'rules',
+        status: 'not-inspected',
+        reason: reasonOr(result.reason, 'RulesNotInspected'),
+        message: result.message,
+        evidence: result.evidence,
+        required: false,
+      };
   }
 }

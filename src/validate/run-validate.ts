@@ -32,9 +32,11 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   const started = Date.now();
   const deadline = started + config.timeoutMs;
   const settleMs = settleWindowMs(config.timeoutMs);
-  const interruption = (): string | undefined => (env.signal.aborted ? String(env.signal.reason ?? 'a signal') : undefined);
+  const interruption = (): string | undefined =>
+    env.signal.aborted ? String(env.signal.reason ?? 'a signal') : undefined;
   const checks: Check[] = [];
-  const unproven = (): Verdict => decideVerdict({ checks, obligations: undefined, proofs: [], interruptedBy: interruption() });
+  const unproven = (): Verdict =>
+    decideVerdict({ checks, obligations: undefined, proofs: [], interruptedBy: interruption() });
 
   const { network, assessment } = await waitForPodNetwork(config, env, started + settleMs, deadline);
   env.logger.debug({ network: summarizeNetwork(network) }, 'pod network read through rtnetlink');
@@ -44,17 +46,36 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
 
   const plan = planFor(config, env, network, assessment);
   if (!plan.ok) {
-    const failureClass = plan.problem.kind === 'ProbeUnroutable' && Object.keys(config.probeAddresses).length === 0 ? 'validation' : 'configuration';
-    checks.push(failed('probe-plan', plan.problem.kind, plan.problem.message, [], failureClass, PRECEDENCE.configuration));
+    const failureClass =
+      plan.problem.kind === 'ProbeUnroutable' && Object.keys(config.probeAddresses).length === 0
+        ? 'validation'
+        : 'configuration';
+    checks.push(
+      failed('probe-plan', plan.problem.kind, plan.problem.message, [], failureClass, PRECEDENCE.configuration),
+    );
     return unproven();
   }
   env.logger.info({ targets: plan.targets.map(targetLog), notes: plan.notes }, 'probing interception');
 
-  const rulesPromise = inspectRulesSafely(env.inspectRules, config, assessment, plan.targets, Math.max(100, deadline - Date.now()));
-  const probeRun = await proveInterception(plan.targets, { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS }, env.signal, probeLogHooks(env.logger));
+  const rulesPromise = inspectRulesSafely(
+    env.inspectRules,
+    config,
+    assessment,
+    plan.targets,
+    Math.max(100, deadline - Date.now()),
+  );
+  const probeRun = await proveInterception(
+    plan.targets,
+    { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS },
+    env.signal,
+    probeLogHooks(env.logger),
+  );
   const rules = await rulesPromise;
   checks.push(rulesCheck(rules, config.rules));
-  env.logger.info({ rules: { status: rules.status, reason: rules.reason, message: rules.message }, report: rules.report }, 'rules inspection');
+  env.logger.info(
+    { rules: { status: rules.status, reason: rules.reason, message: rules.message }, report: rules.report },
+    'rules inspection',
+  );
 
   const proofs: Proof[] = [];
   if (probeRun.kind === 'listen-failed') {
@@ -63,20 +84,37 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
     checks.push(...familyChecks(assessment.familiesToProve, probeRun.results, config.timeoutMs));
     for (const result of probeRun.results) if (result.proof) proofs.push(result.proof);
   }
-  const obligations: ProofObligations = { families: assessment.familiesToProve, targets: plan.targets, rulesRequired: config.rules === 'required' };
+  const obligations: ProofObligations = {
+    families: assessment.familiesToProve,
+    targets: plan.targets,
+    rulesRequired: config.rules === 'required',
+  };
   return decideVerdict({ checks, obligations, proofs, interruptedBy: interruption() });
 }
 
 function podNetworkCheck(assessment: NetworkAssessment): Check {
   if (assessment.problems.length > 0) {
-    return failed('pod-network', 'PodNetworkMissing',
+    return failed(
+      'pod-network',
+      'PodNetworkMissing',
       `the pod network is not set up (the primary CNI did not run or did not finish): ${assessment.problems.join('; ')}`,
-      [describeFamilyNetwork(assessment.perFamily.ipv4), describeFamilyNetwork(assessment.perFamily.ipv6)], 'validation', PRECEDENCE.network);
+      [describeFamilyNetwork(assessment.perFamily.ipv4), describeFamilyNetwork(assessment.perFamily.ipv6)],
+      'validation',
+      PRECEDENCE.network,
+    );
   }
-  return passed('pod-network', assessment.familiesToProve.map((family) => describeFamilyNetwork(assessment.perFamily[family])).join('; '));
+  return passed(
+    'pod-network',
+    assessment.familiesToProve.map((family) => describeFamilyNetwork(assessment.perFamily[family])).join('; '),
+  );
 }
 
-function planFor(config: ValidateConfig, env: ValidateEnvironment, network: PodNetwork, assessment: NetworkAssessment): ProbePlan {
+function planFor(
+  config: ValidateConfig,
+  env: ValidateEnvironment,
+  network: PodNetwork,
+  assessment: NetworkAssessment,
+): ProbePlan {
   return planProbes({
     spec: config.interception,
     network,
@@ -91,7 +129,13 @@ function planFor(config: ValidateConfig, env: ValidateEnvironment, network: PodN
 }
 
 function familyChecks(families: readonly Family[], results: readonly ProbeResult[], timeoutMs: number): Check[] {
-  return families.map((family) => familyProbeCheck(family, results.filter((result) => result.target.family === family), timeoutMs));
+  return families.map((family) =>
+    familyProbeCheck(
+      family,
+      results.filter((result) => result.target.family === family),
+      timeoutMs,
+    ),
+  );
 }
 
 /**
@@ -99,7 +143,12 @@ function familyChecks(families: readonly Family[], results: readonly ProbeResult
  * and a missing one fails within the settle window. An IPv6 address still in duplicate address
  * detection is different: it is waited for up to the deadline, then proven or failed.
  */
-async function waitForPodNetwork(config: ValidateConfig, env: ValidateEnvironment, settleUntil: number, deadline: number): Promise<{ network: PodNetwork; assessment: NetworkAssessment }> {
+async function waitForPodNetwork(
+  config: ValidateConfig,
+  env: ValidateEnvironment,
+  settleUntil: number,
+  deadline: number,
+): Promise<{ network: PodNetwork; assessment: NetworkAssessment }> {
   for (;;) {
     const network = await env.readPodNetwork();
     const assessment = assessPodNetwork(network, config.family);
@@ -109,8 +158,15 @@ async function waitForPodNetwork(config: ValidateConfig, env: ValidateEnvironmen
   }
 }
 
-async function inspectRulesSafely(inspect: InspectRules, config: ValidateConfig, assessment: NetworkAssessment, targets: readonly ProbeTarget[], timeoutMs: number): Promise<RulesInspectionResult> {
-  if (config.rules === 'off') return { status: 'not-inspected', message: 'rules inspection is off (--rules off)', evidence: [], report: null };
+async function inspectRulesSafely(
+  inspect: InspectRules,
+  config: ValidateConfig,
+  assessment: NetworkAssessment,
+  targets: readonly ProbeTarget[],
+  timeoutMs: number,
+): Promise<RulesInspectionResult> {
+  if (config.rules === 'off')
+    return { status: 'not-inspected', message: 'rules inspection is off (--rules off)', evidence: [], report: null };
   const samples: Partial<Record<Family, IpAddress>> = {};
   for (const target of targets) if (target.path === 'outbound') samples[target.family] = target.destination;
   try {
@@ -122,14 +178,30 @@ async function inspectRulesSafely(inspect: InspectRules, config: ValidateConfig,
     });
   } catch (error) {
     // Fail closed: an engine fault is an unknown answer, never a silent pass.
-    return { status: 'unknown', reason: 'RulesEngineError', message: `the rules engine failed: ${(error as Error).message}`, evidence: [], report: null };
+    return {
+      status: 'unknown',
+      reason: 'RulesEngineError',
+      message: `the rules engine failed: ${(error as Error).message}`,
+      evidence: [],
+      report: null,
+    };
   }
 }
 
 function targetLog(target: ProbeTarget): Record<string, unknown> {
-  return { family: target.family, path: target.path, destination: describeTarget(target), expectedPort: target.expectedPort, via: target.via };
+  return {
+    family: target.family,
+    path: target.path,
+    destination: describeTarget(target),
+    expectedPort: target.expectedPort,
+    via: target.via,
+  };
 }
 
 function summarizeNetwork(network: PodNetwork): Record<string, unknown> {
-  return { links: network.links.map((link) => `${link.name}${link.up ? '' : '(down)'}`), addresses: network.addresses.length, routes: network.routes.length };
+  return {
+    links: network.links.map((link) => `${link.name}${link.up ? '' : '(down)'}`),
+    addresses: network.addresses.length,
+    routes: network.routes.length,
+  };
 }

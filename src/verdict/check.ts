@@ -26,6 +26,13 @@ export function passed(name: string, message: string, evidence: readonly string[
   return { name, status: 'passed', message, evidence, required: true };
 }
 
-export function failed(name: string, reason: Reason, message: string, evidence: readonly string[] = [], failureClass: FailureClass = 'validation', precedence = 50): Check {
+export function failed(
+  name: string,
+  reason: Reason,
+  message: string,
+  evidence: readonly string[] = [],
+  failureClass: FailureClass = 'validation',
+  precedence = 50,
+): Check {
   return { name, status: 'failed', reason, message, evidence, failureClass, precedence, required: true };
 }

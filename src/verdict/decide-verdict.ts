@@ -37,16 +37,33 @@ export function isCertifiedPass(verdict: Verdict): boolean {
 export function decideVerdict(input: VerdictInput): Verdict {
   const { checks } = input;
   if (input.interruptedBy !== undefined) {
-    return verdict('interrupted', 'Interrupted', `validation was interrupted by ${input.interruptedBy} before interception was proven`, evidenceOf(checks), checks);
+    return verdict(
+      'interrupted',
+      'Interrupted',
+      `validation was interrupted by ${input.interruptedBy} before interception was proven`,
+      evidenceOf(checks),
+      checks,
+    );
   }
-  const first = [...checks].filter((check) => check.status === 'failed').sort((a, b) => (a.precedence ?? 50) - (b.precedence ?? 50))[0];
+  const first = [...checks]
+    .filter((check) => check.status === 'failed')
+    .sort((a, b) => (a.precedence ?? 50) - (b.precedence ?? 50))[0];
   if (first) {
     const evidence = [...first.evidence, ...evidenceOf(checks.filter((check) => check !== first))];
-    return verdict(first.failureClass === 'configuration' ? 'config' : first.failureClass === 'internal' ? 'internal' : 'fail', first.reason ?? 'ValidationFailed', first.message, evidence, checks);
+    return verdict(
+      first.failureClass === 'configuration' ? 'config' : first.failureClass === 'internal' ? 'internal' : 'fail',
+      first.reason ?? 'ValidationFailed',
+      first.message,
+      evidence,
+      checks,
+    );
   }
   const unproven = notProven(input);
   if (unproven) return verdict('fail', 'NotProven', unproven, evidenceOf(checks), checks);
-  const summary = checks.filter((check) => check.name.startsWith('probe-')).map((check) => check.message).join('; ');
+  const summary = checks
+    .filter((check) => check.name.startsWith('probe-'))
+    .map((check) => check.message)
+    .join('; ');
   const pass = verdict('pass', 'Intercepted', summary, evidenceOf(checks), checks);
   certified.add(pass);
   return pass;
@@ -56,17 +73,29 @@ function notProven(input: VerdictInput): string | undefined {
   const missing = input.checks.find((check) => check.required && check.status !== 'passed');
   if (missing) return `required check ${missing.name} did not pass (${missing.status}): ${missing.message}`;
   if (!input.obligations) return 'no probe was planned, so no probe proved interception';
-  if (input.obligations.rulesRequired && !input.checks.some((check) => check.name === 'rules' && check.status === 'passed')) {
+  if (
+    input.obligations.rulesRequired &&
+    !input.checks.some((check) => check.name === 'rules' && check.status === 'passed')
+  ) {
     return 'the rules are required (--rules required) but no rules check passed';
   }
   const unmet = unmetObligation(input.obligations, input.proofs);
   return unmet ? `no probe proved interception: ${unmet}` : undefined;
 }
 
-function verdict(outcome: VerdictOutcome, reason: Reason, message: string, evidence: readonly string[], checks: readonly Check[]): Verdict {
+function verdict(
+  outcome: VerdictOutcome,
+  reason: Reason,
+  message: string,
+  evidence: readonly string[],
+  checks: readonly Check[],
+): Verdict {
   return Object.freeze({ outcome, reason, message, evidence, checks });
 }
 
 function evidenceOf(checks: readonly Check[]): string[] {
-  return checks.map((check) => `${check.name}: ${check.status}${check.reason && check.status !== 'passed' ? ` (${check.reason})` : ''} - ${check.message}`);
+  return checks.map(
+    (check) =>
+      `${check.name}: ${check.status}${check.reason && check.status !== 'passed' ? ` (${check.reason})` : ''} - ${check.message}`,
+  );
 }

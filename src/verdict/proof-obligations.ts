@@ -13,7 +13,13 @@ export interface ProofObligations {
 }
 
 function sameTarget(a: ProbeTarget, b: ProbeTarget): boolean {
-  return a.family === b.family && a.path === b.path && sameIp(a.destination, b.destination) && a.port === b.port && a.expectedPort === b.expectedPort;
+  return (
+    a.family === b.family &&
+    a.path === b.path &&
+    sameIp(a.destination, b.destination) &&
+    a.port === b.port &&
+    a.expectedPort === b.expectedPort
+  );
 }
 
 /** Why the proofs do not discharge the obligations, or undefined when they do. */

@@ -17,7 +17,26 @@ type Random = () => number;
 const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
 
 const HUGE = 'x'.repeat(100_000);
-const NASTY = ['', ' ', '\u202e', '\u0001', '\n', '\u0007linkerd', 'linkerd\u202e', '--', '-1', '=', ',', '*', '0', '65536', '1e3', '0x10', HUGE, `\u202e${HUGE}`];
+const NASTY = [
+  '',
+  ' ',
+  '\u202e',
+  '\u0001',
+  '\n',
+  '\u0007linkerd',
+  'linkerd\u202e',
+  '--',
+  '-1',
+  '=',
+  ',',
+  '*',
+  '0',
+  '65536',
+  '1e3',
+  '0x10',
+  HUGE,
+  `\u202e${HUGE}`,
+];
 const PLAUSIBLE: Readonly<Record<string, readonly string[]>> = {
   mesh: ['linkerd', 'istio', 'generic', 'LINKERD', 'consul'],
   timeout: ['1s', '2s', '500ms', '150ms', 'soon', '0', '99'],
@@ -32,7 +51,9 @@ const PLAUSIBLE: Readonly<Record<string, readonly string[]>> = {
   'proxy-uid': ['2102', '65534', '0', '1337'],
 };
 const SWITCHES = ALL_FLAGS.filter((flag) => flag.kind === 'switch').map((flag) => flag.name);
-const VALUE_FLAGS = ALL_FLAGS.filter((flag) => flag.kind === 'value' && flag.commands.includes('validate') && flag.name !== 'termination-log').map((flag) => flag.name);
+const VALUE_FLAGS = ALL_FLAGS.filter(
+  (flag) => flag.kind === 'value' && flag.commands.includes('validate') && flag.name !== 'termination-log',
+).map((flag) => flag.name);
 
 function valueFor(random: Random, name: string): string {
   const plausible = PLAUSIBLE[name];
@@ -45,9 +66,12 @@ function randomFlag(random: Random): string[] {
   if (roll < 0.12) {
     // A switch; help and version only ever with a value (bare, they print and exit 0 by design).
     const name = pick(random, SWITCHES);
-    return name === 'help' || name === 'version' || random() < 0.4 ? [`--${name}=${pick(random, ['false', 'true', '0', ''])}`] : [`--${name}`];
+    return name === 'help' || name === 'version' || random() < 0.4
+      ? [`--${name}=${pick(random, ['false', 'true', '0', ''])}`]
+      : [`--${name}`];
   }
-  if (roll < 0.18) return [`--${pick(random, ['helpx', 'families', 'dns-capture=1.1.1.1', 'x'.repeat(300), 'mesh\u202e'])}`, 'v'];
+  if (roll < 0.18)
+    return [`--${pick(random, ['helpx', 'families', 'dns-capture=1.1.1.1', 'x'.repeat(300), 'mesh\u202e'])}`, 'v'];
   if (roll < 0.22) return ['stray'];
   const name = pick(random, VALUE_FLAGS);
   const value = valueFor(random, name);
@@ -59,14 +83,24 @@ function randomEnv(random: Random): Record<string, string> {
   const count = Math.floor(random() * 4);
   for (let i = 0; i < count; i++) {
     const name = pick(random, [...VALUE_FLAGS, 'help', 'version', 'tproxy', 'dns-capture']);
-    env[`INTERLOCK_${name.replace(/-/g, '_').toUpperCase()}`] = pick(random, ['true', 'false', '1', '0.1.0', ...NASTY.slice(0, 8), valueFor(random, name)]);
+    env[`INTERLOCK_${name.replace(/-/g, '_').toUpperCase()}`] = pick(random, [
+      'true',
+      'false',
+      '1',
+      '0.1.0',
+      ...NASTY.slice(0, 8),
+      valueFor(random, name),
+    ]);
   }
   // Bound every run: a fuzzed --timeout or INTERLOCK_TIMEOUT stays at a few seconds (see PLAUSIBLE).
   env.INTERLOCK_TIMEOUT ??= '2s';
   return env;
 }
 
-function randomCommandLine(random: Random, terminationLogs: readonly string[]): { argv: string[]; env: Record<string, string> } {
+function randomCommandLine(
+  random: Random,
+  terminationLogs: readonly string[],
+): { argv: string[]; env: Record<string, string> } {
   const argv: string[] = random() < 0.6 ? ['--mesh', pick(random, ['linkerd', 'istio'])] : [];
   const count = Math.floor(random() * 5);
   for (let i = 0; i < count; i++) argv.push(...randomFlag(random));
@@ -85,16 +119,29 @@ beforeAll(() => {
   execFileSync('mkfifo', ['-m', '0666', `${tmp}/fifo`]);
   mkdirSync(`${tmp}/dir`);
   symlinkSync(`${tmp}/target`, `${tmp}/link`);
-  terminationLogs = [`${tmp}/fifo`, `${tmp}/dir`, `${tmp}/link`, '/dev/full', '', `${tmp}/missing/dir/tl`, `${tmp}/\u202e`];
+  terminationLogs = [
+    `${tmp}/fifo`,
+    `${tmp}/dir`,
+    `${tmp}/link`,
+    '/dev/full',
+    '',
+    `${tmp}/missing/dir/tl`,
+    `${tmp}/\u202e`,
+  ];
 });
 
-afterAll(() => { for (const pod of pods) pod.destroy(); });
+afterAll(() => {
+  for (const pod of pods) pod.destroy();
+});
 
 async function fuzzValidate(pod: PodNamespace, random: Random, launcher: Launcher, index: number): Promise<void> {
   const { argv, env } = randomCommandLine(random, terminationLogs);
   const child = pod.spawnInterlock(['validate', ...argv], { env, launcher });
   let hung = false;
-  const guard = setTimeout(() => { hung = true; child.kill('SIGKILL'); }, 30_000);
+  const guard = setTimeout(() => {
+    hung = true;
+    child.kill('SIGKILL');
+  }, 30_000);
   const run = await collect(child, '/dev/null');
   clearTimeout(guard);
   const label = `#${index} seed ${SEED} ${launcher}: ${JSON.stringify({ argv, env }).slice(0, 400)}`;
@@ -109,7 +156,11 @@ describe('seeded fuzz of whole command lines: validate in pods with no mesh rule
   it(`${VALIDATE_RUNS} random command lines and environments, the snapshot and the npm bin, ${AT_ONCE} at a time`, async () => {
     const random = prng(SEED);
     for (let start = 0; start < VALIDATE_RUNS; start += AT_ONCE) {
-      await Promise.all(pods.map((pod, slot) => fuzzValidate(pod, random, (start + slot) % 2 === 0 ? 'snapshot' : 'modules', start + slot)));
+      await Promise.all(
+        pods.map((pod, slot) =>
+          fuzzValidate(pod, random, (start + slot) % 2 === 0 ? 'snapshot' : 'modules', start + slot),
+        ),
+      );
     }
   }, 900_000);
 });
@@ -129,7 +180,13 @@ describe('seeded fuzz of explain on broken and empty dumps: never exits 0', () =
     for (const [name, text] of Object.entries(dumps)) writeFileSync(`${tmp}/${name}`, text);
     for (let index = 0; index < EXPLAIN_RUNS; index++) {
       const dumpFlag = pick(random, ['--iptables-save', '--ip6tables-save', '--nft-ruleset', '--iptables-legacy-save']);
-      const argv = ['explain', '--mesh', pick(random, ['linkerd', 'istio']), dumpFlag, `${tmp}/${pick(random, Object.keys(dumps))}`];
+      const argv = [
+        'explain',
+        '--mesh',
+        pick(random, ['linkerd', 'istio']),
+        dumpFlag,
+        `${tmp}/${pick(random, Object.keys(dumps))}`,
+      ];
       for (let i = Math.floor(random() * 3); i > 0; i--) argv.push(...randomFlag(random));
       const run = await runCommand(argv, { env: randomEnv(random) });
       const label = `#${index}: ${JSON.stringify(argv).slice(0, 300)}`;

@@ -46,8 +46,20 @@ describe('the input cap holds for all dumps together', () => {
     const files = ['a.txt', 'b.txt'].map((name) => `${ns.tmp}/${name}`);
     // Long lines, so the rules of one dump fit the analysis budget (src/rules/limits.ts) and only the input cap speaks.
     const rule = `-A OUTPUT -d 198.51.100.1/32 -p udp -m comment --comment "${'x'.repeat(96)}" -j RETURN\n`;
-    for (const file of files) writeFileSync(file, `*nat\n:OUTPUT ACCEPT [0:0]\n${rule.repeat(Math.floor((9 * 1024 * 1024) / rule.length))}COMMIT\n`);
-    const both = await runCommand(['explain', '--mesh', 'linkerd', '--iptables-save', files[0] ?? '', '--iptables-legacy-save', files[1] ?? '']);
+    for (const file of files)
+      writeFileSync(
+        file,
+        `*nat\n:OUTPUT ACCEPT [0:0]\n${rule.repeat(Math.floor((9 * 1024 * 1024) / rule.length))}COMMIT\n`,
+      );
+    const both = await runCommand([
+      'explain',
+      '--mesh',
+      'linkerd',
+      '--iptables-save',
+      files[0] ?? '',
+      '--iptables-legacy-save',
+      files[1] ?? '',
+    ]);
     expect(both.exitCode).toBe(65);
     expect(both.stderr).toMatch(/--iptables-legacy-save .* larger than the 16 MiB input cap \(all dumps together\)/);
     const one = await runCommand(['explain', '--mesh', 'linkerd', '--iptables-save', files[0] ?? '']);

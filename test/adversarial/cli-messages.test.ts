@@ -20,7 +20,9 @@ describe('messages never echo raw or huge values', () => {
 
   it('validate: the same through an INTERLOCK_* variable', async () => {
     const ns = pod();
-    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s'], { env: { INTERLOCK_PROBE_ADDRESS: `\u0007${HUGE}` } });
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s'], {
+      env: { INTERLOCK_PROBE_ADDRESS: `\u0007${HUGE}` },
+    });
     expect(run.exitCode).toBe(64);
     expect(run.terminationMessage.length).toBeLessThan(1000);
     expect(run.terminationMessage).not.toContain('\u0007');
@@ -36,14 +38,25 @@ describe('messages never echo raw or huge values', () => {
 
   it("validate --mesh '' is an error, not silently generic", async () => {
     const ns = pod();
-    const run = await ns.runInterlock(['--mesh', '', '--inbound-port', '4143', '--outbound-port', '4140', '--timeout', '3s']);
+    const run = await ns.runInterlock([
+      '--mesh',
+      '',
+      '--inbound-port',
+      '4143',
+      '--outbound-port',
+      '4140',
+      '--timeout',
+      '3s',
+    ]);
     expect(run.exitCode, run.stdout + run.stderr).toBe(64);
     expect(run.terminationMessage).toMatch(/^ConfigInvalid: --mesh/);
   });
 
   it("INTERLOCK_MESH='' is an error too", async () => {
     const ns = pod();
-    const run = await ns.runInterlock(['--inbound-port', '4143', '--outbound-port', '4140', '--timeout', '3s'], { env: { INTERLOCK_MESH: '' } });
+    const run = await ns.runInterlock(['--inbound-port', '4143', '--outbound-port', '4140', '--timeout', '3s'], {
+      env: { INTERLOCK_MESH: '' },
+    });
     expect(run.exitCode, run.stdout + run.stderr).toBe(64);
   });
 });

@@ -10,8 +10,19 @@ function bigExplainArgs(): string[] {
   const uids = Array.from({ length: 300 }, (_, index) => 3000 + index).join(',');
   const interfaces = Array.from({ length: 100 }, (_, index) => `veth${index}`).join(',');
   return [
-    'explain', '--mesh', 'istio', '--iptables-save', corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'), '--format', 'json',
-    '--proxy-uid', uids, '--exclude-interfaces', interfaces, '--reroute-interfaces', interfaces,
+    'explain',
+    '--mesh',
+    'istio',
+    '--iptables-save',
+    corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'),
+    '--format',
+    'json',
+    '--proxy-uid',
+    uids,
+    '--exclude-interfaces',
+    interfaces,
+    '--reroute-interfaces',
+    interfaces,
   ];
 }
 
@@ -65,7 +76,15 @@ describe('--failure-exit-code may not collide with a reserved code', () => {
   }
 
   it('explain --failure-exit-code 1 is refused', async () => {
-    const run = await runCommand(['explain', '--mesh', 'linkerd', '--iptables-save', corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), '--failure-exit-code', '1']);
+    const run = await runCommand([
+      'explain',
+      '--mesh',
+      'linkerd',
+      '--iptables-save',
+      corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'),
+      '--failure-exit-code',
+      '1',
+    ]);
     expect(run.exitCode).toBe(64);
   });
 });

@@ -19,7 +19,16 @@ describe('a single-value flag given twice is a configuration error', () => {
 
   it('validate --probe-port twice exits 64 with ConfigInvalid', async () => {
     const ns = pod();
-    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s', '--probe-port', '20001', '--probe-port', '20002']);
+    const run = await ns.runInterlock([
+      '--mesh',
+      'linkerd',
+      '--timeout',
+      '3s',
+      '--probe-port',
+      '20001',
+      '--probe-port',
+      '20002',
+    ]);
     expect(run.exitCode, run.stdout + run.stderr).toBe(64);
     expect(run.terminationMessage).toMatch(/^ConfigInvalid: --probe-port/);
   });

@@ -25,14 +25,25 @@ export interface RunOptions {
 export function runCommand(args: readonly string[], options: RunOptions = {}): Promise<ProcessRun> {
   const [node, ...rest] = launchArgs(options.launcher ?? 'modules');
   const stdio: StdioOptions = ['ignore', options.stdoutFd ?? 'pipe', 'pipe'];
-  const child = spawn(node ?? process.execPath, [...rest, ...args], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...options.env }, stdio });
+  const child = spawn(node ?? process.execPath, [...rest, ...args], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...options.env },
+    stdio,
+  });
   let stdout = '';
   let stderr = '';
   let hung = false;
   if (options.closeStdout) child.stdout?.destroy();
-  else child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
-  const guard = setTimeout(() => { hung = true; child.kill('SIGKILL'); }, options.guardMs ?? 20_000);
+  else
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  const guard = setTimeout(() => {
+    hung = true;
+    child.kill('SIGKILL');
+  }, options.guardMs ?? 20_000);
   return new Promise((resolve) => {
     child.on('close', (exitCode, signal) => {
       clearTimeout(guard);

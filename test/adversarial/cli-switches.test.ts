@@ -8,7 +8,11 @@ const LINKERD = ['--mesh', 'linkerd', '--timeout', '3s'];
 // Issue 7, item 1: a switch read from the pod's environment, or given a value, must never turn a
 // validation into "print and exit 0".
 describe('switches are argv-only and take no value (validate in a pod without mesh rules, uid 65534)', () => {
-  const envs: Record<string, string>[] = [{ INTERLOCK_VERSION: '0.1.0' }, { INTERLOCK_HELP: 'false' }, { INTERLOCK_HELP: '1' }];
+  const envs: Record<string, string>[] = [
+    { INTERLOCK_VERSION: '0.1.0' },
+    { INTERLOCK_HELP: 'false' },
+    { INTERLOCK_HELP: '1' },
+  ];
   for (const env of envs) {
     it(`${Object.keys(env)[0]}=${Object.values(env)[0]} in the environment is ignored: the run validates and fails`, async () => {
       const ns = pod();
@@ -31,7 +35,9 @@ describe('switches are argv-only and take no value (validate in a pod without me
 describe('explain: the environment never prints help instead of judging a dump', () => {
   it('INTERLOCK_HELP on a broken dump still fails on the dump', async () => {
     const broken = corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt');
-    const run = await runCommand(['explain', '--mesh', 'linkerd', '--nft-ruleset', broken], { env: { INTERLOCK_HELP: 'true' } });
+    const run = await runCommand(['explain', '--mesh', 'linkerd', '--nft-ruleset', broken], {
+      env: { INTERLOCK_HELP: 'true' },
+    });
     expect(run.exitCode, run.stdout + run.stderr).toBe(65);
   });
 

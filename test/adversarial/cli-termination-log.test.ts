@@ -7,11 +7,22 @@ const pod = usePods(afterEach);
 const LINKERD = ['--mesh', 'linkerd', '--timeout', '3s'];
 
 /** validate with the given termination log, killed by a guard (and reported as hung) if it never ends. */
-async function validateWith(ns: PodNamespace, terminationLog: string, args: readonly string[], options: { uid?: number; sigtermAfterMs?: number } = {}) {
-  const child = ns.spawnInterlock(['validate', '--termination-log', terminationLog, ...args], { uid: options.uid ?? 65534 });
+async function validateWith(
+  ns: PodNamespace,
+  terminationLog: string,
+  args: readonly string[],
+  options: { uid?: number; sigtermAfterMs?: number } = {},
+) {
+  const child = ns.spawnInterlock(['validate', '--termination-log', terminationLog, ...args], {
+    uid: options.uid ?? 65534,
+  });
   let hung = false;
-  const guard = setTimeout(() => { hung = true; child.kill('SIGKILL'); }, 20_000);
-  const term = options.sigtermAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGTERM'), options.sigtermAfterMs);
+  const guard = setTimeout(() => {
+    hung = true;
+    child.kill('SIGKILL');
+  }, 20_000);
+  const term =
+    options.sigtermAfterMs === undefined ? undefined : setTimeout(() => child.kill('SIGTERM'), options.sigtermAfterMs);
   const run = await collect(child, '/dev/null');
   clearTimeout(guard);
   if (term) clearTimeout(term);
@@ -42,7 +53,9 @@ describe('the termination log never blocks and never follows a symlink', () => {
 
   it('SIGTERM while the message is due still ends the run (143 or the verdict), never a hang', async () => {
     const ns = pod();
-    const run = await validateWith(ns, fifo(ns, 'tl'), ['--mesh', 'linkerd', '--timeout', '10s'], { sigtermAfterMs: 6_000 });
+    const run = await validateWith(ns, fifo(ns, 'tl'), ['--mesh', 'linkerd', '--timeout', '10s'], {
+      sigtermAfterMs: 6_000,
+    });
     expect(run.hung).toBe(false);
     expect([95, 143]).toContain(run.exitCode);
   });

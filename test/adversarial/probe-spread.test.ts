@@ -19,7 +19,9 @@ describe('a probe spread over ports, uid 65534, no capabilities', () => {
     ns.applyRulesText(withFirstRule('-p tcp -m tcp --dport 443 -j RETURN'), 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:443 was not redirected to port 4140/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:443 was not redirected to port 4140/,
+    );
   });
 
   it('a RETURN for every port above 1024 but 20001 fails on the random port', async () => {
@@ -27,8 +29,12 @@ describe('a probe spread over ports, uid 65534, no capabilities', () => {
     ns.applyRulesText(withFirstRule('-p tcp -m multiport --dports 1025:20000,20002:65535 -j RETURN'), 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
     expect(run.exitCode, run.stdout).toBe(95);
-    const random = (run.logs.find((line) => line.msg === 'probing interception')?.notes as string[])[0]?.match(/random port (\d+)/)?.[1];
-    expect(firstLine(run.terminationMessage)).toMatch(new RegExp(`^InterceptionMissing: IPv4 connection to 192\\.0\\.2\\.1:${random} was not redirected`));
+    const random = (run.logs.find((line) => line.msg === 'probing interception')?.notes as string[])[0]?.match(
+      /random port (\d+)/,
+    )?.[1];
+    expect(firstLine(run.terminationMessage)).toMatch(
+      new RegExp(`^InterceptionMissing: IPv4 connection to 192\\.0\\.2\\.1:${random} was not redirected`),
+    );
   });
 
   it('a port of --include-outbound-ports that the rules spare fails, naming it', async () => {
@@ -36,7 +42,9 @@ describe('a probe spread over ports, uid 65534, no capabilities', () => {
     ns.applyRulesText(withFirstRule('-p tcp -m tcp --dport 8443 -j RETURN'), 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--include-outbound-ports', '8443']);
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:8443 was not redirected/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:8443 was not redirected/,
+    );
   });
 
   it('the whole spread passes under the real ruleset, every port intercepted', async () => {
@@ -47,7 +55,9 @@ describe('a probe spread over ports, uid 65534, no capabilities', () => {
     expect(run.exitCode, run.stdout).toBe(0);
     const checks = run.summary?.checks as Array<{ name: string; message: string }>;
     for (const name of ['probe-ipv4', 'probe-ipv6']) {
-      expect(checks.find((check) => check.name === name)?.message).toMatch(/:20001 was intercepted into port 4140 .*; ports 80, 443, \d+, 8443 too$/);
+      expect(checks.find((check) => check.name === name)?.message).toMatch(
+        /:20001 was intercepted into port 4140 .*; ports 80, 443, \d+, 8443 too$/,
+      );
     }
   });
 });

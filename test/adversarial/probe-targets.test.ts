@@ -26,7 +26,16 @@ describe('targets the listener can be reached at without the rules (no rules in 
 
   it("the pod's own IP on the listener port: exit 64", async () => {
     const ns = pod({ sink: 'reject' });
-    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s', '--probe-address', ns.ipv4Address, '--probe-port', '4140']);
+    const run = await ns.runInterlock([
+      '--mesh',
+      'linkerd',
+      '--timeout',
+      '3s',
+      '--probe-address',
+      ns.ipv4Address,
+      '--probe-port',
+      '4140',
+    ]);
     expect(run.exitCode, run.terminationMessage).toBe(64);
     expect(firstLine(run.terminationMessage)).toMatch(CONFIG_ERROR);
   });
@@ -48,7 +57,9 @@ describe('targets the listener can be reached at without the rules (no rules in 
     const ns = pod({ sink: 'reject' });
     const run = await ns.runInterlock(['--mesh', 'istio', '--timeout', '3s', '--probe-port', '15006'], { uid: 1337 });
     expect(run.exitCode, run.terminationMessage).toBe(64);
-    expect(firstLine(run.terminationMessage)).toMatch(/^ConfigInvalid: --probe-port 15006 is the port the validator itself listens on/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^ConfigInvalid: --probe-port 15006 is the port the validator itself listens on/,
+    );
   });
 
   it('as the proxy uid 1337, --inbound-port 20001: no target on the listener port, so no rules means no pass', async () => {
@@ -57,8 +68,12 @@ describe('targets the listener can be reached at without the rules (no rules in 
     // The plan steps around the listener port (20001 would reach it directly); what it probes
     // instead needs the rules, which this pod lacks.
     expect(run.exitCode, run.terminationMessage).toBe(126);
-    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 10\.\d+\.\d+\.2:20002 was not redirected to port 20001/);
-    const targets = run.logs.find((line) => line.msg === 'probing interception')?.targets as Array<{ destination: string }>;
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^InterceptionMissing: IPv4 connection to 10\.\d+\.\d+\.2:20002 was not redirected to port 20001/,
+    );
+    const targets = run.logs.find((line) => line.msg === 'probing interception')?.targets as Array<{
+      destination: string;
+    }>;
     expect(targets.length).toBeGreaterThan(1);
     expect(targets.map((target) => target.destination)).not.toContainEqual(expect.stringMatching(/:20001$/));
   });

@@ -27,7 +27,9 @@ describe('a tentative IPv6 address in auto mode', () => {
     addTentativeIpv6(ns);
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '8s']);
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv6 connection to \[2001:db8::1\]:20001 was not redirected/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^InterceptionMissing: IPv6 connection to \[2001:db8::1\]:20001 was not redirected/,
+    );
   });
 
   it('is waited for and proven when both families are intercepted', async () => {
@@ -38,6 +40,8 @@ describe('a tentative IPv6 address in auto mode', () => {
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '8s']);
     expect(run.exitCode, run.stdout).toBe(0);
     const checks = run.summary?.checks as Array<{ name: string; status: string }>;
-    expect(checks.filter((check) => check.name.startsWith('probe-')).map((check) => `${check.name} ${check.status}`)).toEqual(['probe-ipv4 passed', 'probe-ipv6 passed']);
+    expect(
+      checks.filter((check) => check.name.startsWith('probe-')).map((check) => `${check.name} ${check.status}`),
+    ).toEqual(['probe-ipv4 passed', 'probe-ipv6 passed']);
   });
 });

@@ -58,7 +58,11 @@ describe('a backend that fails hides nothing', () => {
     const rules = rulesCheckOf(run.summary);
     expect(rules?.status, run.stdout).toBe('not-inspected');
     expect(rules?.message).toMatch(/nft -j list ruleset failed \(exit 1: .*cache initialization failed/);
-    const required = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--rules', 'required'], { uid: 0, caps: true, env });
+    const required = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--rules', 'required'], {
+      uid: 0,
+      caps: true,
+      env,
+    });
     expect(required.exitCode, required.stdout).toBe(95);
     expect(firstLine(required.terminationMessage)).toMatch(/^RulesUnreadable: .*nft -j list ruleset/);
   });
@@ -67,7 +71,11 @@ describe('a backend that fails hides nothing', () => {
     const ns = pod();
     ns.applyRulesText(LINKERD, 'nft');
     const env = stubDir(ns, { 'iptables-nft-save': SLOW_SAVE });
-    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s', '--rules', 'required'], { uid: 0, caps: true, env });
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s', '--rules', 'required'], {
+      uid: 0,
+      caps: true,
+      env,
+    });
     expect(run.exitCode, run.stdout).toBe(95);
     const message = firstLine(run.terminationMessage);
     expect(message).toMatch(/^RulesUnreadable: /);

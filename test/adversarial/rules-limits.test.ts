@@ -64,8 +64,12 @@ describe('input size is capped with a distinct reason', () => {
   });
 
   it('200k nft rules are RulesTooLarge, not half a gigabyte', () => {
-    const items: unknown[] = [{ table: { family: 'inet', name: 't' } }, { chain: { family: 'inet', table: 't', name: 'o', type: 'nat', hook: 'output', prio: -100, policy: 'accept' } }];
-    for (let index = 0; index < 200_000; index++) items.push({ rule: { family: 'inet', table: 't', chain: 'o', expr: [{ return: null }] } });
+    const items: unknown[] = [
+      { table: { family: 'inet', name: 't' } },
+      { chain: { family: 'inet', table: 't', name: 'o', type: 'nat', hook: 'output', prio: -100, policy: 'accept' } },
+    ];
+    for (let index = 0; index < 200_000; index++)
+      items.push({ rule: { family: 'inet', table: 't', chain: 'o', expr: [{ return: null }] } });
     const text = JSON.stringify({ nftables: items });
     const parsed = parseNftJson(text, 'big.json');
     expect(parsed.ok).toBe(false);
@@ -75,7 +79,9 @@ describe('input size is capped with a distinct reason', () => {
   it('JSON nested 100k deep is refused without a stack overflow', () => {
     const deep = `{"nftables":[{"rule":{"family":"inet","table":"t","chain":"o","expr":[${'['.repeat(100_000)}${']'.repeat(100_000)}]}}]}`;
     let parsed: ReturnType<typeof parseNftJson> | undefined;
-    expect(() => { parsed = parseNftJson(deep, 'deep.json'); }).not.toThrow();
+    expect(() => {
+      parsed = parseNftJson(deep, 'deep.json');
+    }).not.toThrow();
     expect(parsed?.ok).toBe(false);
     if (parsed && !parsed.ok) expect(parsed.error.message).toMatch(/nested deeper than 64/);
   });
@@ -85,26 +91,60 @@ describe('a reader cut short says what happened and is never analysed', () => {
   const spec = { label: 'iptables-nft-save', backend: 'iptables-nft' as const, family: 'ipv4' as const };
 
   it('a timeout names the command, the time and the bytes printed', () => {
-    const outcome = classifyToolRun(spec, { timedOut: true, exitCode: undefined, stdout: '*nat\n', stderr: '', elapsedMs: 2950 });
-    expect(outcome).toEqual({ kind: 'unreadable', command: 'iptables-nft-save', why: 'timed out after 2950 ms having printed 5 bytes; the partial output was not analysed' });
+    const outcome = classifyToolRun(spec, {
+      timedOut: true,
+      exitCode: undefined,
+      stdout: '*nat\n',
+      stderr: '',
+      elapsedMs: 2950,
+    });
+    expect(outcome).toEqual({
+      kind: 'unreadable',
+      command: 'iptables-nft-save',
+      why: 'timed out after 2950 ms having printed 5 bytes; the partial output was not analysed',
+    });
   });
 
   it('output over the cap is a failed read naming the cap, never a truncated dump', () => {
-    const outcome = classifyToolRun(spec, { timedOut: false, overflowed: true, exitCode: undefined, stdout: 'x'.repeat(10), stderr: '', elapsedMs: 10 });
+    const outcome = classifyToolRun(spec, {
+      timedOut: false,
+      overflowed: true,
+      exitCode: undefined,
+      stdout: 'x'.repeat(10),
+      stderr: '',
+      elapsedMs: 10,
+    });
     expect(outcome.kind).toBe('unreadable');
-    if (outcome.kind === 'unreadable') expect(outcome.why).toMatch(/printed more than 16 MiB \(the limit for one dump\); stopped, the partial output was not analysed/);
+    if (outcome.kind === 'unreadable')
+      expect(outcome.why).toMatch(
+        /printed more than 16 MiB \(the limit for one dump\); stopped, the partial output was not analysed/,
+      );
   });
 
   it('for real: a reader printing past the cap is stopped and reported', async () => {
-    const outcome = await runReader({ file: 'sh', args: ['-c', `head -c ${MAX_DUMP_BYTES + 1000} /dev/zero | tr '\\0' x`], backend: 'iptables-nft', family: 'ipv4' }, 10_000);
+    const outcome = await runReader(
+      {
+        file: 'sh',
+        args: ['-c', `head -c ${MAX_DUMP_BYTES + 1000} /dev/zero | tr '\\0' x`],
+        backend: 'iptables-nft',
+        family: 'ipv4',
+      },
+      10_000,
+    );
     expect(outcome.kind).toBe('unreadable');
     if (outcome.kind === 'unreadable') expect(outcome.why).toMatch(/printed more than 16 MiB/);
   });
 
   it('for real: a reader that hangs after printing is reported with its byte count', async () => {
-    const outcome = await runReader({ file: 'sh', args: ['-c', 'printf "*nat\\n"; exec sleep 20'], backend: 'iptables-nft', family: 'ipv4' }, 300);
+    const outcome = await runReader(
+      { file: 'sh', args: ['-c', 'printf "*nat\\n"; exec sleep 20'], backend: 'iptables-nft', family: 'ipv4' },
+      300,
+    );
     expect(outcome.kind).toBe('unreadable');
-    if (outcome.kind === 'unreadable') expect(outcome.why).toMatch(/^timed out after \d+ ms having printed 5 bytes; the partial output was not analysed$/);
+    if (outcome.kind === 'unreadable')
+      expect(outcome.why).toMatch(
+        /^timed out after \d+ ms having printed 5 bytes; the partial output was not analysed$/,
+      );
   });
 });
 
@@ -117,31 +157,53 @@ describe('"Permission denied" and its siblings on stderr make an exit-0 read a f
     'Failed to list table names',
   ]) {
     it(stderr, () => {
-      const outcome = classifyToolRun(legacy, { timedOut: false, exitCode: 0, stdout: '', stderr: `${stderr}\n`, elapsedMs: 1 });
+      const outcome = classifyToolRun(legacy, {
+        timedOut: false,
+        exitCode: 0,
+        stdout: '',
+        stderr: `${stderr}\n`,
+        elapsedMs: 1,
+      });
       expect(outcome.kind).toBe('unreadable');
     });
   }
 
   it('a warning is not a failure', () => {
-    const outcome = classifyToolRun(legacy, { timedOut: false, exitCode: 0, stdout: '', stderr: '# Warning: iptables-legacy tables present\n', elapsedMs: 1 });
+    const outcome = classifyToolRun(legacy, {
+      timedOut: false,
+      exitCode: 0,
+      stdout: '',
+      stderr: '# Warning: iptables-legacy tables present\n',
+      elapsedMs: 1,
+    });
     expect(outcome.kind).toBe('read');
   });
 });
 
 describe('an engine exception is an internal error, never "unreadable"', () => {
   it('inspectLiveRules answers RulesEngineError when deciding throws', async () => {
-    const result = await inspectLiveRules(PRESETS.linkerd.spec, { families: ['ipv4'], mode: 'auto', timeoutMs: 1000 }, {
-      readCapabilities: async () => ({ netAdmin: true, netRaw: true }),
-      readLiveRules: async () => [],
-      decideInspection: () => { throw new RangeError('Maximum call stack size exceeded'); },
-    });
+    const result = await inspectLiveRules(
+      PRESETS.linkerd.spec,
+      { families: ['ipv4'], mode: 'auto', timeoutMs: 1000 },
+      {
+        readCapabilities: async () => ({ netAdmin: true, netRaw: true }),
+        readLiveRules: async () => [],
+        decideInspection: () => {
+          throw new RangeError('Maximum call stack size exceeded');
+        },
+      },
+    );
     expect(result.status).toBe('unknown');
     expect(result.reason).toBe('RulesEngineError');
     expect(result.message).toMatch(/Maximum call stack size exceeded/);
   });
 
   it('a RulesEngineError check makes the verdict internal (exit 70)', () => {
-    const verdict = decideVerdict({ checks: [failed('rules', 'RulesEngineError', 'the rules engine failed', [], 'internal')], obligations: undefined, proofs: [] });
+    const verdict = decideVerdict({
+      checks: [failed('rules', 'RulesEngineError', 'the rules engine failed', [], 'internal')],
+      obligations: undefined,
+      proofs: [],
+    });
     expect(verdict.outcome).toBe('internal');
   });
 });

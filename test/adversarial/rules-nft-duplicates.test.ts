@@ -13,7 +13,9 @@ const outputIndex = items.findIndex((item) => item['chain']?.['name'] === 'outpu
 const tableIndex = items.findIndex((item) => item['table'] !== undefined);
 const outputChain = items[outputIndex] as Record<string, Record<string, unknown>>;
 const table = items[tableIndex] as Record<string, Record<string, unknown>>;
-const returnRule = { rule: { family: 'inet', table: table['table']?.['name'], chain: 'output', handle: 999, expr: [{ return: null }] } };
+const returnRule = {
+  rule: { family: 'inet', table: table['table']?.['name'], chain: 'output', handle: 999, expr: [{ return: null }] },
+};
 
 describe('nft JSON: a table or chain declared twice is merged as nft merges it', () => {
   it('the unmodified case passes (the baseline the attacks change)', async () => {
@@ -31,7 +33,13 @@ describe('nft JSON: a table or chain declared twice is merged as nft merges it',
   });
 
   it('a RETURN before a table and chain redeclaration is kept: outbound capture fails', async () => {
-    const attacked = [...items.slice(0, outputIndex + 1), returnRule, table, outputChain, ...items.slice(outputIndex + 1)];
+    const attacked = [
+      ...items.slice(0, outputIndex + 1),
+      returnRule,
+      table,
+      outputChain,
+      ...items.slice(outputIndex + 1),
+    ];
     const result = await explainWith(attacked, 'table-twice');
     expect(result.stderr).toBe('');
     expect(result.exitCode, result.stdout).toBe(126);
@@ -47,10 +55,15 @@ describe('nft JSON: a table or chain declared twice is merged as nft merges it',
   it('a redeclaration that changes the hook, type or priority is refused, as nft refuses it', () => {
     const chain = outputChain['chain'] as Record<string, unknown>;
     for (const change of [{ prio: -50 }, { type: 'filter' }, { hook: 'prerouting' }]) {
-      const list = [...items.slice(0, outputIndex + 1), { chain: { ...chain, ...change } }, ...items.slice(outputIndex + 1)];
+      const list = [
+        ...items.slice(0, outputIndex + 1),
+        { chain: { ...chain, ...change } },
+        ...items.slice(outputIndex + 1),
+      ];
       const parsed = parseNftJson(JSON.stringify({ nftables: list }), 'dup.json');
       expect(parsed.ok, JSON.stringify(change)).toBe(false);
-      if (!parsed.ok) expect(parsed.error.message).toMatch(/chain output is declared again with a different hook, type or priority/);
+      if (!parsed.ok)
+        expect(parsed.error.message).toMatch(/chain output is declared again with a different hook, type or priority/);
     }
   });
 
@@ -66,7 +79,11 @@ describe('nft JSON: a table or chain declared twice is merged as nft merges it',
 
   it('a redeclared policy replaces the earlier one, as nft does', () => {
     const chain = outputChain['chain'] as Record<string, unknown>;
-    const list = [...items.slice(0, outputIndex + 1), { chain: { ...chain, policy: 'drop' } }, ...items.slice(outputIndex + 1)];
+    const list = [
+      ...items.slice(0, outputIndex + 1),
+      { chain: { ...chain, policy: 'drop' } },
+      ...items.slice(outputIndex + 1),
+    ];
     const parsed = parseNftJson(JSON.stringify({ nftables: list }), 'dup.json');
     expect(parsed.ok).toBe(true);
     if (!parsed.ok) return;

@@ -21,7 +21,11 @@ const tproxyCase = loadManifest().find((testCase) => testCase.dir === 'istio-nft
 if (!tproxyCase) throw new Error('corpus case istio-nftables/tproxy is missing');
 const istioTproxy = specFromFlags(flagsFor(tproxyCase).argv);
 // [^\n], not ".": a carriage return inside a quoted comment is still one line.
-const LINKERD_CAPTURE = [/^-A PROXY_INIT_OUTPUT [^\n]*-j REDIRECT --to-ports 4140$/m, /^-A PROXY_INIT_REDIRECT [^\n]*-j REDIRECT --to-ports 4143$/m, /^-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 [^\n]*-j RETURN$/m];
+const LINKERD_CAPTURE = [
+  /^-A PROXY_INIT_OUTPUT [^\n]*-j REDIRECT --to-ports 4140$/m,
+  /^-A PROXY_INIT_REDIRECT [^\n]*-j REDIRECT --to-ports 4143$/m,
+  /^-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 [^\n]*-j RETURN$/m,
+];
 
 function analyze(spec: InterceptionSpec, dump: Dump) {
   return analyzeDumps(spec, [dump], { families: ['ipv4'] });
@@ -79,13 +83,22 @@ describe('iptables-save parser under hostile input', () => {
     const line = (length: number): string => `${head}${'c'.repeat(length - head.length - 1)}"`;
     const withLine = (length: number): string => linkerdSave.replace('COMMIT', `${line(length)}\nCOMMIT`);
     expect(line(MAX_LINE_CHARS)).toHaveLength(MAX_LINE_CHARS);
-    expect(parseIptablesSave(withLine(MAX_LINE_CHARS), { backend: 'iptables-nft', family: 'ipv4', source: 'f' }).ok).toBe(true);
-    const over = parseIptablesSave(withLine(MAX_LINE_CHARS + 1), { backend: 'iptables-nft', family: 'ipv4', source: 'f' });
+    expect(
+      parseIptablesSave(withLine(MAX_LINE_CHARS), { backend: 'iptables-nft', family: 'ipv4', source: 'f' }).ok,
+    ).toBe(true);
+    const over = parseIptablesSave(withLine(MAX_LINE_CHARS + 1), {
+      backend: 'iptables-nft',
+      family: 'ipv4',
+      source: 'f',
+    });
     expect(!over.ok && over.error.message).toBe('line is too long to be an iptables-save rule');
   });
 
   it('a table or chain declared twice is refused (iptables-restore refuses it too)', () => {
-    const chainTwice = linkerdSave.replace(':PROXY_INIT_REDIRECT - [0:0]', ':PROXY_INIT_REDIRECT - [0:0]\n:PROXY_INIT_REDIRECT - [0:0]');
+    const chainTwice = linkerdSave.replace(
+      ':PROXY_INIT_REDIRECT - [0:0]',
+      ':PROXY_INIT_REDIRECT - [0:0]\n:PROXY_INIT_REDIRECT - [0:0]',
+    );
     const tableTwice = `${linkerdSave}\n*nat\n:PREROUTING ACCEPT [0:0]\nCOMMIT\n`;
     for (const text of [chainTwice, tableTwice]) {
       const parsed = parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 'f' });
@@ -97,7 +110,10 @@ describe('iptables-save parser under hostile input', () => {
     const random = prng(72);
     for (let i = 0; i < 300; i++) {
       const text = randomBytes(random, 1 + Math.floor(random() * 2000)).toString(i % 2 === 0 ? 'utf8' : 'latin1');
-      for (const [spec, dump] of [[PRESETS.linkerd.spec, save(text)], [istioTproxy, json(text)]] as const) {
+      for (const [spec, dump] of [
+        [PRESETS.linkerd.spec, save(text)],
+        [istioTproxy, json(text)],
+      ] as const) {
         const result = analyze(spec, dump);
         expect(result.kind === 'checked' && result.check.status === 'passed').toBe(false);
       }
@@ -132,7 +148,18 @@ describe('nft JSON parser under hostile input', () => {
 
   it('hostile values in expressions never throw, and a pass keeps every capture statement', () => {
     const random = prng(74);
-    const hostile = ['null', '"\\u0000"', '{"__proto__":{"x":1}}', '{"constructor":{}}', '1e309', '-1', '"\\ud800"', '{"match":{"op":"==","left":{"meta":{"key":"skuid"}},"right":{"set":[{"range":[2,1]}]}}}', '{"redirect":{"port":70000}}', '{"jump":{"target":"__proto__"}}'];
+    const hostile = [
+      'null',
+      '"\\u0000"',
+      '{"__proto__":{"x":1}}',
+      '{"constructor":{}}',
+      '1e309',
+      '-1',
+      '"\\ud800"',
+      '{"match":{"op":"==","left":{"meta":{"key":"skuid"}},"right":{"set":[{"range":[2,1]}]}}}',
+      '{"redirect":{"port":70000}}',
+      '{"jump":{"target":"__proto__"}}',
+    ];
     let passed = 0;
     for (let i = 0; i < 600; i++) {
       const expressions = [...istioJson.matchAll(/"expr": \[/g)];
@@ -142,7 +169,8 @@ describe('nft JSON parser under hostile input', () => {
       const result = analyze(istioTproxy, json(text));
       if (result.kind !== 'checked' || result.check.status !== 'passed') continue;
       passed++;
-      for (const statement of ['"redirect": {"port": 15001}', '"tproxy": {"family": "ip", "port": 15006}']) expect(text).toContain(statement);
+      for (const statement of ['"redirect": {"port": 15001}', '"tproxy": {"family": "ip", "port": 15006}'])
+        expect(text).toContain(statement);
     }
     expect(passed).toBeGreaterThan(0);
   });
@@ -160,7 +188,9 @@ describe('nft JSON parser under hostile input', () => {
       const parsed = parseNftJson(JSON.stringify({ nftables: list }), 'dup.json');
       expect(parsed.ok).toBe(true);
       if (!parsed.ok) continue;
-      const rules = parsed.tables.flatMap((table) => [...table.chains.values()]).reduce((sum, chain) => sum + chain.rules.length, 0);
+      const rules = parsed.tables
+        .flatMap((table) => [...table.chains.values()])
+        .reduce((sum, chain) => sum + chain.rules.length, 0);
       expect(rules).toBe(ruleCount);
     }
   });

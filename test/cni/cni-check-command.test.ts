@@ -16,7 +16,14 @@ let binDir: string;
 const run = (...args: string[]) => runCniCheck(['--cni-conf-dir', confDir, '--cni-bin-dir', binDir, ...args], {});
 const json = async (...args: string[]) => {
   const result = await run('--format', 'json', ...args);
-  return { exitCode: result.exitCode, verdict: JSON.parse(result.stdout) as { healthy: boolean; loads?: { file: string }; findings: Array<{ code: string; message: string }> } };
+  return {
+    exitCode: result.exitCode,
+    verdict: JSON.parse(result.stdout) as {
+      healthy: boolean;
+      loads?: { file: string };
+      findings: Array<{ code: string; message: string }>;
+    },
+  };
 };
 
 beforeEach(async () => {
@@ -25,7 +32,8 @@ beforeEach(async () => {
   binDir = join(root, 'bin');
   await mkdir(confDir);
   await mkdir(binDir);
-  for (const type of ['calico', 'portmap', 'bandwidth', 'linkerd-cni', 'istio-cni', 'flannel', 'mesh-x']) await copyFile(STANDIN, join(binDir, type));
+  for (const type of ['calico', 'portmap', 'bandwidth', 'linkerd-cni', 'istio-cni', 'flannel', 'mesh-x'])
+    await copyFile(STANDIN, join(binDir, type));
   await copyFile(OLD_STANDIN, join(binDir, 'old-mesh'));
 });
 afterEach(() => rm(root, { recursive: true, force: true }));
@@ -51,7 +59,12 @@ describe('interlock cni-check', () => {
     await writeFile(join(confDir, '10-net.conflist'), conflist('net', ['calico', 'old-mesh', 'linkerd-cni'], '1.0.0'));
     const { exitCode, verdict } = await json('--mesh', 'linkerd');
     expect(exitCode).toBe(95);
-    expect(verdict.findings).toEqual([expect.objectContaining({ code: 'VersionUnsupported', message: expect.stringContaining('plugin "old-mesh" supports CNI versions 0.3.0, 0.3.1, not 1.0.0') })]);
+    expect(verdict.findings).toEqual([
+      expect.objectContaining({
+        code: 'VersionUnsupported',
+        message: expect.stringContaining('plugin "old-mesh" supports CNI versions 0.3.0, 0.3.1, not 1.0.0'),
+      }),
+    ]);
     await writeFile(join(confDir, '10-net.conflist'), conflist('net', ['calico', 'old-mesh', 'linkerd-cni'], '0.3.1'));
     expect((await json('--mesh', 'linkerd')).exitCode).toBe(0);
   });
@@ -64,7 +77,9 @@ describe('interlock cni-check', () => {
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     const { exitCode, verdict } = await json('--mesh', 'linkerd', '--version-timeout', '1s');
     expect(exitCode).toBe(95);
-    expect(verdict.findings).toEqual([expect.objectContaining({ code: 'VersionUnknown', message: expect.stringContaining('no answer within 1000 ms') })]);
+    expect(verdict.findings).toEqual([
+      expect.objectContaining({ code: 'VersionUnknown', message: expect.stringContaining('no answer within 1000 ms') }),
+    ]);
   });
 
   it('a binary without an execute bit, and a plugin with no binary', async () => {
@@ -81,7 +96,10 @@ describe('interlock cni-check', () => {
     await rm(join(binDir, 'linkerd-cni'));
     await copyFile(STANDIN, join(second, 'linkerd-cni'));
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
-    expect((await runCniCheck(['--mesh', 'linkerd', '--cni-conf-dir', confDir, '--cni-bin-dir', `${binDir},${second}`], {})).exitCode).toBe(0);
+    expect(
+      (await runCniCheck(['--mesh', 'linkerd', '--cni-conf-dir', confDir, '--cni-bin-dir', `${binDir},${second}`], {}))
+        .exitCode,
+    ).toBe(0);
     expect((await run('--mesh', 'linkerd')).exitCode).toBe(95);
   });
 
@@ -89,7 +107,9 @@ describe('interlock cni-check', () => {
     const good = fixture('10-calico-linkerd.conflist');
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico.conflist'));
     await writeFile(join(confDir, '05-new.conflist'), good.slice(0, 120));
-    const completing = new Promise((resolve) => setTimeout(resolve, 200)).then(() => writeFile(join(confDir, '05-new.conflist'), good));
+    const completing = new Promise((resolve) => setTimeout(resolve, 200)).then(() =>
+      writeFile(join(confDir, '05-new.conflist'), good),
+    );
     const { exitCode, verdict } = await json('--mesh', 'linkerd');
     await completing;
     expect(verdict.loads?.file).toBe('05-new.conflist');
@@ -101,7 +121,10 @@ describe('interlock cni-check', () => {
     await writeFile(join(confDir, '05-new.conflist'), fixture('10-calico-linkerd.conflist').slice(0, 120));
     const { exitCode, verdict } = await json('--mesh', 'linkerd');
     expect(exitCode).toBe(95);
-    expect(verdict.findings[0]).toMatchObject({ code: 'PartialFile', message: expect.stringContaining('05-new.conflist ends in the middle of its JSON') });
+    expect(verdict.findings[0]).toMatchObject({
+      code: 'PartialFile',
+      message: expect.stringContaining('05-new.conflist ends in the middle of its JSON'),
+    });
   });
 
   it('a symlink to a directory with a counted name is a file to libcni, and unreadable', async () => {
@@ -109,7 +132,10 @@ describe('interlock cni-check', () => {
     await symlink(join(root, 'elsewhere'), join(confDir, '00-link.conf'));
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     const { verdict } = await json('--mesh', 'linkerd');
-    expect(verdict.findings[0]).toMatchObject({ code: 'LoadFails', message: expect.stringContaining('cannot be read (EISDIR)') });
+    expect(verdict.findings[0]).toMatchObject({
+      code: 'LoadFails',
+      message: expect.stringContaining('cannot be read (EISDIR)'),
+    });
   });
 
   it('a FIFO with a counted name is never opened (the audit stays bounded) and is reported as unreadable', async () => {
@@ -117,7 +143,10 @@ describe('interlock cni-check', () => {
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     const { exitCode, verdict } = await json('--mesh', 'linkerd');
     expect(exitCode).toBe(95);
-    expect(verdict.findings[0]).toMatchObject({ code: 'LoadFails', message: expect.stringContaining('not a regular file') });
+    expect(verdict.findings[0]).toMatchObject({
+      code: 'LoadFails',
+      message: expect.stringContaining('not a regular file'),
+    });
   });
 
   it('a file over 1 MiB is not read; more than 2000 configuration files is bad data (65)', async () => {
@@ -145,7 +174,14 @@ describe('interlock cni-check', () => {
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     await writeFile(join(confDir, '20-other.conflist'), conflist('other', ['calico', 'portmap']));
     expect((await run('--mesh', 'linkerd', '--runtime', 'crio')).exitCode).toBe(0);
-    const { exitCode, verdict } = await json('--mesh', 'linkerd', '--runtime', 'crio', '--crio-default-network', 'other');
+    const { exitCode, verdict } = await json(
+      '--mesh',
+      'linkerd',
+      '--runtime',
+      'crio',
+      '--crio-default-network',
+      'other',
+    );
     expect(exitCode).toBe(95);
     expect(verdict.loads?.file).toBe('20-other.conflist');
   });
@@ -168,7 +204,9 @@ describe('interlock cni-check', () => {
     expect((await run('--mesh', 'linkerd', '--bogus')).exitCode).toBe(64);
     expect((await run('--mesh', 'linkerd', '--version-timeout', 'forever')).exitCode).toBe(64);
     expect((await runCniCheck(['--mesh', 'linkerd', '--cni-conf-dir', join(root, 'missing')], {})).exitCode).toBe(66);
-    expect((await runCniCheck(['--cni-conf-dir', confDir], { INTERLOCK_MESH: 'nope' })).stderr).toContain('INTERLOCK_MESH="nope"');
+    expect((await runCniCheck(['--cni-conf-dir', confDir], { INTERLOCK_MESH: 'nope' })).stderr).toContain(
+      'INTERLOCK_MESH="nope"',
+    );
     expect((await run('--help')).stdout).toContain('Usage: interlock cni-check');
   });
 });

@@ -4,13 +4,28 @@ import { listing } from './listing.js';
 
 describe('which files libcni counts (ConfFiles with .conf, .conflist, .json)', () => {
   it('counts the three extensions exactly, case-sensitively, from the final dot', () => {
-    const names = ['a.conf', 'b.conflist', 'c.json', 'd.CONF', 'e.conf.bak', 'f.yaml', 'g', '.conf', 'h.conflist~', 'i.json.conf'];
-    const counted = confFiles(listing(Object.fromEntries(names.map((name) => [name, '{}']))).entries).map((entry) => entry.name);
+    const names = [
+      'a.conf',
+      'b.conflist',
+      'c.json',
+      'd.CONF',
+      'e.conf.bak',
+      'f.yaml',
+      'g',
+      '.conf',
+      'h.conflist~',
+      'i.json.conf',
+    ];
+    const counted = confFiles(listing(Object.fromEntries(names.map((name) => [name, '{}']))).entries).map(
+      (entry) => entry.name,
+    );
     expect(counted).toEqual(['a.conf', 'b.conflist', 'c.json', '.conf', 'i.json.conf']);
   });
 
   it('never counts a directory, whatever its name', () => {
-    expect(confFiles(listing({ 'net.conf': null, 'x.conflist': '{}' }).entries).map((entry) => entry.name)).toEqual(['x.conflist']);
+    expect(confFiles(listing({ 'net.conf': null, 'x.conflist': '{}' }).entries).map((entry) => entry.name)).toEqual([
+      'x.conflist',
+    ]);
   });
 
   it('Go filepath.Ext', () => {

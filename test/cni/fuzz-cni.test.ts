@@ -15,11 +15,27 @@ const pick = <T>(random: Random, items: readonly T[]): T => items[Math.floor(ran
 const TYPES = ['bridge', 'calico', 'linkerd-cni', 'portmap', 'gone', ''];
 /** Texts that are sometimes configurations, sometimes almost, sometimes nothing like one. */
 function randomText(random: Random): string {
-  const plugin = () => (random() < 0.1 ? pick(random, [null, 5, 'x', [], { name: 'x' }]) : { type: pick(random, TYPES), ...(random() < 0.3 ? { ipam: { type: 'host-local' } } : {}) });
+  const plugin = () =>
+    random() < 0.1
+      ? pick(random, [null, 5, 'x', [], { name: 'x' }])
+      : { type: pick(random, TYPES), ...(random() < 0.3 ? { ipam: { type: 'host-local' } } : {}) };
   const value = pick(random, [
-    () => ({ cniVersion: '1.0.0', name: 'meshed', plugins: [{ type: 'bridge', ipam: { type: 'host-local' } }, { type: 'linkerd-cni' }] }),
-    () => ({ cniVersion: pick(random, ['1.0.0', '0.3.1', '', 7, null]), name: pick(random, ['net', '', 'a b', null, 3]), plugins: Array.from({ length: Math.floor(random() * 4) }, plugin) }),
-    () => ({ cniVersion: '0.3.1', name: 'single', type: pick(random, TYPES), ...(random() < 0.3 ? { Type: 'bridge' } : {}) }),
+    () => ({
+      cniVersion: '1.0.0',
+      name: 'meshed',
+      plugins: [{ type: 'bridge', ipam: { type: 'host-local' } }, { type: 'linkerd-cni' }],
+    }),
+    () => ({
+      cniVersion: pick(random, ['1.0.0', '0.3.1', '', 7, null]),
+      name: pick(random, ['net', '', 'a b', null, 3]),
+      plugins: Array.from({ length: Math.floor(random() * 4) }, plugin),
+    }),
+    () => ({
+      cniVersion: '0.3.1',
+      name: 'single',
+      type: pick(random, TYPES),
+      ...(random() < 0.3 ? { Type: 'bridge' } : {}),
+    }),
     () => pick(random, [[], null, 'text', 12, true]),
     () => ({ name: 'n', plugins: 'bridge', disableCheck: pick(random, [true, 'true', 1]) }),
   ])();
@@ -27,7 +43,10 @@ function randomText(random: Random): string {
   const roll = random();
   if (roll < 0.15) return text.slice(0, Math.floor(random() * text.length));
   if (roll < 0.25) return text.replace(pick(random, ['{', '"', ':', ',']), pick(random, ['', '}', ',,', "'"]));
-  if (roll < 0.3) return Array.from({ length: Math.floor(random() * 40) }, () => String.fromCharCode(Math.floor(random() * 256))).join('');
+  if (roll < 0.3)
+    return Array.from({ length: Math.floor(random() * 40) }, () =>
+      String.fromCharCode(Math.floor(random() * 256)),
+    ).join('');
   return text;
 }
 
@@ -52,7 +71,13 @@ describe('fuzz (seeded): the models and the audit over random directories', () =
       const load = containerdLoad(dir);
       expect(load.ok ? load.networks[0].file : load.failure.file).toBe(first);
       for (const runtime of ['containerd', 'crio'] as const) {
-        const verdict = auditCni({ listing: dir, runtime, meshPlugin: 'linkerd-cni', binDirs: ['/opt/cni/bin'], inventory: plugins });
+        const verdict = auditCni({
+          listing: dir,
+          runtime,
+          meshPlugin: 'linkerd-cni',
+          binDirs: ['/opt/cni/bin'],
+          inventory: plugins,
+        });
         if (!verdict.healthy) continue;
         healthy++;
         const chain = verdict.loads?.chain ?? [];
@@ -75,23 +100,67 @@ describe('fuzz (seeded): whole cni-check command lines', () => {
     await mkdir(join(root, 'bin'));
     await writeFile(join(root, 'net.d', '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     const quick = `#!/bin/sh\necho '{"cniVersion":"1.0.0","supportedVersions":["0.3.1","1.0.0"]}'\n`;
-    for (const type of ['calico', 'portmap', 'bandwidth', 'linkerd-cni', 'istio-cni']) await writeFile(join(root, 'bin', type), quick, { mode: 0o755 });
+    for (const type of ['calico', 'portmap', 'bandwidth', 'linkerd-cni', 'istio-cni'])
+      await writeFile(join(root, 'bin', type), quick, { mode: 0o755 });
   });
   afterAll(() => rm(root, { recursive: true, force: true }));
 
   it('answer with a documented exit code and never crash', async () => {
     const random = prng(4242);
     const tokens = () => [
-      ...['--mesh', '--runtime', '--format', '--mesh-plugin', '--version-timeout', '--max-conf-num', '--crio-default-network', '--cni-conf-dir', '--cni-bin-dir', '--help', '--', '-m', '--mesh=linkerd', '--cni-bin-dir='],
-      ...['linkerd', 'istio', 'generic', 'crio', 'containerd', 'json', 'text', '2s', '0', '-1', '', ' ', '\u0000', 'x'.repeat(300), join(root, 'net.d'), join(root, 'bin'), '/nonexistent', `${join(root, 'bin')},,`],
+      ...[
+        '--mesh',
+        '--runtime',
+        '--format',
+        '--mesh-plugin',
+        '--version-timeout',
+        '--max-conf-num',
+        '--crio-default-network',
+        '--cni-conf-dir',
+        '--cni-bin-dir',
+        '--help',
+        '--',
+        '-m',
+        '--mesh=linkerd',
+        '--cni-bin-dir=',
+      ],
+      ...[
+        'linkerd',
+        'istio',
+        'generic',
+        'crio',
+        'containerd',
+        'json',
+        'text',
+        '2s',
+        '0',
+        '-1',
+        '',
+        ' ',
+        '\u0000',
+        'x'.repeat(300),
+        join(root, 'net.d'),
+        join(root, 'bin'),
+        '/nonexistent',
+        `${join(root, 'bin')},,`,
+      ],
     ];
     const allowed = new Set([0, 64, 65, 66, 95, 97, 126]);
     const seen = new Set<number>();
     for (let i = 0; i < 150; i++) {
       const argv = Array.from({ length: Math.floor(random() * 7) }, () => pick(random, tokens()));
-      const env = random() < 0.3 ? { INTERLOCK_MESH: pick(random, ['linkerd', 'bogus']), INTERLOCK_CNI_CONF_DIR: join(root, 'net.d'), INTERLOCK_CNI_BIN_DIR: join(root, 'bin') } : {};
+      const env =
+        random() < 0.3
+          ? {
+              INTERLOCK_MESH: pick(random, ['linkerd', 'bogus']),
+              INTERLOCK_CNI_CONF_DIR: join(root, 'net.d'),
+              INTERLOCK_CNI_BIN_DIR: join(root, 'bin'),
+            }
+          : {};
       const result = await runCniCheck(argv, env);
-      expect(allowed.has(result.exitCode), `${JSON.stringify(argv)} -> ${result.exitCode}: ${result.stderr}`).toBe(true);
+      expect(allowed.has(result.exitCode), `${JSON.stringify(argv)} -> ${result.exitCode}: ${result.stderr}`).toBe(
+        true,
+      );
       if (result.exitCode === 64) expect(result.stderr).toMatch(/^interlock cni-check: /);
       seen.add(result.exitCode);
     }

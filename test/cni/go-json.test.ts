@@ -4,10 +4,22 @@ import { jsonShape } from '../../src/cni/json-prefix.js';
 import { prng } from '../harness/prng.js';
 
 describe('a file a writer has not finished (partial) is told from one that is broken', () => {
-  const full = JSON.stringify({ cniVersion: '1.0.0', name: 'net', plugins: [{ type: 'bridge', ipam: { type: 'host-local', ranges: [[{ subnet: '10.1.0.0/16' }]] } }, { type: 'x', n: -1.5e3, ok: true, no: null }] }, null, 1);
+  const full = JSON.stringify(
+    {
+      cniVersion: '1.0.0',
+      name: 'net',
+      plugins: [
+        { type: 'bridge', ipam: { type: 'host-local', ranges: [[{ subnet: '10.1.0.0/16' }]] } },
+        { type: 'x', n: -1.5e3, ok: true, no: null },
+      ],
+    },
+    null,
+    1,
+  );
 
   it('every strict prefix of a document is partial, the whole is a value', () => {
-    for (let length = 0; length < full.length; length++) expect(decodeGoJson(full.slice(0, length)).kind, `prefix of ${length}`).toBe('partial');
+    for (let length = 0; length < full.length; length++)
+      expect(decodeGoJson(full.slice(0, length)).kind, `prefix of ${length}`).toBe('partial');
     expect(decodeGoJson(full).kind).toBe('value');
   });
 
@@ -21,7 +33,10 @@ describe('a file a writer has not finished (partial) is told from one that is br
   });
 
   it('a number Go cannot hold in a float64 is invalid (JSON.parse would give Infinity)', () => {
-    expect(decodeGoJson('{"mtu":1e999}')).toMatchObject({ kind: 'invalid', message: expect.stringContaining('overflows') });
+    expect(decodeGoJson('{"mtu":1e999}')).toMatchObject({
+      kind: 'invalid',
+      message: expect.stringContaining('overflows'),
+    });
   });
 
   it('agrees with JSON.parse on random mutations (seeded): complete exactly when JSON.parse accepts', () => {
@@ -30,7 +45,12 @@ describe('a file a writer has not finished (partial) is told from one that is br
     for (let i = 0; i < 3000; i++) {
       const chars = [...full];
       const edits = 1 + Math.floor(random() * 3);
-      for (let e = 0; e < edits; e++) chars.splice(Math.floor(random() * chars.length), Math.floor(random() * 2), alphabet[Math.floor(random() * alphabet.length)] as string);
+      for (let e = 0; e < edits; e++)
+        chars.splice(
+          Math.floor(random() * chars.length),
+          Math.floor(random() * 2),
+          alphabet[Math.floor(random() * alphabet.length)] as string,
+        );
       const text = chars.join('');
       let parses = true;
       try {

@@ -3,12 +3,21 @@ import { queryPluginVersion, versionAnswerOf } from '../../src/cni/query-plugin-
 
 describe("a plugin's answer to CNI_COMMAND=VERSION", () => {
   it('reads supportedVersions', () => {
-    expect(versionAnswerOf('{"cniVersion":"1.0.0","supportedVersions":["0.3.1","1.0.0"]}', 0)).toEqual({ ok: true, supportedVersions: ['0.3.1', '1.0.0'] });
+    expect(versionAnswerOf('{"cniVersion":"1.0.0","supportedVersions":["0.3.1","1.0.0"]}', 0)).toEqual({
+      ok: true,
+      supportedVersions: ['0.3.1', '1.0.0'],
+    });
   });
 
   it('an error result, a non-zero exit, non-JSON, or no list is no answer', () => {
-    expect(versionAnswerOf('{"code":4,"msg":"unknown CNI_COMMAND: VERSION"}', 1)).toEqual({ ok: false, error: 'exit 1: unknown CNI_COMMAND: VERSION' });
-    expect(versionAnswerOf('', 0, 'segfault')).toMatchObject({ ok: false, error: expect.stringContaining('stderr: segfault') });
+    expect(versionAnswerOf('{"code":4,"msg":"unknown CNI_COMMAND: VERSION"}', 1)).toEqual({
+      ok: false,
+      error: 'exit 1: unknown CNI_COMMAND: VERSION',
+    });
+    expect(versionAnswerOf('', 0, 'segfault')).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('stderr: segfault'),
+    });
     expect(versionAnswerOf('{"cniVersion":"1.0.0"}', 0)).toMatchObject({ ok: false });
     expect(versionAnswerOf('{"supportedVersions":[1]}', 0)).toMatchObject({ ok: false });
   });
@@ -19,6 +28,9 @@ describe("a plugin's answer to CNI_COMMAND=VERSION", () => {
   });
 
   it('a binary that cannot run', async () => {
-    expect(await queryPluginVersion('/nonexistent/plugin', [], 1000)).toMatchObject({ ok: false, error: expect.stringContaining('ENOENT') });
+    expect(await queryPluginVersion('/nonexistent/plugin', [], 1000)).toMatchObject({
+      ok: false,
+      error: expect.stringContaining('ENOENT'),
+    });
   });
 });

@@ -28,7 +28,10 @@ async function node(): Promise<{ confDir: string; binDir: string }> {
 /** Collects verdicts and lets a test wait for the next one that satisfies a condition. */
 function recorder() {
   const seen: Array<Result<CniVerdict>> = [];
-  const waiters: Array<{ test: (verdict: Result<CniVerdict>) => boolean; resolve: (verdict: Result<CniVerdict>) => void }> = [];
+  const waiters: Array<{
+    test: (verdict: Result<CniVerdict>) => boolean;
+    resolve: (verdict: Result<CniVerdict>) => void;
+  }> = [];
   return {
     seen,
     listener: (verdict: Result<CniVerdict>) => {
@@ -40,7 +43,13 @@ function recorder() {
         const found = seen.find(test);
         if (found) return resolve(found);
         waiters.push({ test, resolve });
-        setTimeout(() => reject(new Error(`no such verdict; saw ${JSON.stringify(seen.map((item) => item.ok && item.value.healthy))}`)), 15_000);
+        setTimeout(
+          () =>
+            reject(
+              new Error(`no such verdict; saw ${JSON.stringify(seen.map((item) => item.ok && item.value.healthy))}`),
+            ),
+          15_000,
+        );
       }),
   };
 }
@@ -48,13 +57,16 @@ function recorder() {
 const healthy = (verdict: Result<CniVerdict>) => verdict.ok && verdict.value.healthy;
 const unhealthy = (verdict: Result<CniVerdict>) => verdict.ok && !verdict.value.healthy;
 
-describe('watchCniConfig: the node agent\'s CNI watch', () => {
+describe("watchCniConfig: the node agent's CNI watch", () => {
   it('S6 (without the agent): healthy, then the primary rewrites its conflist without the mesh entry, and the watch turns unhealthy from the file event', async () => {
     const { confDir, binDir } = await node();
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     const record = recorder();
     // A periodic re-check far beyond the test's wait: only the file-system event can explain the change.
-    const watch = watchCniConfig({ confDir, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 3_600_000 }, record.listener);
+    const watch = watchCniConfig(
+      { confDir, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 3_600_000 },
+      record.listener,
+    );
     cleanups.push(() => watch.close());
     await record.next(healthy);
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico.conflist'));
@@ -69,7 +81,10 @@ describe('watchCniConfig: the node agent\'s CNI watch', () => {
     const { confDir, binDir } = await node();
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     const record = recorder();
-    const watch = watchCniConfig({ confDir, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 200 }, record.listener);
+    const watch = watchCniConfig(
+      { confDir, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 200 },
+      record.listener,
+    );
     cleanups.push(() => watch.close());
     await record.next(healthy);
     await rm(join(binDir, 'linkerd-cni'));
@@ -81,7 +96,10 @@ describe('watchCniConfig: the node agent\'s CNI watch', () => {
     const { confDir, binDir } = await node();
     const later = `${confDir}-later`;
     const record = recorder();
-    const watch = watchCniConfig({ confDir: later, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 200 }, record.listener);
+    const watch = watchCniConfig(
+      { confDir: later, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 200 },
+      record.listener,
+    );
     cleanups.push(() => watch.close());
     const first = await record.next(() => true);
     expect(first.ok ? 'verdict' : first.error.reason).toBe('CniConfigUnreadable');
@@ -96,7 +114,10 @@ describe('watchCniConfig: the node agent\'s CNI watch', () => {
     const { confDir, binDir } = await node();
     await writeFile(join(confDir, '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
     const record = recorder();
-    const watch = watchCniConfig({ confDir, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 100 }, record.listener);
+    const watch = watchCniConfig(
+      { confDir, binDirs: [binDir], runtime: 'containerd', meshPlugin: 'linkerd-cni', intervalMs: 100 },
+      record.listener,
+    );
     await record.next(healthy);
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(record.seen).toHaveLength(1);

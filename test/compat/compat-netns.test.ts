@@ -4,13 +4,51 @@ import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../h
 const pod = usePods(afterEach);
 
 /** What Linkerd's injector passes after its command path (the connect address is left out: see below). */
-const LINKERD = ['linkerd2-network-validator', '--log-format', 'json', '--log-level', 'debug', '--listen-addr', '0.0.0.0:4140', '--timeout', '5s'];
+const LINKERD = [
+  'linkerd2-network-validator',
+  '--log-format',
+  'json',
+  '--log-level',
+  'debug',
+  '--listen-addr',
+  '0.0.0.0:4140',
+  '--timeout',
+  '5s',
+];
 /** Istio's istio-validation args, after the image's `interlock validate` entrypoint (the snapshot launcher runs the same argv). */
-const ISTIO = ['validate', 'istio-iptables', '-p', '15001', '-z', '15006', '-u', '1337', '-m', 'REDIRECT', '-i', '*', '-x', '', '-b', '*', '-d', '15090,15021,15020', '--log_output_level=default:info', '--log_as_json', '--probe-timeout', '5s', '--run-validation', '--skip-rule-apply'];
+const ISTIO = [
+  'validate',
+  'istio-iptables',
+  '-p',
+  '15001',
+  '-z',
+  '15006',
+  '-u',
+  '1337',
+  '-m',
+  'REDIRECT',
+  '-i',
+  '*',
+  '-x',
+  '',
+  '-b',
+  '*',
+  '-d',
+  '15090,15021,15020',
+  '--log_output_level=default:info',
+  '--log_as_json',
+  '--probe-timeout',
+  '5s',
+  '--run-validation',
+  '--skip-rule-apply',
+];
 
 function run(ns: PodNamespace, argv: string[], uid: number) {
   // The mesh's argv carries no termination-log flag; the path comes from the environment, as a pod's would.
-  return collect(ns.spawnInterlock(argv, { uid, env: { INTERLOCK_TERMINATION_LOG: ns.terminationLog } }), ns.terminationLog);
+  return collect(
+    ns.spawnInterlock(argv, { uid, env: { INTERLOCK_TERMINATION_LOG: ns.terminationLog } }),
+    ns.terminationLog,
+  );
 }
 
 describe("drop-in: Linkerd's validator argv, as uid 65534 with no capabilities", () => {
@@ -32,7 +70,11 @@ describe("drop-in: Linkerd's validator argv, as uid 65534 with no capabilities",
   it('a listen port the rules do not redirect to fails: the listen port is the outbound port', async () => {
     const ns = pod();
     ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'nft');
-    const result = await run(ns, LINKERD.map((arg) => (arg === '0.0.0.0:4140' ? '0.0.0.0:4999' : arg)), 65534);
+    const result = await run(
+      ns,
+      LINKERD.map((arg) => (arg === '0.0.0.0:4140' ? '0.0.0.0:4999' : arg)),
+      65534,
+    );
     expect(result.exitCode).toBe(95);
     expect(firstLine(result.terminationMessage)).toMatch(/port 4999/);
   });
@@ -56,7 +98,11 @@ describe("drop-in: Istio's istio-validation args, as uid 1337 with no capabiliti
 
   it('refuses to write rules and names an unknown option, exit 64, before probing anything', async () => {
     const ns = pod();
-    const writes = await run(ns, ISTIO.filter((arg) => arg !== '--run-validation'), 1337);
+    const writes = await run(
+      ns,
+      ISTIO.filter((arg) => arg !== '--run-validation'),
+      1337,
+    );
     expect(writes.exitCode).toBe(64);
     expect(writes.stderr).toMatch(/never writes rules/);
     const unknown = await run(ns, [...ISTIO, '--reconcile'], 1337);

@@ -15,8 +15,17 @@ import { specFromFlags } from '../harness/spec.js';
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-expect-'));
 const atoms = buildInterfaceAtoms(['eth+', 'lo']);
 const space = (ctstates: number): Region => ({
-  protocols: 1, saddr: allAddresses('ipv4'), daddr: allAddresses('ipv4'), sport: ALL_PORTS_SET, dport: ALL_PORTS_SET,
-  uid: ALL_IDS, gid: ALL_IDS, iface: atoms.all, mark: ANY_MARK, ctmark: ZERO_MARK, ctstates,
+  protocols: 1,
+  saddr: allAddresses('ipv4'),
+  daddr: allAddresses('ipv4'),
+  sport: ALL_PORTS_SET,
+  dport: ALL_PORTS_SET,
+  uid: ALL_IDS,
+  gid: ALL_IDS,
+  iface: atoms.all,
+  mark: ANY_MARK,
+  ctmark: ZERO_MARK,
+  ctstates,
 });
 
 async function explainFile(text: string, argv: readonly string[]) {
@@ -30,13 +39,17 @@ describe('expectations are disjoint regions that cover the space', () => {
     const spec = specFromFlags(['--mesh=istio', '--exclude-outbound-cidrs=10.0.0.0/8', '--exclude-interfaces=eth9']);
     const list = outboundExpectations(spec, 'ipv4', atoms, space(1));
     const regions = list.flatMap((e) => e.regions);
-    for (let i = 0; i < regions.length; i++) for (let j = i + 1; j < regions.length; j++) expect(intersect(regions[i] as Region, regions[j] as Region)).toBeUndefined();
+    for (let i = 0; i < regions.length; i++)
+      for (let j = i + 1; j < regions.length; j++)
+        expect(intersect(regions[i] as Region, regions[j] as Region)).toBeUndefined();
     expect(list.map((e) => e.id)).toContain('ipv4/outbound/excluded-cidr');
   });
 
   it('drop-invalid: the INVALID state is expected dropped, everywhere', () => {
     const spec = specFromFlags(['--mesh=istio', '--drop-invalid']);
-    const invalid = inboundExpectations(spec, 'ipv4', atoms, space(1 | 8)).find((e) => e.id === 'ipv4/inbound/invalid-dropped');
+    const invalid = inboundExpectations(spec, 'ipv4', atoms, space(1 | 8)).find(
+      (e) => e.id === 'ipv4/inbound/invalid-dropped',
+    );
     expect(invalid?.expected).toEqual({ kind: 'dropped' });
     expect(invalid?.regions.map((r) => r.ctstates)).toEqual([8]);
   });

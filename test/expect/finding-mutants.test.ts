@@ -16,7 +16,11 @@ import { analyseLinkerd, linkerd, REDIRECT_OUT } from './linkerd-dump.js';
 const istioNft = readFileSync(`${CORPUS}/istio-nftables/empty/nft-list-ruleset.json`, 'utf8');
 const IGNORE_LOOPBACK = '-A PROXY_INIT_OUTPUT -o lo -m comment --comment "proxy-init/ignore-loopback" -j RETURN';
 
-function check(text: string, family: Family = 'ipv4', options: { workLimit?: number; spec?: InterceptionSpec } = {}): CheckResult {
+function check(
+  text: string,
+  family: Family = 'ipv4',
+  options: { workLimit?: number; spec?: InterceptionSpec } = {},
+): CheckResult {
   return analyseLinkerd(text, family, options).check;
 }
 
@@ -31,7 +35,12 @@ describe('a mismatch names the packets, the deciding rule and what was expected'
     expect(messages(result)).toEqual([
       'outbound TCP to any address but 127.0.0.0/8, any port, from any uid but 2102, via any interface but lo, is not redirected (original destination) (the policy of nat OUTPUT (iptables-nft, ip): `policy ACCEPT of OUTPUT`); expected redirected to local port 4140 because outbound TCP from the application is captured',
     ]);
-    expect(result.findings[0]).toMatchObject({ reason: 'RulesMismatch', actual: { kind: 'accept' }, decidedBy: { table: 'nat', chain: 'OUTPUT', position: 0 }, assumed: [] });
+    expect(result.findings[0]).toMatchObject({
+      reason: 'RulesMismatch',
+      actual: { kind: 'accept' },
+      decidedBy: { table: 'nat', chain: 'OUTPUT', position: 0 },
+      assumed: [],
+    });
   });
 
   it('the same rules as ip6tables prints them: the family is ip6, and the rule is named by its position', () => {
@@ -75,9 +84,13 @@ describe('an unknown answer says why, at which rule, and what was expected', () 
     const nth = '-A PROXY_INIT_OUTPUT -m statistic --mode nth --every 3 --packet 0 -j RETURN';
     const result = check(beforeLoopback(random, nth));
     expect(result.status).toBe('unknown');
-    const head = 'outbound TCP to any address but 127.0.0.0/8, any port, from any uid but 2102, via any interface but lo: cannot tell where it ends up, it is not redirected (original destination) only if';
+    const head =
+      'outbound TCP to any address but 127.0.0.0/8, any port, from any uid but 2102, via any interface but lo: cannot tell where it ends up, it is not redirected (original destination) only if';
     const tail = `at rule 2 of nat PROXY_INIT_OUTPUT (iptables-nft, ip): \`${random}\`; expected redirected to local port 4140 (outbound TCP from the application is captured)`;
-    expect(messages(result)).toEqual([`${head} \`${random}\` match(es) as assumed, ${tail}`, `${head} \`${random}\` and \`${nth}\` match(es) as assumed, ${tail}`]);
+    expect(messages(result)).toEqual([
+      `${head} \`${random}\` match(es) as assumed, ${tail}`,
+      `${head} \`${random}\` and \`${nth}\` match(es) as assumed, ${tail}`,
+    ]);
     expect(result.findings.map((finding) => finding.assumed.map((at) => at.position))).toEqual([[2], [2, 3]]);
   });
 
@@ -92,8 +105,17 @@ describe('an unknown answer says why, at which rule, and what was expected', () 
 
 describe('the parts of a sentence', () => {
   it('a rule at position 1 is a rule, not the policy', () => {
-    const first = { backend: 'iptables-legacy', family: 'ipv4', table: 'nat', chain: 'PROXY_INIT_OUTPUT', position: 1, text: '-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 -j RETURN' } as const;
-    expect(describeRule(first)).toBe('rule 1 of nat PROXY_INIT_OUTPUT (iptables-legacy, ip): `-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 -j RETURN`');
+    const first = {
+      backend: 'iptables-legacy',
+      family: 'ipv4',
+      table: 'nat',
+      chain: 'PROXY_INIT_OUTPUT',
+      position: 1,
+      text: '-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 -j RETURN',
+    } as const;
+    expect(describeRule(first)).toBe(
+      'rule 1 of nat PROXY_INIT_OUTPUT (iptables-legacy, ip): `-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 -j RETURN`',
+    );
     expect(describeRule(undefined)).toBe('no rule (no chain is hooked there)');
   });
 
@@ -102,7 +124,9 @@ describe('the parts of a sentence', () => {
     expect(describeExpected({ kind: 'tproxy', port: 15006 })).toBe('diverted by TPROXY to port 15006');
     expect(describeExpected({ kind: 'not-redirected' })).toBe('not redirected');
     expect(describeExpected({ kind: 'dropped' })).toBe('dropped');
-    expect(describeExpected({ kind: 'not-looped', inboundPort: 15006 })).toBe('not redirected, or redirected to the inbound port 15006');
+    expect(describeExpected({ kind: 'not-looped', inboundPort: 15006 })).toBe(
+      'not redirected, or redirected to the inbound port 15006',
+    );
   });
 
   it('three regions are named, a fourth and fifth are counted; an expectation without an answer expects "anything"', () => {
@@ -111,12 +135,23 @@ describe('the parts of a sentence', () => {
     if (!finding) throw new Error('a finding');
     const region = finding.regions[0];
     if (!region) throw new Error('a region');
-    const ports = [80, 443, 8080, 9090, 9091].map((port) => ({ ...region, dport: [[BigInt(port), BigInt(port)]] as const }));
-    const opening = (port: number) => `outbound TCP to any address but 127.0.0.0/8, port ${port}, from any uid but 2102, via any interface but lo`;
-    const rest = 'is not redirected (original destination) (the policy of nat OUTPUT (iptables-nft, ip): `policy ACCEPT of OUTPUT`); expected redirected to local port 4140 because outbound TCP from the application is captured';
-    expect(findingMessage({ ...finding, regions: ports.slice(0, 3) })).toBe(`${opening(80)}; and ${opening(443)}; and ${opening(8080)}, ${rest}`);
-    expect(findingMessage({ ...finding, regions: ports })).toBe(`${opening(80)}; and ${opening(443)}; and ${opening(8080)}; and 2 more region(s), ${rest}`);
+    const ports = [80, 443, 8080, 9090, 9091].map((port) => ({
+      ...region,
+      dport: [[BigInt(port), BigInt(port)]] as const,
+    }));
+    const opening = (port: number) =>
+      `outbound TCP to any address but 127.0.0.0/8, port ${port}, from any uid but 2102, via any interface but lo`;
+    const rest =
+      'is not redirected (original destination) (the policy of nat OUTPUT (iptables-nft, ip): `policy ACCEPT of OUTPUT`); expected redirected to local port 4140 because outbound TCP from the application is captured';
+    expect(findingMessage({ ...finding, regions: ports.slice(0, 3) })).toBe(
+      `${opening(80)}; and ${opening(443)}; and ${opening(8080)}, ${rest}`,
+    );
+    expect(findingMessage({ ...finding, regions: ports })).toBe(
+      `${opening(80)}; and ${opening(443)}; and ${opening(8080)}; and 2 more region(s), ${rest}`,
+    );
     const anything = { ...finding.expectation, expected: undefined, because: 'the configuration does not say' };
-    expect(findingMessage({ ...finding, expectation: anything })).toBe(`${opening(80).replace(', port 80,', ', any port,')}, ${rest.replace('redirected to local port 4140 because outbound TCP from the application is captured', 'anything because the configuration does not say')}`);
+    expect(findingMessage({ ...finding, expectation: anything })).toBe(
+      `${opening(80).replace(', port 80,', ', any port,')}, ${rest.replace('redirected to local port 4140 because outbound TCP from the application is captured', 'anything because the configuration does not say')}`,
+    );
   });
 });

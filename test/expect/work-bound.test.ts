@@ -8,19 +8,40 @@ import { analyzeDumps } from '../../src/rules-check/analyze.js';
 
 /** RETURNs of scattered /32s: the region that goes on down the chain gains one interval per rule. */
 function scatteredReturns(count: number): string {
-  const lines = ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':PROXY_INIT_OUTPUT - [0:0]', ':PROXY_INIT_REDIRECT - [0:0]'];
+  const lines = [
+    '*nat',
+    ':PREROUTING ACCEPT [0:0]',
+    ':OUTPUT ACCEPT [0:0]',
+    ':PROXY_INIT_OUTPUT - [0:0]',
+    ':PROXY_INIT_REDIRECT - [0:0]',
+  ];
   lines.push('-A PREROUTING -j PROXY_INIT_REDIRECT', '-A OUTPUT -j PROXY_INIT_OUTPUT');
   for (let i = 0; i < count; i++) {
     const v = i * 2;
-    lines.push(`-A PROXY_INIT_OUTPUT -d 10.${(v >> 16) & 255}.${(v >> 8) & 255}.${v & 255}/32 -m owner --uid-owner 2102 -j RETURN`);
+    lines.push(
+      `-A PROXY_INIT_OUTPUT -d 10.${(v >> 16) & 255}.${(v >> 8) & 255}.${v & 255}/32 -m owner --uid-owner 2102 -j RETURN`,
+    );
   }
-  lines.push('-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 -j RETURN', '-A PROXY_INIT_OUTPUT -o lo -j RETURN', '-A PROXY_INIT_OUTPUT -p tcp -j REDIRECT --to-ports 4140');
-  lines.push('-A PROXY_INIT_REDIRECT -p tcp -m multiport --dports 4190,4191 -j RETURN', '-A PROXY_INIT_REDIRECT -p tcp -j REDIRECT --to-ports 4143', 'COMMIT', '');
+  lines.push(
+    '-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 -j RETURN',
+    '-A PROXY_INIT_OUTPUT -o lo -j RETURN',
+    '-A PROXY_INIT_OUTPUT -p tcp -j REDIRECT --to-ports 4140',
+  );
+  lines.push(
+    '-A PROXY_INIT_REDIRECT -p tcp -m multiport --dports 4190,4191 -j RETURN',
+    '-A PROXY_INIT_REDIRECT -p tcp -j REDIRECT --to-ports 4143',
+    'COMMIT',
+    '',
+  );
   return lines.join('\n');
 }
 
 function analyse(text: string, workLimit?: number) {
-  const analysis = analyzeDumps(PRESETS.linkerd.spec, [{ backend: 'iptables-nft', family: 'ipv4', source: 'hostile', text }], { families: ['ipv4'], ...(workLimit ? { workLimit } : {}) });
+  const analysis = analyzeDumps(
+    PRESETS.linkerd.spec,
+    [{ backend: 'iptables-nft', family: 'ipv4', source: 'hostile', text }],
+    { families: ['ipv4'], ...(workLimit ? { workLimit } : {}) },
+  );
   if (analysis.kind !== 'checked') throw new Error('the hostile table must parse');
   return analysis.check;
 }
@@ -46,9 +67,20 @@ describe('the analysis work bound', () => {
   });
 
   it('findings beyond those kept are counted, and a mismatch among them still fails the check', () => {
-    const text = scatteredReturns(1).replace('-m owner --uid-owner 2102 -j RETURN\n-A PROXY_INIT_OUTPUT -m owner', '-j RETURN\n-A PROXY_INIT_OUTPUT -m owner');
-    const many = Array.from({ length: 600 }, (_, i) => `-A PROXY_INIT_OUTPUT -d 10.9.${i >> 8}.${i & 255}/32 -p tcp -m tcp --dport ${i + 1} -j RETURN`);
-    const check = analyse(text.replace('-A PROXY_INIT_OUTPUT -o lo -j RETURN', [...many, '-A PROXY_INIT_OUTPUT -o lo -j RETURN'].join('\n')));
+    const text = scatteredReturns(1).replace(
+      '-m owner --uid-owner 2102 -j RETURN\n-A PROXY_INIT_OUTPUT -m owner',
+      '-j RETURN\n-A PROXY_INIT_OUTPUT -m owner',
+    );
+    const many = Array.from(
+      { length: 600 },
+      (_, i) => `-A PROXY_INIT_OUTPUT -d 10.9.${i >> 8}.${i & 255}/32 -p tcp -m tcp --dport ${i + 1} -j RETURN`,
+    );
+    const check = analyse(
+      text.replace(
+        '-A PROXY_INIT_OUTPUT -o lo -j RETURN',
+        [...many, '-A PROXY_INIT_OUTPUT -o lo -j RETURN'].join('\n'),
+      ),
+    );
     expect(check.status).toBe('failed');
     expect(check.findings.length).toBeLessThanOrEqual(512);
     expect(check.omittedFindings).toBeGreaterThan(0);

@@ -24,7 +24,12 @@ describe('conformance: every corpus case passes under its configuration, with th
         expect(result.exitCode).toBe(0);
         // The regions asked about and where the rules send them: an expectation that stops being
         // asked, a region that shrinks, or a different deciding rule changes this file.
-        const actual = report.expectations.map(({ id, expected, holds, regions, outcomes }) => `${JSON.stringify({ id, expected, holds, regions, outcomes })}\n`).join('');
+        const actual = report.expectations
+          .map(
+            ({ id, expected, holds, regions, outcomes }) =>
+              `${JSON.stringify({ id, expected, holds, regions, outcomes })}\n`,
+          )
+          .join('');
         expect(actual).toBe(goldenFor(`${testCase.dir}/${set.name}.json`, actual));
       });
     }

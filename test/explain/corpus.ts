@@ -109,7 +109,10 @@ export function flagsFor(testCase: CorpusCase): { argv: string[]; families: stri
     if (env['INVALID_DROP'] === 'true') argv.push('--drop-invalid');
     return { argv, families: 'ipv4' };
   }
-  const servers = [...((c['DNSServersV4'] as string[] | undefined) ?? []), ...((c['DNSServersV6'] as string[] | undefined) ?? [])];
+  const servers = [
+    ...((c['DNSServersV4'] as string[] | undefined) ?? []),
+    ...((c['DNSServersV6'] as string[] | undefined) ?? []),
+  ];
   const argv = [
     '--mesh=istio',
     // Keys a case leaves out take the upstream test's defaults.

@@ -7,14 +7,22 @@ const LINKERD = path.join(CORPUS, 'linkerd/cni-default/iptables-nft-save.v4.txt'
 
 describe('explain exit codes', () => {
   it('a passing dump exits 0; --failure-exit-code is used only on failure', async () => {
-    expect((await runExplain(['--mesh', 'linkerd', '--iptables-save', LINKERD, '--failure-exit-code', '3'], {})).exitCode).toBe(0);
-    const failing = await runExplain(['--mesh', 'linkerd', '--outbound-port', '4141', '--iptables-save', LINKERD, '--failure-exit-code', '3'], {});
+    expect(
+      (await runExplain(['--mesh', 'linkerd', '--iptables-save', LINKERD, '--failure-exit-code', '3'], {})).exitCode,
+    ).toBe(0);
+    const failing = await runExplain(
+      ['--mesh', 'linkerd', '--outbound-port', '4141', '--iptables-save', LINKERD, '--failure-exit-code', '3'],
+      {},
+    );
     expect(failing.exitCode).toBe(3);
   });
 
   it('a failure exit code that already means bad flags, bad input or a crash is refused', async () => {
     for (const code of ['64', '65', '66', '70']) {
-      const result = await runExplain(['--mesh', 'linkerd', '--iptables-save', LINKERD, '--failure-exit-code', code], {});
+      const result = await runExplain(
+        ['--mesh', 'linkerd', '--iptables-save', LINKERD, '--failure-exit-code', code],
+        {},
+      );
       expect(result.exitCode, code).toBe(64);
       expect(result.stderr).toMatch(new RegExp(`--failure-exit-code="${code}": expected 1-255`));
     }

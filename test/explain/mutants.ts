@@ -20,7 +20,9 @@ export function removeOutputJump(text: string): Mutant | undefined {
   const lines = text.split('\n');
   const section = natSection(lines);
   if (!section) return undefined;
-  const index = lines.findIndex((line, i) => i > section[0] && i < section[1] && /^-A OUTPUT .*-j (ISTIO_OUTPUT|PROXY_INIT_OUTPUT)\b/.test(line));
+  const index = lines.findIndex(
+    (line, i) => i > section[0] && i < section[1] && /^-A OUTPUT .*-j (ISTIO_OUTPUT|PROXY_INIT_OUTPUT)\b/.test(line),
+  );
   if (index < 0) return undefined;
   lines.splice(index, 1);
   return { text: lines.join('\n'), mustName: 'nat OUTPUT' };
@@ -76,24 +78,44 @@ export function benign(text: string): string {
       out.push(line, ':INTERLOCK_UNRELATED - [0:0]');
       continue;
     }
-    if (line === 'COMMIT' && out.includes(':INTERLOCK_UNRELATED - [0:0]') && !out.some((l) => l.includes('-A INTERLOCK_UNRELATED'))) {
-      out.push('-A INTERLOCK_UNRELATED -p udp -m udp --dport 9999 -m comment --comment "unrelated, never jumped to" -j ACCEPT');
+    if (
+      line === 'COMMIT' &&
+      out.includes(':INTERLOCK_UNRELATED - [0:0]') &&
+      !out.some((l) => l.includes('-A INTERLOCK_UNRELATED'))
+    ) {
+      out.push(
+        '-A INTERLOCK_UNRELATED -p udp -m udp --dport 9999 -m comment --comment "unrelated, never jumped to" -j ACCEPT',
+      );
       out.push('-A INTERLOCK_UNRELATED -d 203.0.113.0/24 -j RETURN');
     }
     out.push(line);
   }
-  out.push('# a comment line', '*filter', ':INPUT ACCEPT [3:120]', ':FORWARD ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', '-A INPUT -p udp -m udp --dport 9 -m comment --comment "benign rule" -j ACCEPT', 'COMMIT', '');
+  out.push(
+    '# a comment line',
+    '*filter',
+    ':INPUT ACCEPT [3:120]',
+    ':FORWARD ACCEPT [0:0]',
+    ':OUTPUT ACCEPT [0:0]',
+    '-A INPUT -p udp -m udp --dport 9 -m comment --comment "benign rule" -j ACCEPT',
+    'COMMIT',
+    '',
+  );
   return out.join('\n');
 }
 
 type NftItem = Record<string, Record<string, unknown>>;
 
 /** The same four mutations on `nft -j list ruleset` (Istio's native nftables). */
-export function nftMutants(json: string, proxyUid: number, inboundPort: number): Array<{ name: string; mutant: Mutant | undefined }> {
+export function nftMutants(
+  json: string,
+  proxyUid: number,
+  inboundPort: number,
+): Array<{ name: string; mutant: Mutant | undefined }> {
   const load = (): NftItem[] => (JSON.parse(json) as { nftables: NftItem[] }).nftables;
   const save = (items: NftItem[]): string => JSON.stringify({ nftables: items });
   const isRule = (item: NftItem): boolean => item['rule'] !== undefined;
-  const expr = (item: NftItem): Array<Record<string, unknown>> => (item['rule']?.['expr'] as Array<Record<string, unknown>>) ?? [];
+  const expr = (item: NftItem): Array<Record<string, unknown>> =>
+    (item['rule']?.['expr'] as Array<Record<string, unknown>>) ?? [];
   const outputBase = (items: NftItem[]): string | undefined => {
     const chain = items.find((item) => item['chain']?.['hook'] === 'output' && item['chain']?.['type'] === 'nat');
     return chain?.['chain']?.['name'] as string | undefined;
@@ -102,15 +124,29 @@ export function nftMutants(json: string, proxyUid: number, inboundPort: number):
   {
     const items = load();
     const base = outputBase(items);
-    const index = items.findIndex((item) => isRule(item) && item['rule']?.['chain'] === base && expr(item).some((e) => e['jump'] !== undefined));
+    const index = items.findIndex(
+      (item) => isRule(item) && item['rule']?.['chain'] === base && expr(item).some((e) => e['jump'] !== undefined),
+    );
     if (index >= 0) items.splice(index, 1);
-    results.push({ name: 'remove-jump', mutant: index >= 0 ? { text: save(items), mustName: `${String(items[index]?.['rule']?.['table'] ?? 'istio-proxy-nat')} ${base}` } : undefined });
+    results.push({
+      name: 'remove-jump',
+      mutant:
+        index >= 0
+          ? { text: save(items), mustName: `${String(items[index]?.['rule']?.['table'] ?? 'istio-proxy-nat')} ${base}` }
+          : undefined,
+    });
   }
   {
     const items = load();
-    const rule = items.find((item) => isRule(item) && expr(item).some((e) => (e['redirect'] as { port?: number } | undefined)?.port === inboundPort));
+    const rule = items.find(
+      (item) =>
+        isRule(item) && expr(item).some((e) => (e['redirect'] as { port?: number } | undefined)?.port === inboundPort),
+    );
     if (rule) for (const e of expr(rule)) if (e['redirect']) e['redirect'] = { port: 15999 };
-    results.push({ name: 'redirect-port', mutant: rule ? { text: save(items), mustName: 'redirect to :15999' } : undefined });
+    results.push({
+      name: 'redirect-port',
+      mutant: rule ? { text: save(items), mustName: 'redirect to :15999' } : undefined,
+    });
   }
   {
     const items = load();
@@ -121,17 +157,31 @@ export function nftMutants(json: string, proxyUid: number, inboundPort: number):
         const m = x['match'] as { op?: string; left?: { meta?: { key?: string } }; right?: unknown } | undefined;
         return m?.op === '==' && m.left?.meta?.key === 'skuid' && m.right === proxyUid;
       });
-      const noLo = !e.some((x) => (x['match'] as { left?: { meta?: { key?: string } } } | undefined)?.left?.meta?.key === 'oifname');
+      const noLo = !e.some(
+        (x) => (x['match'] as { left?: { meta?: { key?: string } } } | undefined)?.left?.meta?.key === 'oifname',
+      );
       return !(isRule(item) && uidMatch && noLo && e.some((x) => 'return' in x));
     });
-    results.push({ name: 'drop-uid-exclusion', mutant: kept.length < before ? { text: save(kept), mustName: 'istio-output' } : undefined });
+    results.push({
+      name: 'drop-uid-exclusion',
+      mutant: kept.length < before ? { text: save(kept), mustName: 'istio-output' } : undefined,
+    });
   }
   {
     const items = load();
     const base = outputBase(items);
     const index = items.findIndex((item) => isRule(item) && item['rule']?.['chain'] === base);
     const template = items[index]?.['rule'];
-    if (template) items.splice(index, 0, { rule: { family: template['family'], table: template['table'], chain: base, handle: 999, expr: [{ return: null }] } });
+    if (template)
+      items.splice(index, 0, {
+        rule: {
+          family: template['family'],
+          table: template['table'],
+          chain: base,
+          handle: 999,
+          expr: [{ return: null }],
+        },
+      });
     results.push({ name: 'blanket-return', mutant: template ? { text: save(items), mustName: 'return' } : undefined });
   }
   return results;

@@ -4,7 +4,15 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runExplain } from '../../src/cli/explain-command.js';
 import { dumpSets, explainArgv, flagsFor, loadManifest, type CorpusCase, type DumpSet } from './corpus.js';
-import { benign, blanketReturnFirst, changeRedirectPort, dropProxyUidExclusion, nftMutants, removeOutputJump, type Mutant } from './mutants.js';
+import {
+  benign,
+  blanketReturnFirst,
+  changeRedirectPort,
+  dropProxyUidExclusion,
+  nftMutants,
+  removeOutputJump,
+  type Mutant,
+} from './mutants.js';
 
 const cases = loadManifest();
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-mutants-'));
@@ -73,7 +81,9 @@ describe('dropping the proxy-uid exclusion', () => {
   // proxy's traffic anyway: that mutant is equivalent and must still pass, not raise a false alarm.
   for (const testCase of cases) {
     const { argv } = flagsFor(testCase);
-    const proxyUid = (flagValue(argv, 'proxy-uid') || (testCase.mesh === 'linkerd' ? '2102' : '1337')).split(',')[0] as string;
+    const proxyUid = (flagValue(argv, 'proxy-uid') || (testCase.mesh === 'linkerd' ? '2102' : '1337')).split(
+      ',',
+    )[0] as string;
     for (const set of dumpSets(testCase)) {
       const label = `${testCase.dir} (${set.name})`;
       it(`${label}: fails where the application's traffic is captured, else is equivalent`, async () => {
@@ -82,10 +92,14 @@ describe('dropping the proxy-uid exclusion', () => {
         const original = JSON.parse((await runExplain(explainArgv(testCase, set, ['--format=json']), {})).stdout) as {
           expectations: Array<{ id: string; hook: string; expected: string }>;
         };
-        const captured = original.expectations.some((e) => e.hook === 'output' && e.expected.startsWith('redirected') && !e.id.includes('proxy-loopback'));
+        const captured = original.expectations.some(
+          (e) => e.hook === 'output' && e.expected.startsWith('redirected') && !e.id.includes('proxy-loopback'),
+        );
         if (set.name === 'nftables') {
           const file = set.files[0]?.[1] as string;
-          const mutant = nftMutants(readFileSync(file, 'utf8'), Number(proxyUid), 15006).find((m) => m.name === 'drop-uid-exclusion')?.mutant;
+          const mutant = nftMutants(readFileSync(file, 'utf8'), Number(proxyUid), 15006).find(
+            (m) => m.name === 'drop-uid-exclusion',
+          )?.mutant;
           expect(mutant).toBeDefined();
           if (captured) await expectKilled(testCase, set, 'nft-ruleset', mutant as Mutant);
           else expect((await explainWith(testCase, set, 'nft-ruleset', (mutant as Mutant).text)).exitCode).toBe(0);

@@ -11,7 +11,10 @@ type NftItem = Record<string, Record<string, unknown>>;
  * A corpus case's native nftables dump, as its list of objects, and `interlock explain` run with
  * the case's own flags on an edited copy of that list (written to a directory removed after the file).
  */
-export function nftCase(dir: string): { items: NftItem[]; explainWith: (list: readonly unknown[], name: string) => ReturnType<typeof runExplain> } {
+export function nftCase(dir: string): {
+  items: NftItem[];
+  explainWith: (list: readonly unknown[], name: string) => ReturnType<typeof runExplain>;
+} {
   const testCase = loadManifest().find((candidate) => candidate.dir === dir);
   const set = testCase && dumpSets(testCase).find((candidate) => candidate.name === 'nftables');
   if (!testCase || !set) throw new Error(`corpus case ${dir} has no nftables dump`);
@@ -22,7 +25,9 @@ export function nftCase(dir: string): { items: NftItem[]; explainWith: (list: re
   const explainWith = (list: readonly unknown[], name: string): ReturnType<typeof runExplain> => {
     const file = join(tmp, `${name}.json`);
     writeFileSync(file, JSON.stringify({ nftables: list }));
-    const argv = explainArgv(testCase, set).map((arg) => (arg.startsWith('--nft-ruleset=') ? `--nft-ruleset=${file}` : arg));
+    const argv = explainArgv(testCase, set).map((arg) =>
+      arg.startsWith('--nft-ruleset=') ? `--nft-ruleset=${file}` : arg,
+    );
     return runExplain(argv, {});
   };
   return { items, explainWith };

@@ -46,20 +46,40 @@ function outboundMutant(): RegionMutant {
   switch (pick(['cidr', 'port', 'range', 'uid', 'interface', 'wildcard', 'mark'] as const)) {
     case 'cidr': {
       const cidr = randomCidr();
-      return { chain, rule: `-d ${cidr} -j RETURN`, names: `outbound TCP to ${cidr}`, exclusion: (argv) => widen(argv, 'exclude-outbound-cidrs', cidr) };
+      return {
+        chain,
+        rule: `-d ${cidr} -j RETURN`,
+        names: `outbound TCP to ${cidr}`,
+        exclusion: (argv) => widen(argv, 'exclude-outbound-cidrs', cidr),
+      };
     }
     case 'port': {
       const port = between(10000, 19999);
-      return { chain, rule: `-p tcp -m tcp --dport ${port} -j RETURN`, names: `port ${port}`, exclusion: (argv) => widen(argv, 'exclude-outbound-ports', String(port)) };
+      return {
+        chain,
+        rule: `-p tcp -m tcp --dport ${port} -j RETURN`,
+        names: `port ${port}`,
+        exclusion: (argv) => widen(argv, 'exclude-outbound-ports', String(port)),
+      };
     }
     case 'range': {
       const from = between(21000, 29000);
       const to = from + between(1, 500);
-      return { chain, rule: `-p tcp -m multiport --dports ${from}:${to} -j RETURN`, names: `ports ${from}-${to}`, exclusion: (argv) => widen(argv, 'exclude-outbound-ports', `${from}-${to}`) };
+      return {
+        chain,
+        rule: `-p tcp -m multiport --dports ${from}:${to} -j RETURN`,
+        names: `ports ${from}-${to}`,
+        exclusion: (argv) => widen(argv, 'exclude-outbound-ports', `${from}-${to}`),
+      };
     }
     case 'uid': {
       const uid = between(3000, 60000);
-      return { chain, rule: `-m owner --uid-owner ${uid} -j RETURN`, names: `from uid ${uid}`, exclusion: (argv) => widen(argv, 'proxy-uid', String(uid)) };
+      return {
+        chain,
+        rule: `-m owner --uid-owner ${uid} -j RETURN`,
+        names: `from uid ${uid}`,
+        exclusion: (argv) => widen(argv, 'proxy-uid', String(uid)),
+      };
     }
     case 'interface':
     case 'wildcard': {
@@ -71,7 +91,12 @@ function outboundMutant(): RegionMutant {
       const mask = pick([0xff, 0xf00, 0xffff0000, 0xffffffff]);
       const value = (between(1, 0x7fffffff) & mask) >>> 0 || mask;
       const text = mask === 0xffffffff ? `0x${value.toString(16)}` : `0x${value.toString(16)}/0x${mask.toString(16)}`;
-      return { chain, rule: `-m mark --mark 0x${value.toString(16)}/0x${mask.toString(16)} -j RETURN`, names: `mark ${text}`, exclusion: undefined };
+      return {
+        chain,
+        rule: `-m mark --mark 0x${value.toString(16)}/0x${mask.toString(16)} -j RETURN`,
+        names: `mark ${text}`,
+        exclusion: undefined,
+      };
     }
   }
 }
@@ -80,10 +105,20 @@ function inboundMutant(ports: readonly number[]): RegionMutant {
   const chain = 'PROXY_INIT_REDIRECT';
   if (random() < 0.5) {
     const cidr = randomCidr();
-    return { chain, rule: `-s ${cidr} -j RETURN`, names: `inbound TCP from ${cidr}`, exclusion: (argv) => widen(argv, 'exclude-inbound-cidrs', cidr) };
+    return {
+      chain,
+      rule: `-s ${cidr} -j RETURN`,
+      names: `inbound TCP from ${cidr}`,
+      exclusion: (argv) => widen(argv, 'exclude-inbound-cidrs', cidr),
+    };
   }
   const port = pick(ports);
-  return { chain, rule: `-p tcp -m tcp --dport ${port} -j RETURN`, names: `to port ${port}`, exclusion: (argv) => widen(argv, 'exclude-inbound-ports', String(port)) };
+  return {
+    chain,
+    rule: `-p tcp -m tcp --dport ${port} -j RETURN`,
+    names: `to port ${port}`,
+    exclusion: (argv) => widen(argv, 'exclude-inbound-ports', String(port)),
+  };
 }
 
 /** Inserts the rule at a random place among the chain's rules before its last (the capture). */
@@ -112,7 +147,8 @@ function mutatedDumps(set: DumpSet, mutant: RegionMutant): Map<string, string> {
   for (const [flag, file] of set.files) {
     const text = readFileSync(file, 'utf8');
     const v4Only = /-[ds] \d/.test(mutant.rule);
-    if (flag === 'iptables-save' || (flag === 'ip6tables-save' && !v4Only && text.includes(`-A ${mutant.chain} `))) texts.set(flag, insert(text, mutant));
+    if (flag === 'iptables-save' || (flag === 'ip6tables-save' && !v4Only && text.includes(`-A ${mutant.chain} `)))
+      texts.set(flag, insert(text, mutant));
   }
   return texts;
 }
@@ -122,8 +158,13 @@ describe('region mutants of the Linkerd cases fail naming the region, and pass o
     const set = dumpSets(testCase).find((s) => s.name === 'iptables-nft');
     if (!set) continue;
     const argv = explainArgv(testCase, set, ['--format=text']);
-    const listed = testCase.config['--ports-to-redirect'] ? String(testCase.config['--ports-to-redirect']).split(',').map(Number) : [8080, 443, between(30000, 39999)];
-    const mutants = [...Array.from({ length: 10 }, outboundMutant), ...Array.from({ length: 4 }, () => inboundMutant(listed))];
+    const listed = testCase.config['--ports-to-redirect']
+      ? String(testCase.config['--ports-to-redirect']).split(',').map(Number)
+      : [8080, 443, between(30000, 39999)];
+    const mutants = [
+      ...Array.from({ length: 10 }, outboundMutant),
+      ...Array.from({ length: 4 }, () => inboundMutant(listed)),
+    ];
     for (const mutant of mutants) {
       it(`${testCase.dir}: ${mutant.chain} ${mutant.rule}`, async () => {
         const mutated = mutatedDumps(set, mutant);

@@ -10,7 +10,9 @@ const checkout = path.join(parent, 'p');
 
 /** A checkout of the tracked files (as they are in the working tree) and nothing else: no node_modules, no dist/. */
 function copyTrackedFiles(to: string): void {
-  const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter((f) => f.length > 0);
+  const files = execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
+    .split('\0')
+    .filter((f) => f.length > 0);
   for (const file of files) {
     const from = path.join(root, file);
     if (!existsSync(from)) continue;
@@ -21,7 +23,9 @@ function copyTrackedFiles(to: string): void {
 
 /** Whether uid 65534 (what the validator runs as) can read a file. */
 function nobodyCanRead(file: string): boolean {
-  const run = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'cat', file], { stdio: 'ignore' });
+  const run = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', 'cat', file], {
+    stdio: 'ignore',
+  });
   return run.status === 0;
 }
 
@@ -36,8 +40,16 @@ describe('a checkout in a 0700 directory, with nothing beside it', () => {
     expect(nobodyCanRead(path.join(checkout, 'package.json'))).toBe(false);
     expect(nobodyCanRead('/etc/hostname')).toBe(true);
 
-    const env = Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('npm_') && !key.startsWith('INTERLOCK_')));
-    const demo = spawnSync('npm', ['run', 'demo'], { cwd: checkout, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 });
+    const env = Object.fromEntries(
+      Object.entries(process.env).filter(([key]) => !key.startsWith('npm_') && !key.startsWith('INTERLOCK_')),
+    );
+    const demo = spawnSync('npm', ['run', 'demo'], {
+      cwd: checkout,
+      env,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 << 20,
+    });
     const output = `${demo.stdout}\n${demo.stderr}`;
     expect(demo.status, output).toBe(0);
     const codes = [...demo.stdout.matchAll(/^exit code: (\d+)$/gm)].map((match) => Number(match[1]));

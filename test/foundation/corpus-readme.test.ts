@@ -18,7 +18,7 @@ describe('the corpus README', () => {
     expect(listedCases(readme)).toEqual(manifest.cases.map((c) => c.dir));
   });
 
-  it('names each case\'s upstream source file and configuration, as the manifest says', () => {
+  it("names each case's upstream source file and configuration, as the manifest says", () => {
     for (const c of manifest.cases) {
       const row = readme.split('\n').find((line) => line.startsWith(`| \`${c.dir}\` |`)) ?? '';
       expect(row, c.dir).toContain(c.source);

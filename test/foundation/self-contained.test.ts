@@ -6,10 +6,17 @@ import { describe, expect, it } from 'vitest';
 const root = path.resolve(import.meta.dirname, '../..');
 
 // Spelled in pieces so that this file does not match itself.
-const OUTSIDE = [['..', 'shared'].join('/'), ['', 'work', 'shared'].join('/'), ['', 'work', 'main'].join('/'), ['', 'work', 'wt'].join('/')];
+const OUTSIDE = [
+  ['..', 'shared'].join('/'),
+  ['', 'work', 'shared'].join('/'),
+  ['', 'work', 'main'].join('/'),
+  ['', 'work', 'wt'].join('/'),
+];
 
 function trackedFiles(): string[] {
-  return execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter((file) => file.length > 0);
+  return execFileSync('git', ['ls-files', '-z'], { cwd: root, encoding: 'utf8' })
+    .split('\0')
+    .filter((file) => file.length > 0);
 }
 
 /** Tracked text files that name a path outside the repository, with the offending string. */

@@ -14,7 +14,10 @@ const CORPUS = resolve(REPO_ROOT, 'test/fixtures/corpus');
  */
 function stagedRuntime(): string {
   const stage = inject('interlockStage');
-  if (!stage) throw new Error('no staged runtime: run `npm run build` before the namespace tests (vitest.config.ts stages dist/ when it exists)');
+  if (!stage)
+    throw new Error(
+      'no staged runtime: run `npm run build` before the namespace tests (vitest.config.ts stages dist/ when it exists)',
+    );
   return stage;
 }
 
@@ -150,32 +153,61 @@ export class PodNamespace {
    * Runs `interlock` in the pod namespace as an unprivileged uid. `caps` keeps NET_ADMIN and
    * NET_RAW as ambient capabilities (what a validator granted them would have).
    */
-  spawnInterlock(args: readonly string[], options: { uid?: number; gid?: number; caps?: boolean; env?: Record<string, string>; launcher?: Launcher } = {}): ChildProcess {
+  spawnInterlock(
+    args: readonly string[],
+    options: { uid?: number; gid?: number; caps?: boolean; env?: Record<string, string>; launcher?: Launcher } = {},
+  ): ChildProcess {
     const uid = options.uid ?? 65534;
     const gid = options.gid ?? uid;
     const capArgs = options.caps
-      ? ['--inh-caps=+net_admin,+net_raw', '--ambient-caps=+net_admin,+net_raw', '--bounding-set=-all,+net_admin,+net_raw']
+      ? [
+          '--inh-caps=+net_admin,+net_raw',
+          '--ambient-caps=+net_admin,+net_raw',
+          '--bounding-set=-all,+net_admin,+net_raw',
+        ]
       : ['--inh-caps=-all', '--bounding-set=-all'];
-    return spawn('ip', [
-      'netns', 'exec', this.pod,
-      'setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', ...capArgs, '--no-new-privs',
-      ...launchArgs(options.launcher ?? 'snapshot'), ...args,
-    ], {
-      // The working directory too must be readable by that uid (the checkout may not be): a
-      // child it spawns (iptables-save) fails to start in a directory it cannot enter.
-      cwd: stagedRuntime(),
-      env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...interlockEnv(), ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    return spawn(
+      'ip',
+      [
+        'netns',
+        'exec',
+        this.pod,
+        'setpriv',
+        `--reuid=${uid}`,
+        `--regid=${gid}`,
+        '--clear-groups',
+        ...capArgs,
+        '--no-new-privs',
+        ...launchArgs(options.launcher ?? 'snapshot'),
+        ...args,
+      ],
+      {
+        // The working directory too must be readable by that uid (the checkout may not be): a
+        // child it spawns (iptables-save) fails to start in a directory it cannot enter.
+        cwd: stagedRuntime(),
+        env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...interlockEnv(), ...options.env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
   }
 
-  async runInterlock(args: readonly string[], options: Parameters<PodNamespace['spawnInterlock']>[1] = {}): Promise<InterlockRun> {
-    return collect(this.spawnInterlock(['validate', '--termination-log', this.terminationLog, ...args], options), this.terminationLog);
+  async runInterlock(
+    args: readonly string[],
+    options: Parameters<PodNamespace['spawnInterlock']>[1] = {},
+  ): Promise<InterlockRun> {
+    return collect(
+      this.spawnInterlock(['validate', '--termination-log', this.terminationLog, ...args], options),
+      this.terminationLog,
+    );
   }
 
   destroy(): void {
     for (const name of [this.pod, this.sink]) {
-      try { sh('ip', 'netns', 'del', name); } catch { /* already gone */ }
+      try {
+        sh('ip', 'netns', 'del', name);
+      } catch {
+        /* already gone */
+      }
     }
     rmSync(this.tmp, { recursive: true, force: true });
   }
@@ -194,13 +226,24 @@ export interface InterlockRun {
 export function collect(child: ChildProcess, terminationLog: string): Promise<InterlockRun> {
   let stdout = '';
   let stderr = '';
-  child.stdout?.on('data', (chunk: Buffer) => { stdout += chunk.toString(); });
-  child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
+  child.stdout?.on('data', (chunk: Buffer) => {
+    stdout += chunk.toString();
+  });
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
   return new Promise((resolvePromise) => {
     child.on('close', (exitCode, signal) => {
       let terminationMessage = '';
-      try { terminationMessage = readFileSync(terminationLog, 'utf8'); } catch { /* not written */ }
-      const logs = stdout.split('\n').filter((line) => line.startsWith('{')).map((line) => JSON.parse(line) as Record<string, unknown>);
+      try {
+        terminationMessage = readFileSync(terminationLog, 'utf8');
+      } catch {
+        /* not written */
+      }
+      const logs = stdout
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
       const summary = logs.findLast((line) => 'verdict' in line);
       resolvePromise({ exitCode, signal, stdout, stderr, terminationMessage, logs, summary });
     });
@@ -209,7 +252,11 @@ export function collect(child: ChildProcess, terminationLog: string): Promise<In
 
 /** INTERLOCK_* from the test runner's environment reach the validator, as a pod's env would. */
 function interlockEnv(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((entry): entry is [string, string] => entry[0].startsWith('INTERLOCK_') && entry[1] !== undefined));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (entry): entry is [string, string] => entry[0].startsWith('INTERLOCK_') && entry[1] !== undefined,
+    ),
+  );
 }
 
 function sh(command: string, ...args: string[]): string {
@@ -231,7 +278,9 @@ export function firstLine(text: string): string {
 /** A factory for pod namespaces that are all destroyed after each test of the calling file. */
 export function usePods(afterEach: (fn: () => void) => void): (options?: PodOptions) => PodNamespace {
   const pods: PodNamespace[] = [];
-  afterEach(() => { while (pods.length) pods.pop()?.destroy(); });
+  afterEach(() => {
+    while (pods.length) pods.pop()?.destroy();
+  });
   return (options = {}) => {
     const created = PodNamespace.create(options);
     pods.push(created);

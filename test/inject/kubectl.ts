@@ -26,7 +26,8 @@ function stripMarker(value: unknown): unknown {
       .map(stripMarker);
   }
   if (typeof value !== 'object' || value === null) return value;
-  const entries = Object.entries(value).map(([key, inner]) => [key, stripMarker(inner)] as const)
+  const entries = Object.entries(value)
+    .map(([key, inner]) => [key, stripMarker(inner)] as const)
     .filter(([key, inner]) => !(key === 'env' && Array.isArray(inner) && inner.length === 0));
   return Object.fromEntries(entries);
 }

@@ -20,7 +20,10 @@ const CASES: Array<[string, string[]]> = [
   ['manifest-istio.yaml', ['--mesh', 'istio']],
   ['manifest-generic.yaml', ['--mesh', 'generic', '--inbound-port', '15006', '--outbound-port', '15001']],
   ['manifest-linkerd-rules-check.yaml', ['--mesh', 'linkerd', '--rules-check']],
-  ['manifest-istio-report-event.yaml', ['--mesh', 'istio', '--report-event', '--namespace', 'shop', '--native-sidecar']],
+  [
+    'manifest-istio-report-event.yaml',
+    ['--mesh', 'istio', '--report-event', '--namespace', 'shop', '--native-sidecar'],
+  ],
 ];
 
 describe('interlock manifest', () => {
@@ -33,35 +36,62 @@ describe('interlock manifest', () => {
   }
 
   it('names the container as each repair controller looks for it, with the mesh uid and the issue 10 hardening', async () => {
-    for (const [mesh, name, uid] of [['linkerd', 'linkerd-network-validator', 65534], ['istio', 'istio-validation', 1337], ['generic', 'interlock', 65534]] as const) {
-      const container = parse((await runManifest(['--mesh', mesh, '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout) as Container;
+    for (const [mesh, name, uid] of [
+      ['linkerd', 'linkerd-network-validator', 65534],
+      ['istio', 'istio-validation', 1337],
+      ['generic', 'interlock', 65534],
+    ] as const) {
+      const container = parse(
+        (await runManifest(['--mesh', mesh, '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout,
+      ) as Container;
       expect(container.name).toBe(name);
       expect(container.securityContext).toEqual({
-        runAsNonRoot: true, runAsUser: uid, runAsGroup: uid, allowPrivilegeEscalation: false,
-        capabilities: { drop: ['ALL'] }, readOnlyRootFilesystem: true, seccompProfile: { type: 'RuntimeDefault' },
+        runAsNonRoot: true,
+        runAsUser: uid,
+        runAsGroup: uid,
+        allowPrivilegeEscalation: false,
+        capabilities: { drop: ['ALL'] },
+        readOnlyRootFilesystem: true,
+        seccompProfile: { type: 'RuntimeDefault' },
       });
       expect(container.terminationMessagePolicy).toBe('FallbackToLogsOnError');
       expect(container.resources?.limits).toEqual({ memory: '128Mi' });
-      expect(container.env.map((env) => env.valueFrom?.fieldRef.fieldPath)).toEqual(['metadata.name', 'metadata.namespace', 'metadata.uid']);
+      expect(container.env.map((env) => env.valueFrom?.fieldRef.fieldPath)).toEqual([
+        'metadata.name',
+        'metadata.namespace',
+        'metadata.uid',
+      ]);
     }
   });
 
   it('--rules-check runs as root with NET_ADMIN and NET_RAW and requires the rules', async () => {
     const container = parse((await runManifest(['--mesh', 'istio', '--rules-check'], {})).stdout) as Container;
-    expect(container.securityContext).toMatchObject({ runAsNonRoot: false, runAsUser: 0, capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] } });
+    expect(container.securityContext).toMatchObject({
+      runAsNonRoot: false,
+      runAsUser: 0,
+      capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] },
+    });
     expect(container.args).toEqual(['--mesh', 'istio', '--rules', 'required']);
   });
 
   it('--output json is the same data as the YAML', async () => {
     const yaml = (await runManifest(['--mesh', 'istio', '--report-event'], {})).stdout;
-    const json = JSON.parse((await runManifest(['--mesh', 'istio', '--report-event', '--output', 'json'], {})).stdout) as unknown[];
+    const json = JSON.parse(
+      (await runManifest(['--mesh', 'istio', '--report-event', '--output', 'json'], {})).stdout,
+    ) as unknown[];
     expect(json).toEqual(parseAllDocuments(yaml).map((doc) => doc.toJS()));
   });
 
   it('--mesh generic needs both ports, which reach validate; without them exit 64 (a generic validator without ports could only fail)', async () => {
-    const container = parse((await runManifest(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout) as Container;
+    const container = parse(
+      (await runManifest(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout,
+    ) as Container;
     expect(container.args).toEqual(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080']);
-    for (const argv of [['--mesh', 'generic'], ['--mesh', 'generic', '--inbound-port', '1'], ['--mesh', 'generic', '--inbound-port', '0', '--outbound-port', '1']]) {
+    for (const argv of [
+      ['--mesh', 'generic'],
+      ['--mesh', 'generic', '--inbound-port', '1'],
+      ['--mesh', 'generic', '--inbound-port', '0', '--outbound-port', '1'],
+    ]) {
       const result = await runManifest(argv, {});
       expect(result.exitCode).toBe(64);
       expect(result.stderr).toMatch(/--inbound-port|port 1-65535/);
@@ -69,7 +99,13 @@ describe('interlock manifest', () => {
   });
 
   it('bad flags exit 64 naming the flag', async () => {
-    for (const argv of [['--mesh', 'consul'], ['--bogus'], [], ['--mesh', 'istio', '--output', 'xml'], ['--mesh', 'istio', 'extra']]) {
+    for (const argv of [
+      ['--mesh', 'consul'],
+      ['--bogus'],
+      [],
+      ['--mesh', 'istio', '--output', 'xml'],
+      ['--mesh', 'istio', 'extra'],
+    ]) {
       const result = await runManifest(argv, {});
       expect(result.exitCode).toBe(64);
       expect(result.stdout).toBe('');
@@ -79,10 +115,20 @@ describe('interlock manifest', () => {
   });
 
   it('is valid Kubernetes for the real kubectl: every field survives its typed decoding', async () => {
-    for (const argv of [['--mesh', 'linkerd', '--rules-check'], ['--mesh', 'istio', '--report-event']]) {
-      const documents = parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as Record<string, unknown>);
+    for (const argv of [
+      ['--mesh', 'linkerd', '--rules-check'],
+      ['--mesh', 'istio', '--report-event'],
+    ]) {
+      const documents = parseAllDocuments((await runManifest(argv, {})).stdout).map(
+        (doc) => doc.toJS() as Record<string, unknown>,
+      );
       const [container] = documents;
-      const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' }, spec: { initContainers: [container], containers: [{ name: 'app', image: 'app' }] } };
+      const pod = {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'p' },
+        spec: { initContainers: [container], containers: [{ name: 'app', image: 'app' }] },
+      };
       const decoded = kubectlDecode(JSON.stringify(pod));
       expect((decoded[0]?.spec as { initContainers: unknown[] }).initContainers[0]).toEqual(container);
     }
@@ -91,7 +137,10 @@ describe('interlock manifest', () => {
 
 describe('interlock manifest --node-agent', () => {
   it("prints the node agent's documents (from src/node) with the image and mesh given", async () => {
-    const result = await runManifest(['--node-agent', '--mesh', 'istio', '--image', 'registry.example/interlock:1'], {});
+    const result = await runManifest(
+      ['--node-agent', '--mesh', 'istio', '--image', 'registry.example/interlock:1'],
+      {},
+    );
     expect(result.exitCode).toBe(0);
     const documents = parseAllDocuments(result.stdout).map((doc) => doc.toJS() as KubeDocument);
     expect(documents.map((doc) => doc.kind)).toContain('DaemonSet');

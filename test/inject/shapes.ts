@@ -18,6 +18,15 @@ export type Container = {
 export type PodSpec = { initContainers: Container[]; containers: Container[] };
 
 /** A Pod's spec, or a workload's with its template (a CronJob's one level further down). */
-export type WorkloadSpec = PodSpec & { template: { spec: PodSpec }; jobTemplate: { spec: { template: { spec: PodSpec } } } };
+export type WorkloadSpec = PodSpec & {
+  template: { spec: PodSpec };
+  jobTemplate: { spec: { template: { spec: PodSpec } } };
+};
 
-export type KubeDocument = { apiVersion?: string; kind: string; metadata?: { name: string }; spec: WorkloadSpec; items: KubeDocument[] };
+export type KubeDocument = {
+  apiVersion?: string;
+  kind: string;
+  metadata?: { name: string };
+  spec: WorkloadSpec;
+  items: KubeDocument[];
+};

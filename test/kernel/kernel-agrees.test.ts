@@ -26,8 +26,19 @@ const pods = usePods(afterEach);
 const random = prng(2026);
 const PER_CASE = 90;
 const CASES = [
-  'linkerd/cni-default', 'linkerd/control-plane-default', 'linkerd/custom-uid-port-ranges', 'linkerd/ipv6-gid-subnets', 'linkerd/redirect-listed-ports',
-  'istio-cni/basic', 'istio-cni/custom-uid', 'istio-cni/status-ports', 'istio-cni/include-exclude-ports', 'istio/ip-range', 'istio/outbound-ports-include', 'istio/ipnets', 'istio/tproxy',
+  'linkerd/cni-default',
+  'linkerd/control-plane-default',
+  'linkerd/custom-uid-port-ranges',
+  'linkerd/ipv6-gid-subnets',
+  'linkerd/redirect-listed-ports',
+  'istio-cni/basic',
+  'istio-cni/custom-uid',
+  'istio-cni/status-ports',
+  'istio-cni/include-exclude-ports',
+  'istio/ip-range',
+  'istio/outbound-ports-include',
+  'istio/ipnets',
+  'istio/tproxy',
 ];
 let total = 0;
 
@@ -49,7 +60,12 @@ Promise.all(packets.map(([host, port]) => new Promise((done) => {
 function unroutable(pod: PodNamespace): IntervalSet {
   const [a, b, c] = pod.ipv4Address.split('.').map(BigInt) as [bigint, bigint, bigint];
   const own = (a << 24n) | (b << 16n) | (c << 8n);
-  return [[0n, 0xffffffn], [0x7f000000n, 0x7fffffffn], [own, own + 255n], [0xe0000000n, 0xffffffffn]].reduce<IntervalSet>((set, [from, to]) => unionSets(set, span(from as bigint, to as bigint)), []);
+  return [
+    [0n, 0xffffffn],
+    [0x7f000000n, 0x7fffffffn],
+    [own, own + 255n],
+    [0xe0000000n, 0xffffffffn],
+  ].reduce<IntervalSet>((set, [from, to]) => unionSets(set, span(from as bigint, to as bigint)), []);
 }
 
 function draw(set: IntervalSet): bigint {
@@ -66,13 +82,24 @@ function idFrom(set: IntervalSet, pool: bigint[]): bigint {
   return id;
 }
 
-interface Drawn { readonly host: string; readonly port: number; readonly uid: bigint; readonly gid: bigint; readonly expected: number | null; readonly piece: Piece }
+interface Drawn {
+  readonly host: string;
+  readonly port: number;
+  readonly uid: bigint;
+  readonly gid: bigint;
+  readonly expected: number | null;
+  readonly piece: Piece;
+}
 
 function drawPackets(pieces: readonly Piece[], pod: PodNamespace, eth0: bigint, ids: bigint[]): Drawn[] {
   const usable = pieces.flatMap((piece) => {
     const daddr = subtractSets(piece.region.daddr, unroutable(pod));
-    const modelled = piece.outcome.kind === 'accept' || (piece.outcome.kind === 'redirect' && piece.outcome.port !== undefined);
-    const reachable = (piece.region.protocols & 1) !== 0 && (piece.region.iface & eth0) !== 0n && intersectMarks(piece.region.mark, ZERO_MARK).length > 0;
+    const modelled =
+      piece.outcome.kind === 'accept' || (piece.outcome.kind === 'redirect' && piece.outcome.port !== undefined);
+    const reachable =
+      (piece.region.protocols & 1) !== 0 &&
+      (piece.region.iface & eth0) !== 0n &&
+      intersectMarks(piece.region.mark, ZERO_MARK).length > 0;
     return modelled && reachable && daddr.length > 0 ? [{ piece, daddr }] : [];
   });
   return Array.from({ length: usable.length === 0 ? 0 : PER_CASE }, () => {
@@ -80,22 +107,48 @@ function drawPackets(pieces: readonly Piece[], pod: PodNamespace, eth0: bigint, 
     const address = draw(daddr);
     const host = [24n, 16n, 8n, 0n].map((shift) => String((address >> shift) & 255n)).join('.');
     const expected = piece.outcome.kind === 'redirect' ? (piece.outcome.port as number) : null;
-    return { host, port: Number(draw(piece.region.dport)), uid: idFrom(piece.region.uid, ids), gid: idFrom(piece.region.gid, ids), expected, piece };
+    return {
+      host,
+      port: Number(draw(piece.region.dport)),
+      uid: idFrom(piece.region.uid, ids),
+      gid: idFrom(piece.region.gid, ids),
+      expected,
+      piece,
+    };
   });
 }
 
 async function send(pod: PodNamespace, packets: readonly Drawn[]): Promise<Array<number | null>> {
   const groups = new Map<string, number[]>();
-  packets.forEach((packet, index) => groups.set(`${packet.uid}:${packet.gid}`, [...(groups.get(`${packet.uid}:${packet.gid}`) ?? []), index]));
+  packets.forEach((packet, index) =>
+    groups.set(`${packet.uid}:${packet.gid}`, [...(groups.get(`${packet.uid}:${packet.gid}`) ?? []), index]),
+  );
   const answers: Array<number | null> = new Array(packets.length).fill(null);
   writeFileSync(path.join(pod.tmp, 'client.cjs'), CLIENT);
-  await Promise.all([...groups].map(async ([owner, indexes]) => {
-    const [uid, gid] = owner.split(':');
-    const file = path.join(pod.tmp, `packets-${uid}-${gid}.json`);
-    writeFileSync(file, JSON.stringify(indexes.map((index) => [packets[index]?.host, packets[index]?.port])));
-    const { stdout } = await run('ip', ['netns', 'exec', pod.pod, 'setpriv', `--reuid=${uid}`, `--regid=${gid}`, '--clear-groups', process.execPath, path.join(pod.tmp, 'client.cjs'), file], { timeout: 20_000 });
-    (JSON.parse(stdout) as Array<number | null>).forEach((answer, i) => (answers[indexes[i] as number] = answer));
-  }));
+  await Promise.all(
+    [...groups].map(async ([owner, indexes]) => {
+      const [uid, gid] = owner.split(':');
+      const file = path.join(pod.tmp, `packets-${uid}-${gid}.json`);
+      writeFileSync(file, JSON.stringify(indexes.map((index) => [packets[index]?.host, packets[index]?.port])));
+      const { stdout } = await run(
+        'ip',
+        [
+          'netns',
+          'exec',
+          pod.pod,
+          'setpriv',
+          `--reuid=${uid}`,
+          `--regid=${gid}`,
+          '--clear-groups',
+          process.execPath,
+          path.join(pod.tmp, 'client.cjs'),
+          file,
+        ],
+        { timeout: 20_000 },
+      );
+      (JSON.parse(stdout) as Array<number | null>).forEach((answer, i) => (answers[indexes[i] as number] = answer));
+    }),
+  );
   return answers;
 }
 
@@ -107,26 +160,54 @@ describe('the kernel sends every drawn packet where the model says', () => {
       if (!testCase) throw new Error(`${dir} is not in the manifest`);
       const spec = specFromFlags(flagsFor(testCase).argv);
       const file = corpusFile(dir, 'iptables-nft-save.v4.txt');
-      const analysis = analyzeDumps(spec, [{ backend: 'iptables-nft', family: 'ipv4', source: file, text: readFileSync(file, 'utf8') }], { families: ['ipv4'] });
+      const analysis = analyzeDumps(
+        spec,
+        [{ backend: 'iptables-nft', family: 'ipv4', source: file, text: readFileSync(file, 'utf8') }],
+        { families: ['ipv4'] },
+      );
       if (analysis.kind !== 'checked') throw new Error('the corpus dump does not parse');
-      const output = traceSpaces(analysis.merged.ruleset, spec, ['ipv4']).find((space) => space.scope.hook === 'output');
+      const output = traceSpaces(analysis.merged.ruleset, spec, ['ipv4']).find(
+        (space) => space.scope.hook === 'output',
+      );
       const pod = pods({ sink: 'reject' });
       pod.applyRules(file, 'nft');
-      const ports = [...new Set(output?.pieces.flatMap((p) => (p.outcome.kind === 'redirect' && p.outcome.port ? [p.outcome.port] : [])))];
+      const ports = [
+        ...new Set(
+          output?.pieces.flatMap((p) => (p.outcome.kind === 'redirect' && p.outcome.port ? [p.outcome.port] : [])),
+        ),
+      ];
       writeFileSync(path.join(pod.tmp, 'listener.cjs'), LISTENER);
-      const listener = spawn('ip', ['netns', 'exec', pod.pod, process.execPath, path.join(pod.tmp, 'listener.cjs'), JSON.stringify(ports)], { stdio: ['ignore', 'pipe', 'inherit'] });
+      const listener = spawn(
+        'ip',
+        ['netns', 'exec', pod.pod, process.execPath, path.join(pod.tmp, 'listener.cjs'), JSON.stringify(ports)],
+        { stdio: ['ignore', 'pipe', 'inherit'] },
+      );
       try {
         await new Promise((resolve, reject) => {
           listener.stdout.once('data', resolve);
           listener.once('exit', () => reject(new Error('the listener exited')));
         });
         const eth0 = output ? atomOf(output.scope.atoms, 'eth0') : 0n;
-        const packets = drawPackets(output?.pieces ?? [], pod, eth0, [...spec.proxyUids, ...spec.proxyGids].map(BigInt));
+        const packets = drawPackets(
+          output?.pieces ?? [],
+          pod,
+          eth0,
+          [...spec.proxyUids, ...spec.proxyGids].map(BigInt),
+        );
         const answers = await send(pod, packets);
-        const wrong = packets.flatMap((packet, index) => (answers[index] === packet.expected ? [] : [`${packet.host}:${packet.port} uid ${packet.uid} gid ${packet.gid}: kernel ${answers[index] ?? 'not redirected'}, model ${packet.expected ?? 'not redirected'} (${packet.piece.decidedBy?.text ?? 'policy'})`]));
+        const wrong = packets.flatMap((packet, index) =>
+          answers[index] === packet.expected
+            ? []
+            : [
+                `${packet.host}:${packet.port} uid ${packet.uid} gid ${packet.gid}: kernel ${answers[index] ?? 'not redirected'}, model ${packet.expected ?? 'not redirected'} (${packet.piece.decidedBy?.text ?? 'policy'})`,
+              ],
+        );
         expect(wrong).toEqual([]);
         expect(packets.length).toBe(PER_CASE);
-        expect(new Set(packets.map((p) => p.expected)).size, 'both redirected and unredirected classes were drawn').toBeGreaterThan(1);
+        expect(
+          new Set(packets.map((p) => p.expected)).size,
+          'both redirected and unredirected classes were drawn',
+        ).toBeGreaterThan(1);
         total += packets.length;
       } finally {
         listener.kill();

@@ -22,22 +22,69 @@ function openssl(...args: string[]): void {
 }
 
 function makeCa(name: string): void {
-  openssl('req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1', '-subj', `/CN=${name}`,
-    '-keyout', join(dir, `${name}.key`), '-out', join(dir, `${name}.crt`));
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${name}`,
+    '-keyout',
+    join(dir, `${name}.key`),
+    '-out',
+    join(dir, `${name}.crt`),
+  );
 }
 
 beforeAll(async () => {
   makeCa('cluster-ca');
   makeCa('impostor-ca');
-  openssl('req', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-subj', '/CN=kubernetes', '-keyout', join(dir, 'server.key'), '-out', join(dir, 'server.csr'));
+  openssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-subj',
+    '/CN=kubernetes',
+    '-keyout',
+    join(dir, 'server.key'),
+    '-out',
+    join(dir, 'server.csr'),
+  );
   writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:kubernetes.default.svc\n');
-  openssl('x509', '-req', '-in', join(dir, 'server.csr'), '-CA', join(dir, 'cluster-ca.crt'), '-CAkey', join(dir, 'cluster-ca.key'), '-CAcreateserial', '-days', '1', '-extfile', join(dir, 'san.ext'), '-out', join(dir, 'server.crt'));
-  server = https.createServer({ key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.crt')) }, (req, res) => {
-    seen.push(req.headers.authorization);
-    req.resume();
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end('{"kind":"APIVersions","versions":["v1"]}');
-  });
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    join(dir, 'server.csr'),
+    '-CA',
+    join(dir, 'cluster-ca.crt'),
+    '-CAkey',
+    join(dir, 'cluster-ca.key'),
+    '-CAcreateserial',
+    '-days',
+    '1',
+    '-extfile',
+    join(dir, 'san.ext'),
+    '-out',
+    join(dir, 'server.crt'),
+  );
+  server = https.createServer(
+    { key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.crt')) },
+    (req, res) => {
+      seen.push(req.headers.authorization);
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"kind":"APIVersions","versions":["v1"]}');
+    },
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -56,7 +103,10 @@ function serviceAccount(ca: string): string {
 
 describe('in-cluster over TLS', () => {
   it("talks to a server whose certificate chains to the service account's CA, with the token", async () => {
-    const access = discoverCluster({ KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(port) }, serviceAccount('cluster-ca'));
+    const access = discoverCluster(
+      { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(port) },
+      serviceAccount('cluster-ca'),
+    );
     expect(access.ok).toBe(true);
     if (!access.ok) return;
     const answer = await kubeRequest(access.value, { method: 'GET', path: '/api', timeoutMs: 5000 });
@@ -66,7 +116,10 @@ describe('in-cluster over TLS', () => {
 
   it('refuses a server whose certificate another CA signed, and never sends it the token', async () => {
     const before = seen.length;
-    const access = discoverCluster({ KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(port) }, serviceAccount('impostor-ca'));
+    const access = discoverCluster(
+      { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(port) },
+      serviceAccount('impostor-ca'),
+    );
     if (!access.ok) throw new Error(access.error.message);
     const answer = await kubeRequest(access.value, { method: 'GET', path: '/api', timeoutMs: 5000 });
     expect(answer.ok).toBe(false);
@@ -77,7 +130,8 @@ describe('in-cluster over TLS', () => {
   it('a kubeconfig with client certificate data and insecure-skip-tls-verify reaches it; without the skip and the CA it is refused', async () => {
     const cert = readFileSync(join(dir, 'server.crt')).toString('base64');
     const key = readFileSync(join(dir, 'server.key')).toString('base64');
-    const config = (skip: boolean) => `current-context: c\nclusters: [{name: k, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: ${skip}}}]\nusers: [{name: u, user: {client-certificate-data: ${cert}, client-key-data: ${key}}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n`;
+    const config = (skip: boolean) =>
+      `current-context: c\nclusters: [{name: k, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: ${skip}}}]\nusers: [{name: u, user: {client-certificate-data: ${cert}, client-key-data: ${key}}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n`;
     writeFileSync(join(dir, 'skip.yaml'), config(true));
     writeFileSync(join(dir, 'strict.yaml'), config(false));
     const skip = discoverCluster({ KUBECONFIG: join(dir, 'skip.yaml') });

@@ -10,7 +10,9 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
       ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), backend);
       const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
       expect(run.exitCode, run.stdout + run.stderr).toBe(0);
-      expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: IPv4 connection to 192\.0\.2\.1:20001 was intercepted into port 4140/);
+      expect(firstLine(run.terminationMessage)).toMatch(
+        /^Intercepted: IPv4 connection to 192\.0\.2\.1:20001 was intercepted into port 4140/,
+      );
       expect(run.summary?.verdict).toBe('pass');
     });
 
@@ -27,7 +29,9 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
     const ns = pod();
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected to port 4140/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected to port 4140/,
+    );
   });
 });
 
@@ -36,7 +40,9 @@ describe('the npm package bin (plain modules) behaves like the snapshot the imag
     const ns = pod();
     const unmeshed = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { launcher: 'modules' });
     expect(unmeshed.exitCode).toBe(95);
-    expect(firstLine(unmeshed.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001/);
+    expect(firstLine(unmeshed.terminationMessage)).toMatch(
+      /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001/,
+    );
     ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'nft');
     const meshed = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { launcher: 'modules' });
     expect(meshed.exitCode, meshed.stdout).toBe(0);

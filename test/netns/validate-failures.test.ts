@@ -36,8 +36,14 @@ describe('the primary CNI never ran', () => {
 describe('the mesh rules are wrong', () => {
   const cases: Array<[string, (rules: string) => string]> = [
     ['outbound REDIRECT to the wrong port', (rules) => rules.replace('--to-ports 4140', '--to-ports 4141')],
-    ['the jump from OUTPUT into the mesh chain missing', (rules) => rules.replace(/^-A OUTPUT .*-j PROXY_INIT_OUTPUT\n/m, '')],
-    ['a blanket RETURN first in the mesh chain', (rules) => rules.replace(/^(-A PROXY_INIT_OUTPUT )/m, '-A PROXY_INIT_OUTPUT -j RETURN\n$1')],
+    [
+      'the jump from OUTPUT into the mesh chain missing',
+      (rules) => rules.replace(/^-A OUTPUT .*-j PROXY_INIT_OUTPUT\n/m, ''),
+    ],
+    [
+      'a blanket RETURN first in the mesh chain',
+      (rules) => rules.replace(/^(-A PROXY_INIT_OUTPUT )/m, '-A PROXY_INIT_OUTPUT -j RETURN\n$1'),
+    ],
   ];
   for (const [name, mutate] of cases) {
     it(`${name}: InterceptionMissing with the mesh exit code`, async () => {
@@ -47,7 +53,9 @@ describe('the mesh rules are wrong', () => {
       ns.applyRulesText(mutated, 'nft');
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected to port 4140/);
+      expect(firstLine(run.terminationMessage)).toMatch(
+        /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected to port 4140/,
+      );
     });
   }
 
@@ -56,7 +64,9 @@ describe('the mesh rules are wrong', () => {
     ns.applyRulesText(LINKERD, 'nft', 'ipv4');
     const run = await ns.runInterlock(LINKERD_ARGS);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: IPv6 connection to \[2001:db8::1\]:20001 was not redirected/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^InterceptionMissing: IPv6 connection to \[2001:db8::1\]:20001 was not redirected/,
+    );
     const checks = run.summary?.checks as Array<{ name: string; status: string }>;
     expect(checks.find((check) => check.name === 'probe-ipv4')?.status).toBe('passed');
     expect(checks.find((check) => check.name === 'probe-ipv6')?.status).toBe('failed');
@@ -69,19 +79,28 @@ describe('the mesh rules are wrong', () => {
     const run = await ns.runInterlock(LINKERD_ARGS);
     expect(run.exitCode, run.stdout).toBe(0);
     const checks = run.summary?.checks as Array<{ name: string; status: string }>;
-    expect(checks.filter((check) => check.name.startsWith('probe-')).map((check) => check.status)).toEqual(['passed', 'passed']);
+    expect(checks.filter((check) => check.name.startsWith('probe-')).map((check) => check.status)).toEqual([
+      'passed',
+      'passed',
+    ]);
   });
 
   it('a different peer answering at the probe address is not mistaken for interception', async () => {
     const ns = pod({ sink: 'drop' });
     // The sink owns the probe address and answers on the probe port, as an uncaptured real host would.
     ns.execSink('ip', 'addr', 'add', '192.0.2.1/32', 'dev', 'lo');
-    const stranger = ns.spawnInSink(['node', '-e', "require('net').createServer(s=>{s.on('data',d=>s.write(d));}).listen(20001,'192.0.2.1');setTimeout(()=>process.exit(0),20000)"]);
+    const stranger = ns.spawnInSink([
+      'node',
+      '-e',
+      "require('net').createServer(s=>{s.on('data',d=>s.write(d));}).listen(20001,'192.0.2.1');setTimeout(()=>process.exit(0),20000)",
+    ]);
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: .*a different peer answered \(192\.0\.2\.1:20001 answered with 36 bytes that are not our listener's nonce\)/);
+      expect(firstLine(run.terminationMessage)).toMatch(
+        /^InterceptionMissing: .*a different peer answered \(192\.0\.2\.1:20001 answered with 36 bytes that are not our listener's nonce\)/,
+      );
     } finally {
       stranger.kill('SIGKILL');
     }
@@ -92,13 +111,23 @@ describe('rules that land late', () => {
   for (const sink of ['drop', 'reject'] as const) {
     it(`passes when the rules arrive one second after start (sink ${sink}s the uncaptured probe)`, async () => {
       const ns = pod({ sink });
-      const child = ns.spawnInterlock(['validate', '--termination-log', ns.terminationLog, '--mesh', 'linkerd', '--timeout', '10s']);
+      const child = ns.spawnInterlock([
+        'validate',
+        '--termination-log',
+        ns.terminationLog,
+        '--mesh',
+        'linkerd',
+        '--timeout',
+        '10s',
+      ]);
       const running = collect(child, ns.terminationLog);
       await new Promise((resolve) => setTimeout(resolve, 1000));
       ns.applyRulesText(LINKERD, 'nft');
       const run = await running;
       expect(run.exitCode, run.stdout).toBe(0);
-      const probe = (run.summary?.checks as Array<{ name: string; message: string }>).find((check) => check.name === 'probe-ipv4');
+      const probe = (run.summary?.checks as Array<{ name: string; message: string }>).find(
+        (check) => check.name === 'probe-ipv4',
+      );
       // More than one attempt proves the first ones really went uncaptured.
       expect(probe?.message).toMatch(/intercepted into port 4140 \(outbound capture, attempt ([2-9]|\d\d+) of \d+/);
     });
@@ -111,7 +140,9 @@ describe('identity, ports and signals', () => {
     ns.applyRules(corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'), 'nft');
     const run = await ns.runInterlock(['--mesh', 'istio', '--timeout', '5s'], { uid: 1337 });
     expect(run.exitCode, run.stdout).toBe(0);
-    expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: IPv4 connection to 10\.\d+\.\d+\.2:20001 was intercepted into port 15006 \(proxy-loopback capture/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^Intercepted: IPv4 connection to 10\.\d+\.\d+\.2:20001 was intercepted into port 15006 \(proxy-loopback capture/,
+    );
   });
 
   it('as uid 1337 with no Istio rules it fails rather than passing unproven', async () => {
@@ -132,7 +163,11 @@ describe('identity, ports and signals', () => {
   it('the redirect port already bound by another process: ProbePortInUse', async () => {
     const ns = pod();
     ns.applyRulesText(LINKERD, 'nft');
-    const squatter = ns.spawnInPod(['node', '-e', "require('net').createServer().listen(4140,'0.0.0.0');setTimeout(()=>process.exit(0),20000)"]);
+    const squatter = ns.spawnInPod([
+      'node',
+      '-e',
+      "require('net').createServer().listen(4140,'0.0.0.0');setTimeout(()=>process.exit(0),20000)",
+    ]);
     try {
       await new Promise((resolve) => setTimeout(resolve, 300));
       const run = await ns.runInterlock(LINKERD_ARGS);
@@ -145,7 +180,15 @@ describe('identity, ports and signals', () => {
 
   it('SIGTERM during the probe exits 143 with an Interrupted termination message', async () => {
     const ns = pod({ sink: 'drop' });
-    const child = ns.spawnInterlock(['validate', '--termination-log', ns.terminationLog, '--mesh', 'linkerd', '--timeout', '20s']);
+    const child = ns.spawnInterlock([
+      'validate',
+      '--termination-log',
+      ns.terminationLog,
+      '--mesh',
+      'linkerd',
+      '--timeout',
+      '20s',
+    ]);
     const running = collect(child, ns.terminationLog);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     child.kill('SIGTERM');
@@ -161,4 +204,3 @@ describe('identity, ports and signals', () => {
     expect(run.terminationMessage).toMatch(/^ConfigInvalid: --timeout="soon": expected a duration/);
   });
 });
-

@@ -6,7 +6,10 @@ const pod = usePods(afterEach);
 
 const LINKERD = readFileSync(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'utf8');
 const ISTIO = readFileSync(corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'), 'utf8');
-const WITHOUT_INBOUND_REDIRECT = LINKERD.replace(/^-A PROXY_INIT_REDIRECT -p tcp -m comment --comment "proxy-init\/redirect-all-incoming-to-proxy-port" -j REDIRECT --to-ports 4143\n/m, '');
+const WITHOUT_INBOUND_REDIRECT = LINKERD.replace(
+  /^-A PROXY_INIT_REDIRECT -p tcp -m comment --comment "proxy-init\/redirect-all-incoming-to-proxy-port" -j REDIRECT --to-ports 4143\n/m,
+  '',
+);
 const WITHOUT_PROXY_UID_EXCLUSION = LINKERD.replace(/^-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102 .*\n/m, '');
 
 type Check = { name: string; status: string; reason?: string; message: string };
@@ -33,7 +36,9 @@ describe('validate with CAP_NET_ADMIN and CAP_NET_RAW reads and checks the rules
     expect(run.exitCode, run.stdout).toBe(0);
     const rules = checksOf(run.summary).find((check) => check.name === 'rules');
     expect(rules?.status, run.stdout).toBe('not-inspected');
-    expect(rules?.message).toMatch(/legacy iptables tables cannot be listed by uid 65534 without root: \/proc\/net\/ip_tables_names is root-only/);
+    expect(rules?.message).toMatch(
+      /legacy iptables tables cannot be listed by uid 65534 without root: \/proc\/net\/ip_tables_names is root-only/,
+    );
     expect(rules?.message).toMatch(/nf_tables holds no capture rules/);
     expect(rules?.message).toMatch(/run the validator as root \(uid 0\) with CAP_NET_ADMIN/);
     expect(checksOf(run.summary).find((check) => check.name === 'probe-ipv4')?.status).toBe('passed');
@@ -44,7 +49,9 @@ describe('validate with CAP_NET_ADMIN and CAP_NET_RAW reads and checks the rules
     ns.applyRulesText(LINKERD, 'legacy');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--rules', 'required'], { caps: true });
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^RulesUnreadable: .*legacy iptables tables cannot be listed by uid 65534/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^RulesUnreadable: .*legacy iptables tables cannot be listed by uid 65534/,
+    );
   });
 
   it('correct Linkerd rules (iptables-legacy) as uid 0: the legacy rules are read and the rules check passes', async () => {
@@ -78,7 +85,9 @@ describe('validate with CAP_NET_ADMIN and CAP_NET_RAW reads and checks the rules
     ns.applyRulesText(WITHOUT_INBOUND_REDIRECT, 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s'], { caps: true });
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^RulesMismatch: inbound TCP .* is not redirected .*nat PREROUTING.*expected redirected to local port 4143/);
+    expect(firstLine(run.terminationMessage)).toMatch(
+      /^RulesMismatch: inbound TCP .* is not redirected .*nat PREROUTING.*expected redirected to local port 4143/,
+    );
     expect(checksOf(run.summary).find((check) => check.name === 'probe-ipv4')?.status).toBe('passed');
   });
 

@@ -11,12 +11,18 @@ import { crashLoopPod, type PodShape } from '../harness/kube-api/pods.js';
 class ManualClock implements AgentClock {
   time = 1_000_000;
   private timers: { at: number; fn: () => void }[] = [];
-  now(): number { return this.time; }
-  sleep(ms: number): Promise<void> { return new Promise((resolve) => this.later(resolve, ms)); }
+  now(): number {
+    return this.time;
+  }
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.later(resolve, ms));
+  }
   later(fn: () => void, ms: number): () => void {
     const timer = { at: this.time + ms, fn };
     this.timers.push(timer);
-    return () => { this.timers = this.timers.filter((other) => other !== timer); };
+    return () => {
+      this.timers = this.timers.filter((other) => other !== timer);
+    };
   }
   async advance(ms: number): Promise<void> {
     const end = this.time + ms;
@@ -37,21 +43,49 @@ class FakeApi implements AgentApi {
   deleted: string[] = [];
   events: AgentEvent[] = [];
   taints: boolean[] = [];
-  async deletePod(ref: PodRef): Promise<ApiResult<DeleteOutcome>> { this.deleted.push(ref.name); return { ok: true, value: 'deleted' }; }
-  async labelPod(): Promise<ApiResult<DeleteOutcome>> { return { ok: true, value: 'deleted' }; }
-  async createEvent(event: AgentEvent): Promise<ApiResult<true>> { this.events.push(event); return { ok: true, value: true }; }
-  async setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>> { this.taints.push(present); return { ok: true, value: 'changed' }; }
+  async deletePod(ref: PodRef): Promise<ApiResult<DeleteOutcome>> {
+    this.deleted.push(ref.name);
+    return { ok: true, value: 'deleted' };
+  }
+  async labelPod(): Promise<ApiResult<DeleteOutcome>> {
+    return { ok: true, value: 'deleted' };
+  }
+  async createEvent(event: AgentEvent): Promise<ApiResult<true>> {
+    this.events.push(event);
+    return { ok: true, value: true };
+  }
+  async setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>> {
+    this.taints.push(present);
+    return { ok: true, value: 'changed' };
+  }
 }
 
-const quiet: AgentMetrics = { podsWatched() {}, blocked() {}, action() {}, breakerOpen() {}, watchRestart() {}, apiError() {}, queueDepth() {}, cniAudit() {} };
+const quiet: AgentMetrics = {
+  podsWatched() {},
+  blocked() {},
+  action() {},
+  breakerOpen() {},
+  watchRestart() {},
+  apiError() {},
+  queueDepth() {},
+  cniAudit() {},
+};
 const log = { info() {}, warn() {}, error() {} };
 
 function agentWith(over: Partial<AgentSettings> = {}) {
   const settings: AgentSettings = {
-    node: 'node-a', container: 'linkerd-network-validator', failureExitCode: 95, action: 'delete', taint: true,
+    node: 'node-a',
+    container: 'linkerd-network-validator',
+    failureExitCode: 95,
+    action: 'delete',
+    taint: true,
     backoff: { baseMs: 1000, maxMs: 60_000, maxRecreations: 3, windowMs: 600_000 },
-    breaker: { threshold: 5, windowMs: 60_000 }, retry: { baseMs: 500, maxMs: 30_000 },
-    queueCapacity: 1024, writesPerSecond: 1000, writeBurst: 1000, ...over,
+    breaker: { threshold: 5, windowMs: 60_000 },
+    retry: { baseMs: 500, maxMs: 30_000 },
+    queueCapacity: 1024,
+    writesPerSecond: 1000,
+    writeBurst: 1000,
+    ...over,
   };
   const clock = new ManualClock();
   const api = new FakeApi();
@@ -60,7 +94,15 @@ function agentWith(over: Partial<AgentSettings> = {}) {
   return { agent, api, clock };
 }
 
-const pod = (i: number, shape: Partial<PodShape> = {}) => ({ ...crashLoopPod({ name: `p${i}`, ownerUid: `o${i}`, ...shape }), metadata: { ...crashLoopPod({ name: `p${i}` }).metadata, uid: `u${i}`, resourceVersion: '1', ownerReferences: [{ kind: 'ReplicaSet', uid: `o${i}`, controller: true }] } });
+const pod = (i: number, shape: Partial<PodShape> = {}) => ({
+  ...crashLoopPod({ name: `p${i}`, ownerUid: `o${i}`, ...shape }),
+  metadata: {
+    ...crashLoopPod({ name: `p${i}` }).metadata,
+    uid: `u${i}`,
+    resourceVersion: '1',
+    ownerReferences: [{ kind: 'ReplicaSet', uid: `o${i}`, controller: true }],
+  },
+});
 
 describe('NodeAgent (manual clock, fake API)', () => {
   it('a queue of 2 with 5 blocked pods loses none: the overflow is rescanned', async () => {
@@ -90,14 +132,23 @@ describe('NodeAgent (manual clock, fake API)', () => {
     agent.tickBreaker();
     await clock.advance(10);
     expect(api.taints).toEqual([true, false]);
-    expect(api.events.map((event) => event.reason)).toEqual(['InterlockCniConfigBroken', 'InterlockBreakerOpen', 'InterlockHeld', 'InterlockCniConfigHealthy', 'InterlockBreakerClosed', 'InterlockRecreating']);
+    expect(api.events.map((event) => event.reason)).toEqual([
+      'InterlockCniConfigBroken',
+      'InterlockBreakerOpen',
+      'InterlockHeld',
+      'InterlockCniConfigHealthy',
+      'InterlockBreakerClosed',
+      'InterlockRecreating',
+    ]);
     // The held pod is acted on once the node is healthy again.
     expect(api.deleted).toEqual(['p1']);
   });
 
   it('pods blocked for reasons a new pod cannot fix (one bad Deployment) never trip the breaker or taint the node', async () => {
     const { agent, api, clock } = agentWith();
-    const misconfigured = [0, 1, 2, 3, 4, 5, 6, 7].map((i) => pod(i, { message: 'ConfigInvalid: --inbound-port "x": expected 1-65535' }));
+    const misconfigured = [0, 1, 2, 3, 4, 5, 6, 7].map((i) =>
+      pod(i, { message: 'ConfigInvalid: --inbound-port "x": expected 1-65535' }),
+    );
     agent.relisted(misconfigured);
     await clock.advance(1000);
     expect(agent.breakerOpen).toBe(false);
@@ -108,7 +159,10 @@ describe('NodeAgent (manual clock, fake API)', () => {
   it('a ConfigInvalid pod restarting in CrashLoopBackOff is reported once, not at every restart', async () => {
     const { agent, api, clock } = agentWith();
     for (let restart = 0; restart < 5; restart++) {
-      const bad = pod(3, { message: 'ConfigInvalid: --inbound-port "x": expected 1-65535', finishedAt: `2026-11-20T10:0${restart}:00Z` });
+      const bad = pod(3, {
+        message: 'ConfigInvalid: --inbound-port "x": expected 1-65535',
+        finishedAt: `2026-11-20T10:0${restart}:00Z`,
+      });
       agent.changed('MODIFIED', bad);
       await clock.advance(60_000);
     }

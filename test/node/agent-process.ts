@@ -19,7 +19,11 @@ export interface AgentProcess {
 }
 
 /** Polls `check` until it returns a value (bounded: a hung agent fails the test, it never hangs it). */
-export async function waitFor<T>(what: string, check: () => T | undefined | false | Promise<T | undefined | false>, limitMs = 10_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  limitMs = 10_000,
+): Promise<T> {
   const deadline = Date.now() + limitMs;
   for (;;) {
     const value = await check();
@@ -33,7 +37,11 @@ export async function waitFor<T>(what: string, check: () => T | undefined | fals
 export async function startAgent(api: KubeApi, args: readonly string[]): Promise<AgentProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-node-'));
   const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), api.url);
-  const child = spawn(process.execPath, [MAIN, 'node', '--node-name', 'node-a', '--mesh', 'linkerd', '--listen', '127.0.0.1:0', ...args], { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    process.execPath,
+    [MAIN, 'node', '--node-name', 'node-a', '--mesh', 'linkerd', '--listen', '127.0.0.1:0', ...args],
+    { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   const logs: Record<string, unknown>[] = [];
   let buffer = '';
   let stderr = '';
@@ -43,9 +51,20 @@ export async function startAgent(api: KubeApi, args: readonly string[]): Promise
     buffer = lines.pop()!;
     for (const line of lines) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
   });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => { stderr += chunk; });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => { rmSync(dir, { recursive: true, force: true }); resolve(code); }));
-  const started = await waitFor(`the agent to start (stderr: ${stderr})`, () => logs.find((line) => line.msg === 'node agent started'), 20_000);
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<number | null>((resolve) =>
+    child.on('exit', (code) => {
+      rmSync(dir, { recursive: true, force: true });
+      resolve(code);
+    }),
+  );
+  const started = await waitFor(
+    `the agent to start (stderr: ${stderr})`,
+    () => logs.find((line) => line.msg === 'node agent started'),
+    20_000,
+  );
   const base = `http://${String(started.listen)}`;
   return {
     child,
@@ -58,7 +77,9 @@ export async function startAgent(api: KubeApi, args: readonly string[]): Promise
       const code = await exited;
       return { code, ms: Date.now() - at };
     },
-    kill: () => { if (child.exitCode === null) child.kill('SIGKILL'); },
+    kill: () => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
   };
 }
 

@@ -28,7 +28,10 @@ interface NodeEvent {
   readonly type: string;
   readonly involvedObject: { readonly kind: string; readonly name: string };
 }
-interface Taint { readonly key: string; readonly effect: string }
+interface Taint {
+  readonly key: string;
+  readonly effect: string;
+}
 
 let api: KubeApi;
 let agent: AgentProcess | undefined;
@@ -38,8 +41,19 @@ let kubeconfig: string;
 
 /** The primary's conflist (bridge + host-local), with linkerd-cni appended as its installer does, or not. */
 function primaryConflist(withMesh: boolean): string {
-  const bridge = { type: 'bridge', bridge: 'cni0', isGateway: true, ipMasq: true, ipam: { type: 'host-local', ranges: [[{ subnet: '10.88.0.0/16' }]], routes: [{ dst: '0.0.0.0/0' }] } };
-  const mesh = { name: 'linkerd-cni', type: 'linkerd-cni', log_level: 'info', linkerd: { 'incoming-proxy-port': 4143, 'outgoing-proxy-port': 4140, 'proxy-uid': 2102 } };
+  const bridge = {
+    type: 'bridge',
+    bridge: 'cni0',
+    isGateway: true,
+    ipMasq: true,
+    ipam: { type: 'host-local', ranges: [[{ subnet: '10.88.0.0/16' }]], routes: [{ dst: '0.0.0.0/0' }] },
+  };
+  const mesh = {
+    name: 'linkerd-cni',
+    type: 'linkerd-cni',
+    log_level: 'info',
+    linkerd: { 'incoming-proxy-port': 4143, 'outgoing-proxy-port': 4140, 'proxy-uid': 2102 },
+  };
   return `${JSON.stringify({ cniVersion: '1.0.0', name: 'bridge-net', plugins: withMesh ? [bridge, mesh] : [bridge] }, null, 2)}\n`;
 }
 
@@ -58,22 +72,32 @@ async function makeNodeDirs(): Promise<{ binDir: string }> {
   const binDir = join(root, 'bin');
   await mkdir(confDir);
   await mkdir(binDir);
-  for (const plugin of ['bridge', 'host-local', 'loopback']) await copyFile(join(PLUGINS, plugin), join(binDir, plugin));
+  for (const plugin of ['bridge', 'host-local', 'loopback'])
+    await copyFile(join(PLUGINS, plugin), join(binDir, plugin));
   await copyFile(STANDIN, join(binDir, 'linkerd-cni'));
   await chmod(join(binDir, 'linkerd-cni'), 0o755);
   await writeFile(join(confDir, PRIMARY), primaryConflist(true));
   return { binDir };
 }
 
-const nodeEvents = (): NodeEvent[] => (api.store.list('events') as unknown as NodeEvent[]).filter((event) => event.involvedObject.kind === 'Node' && event.involvedObject.name === 'node-a');
+const nodeEvents = (): NodeEvent[] =>
+  (api.store.list('events') as unknown as NodeEvent[]).filter(
+    (event) => event.involvedObject.kind === 'Node' && event.involvedObject.name === 'node-a',
+  );
 const eventsOf = (reason: string): NodeEvent[] => nodeEvents().filter((event) => event.reason === reason);
-const cniEvents = (): string[] => nodeEvents().filter((event) => event.reason.startsWith('InterlockCniConfig')).map((event) => event.reason);
+const cniEvents = (): string[] =>
+  nodeEvents()
+    .filter((event) => event.reason.startsWith('InterlockCniConfig'))
+    .map((event) => event.reason);
 function taints(): readonly Taint[] {
   const spec = api.store.get('nodes', undefined, 'node-a')?.spec as { taints?: Taint[] } | undefined;
   return spec?.taints ?? [];
 }
 const tainted = (): boolean => taints().some((taint) => taint.key === TAINT_KEY && taint.effect === 'NoSchedule');
-const nodePatches = (): RequestRecord[] => api.requests.filter((request) => request.method === 'PATCH' && request.path === '/api/v1/nodes/node-a' && request.status === 200);
+const nodePatches = (): RequestRecord[] =>
+  api.requests.filter(
+    (request) => request.method === 'PATCH' && request.path === '/api/v1/nodes/node-a' && request.status === 200,
+  );
 
 /** A gauge's value, undefined while the series is absent (the audit's: no verdict yet). */
 async function gauge(name: string): Promise<number | undefined> {
@@ -84,7 +108,14 @@ const auditGauge = (): Promise<number | undefined> => gauge('interlock_node_cni_
 const breakerGauge = (): Promise<number | undefined> => gauge('interlock_node_breaker_open');
 
 // Asynchronous: the stand-in answers from this very process.
-const kubectl = async (...args: string[]): Promise<string> => (await promisify(execFile)('kubectl', args, { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, HOME: root }, encoding: 'utf8', timeout: 30_000 })).stdout;
+const kubectl = async (...args: string[]): Promise<string> =>
+  (
+    await promisify(execFile)('kubectl', args, {
+      env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, HOME: root },
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+  ).stdout;
 
 beforeAll(async () => {
   execFileSync('bash', [join(SCRIPTS, 'ensure-containerd.sh')], { stdio: 'ignore' });
@@ -93,7 +124,16 @@ beforeAll(async () => {
   api = await startKubeApi({ bookmarkMs: 200 });
   api.store.put('nodes', nodeObject('node-a'));
   kubeconfig = writeKubeconfig(join(root, 'kubeconfig'), api.url);
-  agent = await startAgent(api, ['--cni-audit', '--taint', '--cni-conf-dir', confDir, '--cni-bin-dir', binDir, '--breaker-window', `${WINDOW_MS / 1000}s`]);
+  agent = await startAgent(api, [
+    '--cni-audit',
+    '--taint',
+    '--cni-conf-dir',
+    confDir,
+    '--cni-bin-dir',
+    binDir,
+    '--breaker-window',
+    `${WINDOW_MS / 1000}s`,
+  ]);
 });
 
 afterAll(async () => {
@@ -118,10 +158,26 @@ describe('interlock node --cni-audit --taint: S6, the primary drops the mesh ent
 
   it('2. the primary rewrites its conflist without linkerd-cni: a Broken Event naming the file, the breaker opens, the taint, the gauge 0', async () => {
     const rewrittenAt = await rewritePrimary(false);
-    const [broken] = await waitFor('the InterlockCniConfigBroken Event', () => { const found = eventsOf('InterlockCniConfigBroken'); return found.length > 0 && found; }, WAIT_MS);
+    const [broken] = await waitFor(
+      'the InterlockCniConfigBroken Event',
+      () => {
+        const found = eventsOf('InterlockCniConfigBroken');
+        return found.length > 0 && found;
+      },
+      WAIT_MS,
+    );
     expect(broken).toMatchObject({ type: 'Warning', involvedObject: { kind: 'Node', name: 'node-a' } });
-    expect(broken!.message).toMatch(/^CNI configuration audit failed: containerd loads 10-bridge\.conflist, whose chain \[bridge\] has no linkerd-cni/);
-    const [opened] = await waitFor('the InterlockBreakerOpen Event', () => { const found = eventsOf('InterlockBreakerOpen'); return found.length > 0 && found; }, WAIT_MS);
+    expect(broken!.message).toMatch(
+      /^CNI configuration audit failed: containerd loads 10-bridge\.conflist, whose chain \[bridge\] has no linkerd-cni/,
+    );
+    const [opened] = await waitFor(
+      'the InterlockBreakerOpen Event',
+      () => {
+        const found = eventsOf('InterlockBreakerOpen');
+        return found.length > 0 && found;
+      },
+      WAIT_MS,
+    );
     expect(opened!.message).toContain('CNI audit: containerd loads 10-bridge.conflist');
     await waitFor(`the taint ${TAINT_KEY}:NoSchedule`, tainted, WAIT_MS);
     expect(nodePatches().every((patch) => patch.at >= rewrittenAt)).toBe(true);
@@ -147,8 +203,18 @@ describe('interlock node --cni-audit --taint: S6, the primary drops the mesh ent
 
   it('3. the mesh entry is restored: a Healthy Event, and only after the breaker window the taint comes off; the gauge is 1', async () => {
     const restoredAt = await rewritePrimary(true);
-    const [healthy] = await waitFor('the InterlockCniConfigHealthy Event', () => { const found = eventsOf('InterlockCniConfigHealthy'); return found.length > 0 && found; }, WAIT_MS);
-    expect(healthy).toMatchObject({ type: 'Normal', message: 'The CNI configuration audit of node node-a is healthy again.' });
+    const [healthy] = await waitFor(
+      'the InterlockCniConfigHealthy Event',
+      () => {
+        const found = eventsOf('InterlockCniConfigHealthy');
+        return found.length > 0 && found;
+      },
+      WAIT_MS,
+    );
+    expect(healthy).toMatchObject({
+      type: 'Normal',
+      message: 'The CNI configuration audit of node node-a is healthy again.',
+    });
     expect(await auditGauge()).toBe(1);
     await waitFor('the InterlockBreakerClosed Event', () => eventsOf('InterlockBreakerClosed').length > 0, WAIT_MS);
     await waitFor('the taint to come off', () => !tainted(), WAIT_MS);
@@ -165,9 +231,15 @@ describe('interlock node --cni-audit --taint: S6, the primary drops the mesh ent
   it('4. kubectl describe node shows the Events the audit posted, and no taint', async () => {
     const out = await kubectl('describe', 'node', 'node-a');
     expect(out).toMatch(/Taints:\s+<none>/);
-    expect(out).toMatch(/Warning\s+InterlockCniConfigBroken\s+\S+\s+interlock-node\s+CNI configuration audit failed: containerd loads 10-bridge\.conflist/);
-    expect(out).toMatch(/Warning\s+InterlockBreakerOpen\s+\S+\s+interlock-node\s+Stopped recreating pods on node node-a: CNI audit/);
-    expect(out).toMatch(/Normal\s+InterlockCniConfigHealthy\s+\S+\s+interlock-node\s+The CNI configuration audit of node node-a is healthy again\./);
+    expect(out).toMatch(
+      /Warning\s+InterlockCniConfigBroken\s+\S+\s+interlock-node\s+CNI configuration audit failed: containerd loads 10-bridge\.conflist/,
+    );
+    expect(out).toMatch(
+      /Warning\s+InterlockBreakerOpen\s+\S+\s+interlock-node\s+Stopped recreating pods on node node-a: CNI audit/,
+    );
+    expect(out).toMatch(
+      /Normal\s+InterlockCniConfigHealthy\s+\S+\s+interlock-node\s+The CNI configuration audit of node node-a is healthy again\./,
+    );
     expect(out).toMatch(/Normal\s+InterlockBreakerClosed\s+\S+\s+interlock-node\s+Node node-a stayed healthy for 3 s/);
   });
 });

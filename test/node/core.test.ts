@@ -10,12 +10,21 @@ import { parseRetryAfter, retryDelayMs } from '../../src/node/retry-delay.js';
 import { crashLoopPod, failedJobPod, healthyPod, type FixturePod } from '../harness/kube-api/pods.js';
 
 const C = 'linkerd-network-validator';
-const withMeta = (pod: FixturePod): FixturePod => ({ ...pod, metadata: { ...pod.metadata, uid: 'u1', resourceVersion: '7' } });
+const withMeta = (pod: FixturePod): FixturePod => ({
+  ...pod,
+  metadata: { ...pod.metadata, uid: 'u1', resourceVersion: '7' },
+});
 
 describe('pod view and blocked (kubelet-shaped fixtures)', () => {
   it('reads lastState.terminated of a CrashLoopBackOff validator', () => {
     const view = podViewOf(withMeta(crashLoopPod({ name: 'a' })), C)!;
-    expect(view).toMatchObject({ key: 'default/a', uid: 'u1', ownerKind: 'ReplicaSet', restartPolicy: 'Always', validator: { exitCode: 95 } });
+    expect(view).toMatchObject({
+      key: 'default/a',
+      uid: 'u1',
+      ownerKind: 'ReplicaSet',
+      restartPolicy: 'Always',
+      validator: { exitCode: 95 },
+    });
     expect(blockedOf(view, 95)).toMatchObject({ reason: 'PodNetworkMissing', recreatable: true });
   });
 
@@ -30,7 +39,9 @@ describe('pod view and blocked (kubelet-shaped fixtures)', () => {
     expect(blockedOf(podViewOf(withMeta(healthyPod({ name: 'a' })), C)!, 95)).toBeUndefined();
     expect(podViewOf(withMeta(crashLoopPod({ name: 'a' })), 'istio-validation')).toBeUndefined();
     const passedAfterFailure = withMeta(crashLoopPod({ name: 'a' }));
-    passedAfterFailure.status.initContainerStatuses[0]!.state = { terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-11-20T10:01:00Z' } };
+    passedAfterFailure.status.initContainerStatuses[0]!.state = {
+      terminated: { exitCode: 0, reason: 'Completed', finishedAt: '2026-11-20T10:01:00Z' },
+    };
     expect(blockedOf(podViewOf(passedAfterFailure, C)!, 95)).toBeUndefined();
   });
 
@@ -44,7 +55,10 @@ describe('pod view and blocked (kubelet-shaped fixtures)', () => {
   });
 
   it('takes the first word as reason; a message without one is Unknown and only reported', () => {
-    const view = podViewOf(withMeta(crashLoopPod({ name: 'a', message: 'ConfigInvalid: --inbound-port: expected 1-65535' })), C)!;
+    const view = podViewOf(
+      withMeta(crashLoopPod({ name: 'a', message: 'ConfigInvalid: --inbound-port: expected 1-65535' })),
+      C,
+    )!;
     expect(blockedOf(view, 95)).toMatchObject({ reason: 'ConfigInvalid', recreatable: false });
     const garbage = podViewOf(withMeta(crashLoopPod({ name: 'a', message: '  {"level":50}' })), C)!;
     expect(blockedOf(garbage, 95)).toMatchObject({ reason: 'Unknown', recreatable: false });
@@ -56,7 +70,16 @@ const POLICY: BackoffPolicy = { baseMs: 1000, maxMs: 8000, maxRecreations: 3, wi
 describe('decide', () => {
   const input = (over: Partial<DecisionInput> = {}): DecisionInput => {
     const view = podViewOf(withMeta(crashLoopPod({ name: 'a' })), C)!;
-    return { view, blocked: blockedOf(view, 95)!, action: 'delete', breakerOpen: false, backoff: new Map(), policy: POLICY, now: 100_000, ...over };
+    return {
+      view,
+      blocked: blockedOf(view, 95)!,
+      action: 'delete',
+      breakerOpen: false,
+      backoff: new Map(),
+      policy: POLICY,
+      now: 100_000,
+      ...over,
+    };
   };
 
   it('recreates CNI failures, reports the rest, and holds while the breaker is open', () => {
@@ -65,19 +88,27 @@ describe('decide', () => {
     expect(decide(input({ action: 'none' }))).toMatchObject({ kind: 'report', event: 'InterlockBlocked' });
     expect(decide(input({ breakerOpen: true }))).toMatchObject({ kind: 'hold', event: 'InterlockHeld' });
     const base = input();
-    expect(decide({ ...base, blocked: { ...base.blocked, reason: 'NothingToProbe', recreatable: false } })).toMatchObject({ kind: 'report' });
+    expect(
+      decide({ ...base, blocked: { ...base.blocked, reason: 'NothingToProbe', recreatable: false } }),
+    ).toMatchObject({ kind: 'report' });
   });
 
   it('never deletes a pod no controller would recreate: a bare pod or a static (mirror) pod is only reported', () => {
     const bare = withMeta(crashLoopPod({ name: 'bare' }));
     delete bare.metadata.ownerReferences;
     const bareView = podViewOf(bare, C)!;
-    expect(decide(input({ view: bareView, blocked: blockedOf(bareView, 95)! }))).toMatchObject({ kind: 'report', event: 'InterlockBlocked' });
+    expect(decide(input({ view: bareView, blocked: blockedOf(bareView, 95)! }))).toMatchObject({
+      kind: 'report',
+      event: 'InterlockBlocked',
+    });
     const mirror = withMeta(crashLoopPod({ name: 'static-node-a' }));
     mirror.metadata.ownerReferences = [{ apiVersion: 'v1', kind: 'Node', name: 'node-a', uid: 'n1', controller: true }];
     const mirrorView = podViewOf(mirror, C)!;
     expect(decide(input({ view: mirrorView, blocked: blockedOf(mirrorView, 95)! }))).toMatchObject({ kind: 'report' });
-    expect(decide(input({ view: bareView, blocked: blockedOf(bareView, 95)!, action: 'label' }))).toMatchObject({ kind: 'recreate', how: 'label' });
+    expect(decide(input({ view: bareView, blocked: blockedOf(bareView, 95)!, action: 'label' }))).toMatchObject({
+      kind: 'recreate',
+      how: 'label',
+    });
   });
 
   it('says a Job pod deletion counts against backoffLimit', () => {
@@ -94,7 +125,10 @@ describe('decide', () => {
     state = recordRecreation(state, owner, POLICY, 1000);
     expect(backoffVerdict(state, owner, POLICY, 2500)).toEqual({ kind: 'wait', untilMs: 3000 });
     state = recordRecreation(state, owner, POLICY, 3000);
-    expect(decide(input({ backoff: state, now: 50_000 }))).toMatchObject({ kind: 'report', event: 'InterlockRecreateLimit' });
+    expect(decide(input({ backoff: state, now: 50_000 }))).toMatchObject({
+      kind: 'report',
+      event: 'InterlockRecreateLimit',
+    });
     expect(decide(input({ backoff: state, now: 60_001 })).kind).toBe('recreate');
   });
 });
@@ -152,7 +186,9 @@ describe('queue, rate limiter, retry delay', () => {
   it('honours Retry-After and grows exponentially with jitter otherwise', () => {
     const policy = { baseMs: 500, maxMs: 30_000 };
     expect(retryDelayMs(0, 3, policy, () => 0.5)).toBe(3000);
-    expect([0, 1, 2, 10].map((attempt) => retryDelayMs(attempt, undefined, policy, () => 1))).toEqual([500, 1000, 2000, 30_000]);
+    expect([0, 1, 2, 10].map((attempt) => retryDelayMs(attempt, undefined, policy, () => 1))).toEqual([
+      500, 1000, 2000, 30_000,
+    ]);
     expect(retryDelayMs(3, undefined, policy, () => 0)).toBe(2000);
     expect(parseRetryAfter('7', 0)).toBe(7);
     expect(parseRetryAfter('soon', 0)).toBeUndefined();

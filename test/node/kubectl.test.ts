@@ -16,7 +16,14 @@ let dir: string;
 let kubeconfig: string;
 
 // Asynchronous: the stand-in answers from this very process.
-const kubectl = async (...args: string[]): Promise<string> => (await promisify(execFile)('kubectl', args, { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, HOME: dir }, encoding: 'utf8', timeout: 30_000 })).stdout;
+const kubectl = async (...args: string[]): Promise<string> =>
+  (
+    await promisify(execFile)('kubectl', args, {
+      env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, HOME: dir },
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
+  ).stdout;
 
 beforeAll(async () => {
   execFileSync('bash', [new URL('../../scripts/ensure-kubectl.sh', import.meta.url).pathname], { stdio: 'ignore' });
@@ -24,14 +31,25 @@ beforeAll(async () => {
   api.store.put('nodes', nodeObject('node-a'));
   dir = mkdtempSync(join(tmpdir(), 'interlock-kubectl-'));
   kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), api.url);
-  api.store.put('pods', crashLoopPod({ name: 'web-1', message: 'ConfigInvalid: --inbound-port "x": expected 1-65535' }));
-  api.store.put('pods', crashLoopPod({ name: 'web-2', message: 'ProbeIdentityExcluded: uid 2102 is excluded from capture' }));
+  api.store.put(
+    'pods',
+    crashLoopPod({ name: 'web-1', message: 'ConfigInvalid: --inbound-port "x": expected 1-65535' }),
+  );
+  api.store.put(
+    'pods',
+    crashLoopPod({ name: 'web-2', message: 'ProbeIdentityExcluded: uid 2102 is excluded from capture' }),
+  );
   // Two CNI failures in the first list open the breaker (threshold 1) before anything is deleted.
   api.store.put('pods', crashLoopPod({ name: 'web-3', ownerUid: 'o3' }));
   api.store.put('pods', crashLoopPod({ name: 'web-4', ownerUid: 'o4' }));
   agent = await startAgent(api, ['--breaker-threshold', '1']);
-  await waitFor('the Node Event', () => api.store.list('events').some((event) => event.reason === 'InterlockBreakerOpen'));
-  await waitFor('both pod Events', () => api.store.list('events').filter((event) => event.reason === 'InterlockBlocked').length === 2);
+  await waitFor('the Node Event', () =>
+    api.store.list('events').some((event) => event.reason === 'InterlockBreakerOpen'),
+  );
+  await waitFor(
+    'both pod Events',
+    () => api.store.list('events').filter((event) => event.reason === 'InterlockBlocked').length === 2,
+  );
 });
 
 afterAll(async () => {
@@ -50,12 +68,16 @@ describe('kubectl reads what the agent posted', () => {
   it('kubectl describe pod shows the Warning with the validator reason', async () => {
     const out = await kubectl('describe', 'pod', 'web-1');
     expect(out).toMatch(/Init Containers:\s+linkerd-network-validator:/);
-    expect(out).toMatch(/Warning\s+InterlockBlocked\s+\S+\s+interlock-node\s+ConfigInvalid: recreating the pod cannot fix this/);
+    expect(out).toMatch(
+      /Warning\s+InterlockBlocked\s+\S+\s+interlock-node\s+ConfigInvalid: recreating the pod cannot fix this/,
+    );
     expect(out).not.toContain('ProbeIdentityExcluded');
   });
 
   it('kubectl describe node shows the breaker Event', async () => {
     const out = await kubectl('describe', 'node', 'node-a');
-    expect(out).toMatch(/Warning\s+InterlockBreakerOpen\s+\S+\s+interlock-node\s+Stopped recreating pods on node node-a/);
+    expect(out).toMatch(
+      /Warning\s+InterlockBreakerOpen\s+\S+\s+interlock-node\s+Stopped recreating pods on node node-a/,
+    );
   });
 });

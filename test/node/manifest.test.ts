@@ -5,27 +5,67 @@ import { nodeAgentManifest, nodeAgentRules } from '../../src/node/manifest.js';
 type ManifestDocument = {
   kind: string;
   subjects?: unknown[];
-  spec: { template: { spec: { hostNetwork: boolean; tolerations: unknown[]; containers: Array<{ args: string[]; env: unknown[] }> } } };
+  spec: {
+    template: {
+      spec: { hostNetwork: boolean; tolerations: unknown[]; containers: Array<{ args: string[]; env: unknown[] }> };
+    };
+  };
 };
 
-const verbsOf = (rules: ReturnType<typeof nodeAgentRules>) => Object.fromEntries(rules.map((rule) => [rule.resources.join(','), rule.verbs]));
+const verbsOf = (rules: ReturnType<typeof nodeAgentRules>) =>
+  Object.fromEntries(rules.map((rule) => [rule.resources.join(','), rule.verbs]));
 
 describe('node agent manifests', () => {
   it('grants each action exactly the rights of the table', () => {
     expect(verbsOf(nodeAgentRules('none', false))).toEqual({ pods: ['get', 'list', 'watch'], events: ['create'] });
-    expect(verbsOf(nodeAgentRules('delete', false))).toEqual({ pods: ['get', 'list', 'watch', 'delete'], events: ['create'] });
-    expect(verbsOf(nodeAgentRules('label', false))).toEqual({ pods: ['get', 'list', 'watch', 'patch'], events: ['create'] });
-    expect(verbsOf(nodeAgentRules('delete', true))).toEqual({ pods: ['get', 'list', 'watch', 'delete'], events: ['create'], nodes: ['get', 'patch'] });
+    expect(verbsOf(nodeAgentRules('delete', false))).toEqual({
+      pods: ['get', 'list', 'watch', 'delete'],
+      events: ['create'],
+    });
+    expect(verbsOf(nodeAgentRules('label', false))).toEqual({
+      pods: ['get', 'list', 'watch', 'patch'],
+      events: ['create'],
+    });
+    expect(verbsOf(nodeAgentRules('delete', true))).toEqual({
+      pods: ['get', 'list', 'watch', 'delete'],
+      events: ['create'],
+      nodes: ['get', 'patch'],
+    });
   });
 
   it('prints a ServiceAccount, ClusterRole, binding and a host-network DaemonSet that tolerates its own taint', () => {
-    const documents = nodeAgentManifest({ image: 'example/interlock:1', mesh: 'linkerd', action: 'label', taint: true }) as readonly ManifestDocument[];
-    expect(documents.map((document) => document.kind)).toEqual(['ServiceAccount', 'ClusterRole', 'ClusterRoleBinding', 'DaemonSet']);
+    const documents = nodeAgentManifest({
+      image: 'example/interlock:1',
+      mesh: 'linkerd',
+      action: 'label',
+      taint: true,
+    }) as readonly ManifestDocument[];
+    expect(documents.map((document) => document.kind)).toEqual([
+      'ServiceAccount',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'DaemonSet',
+    ]);
     const pod = documents[3]!.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
-    expect(pod.tolerations).toContainEqual({ key: 'interlock.dev/cni-not-ready', operator: 'Exists', effect: 'NoSchedule' });
-    expect(pod.containers[0]?.args).toEqual(['node', '--mesh=linkerd', '--action=label', '--taint', '--listen=0.0.0.0:9477']);
-    expect(pod.containers[0]?.env).toContainEqual({ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } });
-    expect(documents[2]?.subjects).toEqual([{ kind: 'ServiceAccount', name: 'interlock-node', namespace: 'interlock-system' }]);
+    expect(pod.tolerations).toContainEqual({
+      key: 'interlock.dev/cni-not-ready',
+      operator: 'Exists',
+      effect: 'NoSchedule',
+    });
+    expect(pod.containers[0]?.args).toEqual([
+      'node',
+      '--mesh=linkerd',
+      '--action=label',
+      '--taint',
+      '--listen=0.0.0.0:9477',
+    ]);
+    expect(pod.containers[0]?.env).toContainEqual({
+      name: 'NODE_NAME',
+      valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } },
+    });
+    expect(documents[2]?.subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'interlock-node', namespace: 'interlock-system' },
+    ]);
   });
 });

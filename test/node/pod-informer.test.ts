@@ -11,7 +11,11 @@ function recordingClock(stopAfter: number, controller: AbortController): AgentCl
   return {
     slept,
     now: () => time,
-    sleep: async (ms) => { slept.push(ms); time += ms; if (slept.length >= stopAfter) controller.abort(); },
+    sleep: async (ms) => {
+      slept.push(ms);
+      time += ms;
+      if (slept.length >= stopAfter) controller.abort();
+    },
     later: () => () => undefined,
   };
 }
@@ -22,7 +26,11 @@ const sink = (log: string[]): PodWatchSink => ({
   restarted: (cause) => log.push(`restarted ${cause}`),
   apiError: (failure) => log.push(`error ${failure.status}`),
 });
-const failure = (status: number, retryAfterSeconds?: number): ApiFailure => ({ status, retryAfterSeconds, message: `answered ${status}` });
+const failure = (status: number, retryAfterSeconds?: number): ApiFailure => ({
+  status,
+  retryAfterSeconds,
+  message: `answered ${status}`,
+});
 
 describe('pod informer', () => {
   it('a failing list backs off exponentially, and a 429 waits for Retry-After', async () => {
@@ -30,8 +38,19 @@ describe('pod informer', () => {
     const clock = recordingClock(4, controller);
     const log: string[] = [];
     const answers = [failure(500), failure(500), failure(429, 7), failure(500)];
-    const ports = { list: async () => ({ ok: false as const, failure: answers.shift()! }), watch: async (): Promise<WatchEnd> => ({ kind: 'expired' }) };
-    await runPodInformer(ports, sink(log), clock, { baseMs: 500, maxMs: 30_000 }, () => 1, controller.signal, () => undefined);
+    const ports = {
+      list: async () => ({ ok: false as const, failure: answers.shift()! }),
+      watch: async (): Promise<WatchEnd> => ({ kind: 'expired' }),
+    };
+    await runPodInformer(
+      ports,
+      sink(log),
+      clock,
+      { baseMs: 500, maxMs: 30_000 },
+      () => 1,
+      controller.signal,
+      () => undefined,
+    );
     expect(clock.slept).toEqual([500, 1000, 7000, 4000]);
     expect(log).toEqual(['error 500', 'error 500', 'error 429', 'error 500']);
   });
@@ -41,15 +60,36 @@ describe('pod informer', () => {
     const clock = recordingClock(3, controller);
     const log: string[] = [];
     const watched: string[] = [];
-    const ends: WatchEnd[] = [{ kind: 'ended', resourceVersion: '15' }, { kind: 'expired' }, { kind: 'ended', resourceVersion: '30' }];
+    const ends: WatchEnd[] = [
+      { kind: 'ended', resourceVersion: '15' },
+      { kind: 'expired' },
+      { kind: 'ended', resourceVersion: '30' },
+    ];
     let lists = 0;
     const ports = {
       list: async () => ({ ok: true as const, value: { items: [{}], resourceVersion: String(10 * ++lists) } }),
-      watch: async (rv: string): Promise<WatchEnd> => { watched.push(rv); return ends.shift() ?? { kind: 'ended', resourceVersion: rv }; },
+      watch: async (rv: string): Promise<WatchEnd> => {
+        watched.push(rv);
+        return ends.shift() ?? { kind: 'ended', resourceVersion: rv };
+      },
     };
-    await runPodInformer(ports, sink(log), clock, { baseMs: 500, maxMs: 30_000 }, () => 1, controller.signal, () => undefined);
+    await runPodInformer(
+      ports,
+      sink(log),
+      clock,
+      { baseMs: 500, maxMs: 30_000 },
+      () => 1,
+      controller.signal,
+      () => undefined,
+    );
     expect(watched.slice(0, 3)).toEqual(['10', '15', '20']);
-    expect(log.slice(0, 5)).toEqual(['relisted 1', 'restarted dropped', 'restarted expired', 'relisted 1', 'restarted dropped']);
+    expect(log.slice(0, 5)).toEqual([
+      'relisted 1',
+      'restarted dropped',
+      'restarted expired',
+      'relisted 1',
+      'restarted dropped',
+    ]);
     // Each of those watches ended at once: 0.5 s, 1 s, 2 s apart, never back to back.
     expect(clock.slept).toEqual([500, 1000, 2000]);
   });

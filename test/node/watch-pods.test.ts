@@ -10,10 +10,23 @@ beforeEach(async () => {
   api = await startKubeApi({ bookmarkMs: 50 });
   access = { server: api.url, insecureSkipTlsVerify: false, origin: 'test' };
 });
-afterEach(async () => { await api.close(); });
+afterEach(async () => {
+  await api.close();
+});
 
-const options: PodWatchOptions = { fieldSelector: 'spec.nodeName=node-a', pageSize: 2, requestTimeoutMs: 300, watchTimeoutSeconds: 1, idleMs: 5000 };
-const sink = (seen: string[]): PodWatchSink => ({ relisted: () => undefined, changed: (type, pod) => seen.push(`${type} ${(pod as { metadata: { name: string } }).metadata.name}`), restarted: () => undefined, apiError: () => undefined });
+const options: PodWatchOptions = {
+  fieldSelector: 'spec.nodeName=node-a',
+  pageSize: 2,
+  requestTimeoutMs: 300,
+  watchTimeoutSeconds: 1,
+  idleMs: 5000,
+};
+const sink = (seen: string[]): PodWatchSink => ({
+  relisted: () => undefined,
+  changed: (type, pod) => seen.push(`${type} ${(pod as { metadata: { name: string } }).metadata.name}`),
+  restarted: () => undefined,
+  apiError: () => undefined,
+});
 
 describe('the pod watch adapter against the stand-in', () => {
   it('lists in pages of pageSize and returns the first page resourceVersion', async () => {
@@ -39,9 +52,20 @@ describe('the pod watch adapter against the stand-in', () => {
     api.store.put('pods', crashLoopPod({ name: 'a' }));
     api.store.put('pods', crashLoopPod({ name: 'b' }));
     api.store.compact();
-    expect(await watchPodsOnce(access, options, '1', sink([]), new AbortController().signal)).toEqual({ kind: 'expired' });
+    expect(await watchPodsOnce(access, options, '1', sink([]), new AbortController().signal)).toEqual({
+      kind: 'expired',
+    });
     api.faults.add({ watch: true, fault: { kind: 'delay', ms: 3000 } });
-    const hung = await watchPodsOnce(access, options, String(api.store.resourceVersion), sink([]), new AbortController().signal);
-    expect(hung).toMatchObject({ kind: 'failed', failure: { status: 0, message: expect.stringContaining('no answer within 300 ms') } });
+    const hung = await watchPodsOnce(
+      access,
+      options,
+      String(api.store.resourceVersion),
+      sink([]),
+      new AbortController().signal,
+    );
+    expect(hung).toMatchObject({
+      kind: 'failed',
+      failure: { status: 0, message: expect.stringContaining('no answer within 300 ms') },
+    });
   });
 });

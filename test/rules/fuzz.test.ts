@@ -9,11 +9,35 @@ import { CORPUS, flagsFor, loadManifest } from '../explain/corpus.js';
 import { specFromFlags } from '../harness/spec.js';
 import { prng } from '../harness/prng.js';
 
-
 const linkerdSave = readFileSync(path.join(CORPUS, 'linkerd/cni-default/iptables-nft-save.v4.txt'), 'utf8');
 const istioSave = readFileSync(path.join(CORPUS, 'istio/dns-uid-gid/iptables-legacy-save.v4.txt'), 'utf8');
 const istioJson = readFileSync(path.join(CORPUS, 'istio-nftables/tproxy/nft-list-ruleset.json'), 'utf8');
-const ALPHABET = ['-A', '-j', '-m', '!', 'REDIRECT', '--to-ports', 'RETURN', '*nat', 'COMMIT', ':X - [0:0]', '"', '\n', ' ', '--dport', '{', '}', '[', ']', ',', ':', 'tcp', '15001', 'OUTPUT', '0x539'];
+const ALPHABET = [
+  '-A',
+  '-j',
+  '-m',
+  '!',
+  'REDIRECT',
+  '--to-ports',
+  'RETURN',
+  '*nat',
+  'COMMIT',
+  ':X - [0:0]',
+  '"',
+  '\n',
+  ' ',
+  '--dport',
+  '{',
+  '}',
+  '[',
+  ']',
+  ',',
+  ':',
+  'tcp',
+  '15001',
+  'OUTPUT',
+  '0x539',
+];
 
 const tproxyCase = loadManifest().find((testCase) => testCase.dir === 'istio-nftables/tproxy');
 if (!tproxyCase) throw new Error('corpus case istio-nftables/tproxy is missing');
@@ -44,7 +68,11 @@ function mutateNumber(text: string, random: () => number): string {
 function garbage(random: () => number): string {
   let text = '';
   const length = Math.floor(random() * 400);
-  for (let i = 0; i < length; i++) text += random() < 0.5 ? (ALPHABET[Math.floor(random() * ALPHABET.length)] as string) : String.fromCharCode(Math.floor(random() * 256));
+  for (let i = 0; i < length; i++)
+    text +=
+      random() < 0.5
+        ? (ALPHABET[Math.floor(random() * ALPHABET.length)] as string)
+        : String.fromCharCode(Math.floor(random() * 256));
   return text;
 }
 
@@ -56,7 +84,12 @@ function capturePatterns(base: string): RegExp[] {
     .map((line) => {
       const chain = /^-A (\S+)/.exec(line)?.[1] ?? '';
       const essence = /(--[ug]id-owner \d+).*(-j RETURN)$/.exec(line) ?? /(-j REDIRECT --to-ports \d+)$/.exec(line);
-      const tail = essence ? essence.slice(1).map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^\\n]*') : '';
+      const tail = essence
+        ? essence
+            .slice(1)
+            .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+            .join('[^\\n]*')
+        : '';
       // [^\n], not ".": a carriage return inside a quoted comment is still one line.
       return new RegExp(`^-A ${chain} [^\\n]*${tail}$`, 'm');
     });
@@ -98,14 +131,17 @@ describe('fuzzing the parsers and the tracer', () => {
       passed++;
       // An oracle outside the engine: a mutant can pass only if every capture and exclusion rule
       // of the original survives in substance (chain, target, port or uid); a comment may change.
-      for (const pattern of capturePatterns(base)) expect(text, `mutant ${i} passed without ${pattern}`).toMatch(pattern);
+      for (const pattern of capturePatterns(base))
+        expect(text, `mutant ${i} passed without ${pattern}`).toMatch(pattern);
     }
     expect(parsed).toBeGreaterThan(0);
     expect(passed).toBeGreaterThan(0);
   });
 
   it('mutated nft JSON never throws, and a pass keeps every capture port', () => {
-    const baseline = analyzeDumps(istioTproxy, [{ backend: 'nftables', source: 'corpus', text: istioJson }], { families: ['ipv4'] });
+    const baseline = analyzeDumps(istioTproxy, [{ backend: 'nftables', source: 'corpus', text: istioJson }], {
+      families: ['ipv4'],
+    });
     expect(baseline.kind === 'checked' && baseline.check.status).toBe('passed');
     const random = prng(3);
     let passed = 0;
@@ -115,7 +151,12 @@ describe('fuzzing the parsers and the tracer', () => {
       const result = analyzeDumps(istioTproxy, [{ backend: 'nftables', source: 'fuzz', text }], { families: ['ipv4'] });
       if (result.kind !== 'checked' || result.check.status !== 'passed') continue;
       passed++;
-      for (const statement of ['"redirect": {"port": 15001}', '"tproxy": {"family": "ip", "port": 15006}', '"meta": {"key": "skuid"}}, "right": 1337']) expect(text, `mutant ${i}`).toContain(statement);
+      for (const statement of [
+        '"redirect": {"port": 15001}',
+        '"tproxy": {"family": "ip", "port": 15006}',
+        '"meta": {"key": "skuid"}}, "right": 1337',
+      ])
+        expect(text, `mutant ${i}`).toContain(statement);
     }
     expect(passed).toBeGreaterThan(0);
   });
@@ -127,24 +168,44 @@ describe('fuzzing the parsers and the tracer', () => {
       // Drop one or more REDIRECT rules: Linkerd's capture cannot hold without both.
       const kept = lines.filter((line) => !(line.includes('REDIRECT') && random() < 0.8));
       const dropped = kept.length < lines.length ? kept : lines.filter((line) => !line.includes('--to-ports 4140'));
-      const result = analyze({ backend: 'iptables-nft', family: 'ipv4', source: 'fuzz', text: dropped.join('\n') }, 'linkerd');
+      const result = analyze(
+        { backend: 'iptables-nft', family: 'ipv4', source: 'fuzz', text: dropped.join('\n') },
+        'linkerd',
+      );
       expect(result.kind === 'checked' && result.check.status === 'passed').toBe(false);
     }
   });
 
   it('a jump loop ends as unknown, not a hang', () => {
-    const text = ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':A - [0:0]', ':B - [0:0]', '-A OUTPUT -j A', '-A A -j B', '-A B -j A', 'COMMIT', ''].join('\n');
+    const text = [
+      '*nat',
+      ':PREROUTING ACCEPT [0:0]',
+      ':OUTPUT ACCEPT [0:0]',
+      ':A - [0:0]',
+      ':B - [0:0]',
+      '-A OUTPUT -j A',
+      '-A A -j B',
+      '-A B -j A',
+      'COMMIT',
+      '',
+    ].join('\n');
     const result = analyze({ backend: 'iptables-nft', family: 'ipv4', source: 'loop', text }, 'linkerd');
     expect(result.kind).toBe('checked');
     if (result.kind !== 'checked') return;
     expect(result.check.status).not.toBe('passed');
     const outbound = result.check.answers.find((answer) => answer.expectation.id === 'ipv4/outbound/app');
     expect(outbound?.outcomes.map((seen) => seen.outcome.kind)).toEqual(['unknown']);
-    expect(result.check.findings.find((finding) => finding.expectation.id === 'ipv4/outbound/app')?.message).toContain('enters a loop (A -> B -> A)');
+    expect(result.check.findings.find((finding) => finding.expectation.id === 'ipv4/outbound/app')?.message).toContain(
+      'enters a loop (A -> B -> A)',
+    );
   });
 
   it('parse errors name the line', () => {
-    const result = parseIptablesSave('*nat\n:OUTPUT ACCEPT [0:0]\n-A NOPE -j RETURN\nCOMMIT\n', { backend: 'iptables-nft', family: 'ipv4', source: 'f.txt' });
+    const result = parseIptablesSave('*nat\n:OUTPUT ACCEPT [0:0]\n-A NOPE -j RETURN\nCOMMIT\n', {
+      backend: 'iptables-nft',
+      family: 'ipv4',
+      source: 'f.txt',
+    });
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.error).toMatchObject({ source: 'f.txt', line: 3 });
   });

@@ -14,10 +14,16 @@ describe('the shared protocol cache', () => {
       const line = `-A OUTPUT ${index < 40 ? '! ' : ''}-p ${name} -j RETURN`;
       return [line, line];
     });
-    const parsed = parseIptablesSave(dumpOf(tableBlock('nat', [], lines)), { backend: 'iptables-nft', family: 'ipv4', source: 'iptables-save' });
+    const parsed = parseIptablesSave(dumpOf(tableBlock('nat', [], lines)), {
+      backend: 'iptables-nft',
+      family: 'ipv4',
+      source: 'iptables-save',
+    });
     const rules = tablesOf(parsed)[0]?.chains.get('OUTPUT')?.rules ?? [];
     expect(rules).toHaveLength(140);
-    expect(names.map((_, index) => rules[2 * index]?.matches[0] === rules[2 * index + 1]?.matches[0])).toEqual(names.map((_, index) => index < 64));
+    expect(names.map((_, index) => rules[2 * index]?.matches[0] === rules[2 * index + 1]?.matches[0])).toEqual(
+      names.map((_, index) => index < 64),
+    );
     expect(rules[139]?.matches).toEqual([{ kind: 'protocol', protocols: ['212'], negated: false }]);
   });
 });

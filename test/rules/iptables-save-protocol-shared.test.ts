@@ -9,7 +9,21 @@ import { dumpOf, tableBlock, tablesOf } from './iptables-save-dump.js';
 
 describe('the shared protocol matches', () => {
   it('a protocol read twice, negated or not, is the same object each time, and a negated one is never the plain one', () => {
-    const parsed = parseIptablesSave(dumpOf(tableBlock('nat', [], ['-A OUTPUT ! -p sctp -j RETURN', '-A OUTPUT -p sctp -j RETURN', '-A OUTPUT ! -p sctp -j RETURN', '-A OUTPUT -p sctp -j RETURN'])), { backend: 'iptables-nft', family: 'ipv4', source: 'iptables-save' });
+    const parsed = parseIptablesSave(
+      dumpOf(
+        tableBlock(
+          'nat',
+          [],
+          [
+            '-A OUTPUT ! -p sctp -j RETURN',
+            '-A OUTPUT -p sctp -j RETURN',
+            '-A OUTPUT ! -p sctp -j RETURN',
+            '-A OUTPUT -p sctp -j RETURN',
+          ],
+        ),
+      ),
+      { backend: 'iptables-nft', family: 'ipv4', source: 'iptables-save' },
+    );
     const rules = [...(tablesOf(parsed)[0]?.chains.get('OUTPUT')?.rules ?? [])];
     expect(rules.map((rule) => rule.matches)).toEqual([
       [{ kind: 'protocol', protocols: ['sctp'], negated: true }],

@@ -18,7 +18,10 @@ import { CORPUS } from '../explain/corpus.js';
 const NFT_LISTS =
   '{"nftables": [{"metainfo": {"version": "1.0.6", "release_name": "Lester Gooch #5", "json_schema_version": 1}}, {"table": {"family": "inet", "name": "mesh-lists", "handle": 1}}, {"chain": {"family": "inet", "table": "mesh-lists", "name": "output", "handle": 1, "type": "nat", "hook": "output", "prio": -100, "policy": "accept"}}, {"rule": {"family": "inet", "table": "mesh-lists", "chain": "output", "handle": 6, "expr": [{"match": {"op": "==", "left": {"meta": {"key": "oifname"}}, "right": {"set": ["lo", "eth0"]}}}, {"match": {"op": "==", "left": {"meta": {"key": "skuid"}}, "right": {"set": [1337, 2102]}}}, {"match": {"op": "==", "left": {"meta": {"key": "l4proto"}}, "right": {"set": ["tcp", "udp"]}}}, {"match": {"op": "==", "left": {"ct": {"key": "state"}}, "right": {"set": ["established", "related"]}}}, {"counter": {"packets": 0, "bytes": 0}}, {"redirect": {"port": 15001}}]}}]}\n';
 
-const LINKERD_PORTS = readFileSync(path.join(CORPUS, 'linkerd/control-plane-default', 'iptables-nft-save.v4.txt'), 'utf8');
+const LINKERD_PORTS = readFileSync(
+  path.join(CORPUS, 'linkerd/control-plane-default', 'iptables-nft-save.v4.txt'),
+  'utf8',
+);
 
 const EXCEEDED =
   "the rules would take more than 128 MiB of memory to analyse (the dumps' text, 160 bytes per rule, match, action and list element, 12 bytes per byte of nft JSON), the limit for one analysis; a pod's NAT rules take well under 1 MiB";
@@ -49,6 +52,9 @@ describe('TermBudget: every list element of a rule is charged', () => {
     const cost = 36 * BYTES_PER_TERM;
     const options = { backend: 'iptables-nft', family: 'ipv4', source: 'iptables-nft-save' } as const;
     expect(parseIptablesSave(LINKERD_PORTS, { ...options, budget: budgetLeaving(cost) }).ok).toBe(true);
-    expectTooLarge(parseIptablesSave(LINKERD_PORTS, { ...options, budget: budgetLeaving(cost - 1) }), 'iptables-nft-save');
+    expectTooLarge(
+      parseIptablesSave(LINKERD_PORTS, { ...options, budget: budgetLeaving(cost - 1) }),
+      'iptables-nft-save',
+    );
   });
 });

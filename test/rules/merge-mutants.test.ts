@@ -20,14 +20,22 @@ const iptables = (backend: Exclude<Backend, 'nftables'>, family: Family, text: s
   family,
   tables: tablesOf(parseIptablesSave(text, { backend, family, source: `${backend}-save` })),
 });
-const nft = (text: string): RuleSource => ({ backend: 'nftables', tables: tablesOf(parseNftJson(text, 'nft -j list ruleset')) });
+const nft = (text: string): RuleSource => ({
+  backend: 'nftables',
+  tables: tablesOf(parseNftJson(text, 'nft -j list ruleset')),
+});
 
 /** The same dump after `iptables -t nat -F`: the tables and chains stay, no rule does. */
-const flushed = (text: string): string => text.split('\n').filter((line) => !line.startsWith('-A ')).join('\n');
+const flushed = (text: string): string =>
+  text
+    .split('\n')
+    .filter((line) => !line.startsWith('-A '))
+    .join('\n');
 
 const DUAL = 'istio/dns-uid-gid';
 const LINKERD = 'linkerd/cni-default';
-const linkerdLegacy = (): RuleSource => iptables('iptables-legacy', 'ipv4', corpus(LINKERD, 'iptables-legacy-save.v4.txt'));
+const linkerdLegacy = (): RuleSource =>
+  iptables('iptables-legacy', 'ipv4', corpus(LINKERD, 'iptables-legacy-save.v4.txt'));
 const linkerdNft = (): RuleSource => iptables('iptables-nft', 'ipv4', corpus(LINKERD, 'iptables-nft-save.v4.txt'));
 const istioNative = (): RuleSource => nft(corpus('istio-nftables/tproxy', 'nft-list-ruleset.json'));
 
@@ -55,12 +63,19 @@ describe('mergeRuleSources: iptables-nft tables listed again by nft', () => {
   });
 
   it('keeps an nft table of a family iptables-nft-save did not read', () => {
-    const merged = mergeRuleSources([iptables('iptables-nft', 'ipv4', corpus(DUAL, 'iptables-nft-save.v4.txt')), nft(corpus(DUAL, 'nft-list-ruleset.json'))]);
+    const merged = mergeRuleSources([
+      iptables('iptables-nft', 'ipv4', corpus(DUAL, 'iptables-nft-save.v4.txt')),
+      nft(corpus(DUAL, 'nft-list-ruleset.json')),
+    ]);
     expect(merged.notes).toEqual([
       "nft table ip nat is iptables-nft's; read through iptables-nft-save instead",
       "nft table ip raw is iptables-nft's; read through iptables-nft-save instead",
     ]);
-    expect(merged.ruleset.tables.filter((table) => table.backend === 'nftables').map((table) => `${table.family} ${table.name}`)).toEqual(['ipv6 nat', 'ipv6 raw']);
+    expect(
+      merged.ruleset.tables
+        .filter((table) => table.backend === 'nftables')
+        .map((table) => `${table.family} ${table.name}`),
+    ).toEqual(['ipv6 nat', 'ipv6 raw']);
     expect(merged.backendsWithRules).toEqual(['iptables-nft', 'nftables']);
   });
 });

@@ -15,7 +15,18 @@ export function oneRuleDocument(expr: readonly unknown[], family: NftFamily = 'i
     nftables: [
       METAINFO,
       { table: { family, name: TABLE, handle: 1 } },
-      { chain: { family, table: TABLE, name: 'output', handle: 1, type: 'nat', hook: 'output', prio: -100, policy: 'accept' } },
+      {
+        chain: {
+          family,
+          table: TABLE,
+          name: 'output',
+          handle: 1,
+          type: 'nat',
+          hook: 'output',
+          prio: -100,
+          policy: 'accept',
+        },
+      },
       { chain: { family, table: TABLE, name: 'istio-output', handle: 2 } },
       { rule: { family, table: TABLE, chain: 'istio-output', handle: 3, expr } },
     ],

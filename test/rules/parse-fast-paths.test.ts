@@ -7,7 +7,6 @@ import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-
 import { tokenizeLine } from '../../src/rules/iptables-save/tokenize.js';
 import { prng } from '../harness/prng.js';
 
-
 /** The tokenizer's rules written as plainly as possible, one character at a time. */
 function referenceTokenize(line: string): string[] | undefined {
   const words: string[] = [];
@@ -54,27 +53,69 @@ describe('iptables-save tokenizer', () => {
   });
 
   it('quoted words, escapes and empty quotes', () => {
-    expect(tokenizeLine('-A X -m comment --comment "a \\"b\\" \\\\c" -j RETURN')).toEqual(['-A', 'X', '-m', 'comment', '--comment', 'a "b" \\c', '-j', 'RETURN']);
+    expect(tokenizeLine('-A X -m comment --comment "a \\"b\\" \\\\c" -j RETURN')).toEqual([
+      '-A',
+      'X',
+      '-m',
+      'comment',
+      '--comment',
+      'a "b" \\c',
+      '-j',
+      'RETURN',
+    ]);
     expect(tokenizeLine('a""b "" c')).toEqual(['ab', '', 'c']);
     expect(tokenizeLine('\t a \r')).toEqual(['a']);
   });
 
   it('a quote ending in a lone backslash is unterminated (it used to loop forever)', () => {
     expect(tokenizeLine('-A X -m comment --comment "abc\\')).toBeUndefined();
-    const parsed = parseIptablesSave('*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -m comment --comment "abc\\\nCOMMIT\n', { backend: 'iptables-nft', family: 'ipv4', source: 't' });
-    expect(parsed).toEqual({ ok: false, error: { kind: 'parse-error', reason: 'RulesUnparseable', source: 't', line: 3, message: 'unterminated quote' } });
+    const parsed = parseIptablesSave('*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -m comment --comment "abc\\\nCOMMIT\n', {
+      backend: 'iptables-nft',
+      family: 'ipv4',
+      source: 't',
+    });
+    expect(parsed).toEqual({
+      ok: false,
+      error: { kind: 'parse-error', reason: 'RulesUnparseable', source: 't', line: 3, message: 'unterminated quote' },
+    });
   });
 });
 
 describe('address and port fast paths agree with the general parsers', () => {
   it('ipv4Number accepts exactly what node:net isIPv4 accepts', () => {
     const random = prng(12);
-    const parts = ['0', '1', '00', '01', '9', '10', '99', '100', '199', '200', '249', '250', '255', '256', '300', '999', '1000', '', '.', 'a', ' ', '-1', '+1', '1e2'];
+    const parts = [
+      '0',
+      '1',
+      '00',
+      '01',
+      '9',
+      '10',
+      '99',
+      '100',
+      '199',
+      '200',
+      '249',
+      '250',
+      '255',
+      '256',
+      '300',
+      '999',
+      '1000',
+      '',
+      '.',
+      'a',
+      ' ',
+      '-1',
+      '+1',
+      '1e2',
+    ];
     for (let i = 0; i < 20000; i++) {
       const count = 1 + Math.floor(random() * 6);
       const text = Array.from({ length: count }, () => pick(random, parts)).join(random() < 0.9 ? '.' : '');
       expect(ipv4Number(text) !== undefined, text).toBe(isIPv4(text));
-      if (isIPv4(text)) expect(ipv4Number(text)).toBe(text.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0));
+      if (isIPv4(text))
+        expect(ipv4Number(text)).toBe(text.split('.').reduce((acc, octet) => acc * 256 + Number(octet), 0));
     }
     expect(parseIp(' 10.1.2.3 ')).toEqual({ family: 'ipv4', value: 0x0a010203n });
     expect(parseIp('255.255.255.255')).toEqual({ family: 'ipv4', value: 0xffffffffn });
@@ -110,10 +151,14 @@ describe('address and port fast paths agree with the general parsers', () => {
 
 describe('option words are looked up as words', () => {
   it('"constructor" or "__proto__" in a rule is an unknown option named as written', () => {
-    const text = '*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -m tcp constructor x -j RETURN\n-A OUTPUT __proto__ -j RETURN\nCOMMIT\n';
+    const text =
+      '*nat\n:OUTPUT ACCEPT [0:0]\n-A OUTPUT -m tcp constructor x -j RETURN\n-A OUTPUT __proto__ -j RETURN\nCOMMIT\n';
     const parsed = parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 't' });
     if (!parsed.ok) throw new Error(parsed.error.message);
     const rules = parsed.tables[0]?.chains.get('OUTPUT')?.rules ?? [];
-    expect(rules.map((rule) => rule.matches)).toEqual([[{ kind: 'unknown', text: '-m tcp constructor x' }], [{ kind: 'unknown', text: '__proto__' }]]);
+    expect(rules.map((rule) => rule.matches)).toEqual([
+      [{ kind: 'unknown', text: '-m tcp constructor x' }],
+      [{ kind: 'unknown', text: '__proto__' }],
+    ]);
   });
 });

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
-import { atomLabels, atomOf, atomsMatching, buildInterfaceAtoms, interfaceMatches } from '../../src/trace/interface-atoms.js';
+import {
+  atomLabels,
+  atomOf,
+  atomsMatching,
+  buildInterfaceAtoms,
+  interfaceMatches,
+} from '../../src/trace/interface-atoms.js';
 import { interfacePatterns } from '../../src/trace/interface-patterns.js';
 
 // Interface names as iptables-save prints them (`-i eth0`, `-o eth+`, `! -o lo`) and nft's `eth*`.
@@ -32,7 +38,10 @@ describe('interfaceMatches', () => {
 describe('buildInterfaceAtoms', () => {
   it('nothing mentioned: lo and any other interface', () => {
     expect(buildInterfaceAtoms([])).toEqual({
-      atoms: [{ representative: 'lo', label: 'lo' }, { representative: 'ilk0', label: 'any other interface' }],
+      atoms: [
+        { representative: 'lo', label: 'lo' },
+        { representative: 'ilk0', label: 'any other interface' },
+      ],
       all: 3n,
       patterns: ['lo'],
     });
@@ -58,12 +67,22 @@ describe('buildInterfaceAtoms', () => {
     expect(rep(['eth', 'eth0'])).toEqual({ representative: 'ethx9', label: 'eth+ (other)' });
     expect(rep(['eth', 'eth0', 'ethx9'])).toEqual({ representative: 'ethq7z', label: 'eth+ (other)' });
     expect(rep(['eth', 'eth0', 'ethx9', 'ethq7z'])).toEqual({ representative: 'ethzz42', label: 'eth+ (other)' });
-    expect(rep(['eth', 'eth0', 'ethx9', 'ethq7z', 'ethzz42'])).toEqual({ representative: 'eth~', label: 'eth+ (other)' });
+    expect(rep(['eth', 'eth0', 'ethx9', 'ethq7z', 'ethzz42'])).toEqual({
+      representative: 'eth~',
+      label: 'eth+ (other)',
+    });
   });
 
   it('a wildcard whose every candidate is claimed gets no atom of its own', () => {
     expect(atoms(['eth+', 'eth', 'eth0', 'ethx9', 'ethq7z', 'ethzz42', 'eth~']).map((atom) => atom.label)).toEqual([
-      'eth', 'eth0', 'ethq7z', 'ethx9', 'ethzz42', 'eth~', 'lo', 'any other interface',
+      'eth',
+      'eth0',
+      'ethq7z',
+      'ethx9',
+      'ethzz42',
+      'eth~',
+      'lo',
+      'any other interface',
     ]);
   });
 
@@ -85,11 +104,17 @@ describe('buildInterfaceAtoms', () => {
 
   it('a universal wildcard has a non-empty representative and replaces "any other interface"', () => {
     expect(buildInterfaceAtoms(['+'])).toEqual({
-      atoms: [{ representative: '0', label: '+ (other)' }, { representative: 'lo', label: 'lo' }],
+      atoms: [
+        { representative: '0', label: '+ (other)' },
+        { representative: 'lo', label: 'lo' },
+      ],
       all: 3n,
       patterns: ['+', 'lo'],
     });
-    expect(atoms(['*'])).toEqual([{ representative: '0', label: '+ (other)' }, { representative: 'lo', label: 'lo' }]);
+    expect(atoms(['*'])).toEqual([
+      { representative: '0', label: '+ (other)' },
+      { representative: 'lo', label: 'lo' },
+    ]);
     expect(atoms(['+', '0+'])).toEqual([
       { representative: 'x9', label: '+ (other)' },
       { representative: '0', label: '0+ (other)' },
@@ -110,7 +135,12 @@ describe('buildInterfaceAtoms', () => {
     expect(other(['ilk0'])).toEqual({ representative: '~q', label: 'any other interface' });
     expect(other(['ilk+', '~q'])).toEqual({ representative: '~~q7', label: 'any other interface' });
     expect(other(['ilk0', '~+'])).toEqual({ representative: '\u00e9q', label: 'any other interface' });
-    expect(atoms(['ilk0', '~+', '\u00e9+']).map((atom) => atom.label)).toEqual(['ilk0', 'lo', '~+ (other)', '\u00e9+ (other)']);
+    expect(atoms(['ilk0', '~+', '\u00e9+']).map((atom) => atom.label)).toEqual([
+      'ilk0',
+      'lo',
+      '~+ (other)',
+      '\u00e9+ (other)',
+    ]);
   });
 });
 
@@ -153,16 +183,22 @@ describe('atomsMatching, atomLabels, atomOf', () => {
 describe('interfacePatterns', () => {
   it('every name and wildcard the matches mention, in every table, once', () => {
     const text = [
-      '*mangle', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]',
+      '*mangle',
+      ':PREROUTING ACCEPT [0:0]',
+      ':OUTPUT ACCEPT [0:0]',
       '-A PREROUTING -i eth0 -p tcp -j MARK --set-xmark 0x1/0xffffffff',
       'COMMIT',
-      '*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':MESH - [0:0]',
+      '*nat',
+      ':PREROUTING ACCEPT [0:0]',
+      ':OUTPUT ACCEPT [0:0]',
+      ':MESH - [0:0]',
       '-A OUTPUT -j MESH',
       '-A MESH -o lo -j RETURN',
       '-A MESH ! -o veth+ -m owner --uid-owner 1337 -j RETURN',
       '-A MESH -i eth0 -j RETURN',
       '-A MESH -p tcp -j REDIRECT --to-ports 15001',
-      'COMMIT', '',
+      'COMMIT',
+      '',
     ].join('\n');
     const parsed = parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 't' });
     if (!parsed.ok) throw new Error(parsed.error.message);

@@ -5,12 +5,22 @@ import { ANY_MARK, ZERO_MARK } from '../../src/trace/mark-set.js';
 import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../../src/trace/match-constraint.js';
 import type { Region } from '../../src/trace/region.js';
 import { budgetOf, traceRegion } from '../../src/trace/trace-region.js';
-import { EMPTY_SET, intersectSets, sameSets, setsMeet, span, subtractSets, unionSets, type IntervalSet } from '../../src/trace/interval-set.js';
+import {
+  EMPTY_SET,
+  intersectSets,
+  sameSets,
+  setsMeet,
+  span,
+  subtractSets,
+  unionSets,
+  type IntervalSet,
+} from '../../src/trace/interval-set.js';
 
 // The sets the tracer keeps per header field: ports 1-65535, uids 0-0xffffffff, IPv4 addresses as
 // 32-bit numbers. Each case states the exact result at the boundaries (touching, adjacent,
 // contained, empty) where an off-by-one in the merge loops would show.
-const set = (...pairs: Array<[number, number]>): IntervalSet => pairs.map(([from, to]) => [BigInt(from), BigInt(to)] as const);
+const set = (...pairs: Array<[number, number]>): IntervalSet =>
+  pairs.map(([from, to]) => [BigInt(from), BigInt(to)] as const);
 
 // 20 disjoint intervals [0,2], [10,12], ..., [190,192]: a destination set after twenty RETURNs,
 // long enough (more than 16) for the binary-search paths.
@@ -55,8 +65,12 @@ describe('intersectSets', () => {
   });
 
   it('two sets of several intervals, walked in step', () => {
-    expect(intersectSets(set([0, 2], [4, 6], [8, 10]), set([1, 4], [6, 9]))).toEqual(set([1, 2], [4, 4], [6, 6], [8, 9]));
-    expect(intersectSets(set([1, 4], [6, 9]), set([0, 2], [4, 6], [8, 10]))).toEqual(set([1, 2], [4, 4], [6, 6], [8, 9]));
+    expect(intersectSets(set([0, 2], [4, 6], [8, 10]), set([1, 4], [6, 9]))).toEqual(
+      set([1, 2], [4, 4], [6, 6], [8, 9]),
+    );
+    expect(intersectSets(set([1, 4], [6, 9]), set([0, 2], [4, 6], [8, 10]))).toEqual(
+      set([1, 2], [4, 4], [6, 6], [8, 9]),
+    );
     expect(intersectSets(set([0, 5], [7, 9]), set([0, 5], [7, 9]))).toEqual(set([0, 5], [7, 9]));
   });
 
@@ -66,7 +80,9 @@ describe('intersectSets', () => {
     expect(intersectSets(long, short)).toEqual(expected);
     expect(intersectSets(short, long)).toEqual(expected);
     // Every interval of the long set at once, each clipped at its end.
-    expect(intersectSets(long, set([1, 181], [400, 500]))).toEqual(set([1, 2], ...Array.from({ length: 17 }, (_, k): [number, number] => [10 * k + 10, 10 * k + 12]), [180, 181]));
+    expect(intersectSets(long, set([1, 181], [400, 500]))).toEqual(
+      set([1, 2], ...Array.from({ length: 17 }, (_, k): [number, number] => [10 * k + 10, 10 * k + 12]), [180, 181]),
+    );
     expect(intersectSets(long, set([3, 9], [13, 19]))).toEqual([]);
     expect(intersectSets(set([0, 0], [192, 192], [194, 1000]), long)).toEqual(set([0, 0], [192, 192]));
   });
@@ -124,18 +140,38 @@ describe('subtractSets', () => {
   it('several holes in one interval, and one hole across two', () => {
     expect(subtractSets(set([0, 20]), set([2, 3], [5, 6], [25, 30]))).toEqual(set([0, 1], [4, 4], [7, 20]));
     expect(subtractSets(set([0, 3], [5, 9]), set([2, 6]))).toEqual(set([0, 1], [7, 9]));
-    expect(subtractSets(set([0, 3], [5, 9], [12, 14]), set([1, 1], [3, 5], [9, 12]))).toEqual(set([0, 0], [2, 2], [6, 8], [13, 14]));
+    expect(subtractSets(set([0, 3], [5, 9], [12, 14]), set([1, 1], [3, 5], [9, 12]))).toEqual(
+      set([0, 0], [2, 2], [6, 8], [13, 14]),
+    );
   });
 
   it('one interval out of a long set: only the intervals it touches change', () => {
-    expect(subtractSets(long, set([11, 31]))).toEqual(set([0, 2], [10, 10], [32, 32], ...Array.from({ length: 16 }, (_, k): [number, number] => [10 * k + 40, 10 * k + 42])));
-    expect(subtractSets(long, set([0, 0]))).toEqual(set([1, 2], ...long.slice(1).map(([a, b]): [number, number] => [Number(a), Number(b)])));
+    expect(subtractSets(long, set([11, 31]))).toEqual(
+      set(
+        [0, 2],
+        [10, 10],
+        [32, 32],
+        ...Array.from({ length: 16 }, (_, k): [number, number] => [10 * k + 40, 10 * k + 42]),
+      ),
+    );
+    expect(subtractSets(long, set([0, 0]))).toEqual(
+      set([1, 2], ...long.slice(1).map(([a, b]): [number, number] => [Number(a), Number(b)])),
+    );
     expect(subtractSets(long, set([192, 192]))).toEqual([...long.slice(0, 19), [190n, 191n]]);
     expect(subtractSets(long, set([0, 1000]))).toEqual([]);
   });
 
   it('several intervals out of a long set: each one is removed', () => {
-    expect(subtractSets(long, set([11, 11], [21, 21]))).toEqual(set([0, 2], [10, 10], [12, 12], [20, 20], [22, 22], ...long.slice(3).map(([a, b]): [number, number] => [Number(a), Number(b)])));
+    expect(subtractSets(long, set([11, 11], [21, 21]))).toEqual(
+      set(
+        [0, 2],
+        [10, 10],
+        [12, 12],
+        [20, 20],
+        [22, 22],
+        ...long.slice(3).map(([a, b]): [number, number] => [Number(a), Number(b)]),
+      ),
+    );
   });
 
   it('a one-value interval removed by the same value', () => {
@@ -166,7 +202,9 @@ describe('unionSets', () => {
   });
 
   it('several intervals out of order, and an empty side', () => {
-    expect(unionSets(set([20, 30], [40, 50]), set([0, 5], [31, 35], [60, 60]))).toEqual(set([0, 5], [20, 35], [40, 50], [60, 60]));
+    expect(unionSets(set([20, 30], [40, 50]), set([0, 5], [31, 35], [60, 60]))).toEqual(
+      set([0, 5], [20, 35], [40, 50], [60, 60]),
+    );
     expect(unionSets(EMPTY_SET, set([0, 65535]))).toEqual(set([0, 65535]));
     expect(unionSets(EMPTY_SET, EMPTY_SET)).toEqual([]);
   });
@@ -197,14 +235,43 @@ describe('the region tracer on a long destination set', () => {
   // the packets left after the twenty hold 21 intervals, of which the /8 touches 20. Subtracting it
   // used to recurse on those 20 without end (RangeError: Maximum call stack size exceeded).
   it('one wide RETURN after many narrow ones: 10/8 accepted, everything else redirected', () => {
-    const rules = [...Array.from({ length: 20 }, (_, k) => `-A OUTPUT -d 10.${2 * k}.0.0/16 -j RETURN`), '-A OUTPUT -d 10.0.0.0/8 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001'];
-    const parsed = parseIptablesSave(['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ...rules, 'COMMIT', ''].join('\n'), { backend: 'iptables-nft', family: 'ipv4', source: 't' });
+    const rules = [
+      ...Array.from({ length: 20 }, (_, k) => `-A OUTPUT -d 10.${2 * k}.0.0/16 -j RETURN`),
+      '-A OUTPUT -d 10.0.0.0/8 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ];
+    const parsed = parseIptablesSave(
+      ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ...rules, 'COMMIT', ''].join('\n'),
+      { backend: 'iptables-nft', family: 'ipv4', source: 't' },
+    );
     if (!parsed.ok) throw new Error(parsed.error.message);
     const atoms = buildInterfaceAtoms([]);
-    const region: Region = { protocols: 1, saddr: allAddresses('ipv4'), daddr: allAddresses('ipv4'), sport: ALL_PORTS_SET, dport: ALL_PORTS_SET, uid: ALL_IDS, gid: ALL_IDS, iface: atoms.all, mark: ANY_MARK, ctmark: ZERO_MARK, ctstates: 1 };
-    const pieces = traceRegion({ tables: parsed.tables }, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(100_000));
+    const region: Region = {
+      protocols: 1,
+      saddr: allAddresses('ipv4'),
+      daddr: allAddresses('ipv4'),
+      sport: ALL_PORTS_SET,
+      dport: ALL_PORTS_SET,
+      uid: ALL_IDS,
+      gid: ALL_IDS,
+      iface: atoms.all,
+      mark: ANY_MARK,
+      ctmark: ZERO_MARK,
+      ctstates: 1,
+    };
+    const pieces = traceRegion(
+      { tables: parsed.tables },
+      { family: 'ipv4', hook: 'output', atoms },
+      region,
+      budgetOf(100_000),
+    );
     const redirected = pieces.filter((piece) => piece.outcome.kind === 'redirect');
-    expect(redirected.map((piece) => piece.region.daddr)).toEqual([[[0n, 0x09ffffffn], [0x0b000000n, 0xffffffffn]]]);
+    expect(redirected.map((piece) => piece.region.daddr)).toEqual([
+      [
+        [0n, 0x09ffffffn],
+        [0x0b000000n, 0xffffffffn],
+      ],
+    ]);
     const accepted = pieces.filter((piece) => piece.outcome.kind === 'accept').map((piece) => piece.region.daddr);
     expect(accepted.reduce(unionSets, EMPTY_SET)).toEqual([[0x0a000000n, 0x0affffffn]]);
     expect(pieces).toHaveLength(redirected.length + accepted.length);

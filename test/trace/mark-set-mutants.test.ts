@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { ANY_MARK, formatMarkCube, intersectMarks, markCube, rewriteMarks, sameMarks, subtractMarks, ZERO_MARK, type MarkSet } from '../../src/trace/mark-set.js';
+import {
+  ANY_MARK,
+  formatMarkCube,
+  intersectMarks,
+  markCube,
+  rewriteMarks,
+  sameMarks,
+  subtractMarks,
+  ZERO_MARK,
+  type MarkSet,
+} from '../../src/trace/mark-set.js';
 
 // Marks as the rules test and set them: `-m mark --mark 0x10/0xf0`, `--set-xmark 0x500/0xf00`,
 // Istio's 0x539 and Linkerd's full 32-bit masks. Values are exact cubes (care, bits).
@@ -33,13 +43,25 @@ describe('intersectMarks', () => {
     expect(intersectMarks(ZERO_MARK, markCube(0x1, 0x1))).toEqual([]);
     expect(intersectMarks(markCube(0x1, 0x1), ZERO_MARK)).toEqual([]);
     expect(intersectMarks(ZERO_MARK, markCube(0, 0xff00))).toEqual(ZERO_MARK);
-    expect(intersectMarks(markCube(0x80000000, 0x80000000), markCube(0xffffffff, 0xffffffff))).toEqual(cube(0xffffffff, 0xffffffff));
+    expect(intersectMarks(markCube(0x80000000, 0x80000000), markCube(0xffffffff, 0xffffffff))).toEqual(
+      cube(0xffffffff, 0xffffffff),
+    );
   });
 
   it('several cubes on each side: every pair that meets, in order', () => {
-    const a: MarkSet = [{ care: 0x1, bits: 0x1 }, { care: 0x2, bits: 0x2 }];
-    const b: MarkSet = [{ care: 0x4, bits: 0x0 }, { care: 0x1, bits: 0x0 }];
-    expect(intersectMarks(a, b)).toEqual([{ care: 0x5, bits: 0x1 }, { care: 0x6, bits: 0x2 }, { care: 0x3, bits: 0x2 }]);
+    const a: MarkSet = [
+      { care: 0x1, bits: 0x1 },
+      { care: 0x2, bits: 0x2 },
+    ];
+    const b: MarkSet = [
+      { care: 0x4, bits: 0x0 },
+      { care: 0x1, bits: 0x0 },
+    ];
+    expect(intersectMarks(a, b)).toEqual([
+      { care: 0x5, bits: 0x1 },
+      { care: 0x6, bits: 0x2 },
+      { care: 0x3, bits: 0x2 },
+    ]);
   });
 });
 
@@ -70,7 +92,12 @@ describe('subtractMarks', () => {
   });
 
   it('several cubes removed one after the other', () => {
-    expect(subtractMarks(ANY_MARK, [{ care: 0x1, bits: 0x1 }, { care: 0x2, bits: 0x2 }])).toEqual(cube(0x3, 0x0));
+    expect(
+      subtractMarks(ANY_MARK, [
+        { care: 0x1, bits: 0x1 },
+        { care: 0x2, bits: 0x2 },
+      ]),
+    ).toEqual(cube(0x3, 0x0));
   });
 });
 
@@ -84,7 +111,19 @@ describe('rewriteMarks', () => {
   it('value bits outside the mask flip the known bits there (mark = mark & ~mask ^ value)', () => {
     expect(rewriteMarks(markCube(0x0f, 0xff), 0x3, 0xf0)).toEqual(cube(0xff, 0x0c));
     expect(rewriteMarks(ZERO_MARK, 0x80000000, 0xffffffff)).toEqual(cube(0xffffffff, 0x80000000));
-    expect(rewriteMarks([{ care: 0x1, bits: 0x1 }, { care: 0x2, bits: 0x0 }], 0x4, 0x4)).toEqual([{ care: 0x5, bits: 0x5 }, { care: 0x6, bits: 0x4 }]);
+    expect(
+      rewriteMarks(
+        [
+          { care: 0x1, bits: 0x1 },
+          { care: 0x2, bits: 0x0 },
+        ],
+        0x4,
+        0x4,
+      ),
+    ).toEqual([
+      { care: 0x5, bits: 0x5 },
+      { care: 0x6, bits: 0x4 },
+    ]);
   });
 });
 

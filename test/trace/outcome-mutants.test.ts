@@ -29,7 +29,9 @@ describe('describeOutcome', () => {
     expect(describeOutcome({ kind: 'tproxy', port: 15006 })).toBe('diverted by TPROXY to port 15006');
     expect(describeOutcome({ kind: 'accept' })).toBe('not redirected (original destination)');
     expect(describeOutcome({ kind: 'drop' })).toBe('dropped');
-    expect(describeOutcome({ kind: 'unknown', why: 'the chain MESH enters a loop (MESH -> MESH)' })).toBe('unknown (the chain MESH enters a loop (MESH -> MESH))');
+    expect(describeOutcome({ kind: 'unknown', why: 'the chain MESH enters a loop (MESH -> MESH)' })).toBe(
+      'unknown (the chain MESH enters a loop (MESH -> MESH))',
+    );
   });
 
   it('two DNATs to different addresses on one port read differently', () => {
@@ -56,7 +58,11 @@ describe('sameOutcome', () => {
   });
 
   it('DNAT agrees on the same port, address and family', () => {
-    const dnat = (address: IpAddress | undefined, port: number | undefined): Outcome => ({ kind: 'dnat', address, port });
+    const dnat = (address: IpAddress | undefined, port: number | undefined): Outcome => ({
+      kind: 'dnat',
+      address,
+      port,
+    });
     expect(sameOutcome(dnat(ip('127.0.0.1'), 15001), dnat(ip('127.0.0.1'), 15001))).toBe(true);
     expect(sameOutcome(dnat(undefined, 15001), dnat(undefined, 15001))).toBe(true);
     expect(sameOutcome(dnat(ip('127.0.0.1'), undefined), dnat(ip('127.0.0.1'), undefined))).toBe(true);
@@ -78,26 +84,96 @@ describe('sameOutcome', () => {
 describe('hookedChains, policyProvenance, where', () => {
   // Istio's nftables mode (inet and ip tables), a second ip table at a lower priority, an ip6 table,
   // a user chain and a prerouting chain: only the base chains of this family on this hook count.
-  const json = JSON.stringify({ nftables: [
-    { metainfo: { version: '1.0.9', release_name: 'Old Doc Yak #3', json_schema_version: 1 } },
-    { table: { family: 'inet', name: 'istio-proxy-nat', handle: 1 } },
-    { chain: { family: 'inet', table: 'istio-proxy-nat', name: 'output', handle: 1, type: 'nat', hook: 'output', prio: -100, policy: 'accept' } },
-    { chain: { family: 'inet', table: 'istio-proxy-nat', name: 'prerouting', handle: 2, type: 'nat', hook: 'prerouting', prio: -100, policy: 'accept' } },
-    { chain: { family: 'inet', table: 'istio-proxy-nat', name: 'istio-output', handle: 3 } },
-    { table: { family: 'ip', name: 'late', handle: 2 } },
-    { chain: { family: 'ip', table: 'late', name: 'out', handle: 1, type: 'nat', hook: 'output', prio: 100, policy: 'accept' } },
-    { chain: { family: 'ip', table: 'late', name: 'same', handle: 2, type: 'nat', hook: 'output', prio: -100, policy: 'accept' } },
-    { table: { family: 'ip', name: 'early', handle: 3 } },
-    { chain: { family: 'ip', table: 'early', name: 'guard', handle: 1, type: 'filter', hook: 'output', prio: -150, policy: 'drop' } },
-    { table: { family: 'ip6', name: 'six', handle: 4 } },
-    { chain: { family: 'ip6', table: 'six', name: 'out', handle: 1, type: 'nat', hook: 'output', prio: -200, policy: 'accept' } },
-  ] });
+  const json = JSON.stringify({
+    nftables: [
+      { metainfo: { version: '1.0.9', release_name: 'Old Doc Yak #3', json_schema_version: 1 } },
+      { table: { family: 'inet', name: 'istio-proxy-nat', handle: 1 } },
+      {
+        chain: {
+          family: 'inet',
+          table: 'istio-proxy-nat',
+          name: 'output',
+          handle: 1,
+          type: 'nat',
+          hook: 'output',
+          prio: -100,
+          policy: 'accept',
+        },
+      },
+      {
+        chain: {
+          family: 'inet',
+          table: 'istio-proxy-nat',
+          name: 'prerouting',
+          handle: 2,
+          type: 'nat',
+          hook: 'prerouting',
+          prio: -100,
+          policy: 'accept',
+        },
+      },
+      { chain: { family: 'inet', table: 'istio-proxy-nat', name: 'istio-output', handle: 3 } },
+      { table: { family: 'ip', name: 'late', handle: 2 } },
+      {
+        chain: {
+          family: 'ip',
+          table: 'late',
+          name: 'out',
+          handle: 1,
+          type: 'nat',
+          hook: 'output',
+          prio: 100,
+          policy: 'accept',
+        },
+      },
+      {
+        chain: {
+          family: 'ip',
+          table: 'late',
+          name: 'same',
+          handle: 2,
+          type: 'nat',
+          hook: 'output',
+          prio: -100,
+          policy: 'accept',
+        },
+      },
+      { table: { family: 'ip', name: 'early', handle: 3 } },
+      {
+        chain: {
+          family: 'ip',
+          table: 'early',
+          name: 'guard',
+          handle: 1,
+          type: 'filter',
+          hook: 'output',
+          prio: -150,
+          policy: 'drop',
+        },
+      },
+      { table: { family: 'ip6', name: 'six', handle: 4 } },
+      {
+        chain: {
+          family: 'ip6',
+          table: 'six',
+          name: 'out',
+          handle: 1,
+          type: 'nat',
+          hook: 'output',
+          prio: -200,
+          policy: 'accept',
+        },
+      },
+    ],
+  });
   const parsed = parseNftJson(json, 'nft.json');
   if (!parsed.ok) throw new Error(parsed.error.message);
   const ruleset: Ruleset = mergeRuleSources([{ backend: 'nftables', tables: parsed.tables }]).ruleset;
   const atoms = buildInterfaceAtoms([]);
   const summary = (family: 'ipv4' | 'ipv6', hook: 'output' | 'prerouting') =>
-    hookedChains(ruleset, { family, hook, atoms }).map((h) => `${h.table.family} ${h.table.name} ${h.chain.name} ${h.priority} ${h.type} ${h.policy}`);
+    hookedChains(ruleset, { family, hook, atoms }).map(
+      (h) => `${h.table.family} ${h.table.name} ${h.chain.name} ${h.priority} ${h.type} ${h.policy}`,
+    );
 
   it('in priority order, equal priorities in table order', () => {
     expect(summary('ipv4', 'output')).toEqual([
@@ -106,26 +182,53 @@ describe('hookedChains, policyProvenance, where', () => {
       'ipv4 late same -100 nat accept',
       'ipv4 late out 100 nat accept',
     ]);
-    expect(summary('ipv6', 'output')).toEqual(['ipv6 six out -200 nat accept', 'inet istio-proxy-nat output -100 nat accept']);
+    expect(summary('ipv6', 'output')).toEqual([
+      'ipv6 six out -200 nat accept',
+      'inet istio-proxy-nat output -100 nat accept',
+    ]);
     expect(summary('ipv4', 'prerouting')).toEqual(['inet istio-proxy-nat prerouting -100 nat accept']);
   });
 
-  it('a policy is named as its chain\'s rule number 0', () => {
+  it("a policy is named as its chain's rule number 0", () => {
     const guard = hookedChains(ruleset, { family: 'ipv4', hook: 'output', atoms })[0];
     if (!guard) throw new Error('no chain');
-    expect(policyProvenance(guard)).toEqual({ backend: 'nftables', family: 'ipv4', table: 'early', chain: 'guard', position: 0, text: 'policy DROP of guard' });
+    expect(policyProvenance(guard)).toEqual({
+      backend: 'nftables',
+      family: 'ipv4',
+      table: 'early',
+      chain: 'guard',
+      position: 0,
+      text: 'policy DROP of guard',
+    });
     expect(where(policyProvenance(guard))).toBe('nftables early guard');
   });
 
   it('a rule is named with its position', () => {
-    const at: Provenance = { backend: 'iptables-legacy', family: 'ipv4', table: 'nat', chain: 'ISTIO_OUTPUT', position: 1, text: '-A ISTIO_OUTPUT -j RETURN' };
+    const at: Provenance = {
+      backend: 'iptables-legacy',
+      family: 'ipv4',
+      table: 'nat',
+      chain: 'ISTIO_OUTPUT',
+      position: 1,
+      text: '-A ISTIO_OUTPUT -j RETURN',
+    };
     expect(where(at)).toBe('iptables-legacy nat ISTIO_OUTPUT #1');
     expect(where({ ...at, position: 12 })).toBe('iptables-legacy nat ISTIO_OUTPUT #12');
   });
 });
 
 describe('flow paths', () => {
-  const step = (position: number): TraceStep => ({ at: { backend: 'iptables-nft', family: 'ipv4', table: 'nat', chain: 'OUTPUT', position, text: `-A OUTPUT #${position}` }, effect: 'matched' });
+  const step = (position: number): TraceStep => ({
+    at: {
+      backend: 'iptables-nft',
+      family: 'ipv4',
+      table: 'nat',
+      chain: 'OUTPUT',
+      position,
+      text: `-A OUTPUT #${position}`,
+    },
+    effect: 'matched',
+  });
 
   it('no steps, one step, steps in the order they were taken', () => {
     expect(pathOf(undefined)).toEqual([]);

@@ -3,7 +3,19 @@ import { parseIp } from '../../src/addr/ip.js';
 import { span, type IntervalSet } from '../../src/trace/interval-set.js';
 import { ANY_MARK, markCube, ZERO_MARK } from '../../src/trace/mark-set.js';
 import { ALL_IDS, ALL_PORTS_SET, allAddresses, cidrSpan } from '../../src/trace/match-constraint.js';
-import { andConstraints, bitsOf, coalesce, CT_STATES, intersect, narrowing, overlaps, PROTOCOLS, splitRegion, subtract, type Region } from '../../src/trace/region.js';
+import {
+  andConstraints,
+  bitsOf,
+  coalesce,
+  CT_STATES,
+  intersect,
+  narrowing,
+  overlaps,
+  PROTOCOLS,
+  splitRegion,
+  subtract,
+  type Region,
+} from '../../src/trace/region.js';
 
 // Behaviour of src/trace/region.ts that StrykerJS showed no test pinned down: how a region is cut
 // by a constraint field by field (bit sets, interface atoms, intervals, mark cubes), which copies
@@ -44,7 +56,12 @@ describe('bitsOf: names to bits, in the order of the universe', () => {
 });
 
 describe('overlaps: whether any packet of the region meets every field of the constraint', () => {
-  const tcpOnLoopback = with_({ protocols: TCP, iface: 0b010n, mark: markCube(0x539, 0xffffffff), ctstates: bitsOf(CT_STATES, ['new']) });
+  const tcpOnLoopback = with_({
+    protocols: TCP,
+    iface: 0b010n,
+    mark: markCube(0x539, 0xffffffff),
+    ctstates: bitsOf(CT_STATES, ['new']),
+  });
 
   it('bit sets (protocols, conntrack states) meet only on a common bit', () => {
     expect(overlaps(tcpOnLoopback, { protocols: UDP })).toBe(false);
@@ -79,8 +96,23 @@ describe('overlaps: whether any packet of the region meets every field of the co
 describe('intersect: the region inside a constraint', () => {
   it('narrows each constrained field of every kind, in one copy, leaving the region as it was', () => {
     const before = structuredClone(SPACE);
-    const inside = intersect(SPACE, { protocols: TCP, iface: 0b110n, mark: markCube(0x539, 0xfff), ctstates: 0b11, dport: port(15001), daddr: cidr('10.0.0.0/8') });
-    expect(inside).toEqual(with_({ protocols: TCP, iface: 0b110n, mark: markCube(0x539, 0xfff), dport: port(15001), daddr: cidr('10.0.0.0/8') }));
+    const inside = intersect(SPACE, {
+      protocols: TCP,
+      iface: 0b110n,
+      mark: markCube(0x539, 0xfff),
+      ctstates: 0b11,
+      dport: port(15001),
+      daddr: cidr('10.0.0.0/8'),
+    });
+    expect(inside).toEqual(
+      with_({
+        protocols: TCP,
+        iface: 0b110n,
+        mark: markCube(0x539, 0xfff),
+        dport: port(15001),
+        daddr: cidr('10.0.0.0/8'),
+      }),
+    );
     expect(SPACE).toEqual(before);
   });
 
@@ -108,7 +140,10 @@ describe('splitRegion and subtract: the region inside a constraint and the disjo
       outside: [
         with_({ protocols: UDP }),
         with_({ protocols: TCP, dport: span(1n, 79n).concat(span(81n, 65535n)) }),
-        with_({ daddr: span(0n, address('9.255.255.255')).concat(span(address('11.0.0.0'), address('255.255.255.255'))) }, tcp80),
+        with_(
+          { daddr: span(0n, address('9.255.255.255')).concat(span(address('11.0.0.0'), address('255.255.255.255'))) },
+          tcp80,
+        ),
       ],
     });
     expect(subtract(SPACE, { protocols: TCP, dport: port(80), daddr: cidr('10.0.0.0/8') })).toEqual(parts.outside);
@@ -120,7 +155,10 @@ describe('splitRegion and subtract: the region inside a constraint and the disjo
       inside: with_({ iface: 0b010n, mark: [{ care: 0x2, bits: 0x2 }] }),
       outside: [with_({ iface: 0b101n }), with_({ iface: 0b010n, mark: [{ care: 0x2, bits: 0 }] })],
     });
-    expect(splitRegion(with_({ ctstates: 0b11 }), { ctstates: 0b10 })).toEqual({ inside: with_({ ctstates: 0b10 }), outside: [with_({ ctstates: 0b01 })] });
+    expect(splitRegion(with_({ ctstates: 0b11 }), { ctstates: 0b10 })).toEqual({
+      inside: with_({ ctstates: 0b10 }),
+      outside: [with_({ ctstates: 0b01 })],
+    });
   });
 
   it('a field the region lies wholly inside adds no piece, and a constraint that narrows nothing gives back the region itself', () => {
@@ -137,7 +175,10 @@ describe('splitRegion and subtract: the region inside a constraint and the disjo
     expect(splitRegion(region, { protocols: TCP, dport: port(443) })).toEqual({ inside: undefined, outside: [region] });
     expect(splitRegion(region, { protocols: UDP, dport: port(443) })).toEqual({ inside: undefined, outside: [region] });
     // A miss after a narrowing field: the narrowed part is the last piece outside.
-    expect(splitRegion(SPACE, { protocols: TCP, iface: 0n })).toEqual({ inside: undefined, outside: [with_({ protocols: UDP }), with_({ protocols: TCP })] });
+    expect(splitRegion(SPACE, { protocols: TCP, iface: 0n })).toEqual({
+      inside: undefined,
+      outside: [with_({ protocols: UDP }), with_({ protocols: TCP })],
+    });
   });
 });
 
@@ -145,7 +186,13 @@ describe('narrowing: the fields in which a region is narrower than the space', (
   it('names exactly the fields that differ, of every kind', () => {
     expect(narrowing(SPACE, SPACE)).toEqual({});
     const region = with_({ protocols: TCP, iface: 0b001n, mark: ZERO_MARK, ctstates: 0b10, dport: port(80) });
-    expect(narrowing(region, SPACE)).toEqual({ protocols: TCP, dport: port(80), iface: 0b001n, mark: ZERO_MARK, ctstates: 0b10 });
+    expect(narrowing(region, SPACE)).toEqual({
+      protocols: TCP,
+      dport: port(80),
+      iface: 0b001n,
+      mark: ZERO_MARK,
+      ctstates: 0b10,
+    });
   });
 });
 
@@ -153,7 +200,9 @@ describe('coalesce: regions that differ in one joinable field become one', () =>
   it('joins bit sets, interface atoms and intervals; an identical region is absorbed', () => {
     expect(coalesce([with_({ protocols: TCP }), with_({ protocols: UDP })])).toEqual([SPACE]);
     expect(coalesce([with_({ iface: 0b001n }), with_({ iface: 0b100n })])).toEqual([with_({ iface: 0b101n })]);
-    expect(coalesce([with_({ dport: port(80) }), with_({ dport: port(443) })])).toEqual([with_({ dport: port(80).concat(port(443)) })]);
+    expect(coalesce([with_({ dport: port(80) }), with_({ dport: port(443) })])).toEqual([
+      with_({ dport: port(80).concat(port(443)) }),
+    ]);
     expect(coalesce([SPACE, SPACE])).toEqual([SPACE]);
     expect(coalesce([])).toEqual([]);
     expect(coalesce([SPACE])).toEqual([SPACE]);
@@ -164,7 +213,10 @@ describe('coalesce: regions that differ in one joinable field become one', () =>
     expect(coalesce(two)).toEqual(two);
     const marks = [with_({ mark: markCube(0, 1) }), with_({ mark: markCube(1, 1) })];
     expect(coalesce(marks)).toEqual(marks);
-    const marksAndPorts = [with_({ mark: markCube(0, 1), dport: port(80) }), with_({ mark: markCube(1, 1), dport: port(443) })];
+    const marksAndPorts = [
+      with_({ mark: markCube(0, 1), dport: port(80) }),
+      with_({ mark: markCube(1, 1), dport: port(443) }),
+    ];
     expect(coalesce(marksAndPorts)).toEqual(marksAndPorts);
   });
 
@@ -184,12 +236,16 @@ describe('coalesce: regions that differ in one joinable field become one', () =>
 
 describe('andConstraints: both constraints at once', () => {
   it('keeps the fields of each and intersects a field both constrain', () => {
-    expect(andConstraints({ dport: port(1, 100), protocols: TCP }, { daddr: cidr('10.0.0.0/8'), dport: port(50, 200) })).toEqual({ dport: port(50, 100), protocols: TCP, daddr: cidr('10.0.0.0/8') });
+    expect(
+      andConstraints({ dport: port(1, 100), protocols: TCP }, { daddr: cidr('10.0.0.0/8'), dport: port(50, 200) }),
+    ).toEqual({ dport: port(50, 100), protocols: TCP, daddr: cidr('10.0.0.0/8') });
     expect(andConstraints({}, { iface: 0b10n })).toEqual({ iface: 0b10n });
   });
 
   it('is undefined when a field both constrain has nothing in common', () => {
     expect(andConstraints({ dport: port(80), protocols: TCP }, { protocols: UDP })).toBeUndefined();
-    expect(andConstraints({ mark: markCube(1, 1) }, { daddr: cidr('10.0.0.0/8'), mark: markCube(0, 1) })).toBeUndefined();
+    expect(
+      andConstraints({ mark: markCube(1, 1) }, { daddr: cidr('10.0.0.0/8'), mark: markCube(0, 1) }),
+    ).toBeUndefined();
   });
 });

@@ -12,7 +12,6 @@ import { tracePacket } from '../../src/trace/trace.js';
 import { inboundPacket as inbound, ip, outboundPacket as out } from './sample-packets.js';
 import { budgetOf, traceRegion } from '../../src/trace/trace-region.js';
 
-
 function tables(text: string): Ruleset {
   const parsed = parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 't' });
   if (!parsed.ok) throw new Error(parsed.error.message);
@@ -20,45 +19,97 @@ function tables(text: string): Ruleset {
 }
 
 function nat(rules: string[]): Ruleset {
-  return tables(['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':MESH - [0:0]', ...rules, 'COMMIT', ''].join('\n'));
+  return tables(
+    ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ':MESH - [0:0]', ...rules, 'COMMIT', ''].join('\n'),
+  );
 }
 
 function outputSpace(ruleset: Ruleset, mark = ANY_MARK) {
   const atoms = buildInterfaceAtoms(interfacePatterns(ruleset));
   const region: Region = {
-    protocols: 1, saddr: allAddresses('ipv4'), daddr: allAddresses('ipv4'), sport: ALL_PORTS_SET, dport: ALL_PORTS_SET,
-    uid: ALL_IDS, gid: ALL_IDS, iface: atoms.all, mark, ctmark: ZERO_MARK, ctstates: 1,
+    protocols: 1,
+    saddr: allAddresses('ipv4'),
+    daddr: allAddresses('ipv4'),
+    sport: ALL_PORTS_SET,
+    dport: ALL_PORTS_SET,
+    uid: ALL_IDS,
+    gid: ALL_IDS,
+    iface: atoms.all,
+    mark,
+    ctmark: ZERO_MARK,
+    ctstates: 1,
   };
   return traceRegion(ruleset, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(100_000));
 }
 
 describe('region tracer: TPROXY', () => {
   const mangle = (rest: string[]) =>
-    tables(['*mangle', ':PREROUTING ACCEPT [0:0]', ':DIVERT - [0:0]', '-A PREROUTING -p tcp -j DIVERT', ...rest, 'COMMIT', ''].join('\n'));
+    tables(
+      [
+        '*mangle',
+        ':PREROUTING ACCEPT [0:0]',
+        ':DIVERT - [0:0]',
+        '-A PREROUTING -p tcp -j DIVERT',
+        ...rest,
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
 
   it('iptables TPROXY ends the table: a DROP after it is never reached', () => {
-    const ruleset = mangle(['-A DIVERT -p tcp -j TPROXY --on-port 15006 --on-ip 0.0.0.0 --tproxy-mark 0x539/0xffffffff', '-A DIVERT -j DROP']);
+    const ruleset = mangle([
+      '-A DIVERT -p tcp -j TPROXY --on-port 15006 --on-ip 0.0.0.0 --tproxy-mark 0x539/0xffffffff',
+      '-A DIVERT -j DROP',
+    ]);
     expect(tracePacket(ruleset, inbound()).outcome).toEqual({ kind: 'tproxy', port: 15006 });
   });
 
   it('over the whole inbound space, every TCP packet is diverted and nothing reaches the DROP', () => {
-    const ruleset = mangle(['-A DIVERT -p tcp -j TPROXY --on-port 15006 --on-ip 0.0.0.0 --tproxy-mark 0x539/0xffffffff', '-A DIVERT -j DROP']);
+    const ruleset = mangle([
+      '-A DIVERT -p tcp -j TPROXY --on-port 15006 --on-ip 0.0.0.0 --tproxy-mark 0x539/0xffffffff',
+      '-A DIVERT -j DROP',
+    ]);
     const atoms = buildInterfaceAtoms(interfacePatterns(ruleset));
-    const region: Region = { protocols: 1, saddr: allAddresses('ipv4'), daddr: allAddresses('ipv4'), sport: ALL_PORTS_SET, dport: ALL_PORTS_SET, uid: ALL_IDS, gid: ALL_IDS, iface: atoms.all, mark: ZERO_MARK, ctmark: ZERO_MARK, ctstates: 1 };
+    const region: Region = {
+      protocols: 1,
+      saddr: allAddresses('ipv4'),
+      daddr: allAddresses('ipv4'),
+      sport: ALL_PORTS_SET,
+      dport: ALL_PORTS_SET,
+      uid: ALL_IDS,
+      gid: ALL_IDS,
+      iface: atoms.all,
+      mark: ZERO_MARK,
+      ctmark: ZERO_MARK,
+      ctstates: 1,
+    };
     const pieces = traceRegion(ruleset, { family: 'ipv4', hook: 'prerouting', atoms }, region, budgetOf(1000));
     expect(pieces.map((piece) => piece.outcome)).toEqual([{ kind: 'tproxy', port: 15006 }]);
   });
 
   it('TPROXY wins over a later nat REDIRECT for the same packet', () => {
-    const text = ['*mangle', ':PREROUTING ACCEPT [0:0]', '-A PREROUTING -p tcp -j TPROXY --on-port 15006 --on-ip 0.0.0.0 --tproxy-mark 0x1/0x1', 'COMMIT',
-      '*nat', ':PREROUTING ACCEPT [0:0]', '-A PREROUTING -p tcp -j REDIRECT --to-ports 9', 'COMMIT', ''].join('\n');
+    const text = [
+      '*mangle',
+      ':PREROUTING ACCEPT [0:0]',
+      '-A PREROUTING -p tcp -j TPROXY --on-port 15006 --on-ip 0.0.0.0 --tproxy-mark 0x1/0x1',
+      'COMMIT',
+      '*nat',
+      ':PREROUTING ACCEPT [0:0]',
+      '-A PREROUTING -p tcp -j REDIRECT --to-ports 9',
+      'COMMIT',
+      '',
+    ].join('\n');
     expect(tracePacket(tables(text), inbound()).outcome).toEqual({ kind: 'tproxy', port: 15006 });
   });
 });
 
 describe('region tracer: marks with masks', () => {
   it('a masked mark match splits the mark space exactly', () => {
-    const ruleset = nat(['-A OUTPUT -j MESH', '-A MESH -m mark --mark 0x10/0xf0 -j RETURN', '-A MESH -p tcp -j REDIRECT --to-ports 4140']);
+    const ruleset = nat([
+      '-A OUTPUT -j MESH',
+      '-A MESH -m mark --mark 0x10/0xf0 -j RETURN',
+      '-A MESH -p tcp -j REDIRECT --to-ports 4140',
+    ]);
     const pieces = outputSpace(ruleset);
     const left = pieces.filter((piece) => piece.outcome.kind === 'accept');
     expect(left).toHaveLength(1);
@@ -70,16 +121,40 @@ describe('region tracer: marks with masks', () => {
   });
 
   it('--set-xmark with a mask rewrites only the masked bits, and a later masked match sees them', () => {
-    const ruleset = tables(['*mangle', ':OUTPUT ACCEPT [0:0]', '-A OUTPUT -j MARK --set-xmark 0x500/0xf00', 'COMMIT',
-      '*nat', ':OUTPUT ACCEPT [0:0]', '-A OUTPUT -m mark --mark 0x500/0xf00 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 4140', 'COMMIT', ''].join('\n'));
+    const ruleset = tables(
+      [
+        '*mangle',
+        ':OUTPUT ACCEPT [0:0]',
+        '-A OUTPUT -j MARK --set-xmark 0x500/0xf00',
+        'COMMIT',
+        '*nat',
+        ':OUTPUT ACCEPT [0:0]',
+        '-A OUTPUT -m mark --mark 0x500/0xf00 -j RETURN',
+        '-A OUTPUT -p tcp -j REDIRECT --to-ports 4140',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
     const pieces = outputSpace(ruleset, markCube(0x7, 0xffffffff));
     expect(pieces.map((piece) => piece.outcome.kind)).toEqual(['accept']);
     expect(intersectMarks(pieces[0]?.region.mark ?? [], markCube(0x507, 0xffffffff))).toHaveLength(1);
   });
 
   it('--set-xmark leaves the bits outside its mask as they were (any mark stays any, outside the mask)', () => {
-    const ruleset = tables(['*mangle', ':OUTPUT ACCEPT [0:0]', '-A OUTPUT -j MARK --set-xmark 0x500/0xf00', 'COMMIT',
-      '*nat', ':OUTPUT ACCEPT [0:0]', '-A OUTPUT -m mark --mark 0x500/0xf00 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 4140', 'COMMIT', ''].join('\n'));
+    const ruleset = tables(
+      [
+        '*mangle',
+        ':OUTPUT ACCEPT [0:0]',
+        '-A OUTPUT -j MARK --set-xmark 0x500/0xf00',
+        'COMMIT',
+        '*nat',
+        ':OUTPUT ACCEPT [0:0]',
+        '-A OUTPUT -m mark --mark 0x500/0xf00 -j RETURN',
+        '-A OUTPUT -p tcp -j REDIRECT --to-ports 4140',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
     const pieces = outputSpace(ruleset);
     expect(pieces.map((piece) => piece.outcome.kind)).toEqual(['accept']);
     const mark = pieces[0]?.region.mark ?? [];
@@ -98,12 +173,33 @@ describe('region tracer: interface wildcards', () => {
   });
 
   it('nft `eth*` likewise', () => {
-    const json = JSON.stringify({ nftables: [
-      { table: { family: 'ip', name: 't', handle: 1 } },
-      { chain: { family: 'ip', table: 't', name: 'out', handle: 1, type: 'nat', hook: 'output', prio: -100, policy: 'accept' } },
-      { rule: { family: 'ip', table: 't', chain: 'out', handle: 2, expr: [{ match: { op: '==', left: { meta: { key: 'oifname' } }, right: 'eth*' } }, { return: null }] } },
-      { rule: { family: 'ip', table: 't', chain: 'out', handle: 3, expr: [{ redirect: { port: 4140 } }] } },
-    ] });
+    const json = JSON.stringify({
+      nftables: [
+        { table: { family: 'ip', name: 't', handle: 1 } },
+        {
+          chain: {
+            family: 'ip',
+            table: 't',
+            name: 'out',
+            handle: 1,
+            type: 'nat',
+            hook: 'output',
+            prio: -100,
+            policy: 'accept',
+          },
+        },
+        {
+          rule: {
+            family: 'ip',
+            table: 't',
+            chain: 'out',
+            handle: 2,
+            expr: [{ match: { op: '==', left: { meta: { key: 'oifname' } }, right: 'eth*' } }, { return: null }],
+          },
+        },
+        { rule: { family: 'ip', table: 't', chain: 'out', handle: 3, expr: [{ redirect: { port: 4140 } }] } },
+      ],
+    });
     const parsed = parseNftJson(json, 'j');
     if (!parsed.ok) throw new Error(parsed.error.message);
     const ruleset = mergeRuleSources([{ backend: 'nftables', tables: parsed.tables }]).ruleset;
@@ -113,13 +209,27 @@ describe('region tracer: interface wildcards', () => {
 
   it('atoms: a longer wildcard and an exact name inside a shorter one are their own atoms', () => {
     const atoms = buildInterfaceAtoms(['eth+', 'eth1', 'eth1+', 'lo']);
-    expect(atoms.atoms.map((atom) => atom.label)).toEqual(['eth+ (other)', 'eth1', 'eth1+ (other)', 'lo', 'any other interface']);
+    expect(atoms.atoms.map((atom) => atom.label)).toEqual([
+      'eth+ (other)',
+      'eth1',
+      'eth1+ (other)',
+      'lo',
+      'any other interface',
+    ]);
   });
 });
 
 describe('region tracer: drop-invalid and conntrack state', () => {
   it('a DROP of state INVALID in mangle drops exactly the invalid packets', () => {
-    const ruleset = tables(['*mangle', ':PREROUTING ACCEPT [0:0]', '-A PREROUTING -m conntrack --ctstate INVALID -j DROP', 'COMMIT', ''].join('\n'));
+    const ruleset = tables(
+      [
+        '*mangle',
+        ':PREROUTING ACCEPT [0:0]',
+        '-A PREROUTING -m conntrack --ctstate INVALID -j DROP',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
     expect(tracePacket(ruleset, inbound({ ctState: 'invalid' })).outcome.kind).toBe('drop');
     expect(tracePacket(ruleset, inbound()).outcome.kind).toBe('accept');
   });
@@ -135,34 +245,83 @@ describe('region tracer: CIDRs, cover and loops', () => {
   });
 
   it('a goto loop is reported as a loop at once, not walked', () => {
-    const ruleset = tables(['*nat', ':OUTPUT ACCEPT [0:0]', ':A - [0:0]', ':B - [0:0]', '-A OUTPUT -j A', '-A A -g B', '-A B -g A', 'COMMIT', ''].join('\n'));
+    const ruleset = tables(
+      [
+        '*nat',
+        ':OUTPUT ACCEPT [0:0]',
+        ':A - [0:0]',
+        ':B - [0:0]',
+        '-A OUTPUT -j A',
+        '-A A -g B',
+        '-A B -g A',
+        'COMMIT',
+        '',
+      ].join('\n'),
+    );
     const result = tracePacket(ruleset, out());
     expect(result.outcome.kind === 'unknown' && result.outcome.why).toContain('enters a loop (A -> B -> A)');
   });
 
   it('the work bound is global: a tiny budget ends every region as unknown, never as a pass', () => {
-    const ruleset = nat(['-A OUTPUT -d 10.0.0.0/8 -j RETURN', '-A OUTPUT -p tcp -m tcp --dport 443 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 4140']);
+    const ruleset = nat([
+      '-A OUTPUT -d 10.0.0.0/8 -j RETURN',
+      '-A OUTPUT -p tcp -m tcp --dport 443 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 4140',
+    ]);
     const atoms = buildInterfaceAtoms([]);
-    const region: Region = { protocols: 1, saddr: allAddresses('ipv4'), daddr: allAddresses('ipv4'), sport: ALL_PORTS_SET, dport: ALL_PORTS_SET, uid: ALL_IDS, gid: ALL_IDS, iface: atoms.all, mark: ANY_MARK, ctmark: ZERO_MARK, ctstates: 1 };
+    const region: Region = {
+      protocols: 1,
+      saddr: allAddresses('ipv4'),
+      daddr: allAddresses('ipv4'),
+      sport: ALL_PORTS_SET,
+      dport: ALL_PORTS_SET,
+      uid: ALL_IDS,
+      gid: ALL_IDS,
+      iface: atoms.all,
+      mark: ANY_MARK,
+      ctmark: ZERO_MARK,
+      ctstates: 1,
+    };
     const pieces = traceRegion(ruleset, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(2));
-    expect(pieces.some((piece) => piece.outcome.kind === 'unknown' && piece.outcome.why.includes('work limit'))).toBe(true);
+    expect(pieces.some((piece) => piece.outcome.kind === 'unknown' && piece.outcome.why.includes('work limit'))).toBe(
+      true,
+    );
   });
 });
 
 describe('region tracer: memory bound', () => {
   // Each MARK rule matches a narrower port range and goes on: the part it leaves waits on the
   // stack while the matched part walks on, so pending regions grow with the chain.
-  const marks = nat(Array.from({ length: 40 }, (_, i) => `-A OUTPUT -p tcp -m tcp --dport 1:${60000 - i} -j MARK --set-xmark 0x${(i + 1).toString(16)}/0xff`).concat('-A OUTPUT -p tcp -j REDIRECT --to-ports 4140'));
+  const marks = nat(
+    Array.from(
+      { length: 40 },
+      (_, i) => `-A OUTPUT -p tcp -m tcp --dport 1:${60000 - i} -j MARK --set-xmark 0x${(i + 1).toString(16)}/0xff`,
+    ).concat('-A OUTPUT -p tcp -j REDIRECT --to-ports 4140'),
+  );
 
   function trace(maxPending: number) {
     const atoms = buildInterfaceAtoms([]);
-    const region: Region = { protocols: 1, saddr: allAddresses('ipv4'), daddr: allAddresses('ipv4'), sport: ALL_PORTS_SET, dport: ALL_PORTS_SET, uid: ALL_IDS, gid: ALL_IDS, iface: atoms.all, mark: ANY_MARK, ctmark: ZERO_MARK, ctstates: 1 };
+    const region: Region = {
+      protocols: 1,
+      saddr: allAddresses('ipv4'),
+      daddr: allAddresses('ipv4'),
+      sport: ALL_PORTS_SET,
+      dport: ALL_PORTS_SET,
+      uid: ALL_IDS,
+      gid: ALL_IDS,
+      iface: atoms.all,
+      mark: ANY_MARK,
+      ctmark: ZERO_MARK,
+      ctstates: 1,
+    };
     return traceRegion(marks, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(1_000_000, maxPending));
   }
 
   it('past the bound on waiting regions the rest ends unknown, never decided', () => {
     const pieces = trace(8);
-    const waiting = pieces.filter((piece) => piece.outcome.kind === 'unknown' && piece.outcome.why.includes('regions wait to be traced'));
+    const waiting = pieces.filter(
+      (piece) => piece.outcome.kind === 'unknown' && piece.outcome.why.includes('regions wait to be traced'),
+    );
     expect(waiting.length).toBeGreaterThan(0);
   });
 

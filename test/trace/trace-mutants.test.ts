@@ -4,9 +4,16 @@ import type { Provenance, Ruleset } from '../../src/rules/model.js';
 import { tracePacket } from '../../src/trace/trace.js';
 import { inboundPacket as inbound, ip, outboundPacket as out } from './sample-packets.js';
 
-
 function nat(rules: string[], chains: string[] = []): Ruleset {
-  const text = ['*nat', ':PREROUTING ACCEPT [0:0]', ':OUTPUT ACCEPT [0:0]', ...chains.map((c) => `:${c} - [0:0]`), ...rules, 'COMMIT', ''].join('\n');
+  const text = [
+    '*nat',
+    ':PREROUTING ACCEPT [0:0]',
+    ':OUTPUT ACCEPT [0:0]',
+    ...chains.map((c) => `:${c} - [0:0]`),
+    ...rules,
+    'COMMIT',
+    '',
+  ].join('\n');
   const parsed = parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 't' });
   if (!parsed.ok) throw new Error(parsed.error.message);
   return { tables: parsed.tables };
@@ -22,11 +29,34 @@ function at(ruleset: Ruleset, chain: string, position: number): Provenance {
 describe('tracePacket: the packet becomes a region of exactly itself', () => {
   it('OUTPUT tests the out interface, PREROUTING the in interface', () => {
     const output = nat(['-A OUTPUT -o eth0 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
-    expect(tracePacket(output, out())).toEqual({ outcome: { kind: 'accept' }, path: [{ at: at(output, 'OUTPUT', 1), effect: 'return' }, { at: { backend: 'iptables-nft', family: 'ipv4', table: 'nat', chain: 'OUTPUT', position: 0, text: 'policy ACCEPT of OUTPUT' }, effect: 'policy' }], decidedBy: at(output, 'OUTPUT', 1) });
-    expect(tracePacket(output, out({ outInterface: 'eth1', inInterface: 'eth0' })).outcome).toEqual({ kind: 'redirect', port: 15001 });
+    expect(tracePacket(output, out())).toEqual({
+      outcome: { kind: 'accept' },
+      path: [
+        { at: at(output, 'OUTPUT', 1), effect: 'return' },
+        {
+          at: {
+            backend: 'iptables-nft',
+            family: 'ipv4',
+            table: 'nat',
+            chain: 'OUTPUT',
+            position: 0,
+            text: 'policy ACCEPT of OUTPUT',
+          },
+          effect: 'policy',
+        },
+      ],
+      decidedBy: at(output, 'OUTPUT', 1),
+    });
+    expect(tracePacket(output, out({ outInterface: 'eth1', inInterface: 'eth0' })).outcome).toEqual({
+      kind: 'redirect',
+      port: 15001,
+    });
     const prerouting = nat(['-A PREROUTING -i eth0 -j RETURN', '-A PREROUTING -p tcp -j REDIRECT --to-ports 15006']);
     expect(tracePacket(prerouting, inbound()).outcome).toEqual({ kind: 'accept' });
-    expect(tracePacket(prerouting, inbound({ inInterface: 'eth1', outInterface: 'eth0' })).outcome).toEqual({ kind: 'redirect', port: 15006 });
+    expect(tracePacket(prerouting, inbound({ inInterface: 'eth1', outInterface: 'eth0' })).outcome).toEqual({
+      kind: 'redirect',
+      port: 15006,
+    });
   });
 
   it('a packet with no interface on its side has the empty name', () => {
@@ -62,7 +92,11 @@ describe('tracePacket: the packet becomes a region of exactly itself', () => {
   });
 
   it('the uid and gid of the packet, not any other', () => {
-    const ruleset = nat(['-A OUTPUT -m owner --uid-owner 1337 -j RETURN', '-A OUTPUT -m owner --gid-owner 1337 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    const ruleset = nat([
+      '-A OUTPUT -m owner --uid-owner 1337 -j RETURN',
+      '-A OUTPUT -m owner --gid-owner 1337 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
     expect(tracePacket(ruleset, out()).outcome).toEqual({ kind: 'redirect', port: 15001 });
     expect(tracePacket(ruleset, out({ uid: 1337 })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
     expect(tracePacket(ruleset, out({ gid: 1337 })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 2));
@@ -70,14 +104,24 @@ describe('tracePacket: the packet becomes a region of exactly itself', () => {
   });
 
   it('no uid or gid stands for any, and the first piece answers', () => {
-    const ruleset = nat(['-A OUTPUT -m owner --uid-owner 1337 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    const ruleset = nat([
+      '-A OUTPUT -m owner --uid-owner 1337 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
     expect(tracePacket(ruleset, out({ uid: undefined, gid: undefined })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
-    const gids = nat(['-A OUTPUT -m owner --gid-owner 1337 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    const gids = nat([
+      '-A OUTPUT -m owner --gid-owner 1337 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
     expect(tracePacket(gids, out({ uid: undefined, gid: undefined })).decidedBy).toEqual(at(gids, 'OUTPUT', 1));
   });
 
   it('the protocol and the conntrack state (new unless given)', () => {
-    const ruleset = nat(['-A OUTPUT -m conntrack --ctstate ESTABLISHED -j RETURN', '-A OUTPUT -p udp -j REDIRECT --to-ports 15053', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    const ruleset = nat([
+      '-A OUTPUT -m conntrack --ctstate ESTABLISHED -j RETURN',
+      '-A OUTPUT -p udp -j REDIRECT --to-ports 15053',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
     expect(tracePacket(ruleset, out()).outcome).toEqual({ kind: 'redirect', port: 15001 });
     expect(tracePacket(ruleset, out({ protocol: 'udp' })).outcome).toEqual({ kind: 'redirect', port: 15053 });
     expect(tracePacket(ruleset, out({ ctState: 'established' })).outcome).toEqual({ kind: 'accept' });
@@ -92,39 +136,80 @@ describe('tracePacket: the packet becomes a region of exactly itself', () => {
 
   it('a family with no tables: accepted, no path, decided by nothing', () => {
     const ruleset = nat(['-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
-    expect(tracePacket(ruleset, out({ family: 'ipv6', source: ip('fd00::2'), destination: ip('fd00::10') }))).toEqual({ outcome: { kind: 'accept' }, path: [], decidedBy: undefined });
+    expect(tracePacket(ruleset, out({ family: 'ipv6', source: ip('fd00::2'), destination: ip('fd00::10') }))).toEqual({
+      outcome: { kind: 'accept' },
+      path: [],
+      decidedBy: undefined,
+    });
   });
 });
 
 describe('tracePacket: unmodelled matches', () => {
   it('an unmodelled match both ways of which end alike does not matter', () => {
-    const ruleset = nat(['-A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15001', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    const ruleset = nat([
+      '-A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15001',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
     const result = tracePacket(ruleset, out());
     expect(result.outcome).toEqual({ kind: 'redirect', port: 15001 });
     expect(result.decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
   });
 
   it('two outcomes that differ only in the port make the match decide: unknown, naming it', () => {
-    const ruleset = nat(['-A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15002', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    const ruleset = nat([
+      '-A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15002',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
     const rule = at(ruleset, 'OUTPUT', 1);
     const result = tracePacket(ruleset, out());
-    expect(result.outcome).toEqual({ kind: 'unknown', why: 'cannot evaluate a match of -A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15002', rule });
+    expect(result.outcome).toEqual({
+      kind: 'unknown',
+      why: 'cannot evaluate a match of -A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15002',
+      rule,
+    });
     expect(result.decidedBy).toEqual(rule);
-    expect(result.path[0]).toEqual({ at: rule, effect: 'assumed', note: 'assumed matching: -m addrtype --dst-type LOCAL' });
+    expect(result.path[0]).toEqual({
+      at: rule,
+      effect: 'assumed',
+      note: 'assumed matching: -m addrtype --dst-type LOCAL',
+    });
   });
 
   it('all pieces unknown the same way: the unmodelled match is still named', () => {
-    const ruleset = nat(['-A OUTPUT -m addrtype --dst-type LOCAL -j NOOP', '-A OUTPUT -j LOOP', '-A LOOP -j LOOP'], ['LOOP', 'NOOP']);
+    const ruleset = nat(
+      ['-A OUTPUT -m addrtype --dst-type LOCAL -j NOOP', '-A OUTPUT -j LOOP', '-A LOOP -j LOOP'],
+      ['LOOP', 'NOOP'],
+    );
     const rule = at(ruleset, 'OUTPUT', 1);
-    expect(tracePacket(ruleset, out())).toMatchObject({ outcome: { kind: 'unknown', why: 'cannot evaluate a match of -A OUTPUT -m addrtype --dst-type LOCAL -j NOOP', rule }, decidedBy: rule });
+    expect(tracePacket(ruleset, out())).toMatchObject({
+      outcome: {
+        kind: 'unknown',
+        why: 'cannot evaluate a match of -A OUTPUT -m addrtype --dst-type LOCAL -j NOOP',
+        rule,
+      },
+      decidedBy: rule,
+    });
   });
 
   it('a piece that is unknown without any assumption answers for itself', () => {
     // uid 1337 reaches the loop whatever addrtype says; the other uids depend on addrtype.
-    const ruleset = nat(['-A OUTPUT -m owner ! --uid-owner 1337 -g MESH', '-A OUTPUT -j LOOP', '-A MESH -m addrtype --dst-type LOCAL -j RETURN', '-A MESH -p tcp -j REDIRECT --to-ports 15001', '-A LOOP -j LOOP'], ['LOOP', 'MESH']);
+    const ruleset = nat(
+      [
+        '-A OUTPUT -m owner ! --uid-owner 1337 -g MESH',
+        '-A OUTPUT -j LOOP',
+        '-A MESH -m addrtype --dst-type LOCAL -j RETURN',
+        '-A MESH -p tcp -j REDIRECT --to-ports 15001',
+        '-A LOOP -j LOOP',
+      ],
+      ['LOOP', 'MESH'],
+    );
     const loop = at(ruleset, 'OUTPUT', 2);
     expect(tracePacket(ruleset, out({ uid: undefined }))).toEqual({
-      outcome: { kind: 'unknown', why: 'jump to chain LOOP enters a loop (LOOP -> LOOP); the kernel refuses such a table', rule: loop },
+      outcome: {
+        kind: 'unknown',
+        why: 'jump to chain LOOP enters a loop (LOOP -> LOOP); the kernel refuses such a table',
+        rule: loop,
+      },
       path: [],
       decidedBy: loop,
     });

@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { cidrContains, cidrOf, formatCidr, parseCidr } from '../../src/addr/cidr.js';
 import { FAMILY_BITS, formatIp, ipFromBytes, ipv4Number, parseIp, sameIp, type IpAddress } from '../../src/addr/ip.js';
-import { ALL_PORTS, formatPortSet, NO_PORTS, parsePortSet, portSetHas, portSetIsEmpty, type PortSet } from '../../src/addr/port-set.js';
+import {
+  ALL_PORTS,
+  formatPortSet,
+  NO_PORTS,
+  parsePortSet,
+  portSetHas,
+  portSetIsEmpty,
+  type PortSet,
+} from '../../src/addr/port-set.js';
 
 // Edges of the address and port primitives that the mutation run (npm run mutate on src/addr)
 // found untested: each expectation here failed against at least one surviving mutant.
@@ -72,7 +80,17 @@ describe('IP addresses at their edges', () => {
   });
 
   it('refuse malformed dotted quads', () => {
-    for (const text of ['01.2.3.4', '1.2.3.256', '1..3.4', '1234.1.1.1', '1.2.3', '1.2.3.4.5', '1.2.3.4 ', '1.2.3.4x', '1.2.3.']) {
+    for (const text of [
+      '01.2.3.4',
+      '1.2.3.256',
+      '1..3.4',
+      '1234.1.1.1',
+      '1.2.3',
+      '1.2.3.4.5',
+      '1.2.3.4 ',
+      '1.2.3.4x',
+      '1.2.3.',
+    ]) {
       expect(ipv4Number(text), text).toBeUndefined();
     }
     expect(ipv4Number('0.0.0.0')).toBe(0);
@@ -109,7 +127,7 @@ describe('IP addresses at their edges', () => {
     expect(ipFromBytes(new Uint8Array(0))).toBeUndefined();
   });
 
-  it('know each family\'s width', () => {
+  it("know each family's width", () => {
     expect(FAMILY_BITS).toEqual({ ipv4: 32, ipv6: 128 });
   });
 });
@@ -123,7 +141,15 @@ describe('CIDRs at their edges', () => {
   });
 
   it('refuse prefixes longer than the family and junk after the slash', () => {
-    for (const text of ['10.0.0.0/33', 'fd00::/129', '10.0.0.0/8/8', '10.0.0.0/', '10.0.0.0/x', '/8', 'fd00::1%eth0/64']) {
+    for (const text of [
+      '10.0.0.0/33',
+      'fd00::/129',
+      '10.0.0.0/8/8',
+      '10.0.0.0/',
+      '10.0.0.0/x',
+      '/8',
+      'fd00::1%eth0/64',
+    ]) {
       expect(parseCidr(text), text).toBeUndefined();
     }
   });

@@ -5,7 +5,16 @@ import { parsePortSet, portSetHas } from '../../src/addr/port-set.js';
 
 describe('addresses', () => {
   it('round-trips IPv4 and IPv6, compressing the longest zero run', () => {
-    for (const text of ['10.0.0.1', '0.0.0.0', '255.255.255.255', '2001:db8::1', '::1', '::', 'fd00:1:0:0:1::2', '1:0:0:2:0:0:0:3']) {
+    for (const text of [
+      '10.0.0.1',
+      '0.0.0.0',
+      '255.255.255.255',
+      '2001:db8::1',
+      '::1',
+      '::',
+      'fd00:1:0:0:1::2',
+      '1:0:0:2:0:0:0:3',
+    ]) {
       const ip = parseIp(text);
       expect(ip, text).toBeDefined();
       expect(parseIp(formatIp(ip!))?.value).toBe(ip!.value);
@@ -20,7 +29,8 @@ describe('addresses', () => {
   });
 
   it('rejects what is not an address', () => {
-    for (const text of ['', '10.0.0', '10.0.0.256', 'fe80::1%eth0', 'example.com', '1:2:3:4:5:6:7:8:9']) expect(parseIp(text), text).toBeUndefined();
+    for (const text of ['', '10.0.0', '10.0.0.256', 'fe80::1%eth0', 'example.com', '1:2:3:4:5:6:7:8:9'])
+      expect(parseIp(text), text).toBeUndefined();
   });
 
   it('turns netlink byte buffers into addresses', () => {
@@ -41,7 +51,9 @@ describe('addresses', () => {
   });
 
   it('port sets', () => {
-    const set = parsePortSet('80, 8000-8010,9000:9001,').ok ? (parsePortSet('80, 8000-8010,9000:9001,') as { ok: true; value: Parameters<typeof portSetHas>[0] }).value : undefined;
+    const set = parsePortSet('80, 8000-8010,9000:9001,').ok
+      ? (parsePortSet('80, 8000-8010,9000:9001,') as { ok: true; value: Parameters<typeof portSetHas>[0] }).value
+      : undefined;
     expect(set && portSetHas(set, 8005)).toBe(true);
     expect(set && portSetHas(set, 8011)).toBe(false);
     expect(parsePortSet('0').ok).toBe(false);

@@ -6,7 +6,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { writeTerminationLog } from '../../src/output/termination-log.js';
 
 const dirs: string[] = [];
-afterEach(() => { while (dirs.length) rmSync(dirs.pop() ?? '', { recursive: true, force: true }); });
+afterEach(() => {
+  while (dirs.length) rmSync(dirs.pop() ?? '', { recursive: true, force: true });
+});
 function tmp(): string {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-tl-'));
   dirs.push(dir);
@@ -39,7 +41,9 @@ describe('writeTerminationLog: a regular file or nothing, never blocking', () =>
     expect(writeTerminationLog(fifo, 'x\n', true)).toEqual({ ok: false, code: 'ENXIO' });
     const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
     let read = '';
-    reader.stdout.on('data', (chunk: Buffer) => { read += chunk.toString(); });
+    reader.stdout.on('data', (chunk: Buffer) => {
+      read += chunk.toString();
+    });
     // Whether or not cat has opened its end yet, nothing is written into the FIFO.
     const result = writeTerminationLog(fifo, 'x\n', true);
     expect(result.ok).toBe(false);

@@ -8,10 +8,41 @@ import { flagSource, flagValue, flagValues } from '../../src/config/parsed-flags
 
 // The one reader the other commands (manifest, inject, node, cni-check) are wired to: their own
 // FlagDef arrays, the same rules.
-const NAMESPACE: FlagDef<string> = { name: 'namespace', kind: 'value', env: 'INTERLOCK_NAMESPACE', placeholder: 'NS', help: 'Namespace.', commands: ['inject'], parse: parsePath, repeatable: true };
-const PORT: FlagDef<number> = { name: 'port', kind: 'value', env: 'INTERLOCK_PORT', placeholder: 'PORT', help: 'Port.', commands: ['inject', 'node'], parse: parsePort, default: 9990 };
-const MODE: FlagDef<'a' | 'b'> = { name: 'mode', kind: 'value', placeholder: 'a|b', help: 'Mode.', commands: ['inject'], parse: oneOf(['a', 'b']) };
-const DRY_RUN: FlagDef<boolean> = { name: 'dry-run', kind: 'switch', help: 'Dry run.', commands: ['inject'], parse: () => ({ ok: true, value: true }) };
+const NAMESPACE: FlagDef<string> = {
+  name: 'namespace',
+  kind: 'value',
+  env: 'INTERLOCK_NAMESPACE',
+  placeholder: 'NS',
+  help: 'Namespace.',
+  commands: ['inject'],
+  parse: parsePath,
+  repeatable: true,
+};
+const PORT: FlagDef<number> = {
+  name: 'port',
+  kind: 'value',
+  env: 'INTERLOCK_PORT',
+  placeholder: 'PORT',
+  help: 'Port.',
+  commands: ['inject', 'node'],
+  parse: parsePort,
+  default: 9990,
+};
+const MODE: FlagDef<'a' | 'b'> = {
+  name: 'mode',
+  kind: 'value',
+  placeholder: 'a|b',
+  help: 'Mode.',
+  commands: ['inject'],
+  parse: oneOf(['a', 'b']),
+};
+const DRY_RUN: FlagDef<boolean> = {
+  name: 'dry-run',
+  kind: 'switch',
+  help: 'Dry run.',
+  commands: ['inject'],
+  parse: () => ({ ok: true, value: true }),
+};
 const FLAGS: readonly FlagDef[] = [NAMESPACE, PORT, MODE, DRY_RUN, HELP_FLAG] as readonly FlagDef[];
 
 const parse = (argv: string[], env: Record<string, string> = {}) => parseCommandLine('inject', argv, env, FLAGS);
@@ -29,7 +60,12 @@ describe('parseCommandLine: any command, its own FlagDefs', () => {
   });
 
   it('argv wins over the environment; a flag without env is never read from it', () => {
-    const parsed = parse(['--port', '80'], { INTERLOCK_PORT: '81', INTERLOCK_MODE: 'a', INTERLOCK_HELP: 'true', INTERLOCK_DRY_RUN: 'true' });
+    const parsed = parse(['--port', '80'], {
+      INTERLOCK_PORT: '81',
+      INTERLOCK_MODE: 'a',
+      INTERLOCK_HELP: 'true',
+      INTERLOCK_DRY_RUN: 'true',
+    });
     expect(parsed.ok && flagValue(parsed.value, PORT)).toBe(80);
     expect(parsed.ok && flagValue(parsed.value, MODE)).toBeUndefined();
     expect(parsed.ok && flagValue(parsed.value, HELP_FLAG)).toBeUndefined();

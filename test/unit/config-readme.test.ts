@@ -50,7 +50,10 @@ describe('the flag table itself', () => {
   it('--help of each command lists every flag the command takes', () => {
     const help = formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS);
     for (const flag of ALL_FLAGS) {
-      expect(help.includes(`--${flag.name} `) || help.includes(`--${flag.name}\n`) || help.includes(`--${flag.name}  `), flag.name).toBe(flag.commands.includes('validate'));
+      expect(
+        help.includes(`--${flag.name} `) || help.includes(`--${flag.name}\n`) || help.includes(`--${flag.name}  `),
+        flag.name,
+      ).toBe(flag.commands.includes('validate'));
       if (flag.commands.includes('explain')) expect(EXPLAIN_HELP, flag.name).toContain(`--${flag.name}`);
     }
   });

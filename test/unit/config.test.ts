@@ -24,14 +24,24 @@ function error(argv: string[], env: Record<string, string> = {}): string {
 describe('mesh presets', () => {
   it('linkerd: 4143/4140, uid 2102, inbound 4190,4191 excluded, exit 95', () => {
     const config = build(['--mesh', 'linkerd']);
-    expect(config.interception).toMatchObject({ inboundPort: 4143, outboundPort: 4140, proxyUids: [2102], proxyGids: [] });
+    expect(config.interception).toMatchObject({
+      inboundPort: 4143,
+      outboundPort: 4140,
+      proxyUids: [2102],
+      proxyGids: [],
+    });
     expect(formatPortSet(config.interception.excludeInboundPorts)).toBe('4190,4191');
     expect(config.failureExitCode).toBe(95);
   });
 
   it('istio: 15006/15001, uid 1337, inbound 15008,15020,15021,15090 and outbound 15020 excluded, exit 126', () => {
     const config = build(['--mesh', 'istio']);
-    expect(config.interception).toMatchObject({ inboundPort: 15006, outboundPort: 15001, proxyUids: [1337], proxyGids: [1337] });
+    expect(config.interception).toMatchObject({
+      inboundPort: 15006,
+      outboundPort: 15001,
+      proxyUids: [1337],
+      proxyGids: [1337],
+    });
     // 15008 is Istio's inbound tunnel (HBONE): never redirected inbound, kept as its own field.
     expect(formatPortSet(config.interception.excludeInboundPorts)).toBe('15020,15021,15090');
     expect(config.interception.inboundTunnelPort).toBe(15008);
@@ -59,14 +69,29 @@ describe('flags and environment', () => {
 
   it('defaults: 10s, auto family, json logs, rules auto, /dev/termination-log', () => {
     const config = build(['--mesh', 'istio']);
-    expect(config).toMatchObject({ timeoutMs: 10_000, family: 'auto', logFormat: 'json', rules: 'auto', terminationLog: '/dev/termination-log' });
+    expect(config).toMatchObject({
+      timeoutMs: 10_000,
+      family: 'auto',
+      logFormat: 'json',
+      rules: 'auto',
+      terminationLog: '/dev/termination-log',
+    });
   });
 
   it('port lists take ranges in both spellings, * and empty', () => {
-    const config = build(['--mesh', 'linkerd', '--exclude-outbound-ports', '3306,5432:5440,8000-8010', '--include-inbound-ports', '']);
+    const config = build([
+      '--mesh',
+      'linkerd',
+      '--exclude-outbound-ports',
+      '3306,5432:5440,8000-8010',
+      '--include-inbound-ports',
+      '',
+    ]);
     expect(formatPortSet(config.interception.excludeOutboundPorts)).toBe('3306,5432-5440,8000-8010');
     expect(formatPortSet(config.interception.includeInboundPorts)).toBe('');
-    expect(build(['--mesh', 'linkerd', '--include-inbound-ports', '*']).interception.includeInboundPorts.kind).toBe('all');
+    expect(build(['--mesh', 'linkerd', '--include-inbound-ports', '*']).interception.includeInboundPorts.kind).toBe(
+      'all',
+    );
   });
 
   it('--probe-address takes one address per family', () => {
@@ -83,7 +108,10 @@ describe('flags and environment', () => {
     [['--mesh', 'linkerd', '--family', 'ipv5'], /^--family="ipv5"/],
     [['--mesh', 'linkerd', '--failure-exit-code', '64'], /^--failure-exit-code="64"/],
     [['--mesh', 'linkerd', '--failure-exit-code', '300'], /^--failure-exit-code="300"/],
-    [['--mesh', 'linkerd', '--failure-exit-code', '66'], /^--failure-exit-code="66": expected 1-255, not 1, 64, 65, 66, 70, 74, 130, 143/],
+    [
+      ['--mesh', 'linkerd', '--failure-exit-code', '66'],
+      /^--failure-exit-code="66": expected 1-255, not 1, 64, 65, 66, 70, 74, 130, 143/,
+    ],
     [['--mesh', 'linkerd', '--exclude-inbound-ports', '10-5'], /ends before it starts/],
     [['--mesh', 'linkerd', '--proxy-uid', 'proxy'], /^--proxy-uid="proxy": "proxy" is not a numeric uid/],
     [['--mesh', 'linkerd', '--probe-address', 'example.com'], /^--probe-address="example.com"/],
@@ -109,22 +137,35 @@ describe('flags and environment', () => {
   }
 
   it('help and version are never read from the environment', () => {
-    const parsed = parseCommandLine('validate', ['--mesh', 'linkerd'], { INTERLOCK_HELP: 'true', INTERLOCK_VERSION: '1' }, VALIDATE_FLAGS);
+    const parsed = parseCommandLine(
+      'validate',
+      ['--mesh', 'linkerd'],
+      { INTERLOCK_HELP: 'true', INTERLOCK_VERSION: '1' },
+      VALIDATE_FLAGS,
+    );
     expect(parsed.ok && [...parsed.value.values.keys()]).not.toContain('help');
     expect(parsed.ok && [...parsed.value.values.keys()]).not.toContain('version');
   });
 
   it('switches from the environment take true/false; from argv they take no value', () => {
-    expect(build(['--mesh', 'istio'], { INTERLOCK_PROXY_LOOPBACK_INBOUND: 'false' }).interception.proxyLoopbackToInbound).toBe(false);
+    expect(
+      build(['--mesh', 'istio'], { INTERLOCK_PROXY_LOOPBACK_INBOUND: 'false' }).interception.proxyLoopbackToInbound,
+    ).toBe(false);
     expect(build(['--mesh', 'linkerd', '--tproxy']).interception.tproxy).toBe(true);
-    expect(error(['--mesh', 'linkerd'], { INTERLOCK_TPROXY: 'maybe' })).toMatch(/^INTERLOCK_TPROXY="maybe": expected true or false/);
+    expect(error(['--mesh', 'linkerd'], { INTERLOCK_TPROXY: 'maybe' })).toMatch(
+      /^INTERLOCK_TPROXY="maybe": expected true or false/,
+    );
   });
 
   it('--dns-capture with and without --dns-servers; --probe-address-hint per family', () => {
     expect(build(['--mesh', 'istio', '--dns-capture']).interception.dnsCapture).toEqual({ servers: [] });
-    expect(build(['--mesh', 'istio', '--dns-capture', '--dns-servers', '10.0.0.10']).interception.dnsCapture?.servers).toHaveLength(1);
+    expect(
+      build(['--mesh', 'istio', '--dns-capture', '--dns-servers', '10.0.0.10']).interception.dnsCapture?.servers,
+    ).toHaveLength(1);
     expect(build(['--mesh', 'istio']).interception.dnsCapture).toBeUndefined();
-    expect(Object.keys(build(['--mesh', 'linkerd', '--probe-address-hint', '1.1.1.1,fd00::1']).probeAddressHints).sort()).toEqual(['ipv4', 'ipv6']);
+    expect(
+      Object.keys(build(['--mesh', 'linkerd', '--probe-address-hint', '1.1.1.1,fd00::1']).probeAddressHints).sort(),
+    ).toEqual(['ipv4', 'ipv6']);
     expect(build(['--mesh', 'linkerd']).probeAddressHints).toEqual({});
   });
 

@@ -3,7 +3,8 @@ import { EXIT, parseFailureExitCode } from '../../src/config/exit-codes.js';
 
 describe('parseFailureExitCode', () => {
   it('the mesh failure codes and the edges of 1-255 that are not reserved', () => {
-    for (const code of [2, 95, 97, 126, 254, 255]) expect(parseFailureExitCode(String(code))).toEqual({ ok: true, value: code });
+    for (const code of [2, 95, 97, 126, 254, 255])
+      expect(parseFailureExitCode(String(code))).toEqual({ ok: true, value: code });
   });
 
   it('an environment value with surrounding whitespace', () => {
@@ -22,7 +23,8 @@ describe('parseFailureExitCode', () => {
     for (const code of Object.values(EXIT)) {
       const result = parseFailureExitCode(String(code));
       expect(result.ok, String(code)).toBe(false);
-      if (!result.ok) expect(result.error.message).toMatch(/^expected 1-255, not 1, 64, 65, 66, 70, 74, 130, 143 \(reserved/);
+      if (!result.ok)
+        expect(result.error.message).toMatch(/^expected 1-255, not 1, 64, 65, 66, 70, 74, 130, 143 \(reserved/);
     }
   });
 });

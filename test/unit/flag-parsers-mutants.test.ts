@@ -1,7 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import {
-  oneOf, parseAddressPerFamily, parseBoolean, parseCidrSet, parseDuration, parseIdSet, parseIds, parseInterfaces, parseLoopbackCidr, parsePath,
-  parsePort, parsePortOrZero, type FlagParser,
+  oneOf,
+  parseAddressPerFamily,
+  parseBoolean,
+  parseCidrSet,
+  parseDuration,
+  parseIdSet,
+  parseIds,
+  parseInterfaces,
+  parseLoopbackCidr,
+  parsePath,
+  parsePort,
+  parsePortOrZero,
+  type FlagParser,
 } from '../../src/config/flag-parsers.js';
 
 // Each parser on its own, at the edges the flag table relies on: what it accepts (and as what),
@@ -22,7 +33,10 @@ function accepted<T>(parser: FlagParser<T>, text: string): T {
 
 describe('a refusal is a ConfigInvalid failure', () => {
   it('every parser fails with the ConfigInvalid reason', () => {
-    expect(parsePort('x')).toEqual({ ok: false, error: { reason: 'ConfigInvalid', message: 'expected a port from 1 to 65535' } });
+    expect(parsePort('x')).toEqual({
+      ok: false,
+      error: { reason: 'ConfigInvalid', message: 'expected a port from 1 to 65535' },
+    });
     expect(parsePath('')).toEqual({ ok: false, error: { reason: 'ConfigInvalid', message: 'expected a path' } });
   });
 });
@@ -46,7 +60,8 @@ describe('parsePort', () => {
   });
 
   it('decimal digits only: no exponent, hex or suffix that Number() would read', () => {
-    for (const text of ['1e3', '8e1', '0x50', '80abc', 'x80', '+80', '80.0']) expect(refusal(parsePort, text)).toBe('expected a port from 1 to 65535');
+    for (const text of ['1e3', '8e1', '0x50', '80abc', 'x80', '+80', '80.0'])
+      expect(refusal(parsePort, text)).toBe('expected a port from 1 to 65535');
   });
 });
 
@@ -66,7 +81,8 @@ describe('parseIds and parseIdSet', () => {
   });
 
   it('decimal digits only: no exponent or hex that Number() would read', () => {
-    for (const text of ['1e3', '0x10', '1000x', '+1']) expect(refusal(parseIds, `0,${text}`)).toBe(`"${text}" is not a numeric uid/gid`);
+    for (const text of ['1e3', '0x10', '1000x', '+1'])
+      expect(refusal(parseIds, `0,${text}`)).toBe(`"${text}" is not a numeric uid/gid`);
   });
 
   it('`*` is every group, a list is a list', () => {
@@ -126,7 +142,9 @@ describe('parseAddressPerFamily', () => {
 
   it('two addresses of one family are refused, not one silently kept', () => {
     expect(refusal(parseAddressPerFamily, '192.0.2.1,192.0.2.2')).toBe('two ipv4 addresses given; one per family');
-    expect(refusal(parseAddressPerFamily, '2001:db8::1,192.0.2.1,2001:db8::2')).toBe('two ipv6 addresses given; one per family');
+    expect(refusal(parseAddressPerFamily, '2001:db8::1,192.0.2.1,2001:db8::2')).toBe(
+      'two ipv6 addresses given; one per family',
+    );
   });
 });
 

@@ -9,8 +9,37 @@ import { buildValidateConfig, VALIDATE_FLAGS } from '../../src/config/validate-c
 import { truncateUtf8 } from '../../src/verdict/termination-message.js';
 import { prng } from '../harness/prng.js';
 
-
-const ALPHABET = ['0', '1', '9', '6', '5', ':', '-', ',', '.', '/', '*', ' ', '=', 'a', 'f', 's', 'm', '%', '\u00e9', '\u{1F600}', '\n', '\0', 'x', '::', '4140', '65535', '65536', '10.0.0.1', 'fd00::1'];
+const ALPHABET = [
+  '0',
+  '1',
+  '9',
+  '6',
+  '5',
+  ':',
+  '-',
+  ',',
+  '.',
+  '/',
+  '*',
+  ' ',
+  '=',
+  'a',
+  'f',
+  's',
+  'm',
+  '%',
+  '\u00e9',
+  '\u{1F600}',
+  '\n',
+  '\0',
+  'x',
+  '::',
+  '4140',
+  '65535',
+  '65536',
+  '10.0.0.1',
+  'fd00::1',
+];
 
 function randomText(random: () => number, maxParts = 8): string {
   const parts = Math.floor(random() * maxParts);
@@ -35,7 +64,8 @@ describe('fuzzing the configuration: random flags and values never crash and nev
         if (random() < 0.5) argv.push(`--${name}=${value}`);
         else argv.push(`--${name}`, value);
       }
-      const env = random() < 0.3 ? { INTERLOCK_MESH: randomText(random, 2), INTERLOCK_TIMEOUT: randomText(random, 3) } : {};
+      const env =
+        random() < 0.3 ? { INTERLOCK_MESH: randomText(random, 2), INTERLOCK_TIMEOUT: randomText(random, 3) } : {};
       const raw = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
       if (!raw.ok) {
         errors++;

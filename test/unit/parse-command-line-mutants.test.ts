@@ -7,11 +7,32 @@ import { parseCommandLine } from '../../src/config/parse-command-line.js';
 import { flagSource, flagValues } from '../../src/config/parsed-flags.js';
 import { VALIDATE_FLAGS } from '../../src/config/validate-config.js';
 
-const NAMESPACE: FlagDef<string> = { name: 'namespace', kind: 'value', env: 'INTERLOCK_NAMESPACE', placeholder: 'NS', help: 'Namespace.', commands: ['inject'], parse: parsePath, repeatable: true };
-const PORT: FlagDef<number> = { name: 'port', kind: 'value', env: 'INTERLOCK_PORT', placeholder: 'PORT', help: 'Port.', commands: ['inject'], parse: parsePort };
+const NAMESPACE: FlagDef<string> = {
+  name: 'namespace',
+  kind: 'value',
+  env: 'INTERLOCK_NAMESPACE',
+  placeholder: 'NS',
+  help: 'Namespace.',
+  commands: ['inject'],
+  parse: parsePath,
+  repeatable: true,
+};
+const PORT: FlagDef<number> = {
+  name: 'port',
+  kind: 'value',
+  env: 'INTERLOCK_PORT',
+  placeholder: 'PORT',
+  help: 'Port.',
+  commands: ['inject'],
+  parse: parsePort,
+};
 const FLAGS: readonly FlagDef[] = [NAMESPACE, PORT, HELP_FLAG] as readonly FlagDef[];
 
-function refusal(argv: string[], flags: readonly FlagDef[] = VALIDATE_FLAGS, command: 'validate' | 'inject' = 'validate'): string {
+function refusal(
+  argv: string[],
+  flags: readonly FlagDef[] = VALIDATE_FLAGS,
+  command: 'validate' | 'inject' = 'validate',
+): string {
   const parsed = parseCommandLine(command, argv, {}, flags);
   if (parsed.ok) throw new Error(`expected ${JSON.stringify(argv)} to be refused`);
   expect(parsed.error.reason).toBe('ConfigInvalid');
@@ -59,15 +80,22 @@ describe('the refusal names the argument at fault', () => {
     [['--nope=1'], '--nope="": unknown flag for interlock validate (see --help)'],
     // A lone `--` ends parseArgs' flags without an error of its own; it is still an argument.
     [['--mesh=linkerd', '--'], 'argument="--": unexpected argument (interlock validate takes flags only)'],
-    [['--mesh', '-x'], `--mesh="-x": ${safeSentence('needs a value; a value starting with "-" is written --mesh=VALUE')}`],
+    [
+      ['--mesh', '-x'],
+      `--mesh="-x": ${safeSentence('needs a value; a value starting with "-" is written --mesh=VALUE')}`,
+    ],
   ];
   for (const [argv, message] of cases) {
     it(JSON.stringify(argv), () => expect(refusal(argv)).toBe(message));
   }
 
   it('the same rules for another command and its own flags', () => {
-    expect(refusal(['--port=1', 'x'], FLAGS, 'inject')).toBe('argument="x": unexpected argument (interlock inject takes flags only)');
-    expect(refusal(['--port', '-', 'x'], FLAGS, 'inject')).toBe('argument="x": unexpected argument (interlock inject takes flags only)');
+    expect(refusal(['--port=1', 'x'], FLAGS, 'inject')).toBe(
+      'argument="x": unexpected argument (interlock inject takes flags only)',
+    );
+    expect(refusal(['--port', '-', 'x'], FLAGS, 'inject')).toBe(
+      'argument="x": unexpected argument (interlock inject takes flags only)',
+    );
   });
 });
 
@@ -75,7 +103,10 @@ describe('help and version', () => {
   it('their parsers refuse any text: they are read from the command line only', () => {
     for (const flag of [HELP_FLAG, VERSION_FLAG]) {
       expect(flag.env).toBeUndefined();
-      expect(flag.parse('true')).toEqual({ ok: false, error: { reason: 'ConfigInvalid', message: 'is read from the command line only' } });
+      expect(flag.parse('true')).toEqual({
+        ok: false,
+        error: { reason: 'ConfigInvalid', message: 'is read from the command line only' },
+      });
     }
   });
 });

@@ -9,7 +9,9 @@ import { certifyArrival } from '../../src/probe/proof.js';
 // The listener and one attempt, in-process on loopback: what counts as our own arrival, what is a
 // relay, what is a stranger. (The namespace tests do the same through real NAT rules.)
 const cleanups: Array<() => Promise<void> | void> = [];
-afterEach(async () => { while (cleanups.length) await cleanups.pop()?.(); });
+afterEach(async () => {
+  while (cleanups.length) await cleanups.pop()?.();
+});
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -19,14 +21,24 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-async function startListener(): Promise<{ listener: ProbeListener; port: number; strangers: StrangerArrival[]; firstStranger: Promise<StrangerArrival> }> {
+async function startListener(): Promise<{
+  listener: ProbeListener;
+  port: number;
+  strangers: StrangerArrival[];
+  firstStranger: Promise<StrangerArrival>;
+}> {
   const listener = new ProbeListener();
   const port = await freePort();
   expect(await listener.listen(port, ['ipv4'])).toBeUndefined();
   const strangers: StrangerArrival[] = [];
   let first: (stranger: StrangerArrival) => void = () => undefined;
-  const firstStranger = new Promise<StrangerArrival>((resolve) => { first = resolve; });
-  listener.watchStrangers((stranger) => { strangers.push(stranger); first(stranger); });
+  const firstStranger = new Promise<StrangerArrival>((resolve) => {
+    first = resolve;
+  });
+  listener.watchStrangers((stranger) => {
+    strangers.push(stranger);
+    first(stranger);
+  });
   cleanups.push(() => listener.close());
   return { listener, port, strangers, firstStranger };
 }
@@ -65,19 +77,36 @@ describe('the probe listener judges each arrival by its 4-tuple and nonces', () 
   it('a relay from another address carries our nonces but is reported as a relay, and the attempt is not intercepted', async () => {
     const { listener, port, strangers } = await startListener();
     const relayPort = await startRelay(port, '127.0.0.3');
-    const outcome = await attemptProbe(target('127.0.0.2', relayPort, port), listener, 2000, new AbortController().signal);
+    const outcome = await attemptProbe(
+      target('127.0.0.2', relayPort, port),
+      listener,
+      2000,
+      new AbortController().signal,
+    );
     expect(outcome.kind).toBe('wrong-peer');
     // The listener reports before it drops the relayed connection, so the report precedes the outcome.
     expect(strangers).toHaveLength(1);
     expect(strangers[0]).toMatchObject({ listenerPort: port, relayed: true, remote: { address: '127.0.0.3' } });
-    expect(strangers[0]?.sentence).toMatch(/^our probe's nonce arrived at the listener from 127\.0\.0\.3:\d+, not from the probe socket 127\.0\.0\.1:\d+/);
+    expect(strangers[0]?.sentence).toMatch(
+      /^our probe's nonce arrived at the listener from 127\.0\.0\.3:\d+, not from the probe socket 127\.0\.0\.1:\d+/,
+    );
   });
 
   it('our own address on another port (what a NAT port rewrite looks like) is neither proof nor stranger', async () => {
     const { listener, port, strangers } = await startListener();
     const relayPort = await startRelay(port, '127.0.0.1');
-    const outcome = await attemptProbe(target('127.0.0.2', relayPort, port), listener, 2000, new AbortController().signal);
-    expect(outcome).toMatchObject({ kind: 'wrong-peer', detail: expect.stringMatching(/arrive from port \d+, not from its socket's port \d+ \(NAT rewrote it\); not counted as proof$/) });
+    const outcome = await attemptProbe(
+      target('127.0.0.2', relayPort, port),
+      listener,
+      2000,
+      new AbortController().signal,
+    );
+    expect(outcome).toMatchObject({
+      kind: 'wrong-peer',
+      detail: expect.stringMatching(
+        /arrive from port \d+, not from its socket's port \d+ \(NAT rewrote it\); not counted as proof$/,
+      ),
+    });
     expect(strangers).toEqual([]);
   });
 
@@ -85,10 +114,17 @@ describe('the probe listener judges each arrival by its 4-tuple and nonces', () 
     const { port, strangers, firstStranger } = await startListener();
     const socket = connect({ host: '127.0.0.1', port, localAddress: '127.0.0.5' });
     socket.on('error', () => undefined);
-    await new Promise<void>((resolve) => socket.on('connect', () => { socket.end('hello'); resolve(); }));
+    await new Promise<void>((resolve) =>
+      socket.on('connect', () => {
+        socket.end('hello');
+        resolve();
+      }),
+    );
     await firstStranger;
     expect(strangers).toHaveLength(1);
     expect(strangers[0]).toMatchObject({ relayed: false, remote: { address: '127.0.0.5' } });
-    expect(strangers[0]?.sentence).toMatch(/^a connection from 127\.0\.0\.5:\d+ that is not our probe arrived at the listener port \d+$/);
+    expect(strangers[0]?.sentence).toMatch(
+      /^a connection from 127\.0\.0\.5:\d+ that is not our probe arrived at the listener port \d+$/,
+    );
   });
 });

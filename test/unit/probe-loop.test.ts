@@ -4,12 +4,24 @@ import type { AttemptOutcome } from '../../src/probe/attempt.js';
 import { systemClock } from '../../src/probe/clock.js';
 import { newHandshake } from '../../src/probe/handshake.js';
 import type { StrangerArrival } from '../../src/probe/listener.js';
-import { probeUntilDecided, type LaunchAttempt, type ProbeResult, type ProbeTiming } from '../../src/probe/probe-loop.js';
+import {
+  probeUntilDecided,
+  type LaunchAttempt,
+  type ProbeResult,
+  type ProbeTiming,
+} from '../../src/probe/probe-loop.js';
 import type { ProbeTarget } from '../../src/probe/probe-plan.js';
 import { isProof } from '../../src/probe/proof.js';
 
 // The probe loop under vitest's fake timers: the clock is injected, so time is the test's.
-const TARGET: ProbeTarget = { family: 'ipv4', path: 'outbound', destination: parseIp('192.0.2.1')!, port: 20001, expectedPort: 4140, via: 'eth0' };
+const TARGET: ProbeTarget = {
+  family: 'ipv4',
+  path: 'outbound',
+  destination: parseIp('192.0.2.1')!,
+  port: 20001,
+  expectedPort: 4140,
+  via: 'eth0',
+};
 const NEVER = new Promise<StrangerArrival>(() => undefined);
 
 function timing(timeoutMs = 10_000): ProbeTiming {
@@ -20,34 +32,64 @@ function intercepted(spoofSource = false): AttemptOutcome {
   const handshake = newHandshake();
   const source = { address: '10.0.0.2', port: 41000 };
   const remote = spoofSource ? { address: '10.0.0.1', port: 5000 } : source;
-  return { kind: 'intercepted', arrival: { listenerPort: 4140, localAddress: '127.0.0.1', remote, clientNonce: handshake.clientNonce }, source, handshake, reply: handshake.serverNonce };
+  return {
+    kind: 'intercepted',
+    arrival: { listenerPort: 4140, localAddress: '127.0.0.1', remote, clientNonce: handshake.clientNonce },
+    source,
+    handshake,
+    reply: handshake.serverNonce,
+  };
 }
 
 /** An attempt that answers `outcome` after `ms` of fake time, or is aborted with the loop. */
-function answering(pick: (attempt: number, now: number) => { outcome: AttemptOutcome; afterMs: number }): { launch: LaunchAttempt; launches: number[] } {
+function answering(pick: (attempt: number, now: number) => { outcome: AttemptOutcome; afterMs: number }): {
+  launch: LaunchAttempt;
+  launches: number[];
+} {
   const launches: number[] = [];
   const started = Date.now();
   const launch: LaunchAttempt = (_target, lifetimeMs, signal) => {
     launches.push(Date.now() - started);
     const { outcome, afterMs } = pick(launches.length, Date.now() - started);
     return new Promise((resolve) => {
-      const timer = setTimeout(() => resolve(afterMs <= lifetimeMs ? outcome : { kind: 'no-answer', stage: 'connect' }), Math.min(afterMs, lifetimeMs));
-      signal.addEventListener('abort', () => { clearTimeout(timer); resolve({ kind: 'aborted' }); }, { once: true });
+      const timer = setTimeout(
+        () => resolve(afterMs <= lifetimeMs ? outcome : { kind: 'no-answer', stage: 'connect' }),
+        Math.min(afterMs, lifetimeMs),
+      );
+      signal.addEventListener(
+        'abort',
+        () => {
+          clearTimeout(timer);
+          resolve({ kind: 'aborted' });
+        },
+        { once: true },
+      );
     });
   };
   return { launch, launches };
 }
 
-async function run(launch: LaunchAttempt, options: { timeoutMs?: number; stranger?: Promise<StrangerArrival>; signal?: AbortSignal } = {}): Promise<ProbeResult> {
+async function run(
+  launch: LaunchAttempt,
+  options: { timeoutMs?: number; stranger?: Promise<StrangerArrival>; signal?: AbortSignal } = {},
+): Promise<ProbeResult> {
   const pending = probeUntilDecided(TARGET, timing(options.timeoutMs), {
-    launch, clock: systemClock, stranger: options.stranger ?? NEVER, signal: options.signal ?? new AbortController().signal, hooks: {},
+    launch,
+    clock: systemClock,
+    stranger: options.stranger ?? NEVER,
+    signal: options.signal ?? new AbortController().signal,
+    hooks: {},
   });
   await vi.runAllTimersAsync();
   return pending;
 }
 
-beforeEach(() => { vi.useFakeTimers(); });
-afterEach(() => { vi.useRealTimers(); });
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('probeUntilDecided with an injected clock', () => {
   it('an intercepted first attempt passes at once, with a certified proof', async () => {
@@ -63,7 +105,10 @@ describe('probeUntilDecided with an injected clock', () => {
     const result = await run(launch, { timeoutMs: 3000 });
     expect(result.status).toBe('failed');
     expect(result.proof).toBeUndefined();
-    expect(result.lastConclusive).toMatchObject({ kind: 'wrong-peer', detail: 'the arrival did not come from the probe socket' });
+    expect(result.lastConclusive).toMatchObject({
+      kind: 'wrong-peer',
+      detail: 'the arrival did not come from the probe socket',
+    });
   });
 
   it('silence: overlapping attempts, one a second, at most four in flight, failing at the deadline', async () => {
@@ -85,7 +130,10 @@ describe('probeUntilDecided with an injected clock', () => {
   });
 
   it('rules that land late: refused for 1.2 s, then intercepted', async () => {
-    const { launch } = answering((_attempt, now) => ({ outcome: now < 1200 ? { kind: 'refused' } : intercepted(), afterMs: 1 }));
+    const { launch } = answering((_attempt, now) => ({
+      outcome: now < 1200 ? { kind: 'refused' } : intercepted(),
+      afterMs: 1,
+    }));
     const result = await run(launch);
     expect(result.status).toBe('passed');
     expect(result.interceptedAttempt).toBeGreaterThan(1);
@@ -94,7 +142,12 @@ describe('probeUntilDecided with an injected clock', () => {
 
   it('a stranger at the listener fails the probe at once, even while attempts are unanswered', async () => {
     const { launch } = answering(() => ({ outcome: { kind: 'no-answer', stage: 'reply' }, afterMs: 60_000 }));
-    const stranger: StrangerArrival = { listenerPort: 4140, remote: { address: '10.0.0.1', port: 5000 }, relayed: false, sentence: 'a connection from 10.0.0.1:5000 that is not our probe arrived at the listener port 4140' };
+    const stranger: StrangerArrival = {
+      listenerPort: 4140,
+      remote: { address: '10.0.0.1', port: 5000 },
+      relayed: false,
+      sentence: 'a connection from 10.0.0.1:5000 that is not our probe arrived at the listener port 4140',
+    };
     const result = await run(launch, { stranger: new Promise((resolve) => setTimeout(() => resolve(stranger), 1500)) });
     expect(result).toMatchObject({ status: 'failed', stranger, endedEarly: true, elapsedMs: 1500 });
   });

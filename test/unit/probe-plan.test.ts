@@ -4,15 +4,37 @@ import { parsePortSet } from '../../src/addr/port-set.js';
 import { PRESETS, type InterceptionSpec } from '../../src/config/interception.js';
 import { assessPodNetwork } from '../../src/network/assess-pod-network.js';
 import type { PodNetwork } from '../../src/network/pod-network.js';
-import { planProbes, type PlanInput, type ProbeIdentity, type ProbePlan, type ProbeTarget } from '../../src/probe/probe-plan.js';
+import {
+  planProbes,
+  type PlanInput,
+  type ProbeIdentity,
+  type ProbePlan,
+  type ProbeTarget,
+} from '../../src/probe/probe-plan.js';
 import { extraRoute, podNetwork } from './pod-network-fixtures.js';
 
 const APP: ProbeIdentity = { uid: 1000, gid: 1000, groups: [] };
 
 const RANDOM_PORT = 40123;
 
-function plan(network: PodNetwork, spec: InterceptionSpec = PRESETS.linkerd.spec, identity = APP, overrides = {}, extra: Partial<PlanInput> = {}): ProbePlan {
-  return planProbes({ spec, network, assessment: assessPodNetwork(network, 'auto'), identity, overrides, hints: {}, probePort: undefined, randomPort: RANDOM_PORT, ...extra });
+function plan(
+  network: PodNetwork,
+  spec: InterceptionSpec = PRESETS.linkerd.spec,
+  identity = APP,
+  overrides = {},
+  extra: Partial<PlanInput> = {},
+): ProbePlan {
+  return planProbes({
+    spec,
+    network,
+    assessment: assessPodNetwork(network, 'auto'),
+    identity,
+    overrides,
+    hints: {},
+    probePort: undefined,
+    randomPort: RANDOM_PORT,
+    ...extra,
+  });
 }
 
 function describe1(target: ProbeTarget): string {
@@ -29,11 +51,19 @@ function targets(result: ProbePlan): string[] {
 
 describe('choosing where the probe goes', () => {
   it('a default route: a documentation address, one probe per family', () => {
-    const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1', v6: 'fd00:1::5/64', default6: 'fd00:1::1' });
-    expect(targets(plan(network))).toEqual(['ipv4 outbound 192.0.2.1:20001->4140', 'ipv6 outbound 2001:db8::1:20001->4140']);
+    const network = podNetwork({
+      v4: '10.244.1.5/24',
+      default4: '10.244.1.1',
+      v6: 'fd00:1::5/64',
+      default6: 'fd00:1::1',
+    });
+    expect(targets(plan(network))).toEqual([
+      'ipv4 outbound 192.0.2.1:20001->4140',
+      'ipv6 outbound 2001:db8::1:20001->4140',
+    ]);
   });
 
-  it('never a documentation address on the pod\'s own subnet (it may be a live neighbour)', () => {
+  it("never a documentation address on the pod's own subnet (it may be a live neighbour)", () => {
     const network = podNetwork({ v4: '192.0.2.2/24', default4: '192.0.2.1' });
     expect(targets(plan(network))).toEqual(['ipv4 outbound 198.51.100.1:20001->4140']);
   });
@@ -47,15 +77,22 @@ describe('choosing where the probe goes', () => {
     const result = plan(podNetwork({ v4: '10.244.1.5/24' }));
     expect(result.ok).toBe(false);
     if (!result.ok) expect(result.problem).toMatchObject({ kind: 'ProbeUnroutable', family: 'ipv4' });
-    if (!result.ok) expect(result.problem.message).toMatch(/on the pod's own subnet 10\.244\.1\.5\/24.*--probe-address/);
+    if (!result.ok)
+      expect(result.problem.message).toMatch(/on the pod's own subnet 10\.244\.1\.5\/24.*--probe-address/);
   });
 
   it('respects --include-outbound-cidrs and --exclude-outbound-cidrs', () => {
     const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
-    const spec: InterceptionSpec = { ...PRESETS.istio.spec, includeOutboundCidrs: { kind: 'list', cidrs: [{ family: 'ipv4', base: 0x0a000000n, prefix: 8 }] } };
+    const spec: InterceptionSpec = {
+      ...PRESETS.istio.spec,
+      includeOutboundCidrs: { kind: 'list', cidrs: [{ family: 'ipv4', base: 0x0a000000n, prefix: 8 }] },
+    };
     // 192.0.2.1 is not captured by an include list of 10/8; an address inside it is chosen instead.
     expect(targets(plan(network, spec))).toEqual(['ipv4 outbound 10.255.255.254:20001->15001']);
-    const excluded: InterceptionSpec = { ...PRESETS.linkerd.spec, excludeOutboundCidrs: [{ family: 'ipv4', base: 0xc0000200n, prefix: 24 }] };
+    const excluded: InterceptionSpec = {
+      ...PRESETS.linkerd.spec,
+      excludeOutboundCidrs: [{ family: 'ipv4', base: 0xc0000200n, prefix: 24 }],
+    };
     expect(targets(plan(network, excluded))).toEqual(['ipv4 outbound 198.51.100.1:20001->4140']);
   });
 
@@ -63,7 +100,11 @@ describe('choosing where the probe goes', () => {
     const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
     const ports = parsePortSet('32000,31000');
     if (!ports.ok) throw new Error('ports');
-    const spec: InterceptionSpec = { ...PRESETS.istio.spec, includeOutboundCidrs: { kind: 'list', cidrs: [] }, includeOutboundPorts: ports.value };
+    const spec: InterceptionSpec = {
+      ...PRESETS.istio.spec,
+      includeOutboundCidrs: { kind: 'list', cidrs: [] },
+      includeOutboundPorts: ports.value,
+    };
     expect(targets(plan(network, spec))).toEqual(['ipv4 outbound 192.0.2.1:32000->15001']);
   });
 
@@ -71,16 +112,24 @@ describe('choosing where the probe goes', () => {
     const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
     const ports = parsePortSet('20001');
     if (!ports.ok) throw new Error('ports');
-    expect(targets(plan(network, { ...PRESETS.linkerd.spec, excludeOutboundPorts: ports.value }))).toEqual(['ipv4 outbound 192.0.2.1:20002->4140']);
+    expect(targets(plan(network, { ...PRESETS.linkerd.spec, excludeOutboundPorts: ports.value }))).toEqual([
+      'ipv4 outbound 192.0.2.1:20002->4140',
+    ]);
   });
 
   it("as Istio's proxy uid: the pod's own address, expected at the inbound port", () => {
     const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
-    expect(targets(plan(network, PRESETS.istio.spec, { uid: 1337, gid: 1337, groups: [] }))).toEqual(['ipv4 proxy-loopback 10.244.1.5:20001->15006']);
+    expect(targets(plan(network, PRESETS.istio.spec, { uid: 1337, gid: 1337, groups: [] }))).toEqual([
+      'ipv4 proxy-loopback 10.244.1.5:20001->15006',
+    ]);
   });
 
   it("as Linkerd's proxy uid: a configuration problem, never a plan", () => {
-    const result = plan(podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' }), PRESETS.linkerd.spec, { uid: 2102, gid: 2102, groups: [] });
+    const result = plan(podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' }), PRESETS.linkerd.spec, {
+      uid: 2102,
+      gid: 2102,
+      groups: [],
+    });
     expect(result.ok ? 'ok' : result.problem.kind).toBe('ProbeIdentityExcluded');
   });
 
@@ -88,19 +137,29 @@ describe('choosing where the probe goes', () => {
     const spec: InterceptionSpec = { ...PRESETS.istio.spec, includeOutboundGids: { kind: 'list', ids: [1001] } };
     const result = plan(podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' }), spec);
     expect(result.ok ? 'ok' : result.problem.kind).toBe('ProbeIdentityExcluded');
-    expect(targets(plan(podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' }), spec, { uid: 1000, gid: 5, groups: [1001] }))).toHaveLength(1);
+    expect(
+      targets(
+        plan(podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' }), spec, { uid: 1000, gid: 5, groups: [1001] }),
+      ),
+    ).toHaveLength(1);
   });
 
   it('an operator --probe-address that is not routed is reported as such', () => {
-    const result = plan(podNetwork({ v4: '10.244.1.5/24' }), PRESETS.linkerd.spec, APP, { ipv4: parseIp('172.16.0.1') });
+    const result = plan(podNetwork({ v4: '10.244.1.5/24' }), PRESETS.linkerd.spec, APP, {
+      ipv4: parseIp('172.16.0.1'),
+    });
     expect(result.ok ? 'ok' : result.problem.message).toMatch(/172\.16\.0\.1: no route covers it/);
   });
 });
 
 describe('assessing the pod network', () => {
   it('auto proves every usable family and only those', () => {
-    expect(assessPodNetwork(podNetwork({ v4: '10.0.0.2/24', default4: '10.0.0.1' }), 'auto').familiesToProve).toEqual(['ipv4']);
-    expect(assessPodNetwork(podNetwork({ v6: 'fd00::2/64', default6: 'fd00::1' }), 'auto').familiesToProve).toEqual(['ipv6']);
+    expect(assessPodNetwork(podNetwork({ v4: '10.0.0.2/24', default4: '10.0.0.1' }), 'auto').familiesToProve).toEqual([
+      'ipv4',
+    ]);
+    expect(assessPodNetwork(podNetwork({ v6: 'fd00::2/64', default6: 'fd00::1' }), 'auto').familiesToProve).toEqual([
+      'ipv6',
+    ]);
   });
 
   it('dual requires both', () => {
@@ -110,7 +169,11 @@ describe('assessing the pod network', () => {
 
   it('no address at all, an interface down, a tentative IPv6 address', () => {
     expect(assessPodNetwork(podNetwork({}), 'auto').problems[0]).toMatch(/no family is usable/);
-    expect(assessPodNetwork(podNetwork({ v4: '10.0.0.2/24', default4: '10.0.0.1', eth0Up: false }), 'auto').problems).toHaveLength(1);
-    expect(assessPodNetwork(podNetwork({ v6: 'fd00::2/64', default6: 'fd00::1', tentative6: true }), 'ipv6').problems[0]).toMatch(/tentative/);
+    expect(
+      assessPodNetwork(podNetwork({ v4: '10.0.0.2/24', default4: '10.0.0.1', eth0Up: false }), 'auto').problems,
+    ).toHaveLength(1);
+    expect(
+      assessPodNetwork(podNetwork({ v6: 'fd00::2/64', default6: 'fd00::1', tentative6: true }), 'ipv6').problems[0],
+    ).toMatch(/tentative/);
   });
 });

@@ -7,7 +7,11 @@ import { PRECEDENCE } from '../../src/validate/probe-checks.js';
 import { failed, passed, type Check } from '../../src/verdict/check.js';
 import { decideVerdict, type Verdict } from '../../src/verdict/decide-verdict.js';
 import type { ProofObligations } from '../../src/verdict/proof-obligations.js';
-import { formatTerminationMessage, TERMINATION_MESSAGE_LIMIT, truncateUtf8 } from '../../src/verdict/termination-message.js';
+import {
+  formatTerminationMessage,
+  TERMINATION_MESSAGE_LIMIT,
+  truncateUtf8,
+} from '../../src/verdict/termination-message.js';
 
 // Behaviour of src/verdict that StrykerJS showed no test pinned down: what may discharge a proof
 // obligation, which failure leads, and the exact words an operator reads in the termination message.
@@ -16,7 +20,13 @@ const network = passed('pod-network', 'IPv4: 10.0.0.2/24 on eth0');
 const probe4 = passed('probe-ipv4', 'IPv4 intercepted at 192.0.2.1:20001');
 const probe6 = passed('probe-ipv6', 'IPv6 intercepted at [2001:db8::1]:20001');
 /** As src/validate/probe-checks.ts reports a probe the run stopped before it ended. */
-const notRun6: Check = { name: 'probe-ipv6', status: 'not-run', message: 'IPv6 probe was interrupted', evidence: [], required: true };
+const notRun6: Check = {
+  name: 'probe-ipv6',
+  status: 'not-run',
+  message: 'IPv6 probe was interrupted',
+  evidence: [],
+  required: true,
+};
 
 /** An outbound target as planOutbound makes one (Linkerd: outbound port 4140). */
 function outbound(family: 'ipv4' | 'ipv6', destination: string, port: number): ProbeTarget {
@@ -27,8 +37,17 @@ function outbound(family: 'ipv4' | 'ipv6', destination: string, port: number): P
 function proofOf(target: ProbeTarget): Proof {
   const handshake = newHandshake();
   const source = { address: target.family === 'ipv4' ? '10.0.0.2' : 'fd00::2', port: 40000 + (target.port % 20000) };
-  const arrival = { listenerPort: target.expectedPort, localAddress: '127.0.0.1', remote: source, clientNonce: handshake.clientNonce };
-  const proof = certifyArrival(target, { kind: 'intercepted', arrival, source, handshake, reply: handshake.serverNonce }, 1);
+  const arrival = {
+    listenerPort: target.expectedPort,
+    localAddress: '127.0.0.1',
+    remote: source,
+    clientNonce: handshake.clientNonce,
+  };
+  const proof = certifyArrival(
+    target,
+    { kind: 'intercepted', arrival, source, handshake, reply: handshake.serverNonce },
+    1,
+  );
   if (typeof proof === 'string') throw new Error(proof);
   return proof;
 }
@@ -37,7 +56,12 @@ function obligedTo(...targets: ProbeTarget[]): ProofObligations {
   return { families: [...new Set(targets.map((target) => target.family))], targets, rulesRequired: false };
 }
 
-function decide(checks: readonly Check[], obligations: ProofObligations | undefined, proofs: readonly Proof[], interruptedBy?: string): Verdict {
+function decide(
+  checks: readonly Check[],
+  obligations: ProofObligations | undefined,
+  proofs: readonly Proof[],
+  interruptedBy?: string,
+): Verdict {
   return decideVerdict({ checks, obligations, proofs, ...(interruptedBy ? { interruptedBy } : {}) });
 }
 
@@ -50,29 +74,56 @@ describe('a proof discharges only the obligation of the very target it was made 
 
   it('a proof to another address on the same ports is not a pass', () => {
     const verdict = decide([network, probe4], obligedTo(planned), [proofOf(outbound('ipv4', '198.51.100.7', 20001))]);
-    expect(verdict).toMatchObject({ outcome: 'fail', reason: 'NotProven', message: 'no probe proved interception: no proof of interception for ipv4 port 20001' });
+    expect(verdict).toMatchObject({
+      outcome: 'fail',
+      reason: 'NotProven',
+      message: 'no probe proved interception: no proof of interception for ipv4 port 20001',
+    });
   });
 
   it('a proof of the proxy-loopback capture does not discharge the outbound capture, same address and ports', () => {
     const loopback: ProbeTarget = { ...planned, path: 'proxy-loopback', via: 'lo' };
-    expect(decide([network, probe4], obligedTo(planned), [proofOf(loopback)])).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
-    expect(decide([network, probe4], obligedTo(loopback), [proofOf(planned)])).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
+    expect(decide([network, probe4], obligedTo(planned), [proofOf(loopback)])).toMatchObject({
+      outcome: 'fail',
+      reason: 'NotProven',
+    });
+    expect(decide([network, probe4], obligedTo(loopback), [proofOf(planned)])).toMatchObject({
+      outcome: 'fail',
+      reason: 'NotProven',
+    });
   });
 
   it('an arrival at another listener port (the inbound 4143) does not prove the redirect to 4140', () => {
     const toInbound: ProbeTarget = { ...planned, expectedPort: 4143 };
-    expect(decide([network, probe4], obligedTo(planned), [proofOf(toInbound)])).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
+    expect(decide([network, probe4], obligedTo(planned), [proofOf(toInbound)])).toMatchObject({
+      outcome: 'fail',
+      reason: 'NotProven',
+    });
   });
 
-  it('a proof in another family does not discharge this one, even to the same 32 bits (::c000:201 is 192.0.2.1\'s number)', () => {
+  it("a proof in another family does not discharge this one, even to the same 32 bits (::c000:201 is 192.0.2.1's number)", () => {
     const verdict = decide([network, probe4], obligedTo(planned), [proofOf(outbound('ipv6', '::c000:201', 20001))]);
     expect(verdict).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
   });
 });
 
 describe('which failure leads', () => {
-  const listener = failed('probe-listener', 'ProbePortInUse', 'port 4140 (ipv4) is already bound by another process in the pod', [], 'validation', PRECEDENCE.listener);
-  const rules = failed('rules', 'RulesMismatch', 'REDIRECT to 4141 in PROXY_INIT_OUTPUT', [], 'validation', PRECEDENCE.rules);
+  const listener = failed(
+    'probe-listener',
+    'ProbePortInUse',
+    'port 4140 (ipv4) is already bound by another process in the pod',
+    [],
+    'validation',
+    PRECEDENCE.listener,
+  );
+  const rules = failed(
+    'rules',
+    'RulesMismatch',
+    'REDIRECT to 4141 in PROXY_INIT_OUTPUT',
+    [],
+    'validation',
+    PRECEDENCE.rules,
+  );
 
   it('the lower precedence leads whatever order the checks are listed in', () => {
     expect(decide([network, listener, rules], undefined, []).reason).toBe('ProbePortInUse');
@@ -80,12 +131,28 @@ describe('which failure leads', () => {
   });
 
   it('a rules engine failure is an internal error, not a verdict on the pod', () => {
-    const engine = failed('rules', 'RulesEngineError', 'the rules engine failed: stack overflow', [], 'internal', PRECEDENCE.rules);
-    expect(decide([network, engine, probe4], undefined, [])).toMatchObject({ outcome: 'internal', reason: 'RulesEngineError' });
+    const engine = failed(
+      'rules',
+      'RulesEngineError',
+      'the rules engine failed: stack overflow',
+      [],
+      'internal',
+      PRECEDENCE.rules,
+    );
+    expect(decide([network, engine, probe4], undefined, [])).toMatchObject({
+      outcome: 'internal',
+      reason: 'RulesEngineError',
+    });
   });
 
   it('a failed check that names no reason still fails, as ValidationFailed', () => {
-    const bare: Check = { name: 'probe-ipv4', status: 'failed', message: 'not redirected', evidence: [], required: true };
+    const bare: Check = {
+      name: 'probe-ipv4',
+      status: 'failed',
+      message: 'not redirected',
+      evidence: [],
+      required: true,
+    };
     const verdict = decide([network, bare], undefined, []);
     expect(verdict).toMatchObject({ outcome: 'fail', reason: 'ValidationFailed' });
     expect(formatTerminationMessage(verdict).split('\n')[0]).toBe('ValidationFailed: not redirected');
@@ -94,17 +161,33 @@ describe('which failure leads', () => {
 
 describe('the words an operator reads', () => {
   it('a failure: reason and sentence, then its own evidence, then every other check once, and nothing else', () => {
-    const probeFailed = failed('probe-ipv4', 'InterceptionMissing', 'the IPv4 probe to 192.0.2.1:20001 was refused', ['connect 192.0.2.1:20001: ECONNREFUSED'], 'validation', PRECEDENCE.probe);
-    const rulesSkipped: Check = { name: 'rules', status: 'not-inspected', reason: 'RulesNotInspected', message: 'no CAP_NET_ADMIN', evidence: [], required: false };
+    const probeFailed = failed(
+      'probe-ipv4',
+      'InterceptionMissing',
+      'the IPv4 probe to 192.0.2.1:20001 was refused',
+      ['connect 192.0.2.1:20001: ECONNREFUSED'],
+      'validation',
+      PRECEDENCE.probe,
+    );
+    const rulesSkipped: Check = {
+      name: 'rules',
+      status: 'not-inspected',
+      reason: 'RulesNotInspected',
+      message: 'no CAP_NET_ADMIN',
+      evidence: [],
+      required: false,
+    };
     const verdict = decide([network, rulesSkipped, probeFailed, notRun6], undefined, []);
-    expect(formatTerminationMessage(verdict)).toBe([
-      'InterceptionMissing: the IPv4 probe to 192.0.2.1:20001 was refused',
-      'connect 192.0.2.1:20001: ECONNREFUSED',
-      'pod-network: passed - IPv4: 10.0.0.2/24 on eth0',
-      'rules: not-inspected (RulesNotInspected) - no CAP_NET_ADMIN',
-      'probe-ipv6: not-run - IPv6 probe was interrupted',
-      '',
-    ].join('\n'));
+    expect(formatTerminationMessage(verdict)).toBe(
+      [
+        'InterceptionMissing: the IPv4 probe to 192.0.2.1:20001 was refused',
+        'connect 192.0.2.1:20001: ECONNREFUSED',
+        'pod-network: passed - IPv4: 10.0.0.2/24 on eth0',
+        'rules: not-inspected (RulesNotInspected) - no CAP_NET_ADMIN',
+        'probe-ipv6: not-run - IPv6 probe was interrupted',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('a failed check made without evidence adds none', () => {
@@ -113,26 +196,30 @@ describe('the words an operator reads', () => {
     expect(formatTerminationMessage(verdict)).toBe('RulesMismatch: REDIRECT to 4141 in PROXY_INIT_OUTPUT\n');
   });
 
-  it('a pass: Intercepted, with every probe\'s sentence and no other check\'s, and a named pass reason is not shown as a cause', () => {
+  it("a pass: Intercepted, with every probe's sentence and no other check's, and a named pass reason is not shown as a cause", () => {
     const targets = [outbound('ipv4', '192.0.2.1', 20001), outbound('ipv6', '2001:db8::1', 20001)];
     const named: Check = { ...probe6, reason: 'Intercepted' };
     const verdict = decide([network, probe4, named], obligedTo(...targets), targets.map(proofOf));
     expect(verdict.outcome).toBe('pass');
-    expect(formatTerminationMessage(verdict)).toBe([
-      'Intercepted: IPv4 intercepted at 192.0.2.1:20001; IPv6 intercepted at [2001:db8::1]:20001',
-      'pod-network: passed - IPv4: 10.0.0.2/24 on eth0',
-      'probe-ipv4: passed - IPv4 intercepted at 192.0.2.1:20001',
-      'probe-ipv6: passed - IPv6 intercepted at [2001:db8::1]:20001',
-      '',
-    ].join('\n'));
+    expect(formatTerminationMessage(verdict)).toBe(
+      [
+        'Intercepted: IPv4 intercepted at 192.0.2.1:20001; IPv6 intercepted at [2001:db8::1]:20001',
+        'pod-network: passed - IPv4: 10.0.0.2/24 on eth0',
+        'probe-ipv4: passed - IPv4 intercepted at 192.0.2.1:20001',
+        'probe-ipv6: passed - IPv6 intercepted at [2001:db8::1]:20001',
+        '',
+      ].join('\n'),
+    );
   });
 
   it('an interruption names the signal', () => {
     const verdict = decide([network, probe4, notRun6], undefined, [], 'SIGTERM');
-    expect(formatTerminationMessage(verdict).split('\n')[0]).toBe('Interrupted: validation was interrupted by SIGTERM before interception was proven');
+    expect(formatTerminationMessage(verdict).split('\n')[0]).toBe(
+      'Interrupted: validation was interrupted by SIGTERM before interception was proven',
+    );
   });
 
-  it('a message of exactly the kubelet\'s 4096 bytes is kept whole; one byte more is cut and says so', () => {
+  it("a message of exactly the kubelet's 4096 bytes is kept whole; one byte more is cut and says so", () => {
     const head = 'RulesMismatch: ';
     const fits = 'é'.repeat((TERMINATION_MESSAGE_LIMIT - head.length - 1) / 2 - 1) + 'xx';
     const whole = formatTerminationMessage(decide([failed('rules', 'RulesMismatch', fits)], undefined, []));

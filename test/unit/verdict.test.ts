@@ -6,24 +6,50 @@ import type { ProbeTarget } from '../../src/probe/probe-plan.js';
 import { failed, passed, type Check } from '../../src/verdict/check.js';
 import { decideVerdict, isCertifiedPass, type Verdict, type VerdictInput } from '../../src/verdict/decide-verdict.js';
 import type { ProofObligations } from '../../src/verdict/proof-obligations.js';
-import { formatTerminationMessage, TERMINATION_MESSAGE_LIMIT, truncateUtf8 } from '../../src/verdict/termination-message.js';
+import {
+  formatTerminationMessage,
+  TERMINATION_MESSAGE_LIMIT,
+  truncateUtf8,
+} from '../../src/verdict/termination-message.js';
 
 const network = passed('pod-network', 'IPv4: 10.0.0.2/24 on eth0');
 const probe4 = passed('probe-ipv4', 'IPv4 intercepted');
 const probe6 = passed('probe-ipv6', 'IPv6 intercepted');
-const notInspected: Check = { name: 'rules', status: 'not-inspected', message: 'no CAP_NET_ADMIN', evidence: [], required: false };
+const notInspected: Check = {
+  name: 'rules',
+  status: 'not-inspected',
+  message: 'no CAP_NET_ADMIN',
+  evidence: [],
+  required: false,
+};
 const rulesPassed: Check = { ...passed('rules', 'every question answered'), required: true };
 
 function target(family: 'ipv4' | 'ipv6', port: number): ProbeTarget {
-  return { family, path: 'outbound', destination: parseIp(family === 'ipv4' ? '192.0.2.1' : '2001:db8::1')!, port, expectedPort: 4140, via: 'eth0' };
+  return {
+    family,
+    path: 'outbound',
+    destination: parseIp(family === 'ipv4' ? '192.0.2.1' : '2001:db8::1')!,
+    port,
+    expectedPort: 4140,
+    via: 'eth0',
+  };
 }
 
 /** A proof as the probe loop makes one: the listener saw our nonce from our socket and we read its nonce back. */
 function proofOf(probeTarget: ProbeTarget): Proof {
   const handshake = newHandshake();
   const source = { address: probeTarget.family === 'ipv4' ? '10.0.0.2' : 'fd00::2', port: 40000 + probeTarget.port };
-  const arrival = { listenerPort: probeTarget.expectedPort, localAddress: '127.0.0.1', remote: source, clientNonce: handshake.clientNonce };
-  const proof = certifyArrival(probeTarget, { kind: 'intercepted', arrival, source, handshake, reply: handshake.serverNonce }, 1);
+  const arrival = {
+    listenerPort: probeTarget.expectedPort,
+    localAddress: '127.0.0.1',
+    remote: source,
+    clientNonce: handshake.clientNonce,
+  };
+  const proof = certifyArrival(
+    probeTarget,
+    { kind: 'intercepted', arrival, source, handshake, reply: handshake.serverNonce },
+    1,
+  );
   if (typeof proof === 'string') throw new Error(proof);
   return proof;
 }
@@ -33,7 +59,12 @@ const T6 = [target('ipv6', 20001)];
 const DUAL: ProofObligations = { families: ['ipv4', 'ipv6'], targets: [...T4, ...T6], rulesRequired: false };
 const V4: ProofObligations = { families: ['ipv4'], targets: T4, rulesRequired: false };
 
-function decide(checks: readonly Check[], obligations: ProofObligations | undefined, proofs: readonly Proof[], interruptedBy?: string): Verdict {
+function decide(
+  checks: readonly Check[],
+  obligations: ProofObligations | undefined,
+  proofs: readonly Proof[],
+  interruptedBy?: string,
+): Verdict {
   const input: VerdictInput = { checks, obligations, proofs, ...(interruptedBy ? { interruptedBy } : {}) };
   return decideVerdict(input);
 }
@@ -47,7 +78,10 @@ describe('the verdict fails closed', () => {
 
   it('no probe at all is not a pass', () => {
     expect(decide([network, notInspected], undefined, [])).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
-    expect(decide([network, notInspected], { families: [], targets: [], rulesRequired: false }, [])).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
+    expect(decide([network, notInspected], { families: [], targets: [], rulesRequired: false }, [])).toMatchObject({
+      outcome: 'fail',
+      reason: 'NotProven',
+    });
   });
 
   it('a missing family is not a pass, even when every check says passed', () => {
@@ -58,7 +92,11 @@ describe('the verdict fails closed', () => {
   });
 
   it('a family that had to be proven but has no planned target is not a pass', () => {
-    const verdict = decide([network, probe4], { families: ['ipv4', 'ipv6'], targets: T4, rulesRequired: false }, T4.map(proofOf));
+    const verdict = decide(
+      [network, probe4],
+      { families: ['ipv4', 'ipv6'], targets: T4, rulesRequired: false },
+      T4.map(proofOf),
+    );
     expect(verdict).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
     expect(verdict.message).toMatch(/no probe was planned for ipv6/);
   });
@@ -83,23 +121,75 @@ describe('the verdict fails closed', () => {
   it('an arrival from another socket, or with other nonces, is never certified', () => {
     const handshake = newHandshake();
     const source = { address: '10.0.0.2', port: 40001 };
-    const relayed = { listenerPort: 4140, localAddress: '127.0.0.1', remote: { address: '10.0.0.1', port: 5555 }, clientNonce: handshake.clientNonce };
-    expect(certifyArrival(T4[0]!, { kind: 'intercepted', arrival: relayed, source, handshake, reply: handshake.serverNonce }, 1)).toMatch(/not come from the probe socket/);
+    const relayed = {
+      listenerPort: 4140,
+      localAddress: '127.0.0.1',
+      remote: { address: '10.0.0.1', port: 5555 },
+      clientNonce: handshake.clientNonce,
+    };
+    expect(
+      certifyArrival(
+        T4[0]!,
+        { kind: 'intercepted', arrival: relayed, source, handshake, reply: handshake.serverNonce },
+        1,
+      ),
+    ).toMatch(/not come from the probe socket/);
     const arrival = { ...relayed, remote: source };
-    expect(certifyArrival(T4[0]!, { kind: 'intercepted', arrival, source, handshake, reply: newHandshake().serverNonce }, 1)).toMatch(/nonce/);
-    expect(certifyArrival(T4[0]!, { kind: 'intercepted', arrival: { ...arrival, clientNonce: newHandshake().clientNonce }, source, handshake, reply: handshake.serverNonce }, 1)).toMatch(/nonce/);
-    expect(certifyArrival(T4[0]!, { kind: 'intercepted', arrival: { ...arrival, listenerPort: 4143 }, source, handshake, reply: handshake.serverNonce }, 1)).toMatch(/port 4143, not 4140/);
+    expect(
+      certifyArrival(T4[0]!, { kind: 'intercepted', arrival, source, handshake, reply: newHandshake().serverNonce }, 1),
+    ).toMatch(/nonce/);
+    expect(
+      certifyArrival(
+        T4[0]!,
+        {
+          kind: 'intercepted',
+          arrival: { ...arrival, clientNonce: newHandshake().clientNonce },
+          source,
+          handshake,
+          reply: handshake.serverNonce,
+        },
+        1,
+      ),
+    ).toMatch(/nonce/);
+    expect(
+      certifyArrival(
+        T4[0]!,
+        {
+          kind: 'intercepted',
+          arrival: { ...arrival, listenerPort: 4143 },
+          source,
+          handshake,
+          reply: handshake.serverNonce,
+        },
+        1,
+      ),
+    ).toMatch(/port 4143, not 4140/);
   });
 
   it('a required check that did not run is not a pass', () => {
-    const notRun: Check = { name: 'probe-ipv6', status: 'not-run', message: 'interrupted', evidence: [], required: true };
-    expect(decide([network, probe4, notRun], V4, T4.map(proofOf))).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
+    const notRun: Check = {
+      name: 'probe-ipv6',
+      status: 'not-run',
+      message: 'interrupted',
+      evidence: [],
+      required: true,
+    };
+    expect(decide([network, probe4, notRun], V4, T4.map(proofOf))).toMatchObject({
+      outcome: 'fail',
+      reason: 'NotProven',
+    });
   });
 
   it('rules required but not run (or not passed) is not a pass', () => {
     const required = { ...V4, rulesRequired: true };
-    expect(decide([network, probe4], required, T4.map(proofOf))).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
-    expect(decide([network, probe4, notInspected], required, T4.map(proofOf))).toMatchObject({ outcome: 'fail', reason: 'NotProven' });
+    expect(decide([network, probe4], required, T4.map(proofOf))).toMatchObject({
+      outcome: 'fail',
+      reason: 'NotProven',
+    });
+    expect(decide([network, probe4, notInspected], required, T4.map(proofOf))).toMatchObject({
+      outcome: 'fail',
+      reason: 'NotProven',
+    });
     expect(decide([network, probe4, rulesPassed], required, T4.map(proofOf)).outcome).toBe('pass');
   });
 
@@ -116,17 +206,28 @@ describe('the verdict fails closed', () => {
   });
 
   it('a configuration problem is its own outcome', () => {
-    expect(decide([failed('probe-plan', 'ProbeIdentityExcluded', 'runs as proxy uid', [], 'configuration', 0)], undefined, []).outcome).toBe('config');
+    expect(
+      decide(
+        [failed('probe-plan', 'ProbeIdentityExcluded', 'runs as proxy uid', [], 'configuration', 0)],
+        undefined,
+        [],
+      ).outcome,
+    ).toBe('config');
   });
 
   it('a signal overrides everything, even passed checks', () => {
-    expect(decide([network, probe4], V4, T4.map(proofOf), 'SIGTERM')).toMatchObject({ outcome: 'interrupted', reason: 'Interrupted' });
+    expect(decide([network, probe4], V4, T4.map(proofOf), 'SIGTERM')).toMatchObject({
+      outcome: 'interrupted',
+      reason: 'Interrupted',
+    });
   });
 
   it('only the deciding function certifies a pass: a copy or a hand-made pass verdict is not one', () => {
     const verdict = decide([network, probe4], V4, T4.map(proofOf));
     expect(isCertifiedPass({ ...verdict })).toBe(false);
-    expect(isCertifiedPass({ outcome: 'pass', reason: 'Intercepted', message: '', evidence: [], checks: [] })).toBe(false);
+    expect(isCertifiedPass({ outcome: 'pass', reason: 'Intercepted', message: '', evidence: [], checks: [] })).toBe(
+      false,
+    );
   });
 });
 
@@ -139,7 +240,9 @@ describe('the termination message', () => {
 
   it('never exceeds 4096 bytes, even with multi-byte evidence, and says it was cut', () => {
     const long = Array.from({ length: 200 }, (_, index) => `évidence ${index} ✓ ${'x'.repeat(40)}`);
-    const message = formatTerminationMessage(decide([network, failed('probe-ipv4', 'InterceptionMissing', 'missing', long)], V4, []));
+    const message = formatTerminationMessage(
+      decide([network, failed('probe-ipv4', 'InterceptionMissing', 'missing', long)], V4, []),
+    );
     expect(Buffer.byteLength(message)).toBeLessThanOrEqual(TERMINATION_MESSAGE_LIMIT);
     expect(message).toMatch(/\[truncated\]$/);
     expect(message.startsWith('InterceptionMissing: missing')).toBe(true);

@@ -2,7 +2,17 @@ import { decimal } from '../../addr/decimal.js';
 import { parsePortSet } from '../../addr/port-set.js';
 import type { CtState, IdRange, Match } from '../model.js';
 
-const KNOWN_MODULES = new Set(['tcp', 'udp', 'multiport', 'owner', 'comment', 'mark', 'connmark', 'conntrack', 'state']);
+const KNOWN_MODULES = new Set([
+  'tcp',
+  'udp',
+  'multiport',
+  'owner',
+  'comment',
+  'mark',
+  'connmark',
+  'conntrack',
+  'state',
+]);
 
 /** The `-m` modules whose options this reader models; any other becomes one unknown match. */
 export function isKnownModule(module: string): boolean {
@@ -41,28 +51,56 @@ interface OptionRead {
   readonly next: number;
 }
 
-function unknownOption(module: string, option: string, words: readonly string[], index: number, negated: boolean, consumed: number): OptionRead {
+function unknownOption(
+  module: string,
+  option: string,
+  words: readonly string[],
+  index: number,
+  negated: boolean,
+  consumed: number,
+): OptionRead {
   const values = consumed > 0 ? ` ${words.slice(index, index + consumed).join(' ')}` : '';
-  return { match: { kind: 'unknown', text: `${module ? `-m ${module} ` : ''}${negated ? '! ' : ''}${option}${values}` }, next: index + consumed };
+  return {
+    match: { kind: 'unknown', text: `${module ? `-m ${module} ` : ''}${negated ? '! ' : ''}${option}${values}` },
+    next: index + consumed,
+  };
 }
 
 /** The values an unmodelled option takes: words up to the next option or `!`. */
 function valueCount(words: readonly string[], index: number): number {
   let count = 0;
-  while (index + count < words.length && !(words[index + count] as string).startsWith('-') && words[index + count] !== '!') count++;
+  while (
+    index + count < words.length &&
+    !(words[index + count] as string).startsWith('-') &&
+    words[index + count] !== '!'
+  )
+    count++;
   return count;
 }
 
 /** `--option VALUE` of the module in force; an option or value it cannot model is an unknown match. */
-export function parseModuleOption(module: string, option: string, words: readonly string[], index: number, negated: boolean): OptionRead {
+export function parseModuleOption(
+  module: string,
+  option: string,
+  words: readonly string[],
+  index: number,
+  negated: boolean,
+): OptionRead {
   const value = words[index];
   const kind = moduleOptionKind(module, option);
-  if (value === undefined || kind === undefined) return unknownOption(module, option, words, index, negated, value === undefined ? 0 : valueCount(words, index));
+  if (value === undefined || kind === undefined)
+    return unknownOption(module, option, words, index, negated, value === undefined ? 0 : valueCount(words, index));
   const match = modelledMatch(kind, module, option, value, negated);
   return match ? { match, next: index + 1 } : unknownOption(module, option, words, index, negated, 1);
 }
 
-function modelledMatch(kind: Exclude<ModuleOption, undefined>, module: string, option: string, value: string, negated: boolean): Match | undefined {
+function modelledMatch(
+  kind: Exclude<ModuleOption, undefined>,
+  module: string,
+  option: string,
+  value: string,
+  negated: boolean,
+): Match | undefined {
   switch (kind) {
     case 'ports': {
       const ports = parsePortSet(value);

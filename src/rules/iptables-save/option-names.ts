@@ -1,19 +1,21 @@
-const OPTION_ALIASES: ReadonlyMap<string, string> = new Map(Object.entries({
-  '--protocol': '-p',
-  '--source': '-s',
-  '--src': '-s',
-  '--destination': '-d',
-  '--dst': '-d',
-  '--in-interface': '-i',
-  '--out-interface': '-o',
-  '--match': '-m',
-  '--jump': '-j',
-  '--goto': '-g',
-  '--destination-port': '--dport',
-  '--source-port': '--sport',
-  '--destination-ports': '--dports',
-  '--source-ports': '--sports',
-}));
+const OPTION_ALIASES: ReadonlyMap<string, string> = new Map(
+  Object.entries({
+    '--protocol': '-p',
+    '--source': '-s',
+    '--src': '-s',
+    '--destination': '-d',
+    '--dst': '-d',
+    '--in-interface': '-i',
+    '--out-interface': '-o',
+    '--match': '-m',
+    '--jump': '-j',
+    '--goto': '-g',
+    '--destination-port': '--dport',
+    '--source-port': '--sport',
+    '--destination-ports': '--dports',
+    '--source-ports': '--sports',
+  }),
+);
 
 const DASH = 0x2d;
 

@@ -25,10 +25,16 @@ interface SaveState {
 export function parseIptablesSave(text: string, options: ParseOptions): ParseResult {
   const oversize = oversizeText(text, options.source, MAX_DUMP_BYTES, 'the dump');
   if (oversize) return oversize;
-  const state: SaveState = { tables: [], seen: new Set(), budget: options.budget ?? new TermBudget(text.length), table: undefined, tableLine: 0 };
+  const state: SaveState = {
+    tables: [],
+    seen: new Set(),
+    budget: options.budget ?? new TermBudget(text.length),
+    table: undefined,
+    tableLine: 0,
+  };
   let lineNumber = 0;
   // One line at a time: no array of every line beside the text.
-  for (let start = 0; start <= text.length; ) {
+  for (let start = 0; start <= text.length;) {
     const newline = text.indexOf('\n', start);
     const end = newline < 0 ? text.length : newline;
     lineNumber++;
@@ -37,7 +43,8 @@ export function parseIptablesSave(text: string, options: ParseOptions): ParseRes
     if (failure) return parseFailure(options.source, lineNumber, failure.message, failure.reason);
     start = end + 1;
   }
-  if (state.table) return parseFailure(options.source, state.tableLine, `table "${state.table.name}" has no COMMIT (truncated dump?)`);
+  if (state.table)
+    return parseFailure(options.source, state.tableLine, `table "${state.table.name}" has no COMMIT (truncated dump?)`);
   return { ok: true, tables: state.tables };
 }
 

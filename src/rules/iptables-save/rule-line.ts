@@ -16,7 +16,8 @@ export function parseRuleLine(line: string, lineNumber: number, table: TableDraf
   const head = words[0];
   const start = head !== undefined && head.charCodeAt(0) === OPEN_BRACKET && /^\[\d+:\d+\]$/.test(head) ? 1 : 0;
   if (words[start] === '-I') return { message: 'iptables-save never prints -I; expected -A' };
-  if (words[start] !== '-A') return { message: `"${excerpt(line)}" is neither a rule (-A) nor a chain, table or COMMIT line` };
+  if (words[start] !== '-A')
+    return { message: `"${excerpt(line)}" is neither a rule (-A) nor a chain, table or COMMIT line` };
   const chainName = words[start + 1];
   if (chainName === undefined) return { message: '-A without a chain name' };
   const chain = table.chains.get(chainName);

@@ -21,7 +21,12 @@ interface RuleCursor extends RuleBody {
 }
 
 /** Parses the words of one rule from `start` (after `-A CHAIN`). */
-export function parseRuleWords(words: readonly string[], start: number, table: TableDraft, family: Family): RuleBody | { message: string } {
+export function parseRuleWords(
+  words: readonly string[],
+  start: number,
+  table: TableDraft,
+  family: Family,
+): RuleBody | { message: string } {
   const cursor: RuleCursor = { words, table, family, index: start, module: '', matches: [], actions: [] };
   let negated = false;
   while (cursor.index < words.length) {
@@ -71,11 +76,23 @@ function readOption(option: string, negated: boolean, cursor: RuleCursor): strin
   }
 }
 
-const MISSING_VALUE = { '-p': 'a protocol', '-s': 'an address', '-d': 'an address', '-i': 'an interface', '-o': 'an interface' } as const;
+const MISSING_VALUE = {
+  '-p': 'a protocol',
+  '-s': 'an address',
+  '-d': 'an address',
+  '-i': 'an interface',
+  '-o': 'an interface',
+} as const;
 
-function ruleLevelMatch(option: '-p' | '-s' | '-d' | '-i' | '-o', value: string, negated: boolean, family: Family): Match {
+function ruleLevelMatch(
+  option: '-p' | '-s' | '-d' | '-i' | '-o',
+  value: string,
+  negated: boolean,
+  family: Family,
+): Match {
   if (option === '-p') return protocolMatch(value, negated);
-  if (option === '-s' || option === '-d') return addressMatch(option === '-s' ? 'saddr' : 'daddr', value, family, negated);
+  if (option === '-s' || option === '-d')
+    return addressMatch(option === '-s' ? 'saddr' : 'daddr', value, family, negated);
   return { kind: 'interface', field: option === '-i' ? 'iif' : 'oif', names: [value], negated };
 }
 
@@ -86,8 +103,15 @@ function readModule(cursor: RuleCursor): string | undefined {
   if (isKnownModule(module)) return undefined;
   // Consume the module's options so they are named in the unknown match, not misread.
   const from = cursor.index;
-  while (cursor.index < cursor.words.length && !isRuleLevelOption(cursor.words[cursor.index] as string, cursor.words[cursor.index + 1])) cursor.index++;
-  cursor.matches.push({ kind: 'unknown', text: `-m ${module} ${cursor.words.slice(from, cursor.index).join(' ')}`.trim() });
+  while (
+    cursor.index < cursor.words.length &&
+    !isRuleLevelOption(cursor.words[cursor.index] as string, cursor.words[cursor.index + 1])
+  )
+    cursor.index++;
+  cursor.matches.push({
+    kind: 'unknown',
+    text: `-m ${module} ${cursor.words.slice(from, cursor.index).join(' ')}`.trim(),
+  });
   return undefined;
 }
 
@@ -98,6 +122,9 @@ function readTarget(option: '-j' | '-g', cursor: RuleCursor): string | undefined
   const restStart = cursor.index;
   cursor.index = cursor.words.length;
   if (option === '-j') cursor.actions.push(parseTarget(target, cursor.words, restStart, cursor.table, cursor.family));
-  else cursor.actions.push(cursor.table.chains.has(target) ? { kind: 'goto', chain: target } : { kind: 'unknown', text: `-g ${target}` });
+  else
+    cursor.actions.push(
+      cursor.table.chains.has(target) ? { kind: 'goto', chain: target } : { kind: 'unknown', text: `-g ${target}` },
+    );
   return undefined;
 }

@@ -20,7 +20,13 @@ const NO_OPTIONS: TargetOptions = { values: new Map(), flags: new Set(), rest: [
 type TargetReader = (options: TargetOptions, family: Family) => Action | undefined;
 
 /** `-j TARGET [options]`: what the target does, or an unknown action naming it. */
-export function parseTarget(target: string, words: readonly string[], start: number, table: TableDraft, family: Family): Action {
+export function parseTarget(
+  target: string,
+  words: readonly string[],
+  start: number,
+  table: TableDraft,
+  family: Family,
+): Action {
   // No target options (the common case): decided without copying or reading options.
   if (start === words.length) {
     if (target === 'RETURN') return RETURN;
@@ -29,8 +35,10 @@ export function parseTarget(target: string, words: readonly string[], start: num
   }
   const rest = words.slice(start);
   const reader = Object.hasOwn(TARGETS, target) ? TARGETS[target] : undefined;
-  if (reader) return reader(rest.length === 0 ? NO_OPTIONS : targetOptions(rest), family) ?? unknownTarget(target, rest);
-  if (rest.length === 0 && table.chains.has(target) && !builtinChain(table.name, target)) return { kind: 'jump', chain: target };
+  if (reader)
+    return reader(rest.length === 0 ? NO_OPTIONS : targetOptions(rest), family) ?? unknownTarget(target, rest);
+  if (rest.length === 0 && table.chains.has(target) && !builtinChain(table.name, target))
+    return { kind: 'jump', chain: target };
   return unknownTarget(target, rest);
 }
 
@@ -47,11 +55,14 @@ const TARGETS: Readonly<Record<string, TargetReader>> = {
   },
   TPROXY: (options) => {
     const port = parseSinglePort(options.values.get('--on-port') ?? '');
-    return only(options, '--on-port', '--on-ip', '--tproxy-mark') && port !== undefined ? { kind: 'tproxy', port, terminal: true } : undefined;
+    return only(options, '--on-port', '--on-ip', '--tproxy-mark') && port !== undefined
+      ? { kind: 'tproxy', port, terminal: true }
+      : undefined;
   },
   MARK: (options) => {
     const xmark = options.values.get('--set-xmark') ?? options.values.get('--set-mark');
-    const mark = options.values.size === 1 && options.flags.size === 0 && xmark !== undefined ? parseMarkValue(xmark) : undefined;
+    const mark =
+      options.values.size === 1 && options.flags.size === 0 && xmark !== undefined ? parseMarkValue(xmark) : undefined;
     return mark ? { kind: 'set-mark', ...mark } : undefined;
   },
   CONNMARK: connmarkTarget,
@@ -90,7 +101,9 @@ function redirectTarget(options: TargetOptions): Action | undefined {
 }
 
 function connmarkTarget(options: TargetOptions): Action | undefined {
-  const fullMasks = ['--nfmask', '--ctmask', '--mask'].every((key) => !options.values.has(key) || options.values.get(key) === '0xffffffff');
+  const fullMasks = ['--nfmask', '--ctmask', '--mask'].every(
+    (key) => !options.values.has(key) || options.values.get(key) === '0xffffffff',
+  );
   if (!fullMasks || options.flags.size !== 1) return undefined;
   if (options.flags.has('--save-mark')) return { kind: 'save-mark' };
   if (options.flags.has('--restore-mark')) return { kind: 'restore-mark' };
@@ -118,7 +131,9 @@ function parseNatDestination(text: string, family: Family): Action | undefined {
     : family === 'ipv4' && text.includes(':')
       ? [text.slice(0, text.indexOf(':')), text.split(':')[1]]
       : // ip6tables prints a port alone as `:PORT` but an address without a port bare, `::1` too.
-        text.startsWith(':') && !parseIp(text) ? ['', text.slice(1)] : [text, undefined];
+        text.startsWith(':') && !parseIp(text)
+        ? ['', text.slice(1)]
+        : [text, undefined];
   let address: IpAddress | undefined;
   if (addressText !== '') {
     address = parseIp(addressText);

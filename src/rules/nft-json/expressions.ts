@@ -34,7 +34,8 @@ export function parseExpressions(expressions: readonly unknown[], family: TableF
 }
 
 function readExpression(expression: unknown, family: TableFamily): Term {
-  if (!isObject(expression)) return { matches: [{ kind: 'unknown', text: short(expression) }], text: short(expression) };
+  if (!isObject(expression))
+    return { matches: [{ kind: 'unknown', text: short(expression) }], text: short(expression) };
   const [name] = Object.keys(expression);
   const reader = name !== undefined && Object.hasOwn(EXPRESSIONS, name) ? EXPRESSIONS[name] : undefined;
   const term = reader?.(expression[name as string], name as string, family);
@@ -43,7 +44,10 @@ function readExpression(expression: unknown, family: TableFamily): Term {
   return name === 'match' ? { matches: [unknown], text: unknown.text } : { action: unknown, text: unknown.text };
 }
 
-const verdict: ExpressionReader = (_body, name) => ({ action: { kind: name as 'accept' | 'drop' | 'return' }, text: name });
+const verdict: ExpressionReader = (_body, name) => ({
+  action: { kind: name as 'accept' | 'drop' | 'return' },
+  text: name,
+});
 const sideEffect: ExpressionReader = (_body, name) => ({ action: { kind: 'continue', what: name }, text: name });
 
 const EXPRESSIONS: Readonly<Record<string, ExpressionReader>> = {
@@ -73,7 +77,9 @@ const EXPRESSIONS: Readonly<Record<string, ExpressionReader>> = {
   mangle: (body) => (isObject(body) ? mangleTerm(body) : undefined),
   xt: (body) => {
     const text = `xt ${String(isObject(body) ? body['type'] : undefined)} ${isObject(body) ? String(body['name']) : '?'}`;
-    return isObject(body) && body['type'] === 'match' ? { matches: [{ kind: 'unknown', text }], text } : { action: { kind: 'unknown', text }, text };
+    return isObject(body) && body['type'] === 'match'
+      ? { matches: [{ kind: 'unknown', text }], text }
+      : { action: { kind: 'unknown', text }, text };
   },
 };
 
@@ -95,9 +101,15 @@ function dnatAction(body: Record<string, unknown>): Action | undefined {
 function mangleTerm(body: Record<string, unknown>): Term | undefined {
   const key = selectorName(body['key']);
   const value = body['value'];
-  if (key === 'meta mark' && typeof value === 'number') return { action: { kind: 'set-mark', value: value >>> 0, mask: 0xffffffff }, text: `meta mark set 0x${(value >>> 0).toString(16)}` };
-  if (key === 'meta mark' && selectorName(value) === 'ct mark') return { action: { kind: 'restore-mark' }, text: 'meta mark set ct mark' };
-  if (key === 'ct mark' && selectorName(value) === 'meta mark') return { action: { kind: 'save-mark' }, text: 'ct mark set mark' };
+  if (key === 'meta mark' && typeof value === 'number')
+    return {
+      action: { kind: 'set-mark', value: value >>> 0, mask: 0xffffffff },
+      text: `meta mark set 0x${(value >>> 0).toString(16)}`,
+    };
+  if (key === 'meta mark' && selectorName(value) === 'ct mark')
+    return { action: { kind: 'restore-mark' }, text: 'meta mark set ct mark' };
+  if (key === 'ct mark' && selectorName(value) === 'meta mark')
+    return { action: { kind: 'save-mark' }, text: 'ct mark set mark' };
   // Conntrack zones keep DNS flows apart; they never change where a packet is delivered.
   if (key === 'ct zone') return { action: { kind: 'continue', what: 'ct zone set' }, text: 'ct zone set' };
   return undefined;

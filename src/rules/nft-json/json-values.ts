@@ -53,7 +53,12 @@ export function stringsOf(right: unknown): string[] | undefined {
 function rangesOf(right: unknown, max: number): PortRange[] | undefined {
   const ranges: PortRange[] = [];
   for (const element of setElements(right)) {
-    const pair = typeof element === 'number' ? [element, element] : isObject(element) && Array.isArray(element['range']) ? (element['range'] as unknown[]) : [];
+    const pair =
+      typeof element === 'number'
+        ? [element, element]
+        : isObject(element) && Array.isArray(element['range'])
+          ? (element['range'] as unknown[])
+          : [];
     const [from, to] = pair;
     if (!Number.isInteger(from) || !Number.isInteger(to)) return undefined;
     if ((from as number) < 0 || (from as number) > (to as number) || (to as number) > max) return undefined;
@@ -74,7 +79,12 @@ export function cidrsOf(right: unknown, family: Family): Cidr[] | undefined {
   const cidrs: Cidr[] = [];
   for (const element of setElements(right)) {
     const prefix = isObject(element) && isObject(element['prefix']) ? element['prefix'] : undefined;
-    const text = typeof element === 'string' ? element : prefix && typeof prefix['addr'] === 'string' && typeof prefix['len'] === 'number' ? `${prefix['addr']}/${prefix['len']}` : undefined;
+    const text =
+      typeof element === 'string'
+        ? element
+        : prefix && typeof prefix['addr'] === 'string' && typeof prefix['len'] === 'number'
+          ? `${prefix['addr']}/${prefix['len']}`
+          : undefined;
     // Address ranges (`10.0.0.1-10.0.0.9`) are not written by either mesh; left unknown.
     const cidr = text === undefined ? undefined : parseCidr(text);
     if (!cidr || cidr.family !== family) return undefined;
@@ -86,9 +96,11 @@ export function cidrsOf(right: unknown, family: Family): Cidr[] | undefined {
 /** A right-hand value as nft prints it: `{ a, b }`, `a-b`, `addr/len`. */
 export function renderValue(value: unknown): string {
   if (typeof value === 'string' || typeof value === 'number') return String(value);
-  if (isObject(value) && Array.isArray(value['set'])) return `{ ${(value['set'] as unknown[]).map(renderValue).join(', ')} }`;
+  if (isObject(value) && Array.isArray(value['set']))
+    return `{ ${(value['set'] as unknown[]).map(renderValue).join(', ')} }`;
   if (Array.isArray(value)) return value.map(renderValue).join(',');
   if (isObject(value) && Array.isArray(value['range'])) return (value['range'] as unknown[]).map(renderValue).join('-');
-  if (isObject(value) && isObject(value['prefix'])) return `${renderValue(value['prefix']['addr'])}/${renderValue(value['prefix']['len'])}`;
+  if (isObject(value) && isObject(value['prefix']))
+    return `${renderValue(value['prefix']['addr'])}/${renderValue(value['prefix']['len'])}`;
   return short(value);
 }

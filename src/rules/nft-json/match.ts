@@ -32,7 +32,10 @@ export function parseMatch(body: Record<string, unknown>, family: TableFamily): 
   if (!matches) return undefined;
   const opText = negated ? '!= ' : '';
   const shown = name?.startsWith('meta ') && name.endsWith('ifname') ? name.slice(5) : name;
-  const value = typeof right === 'number' && (name === 'meta mark' || name === 'ct mark') ? `0x${right.toString(16)}` : renderValue(right);
+  const value =
+    typeof right === 'number' && (name === 'meta mark' || name === 'ct mark')
+      ? `0x${right.toString(16)}`
+      : renderValue(right);
   return { matches, text: `${shown as string} ${opText}${value}` };
 }
 
@@ -40,8 +43,15 @@ export function parseMatch(body: Record<string, unknown>, family: TableFamily): 
 function maskedMark(operands: readonly unknown[], right: unknown, negated: boolean): ParsedMatch | undefined {
   const [inner, mask] = operands;
   const name = selectorName(inner);
-  if ((name !== 'meta mark' && name !== 'ct mark') || typeof mask !== 'number' || typeof right !== 'number') return undefined;
-  const match: Match = { kind: 'mark', field: name === 'meta mark' ? 'mark' : 'ctmark', value: right >>> 0, mask: mask >>> 0, negated };
+  if ((name !== 'meta mark' && name !== 'ct mark') || typeof mask !== 'number' || typeof right !== 'number')
+    return undefined;
+  const match: Match = {
+    kind: 'mark',
+    field: name === 'meta mark' ? 'mark' : 'ctmark',
+    value: right >>> 0,
+    mask: mask >>> 0,
+    negated,
+  };
   return { matches: [match], text: `${name} & 0x${mask.toString(16)} ${negated ? '!= ' : ''}0x${right.toString(16)}` };
 }
 
@@ -72,7 +82,9 @@ function owners({ name, right, negated }: Comparison): Match[] | undefined {
 
 function mark({ name, right, negated }: Comparison): Match[] | undefined {
   if (typeof right !== 'number') return undefined;
-  return [{ kind: 'mark', field: name === 'meta mark' ? 'mark' : 'ctmark', value: right >>> 0, mask: 0xffffffff, negated }];
+  return [
+    { kind: 'mark', field: name === 'meta mark' ? 'mark' : 'ctmark', value: right >>> 0, mask: 0xffffffff, negated },
+  ];
 }
 
 function ctState({ right, negated }: Comparison): Match[] | undefined {
@@ -85,7 +97,9 @@ function address({ name, right, negated, family }: Comparison): Match[] | undefi
   const addressFamily: Family = name.startsWith('ip6') ? 'ipv6' : 'ipv4';
   if (family !== 'inet' && family !== addressFamily) return undefined;
   const cidrs = cidrsOf(right, addressFamily);
-  return cidrs ? [{ kind: 'address', field: name.endsWith('saddr') ? 'saddr' : 'daddr', family: addressFamily, cidrs, negated }] : undefined;
+  return cidrs
+    ? [{ kind: 'address', field: name.endsWith('saddr') ? 'saddr' : 'daddr', family: addressFamily, cidrs, negated }]
+    : undefined;
 }
 
 function port({ name, right, negated }: Comparison): Match[] | undefined {
@@ -93,8 +107,15 @@ function port({ name, right, negated }: Comparison): Match[] | undefined {
   if (!ranges) return undefined;
   const [protocol = ''] = name.split(' ');
   // `tcp dport` carries nft's implicit `meta l4proto tcp` dependency.
-  const dependency: Match = { kind: 'protocol', protocols: protocol === 'th' ? ['tcp', 'udp', 'sctp', 'udplite'] : [protocol], negated: false };
-  return [dependency, { kind: 'port', field: name.endsWith('dport') ? 'dport' : 'sport', ports: { kind: 'ranges', ranges }, negated }];
+  const dependency: Match = {
+    kind: 'protocol',
+    protocols: protocol === 'th' ? ['tcp', 'udp', 'sctp', 'udplite'] : [protocol],
+    negated: false,
+  };
+  return [
+    dependency,
+    { kind: 'port', field: name.endsWith('dport') ? 'dport' : 'sport', ports: { kind: 'ranges', ranges }, negated },
+  ];
 }
 
 // `meta protocol` (the ethertype) is not modelled: it stays an unknown match.

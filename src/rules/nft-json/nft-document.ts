@@ -20,7 +20,14 @@ interface DocumentProblem {
   readonly reason?: 'RulesTooLarge';
 }
 
-const NAMED_PRIORITIES: Readonly<Record<string, number>> = { raw: -300, mangle: -150, dstnat: -100, filter: 0, security: 50, srcnat: 100 };
+const NAMED_PRIORITIES: Readonly<Record<string, number>> = {
+  raw: -300,
+  mangle: -150,
+  dstnat: -100,
+  filter: 0,
+  security: 50,
+  srcnat: 100,
+};
 const HOOKS: readonly string[] = ['prerouting', 'input', 'forward', 'output', 'postrouting'];
 
 /**
@@ -47,7 +54,12 @@ export class NftDocument {
       backend: 'nftables',
       family: draft.family,
       name: draft.name,
-      chains: new Map([...draft.chains].map(([name, chain]): [string, Chain] => [name, { name, ...(chain.base ? { base: chain.base } : {}), rules: chain.rules }])),
+      chains: new Map(
+        [...draft.chains].map(([name, chain]): [string, Chain] => [
+          name,
+          { name, ...(chain.base ? { base: chain.base } : {}), rules: chain.rules },
+        ]),
+      ),
     }));
   }
 
@@ -73,9 +85,13 @@ export class NftDocument {
       return undefined;
     }
     if (base === undefined) return undefined;
-    if (!existing.base) return { message: `chain ${name} was declared as a regular chain and is declared again as a base chain (nft refuses this)` };
+    if (!existing.base)
+      return {
+        message: `chain ${name} was declared as a regular chain and is declared again as a base chain (nft refuses this)`,
+      };
     const { hook, type, priority } = existing.base;
-    if (base.hook !== hook || base.type !== type || base.priority !== priority) return { message: `chain ${name} is declared again with a different hook, type or priority (nft refuses this)` };
+    if (base.hook !== hook || base.type !== type || base.priority !== priority)
+      return { message: `chain ${name} is declared again with a different hook, type or priority (nft refuses this)` };
     existing.base = base;
     return undefined;
   }
@@ -87,7 +103,15 @@ export class NftDocument {
     if (!table || !chain) return { message: 'rule for a chain that was not listed before it' };
     const terms = parseExpressions(Array.isArray(rule['expr']) ? (rule['expr'] as unknown[]) : [], table.family);
     if (!this.budget.spendRule(terms)) return { message: this.budget.exceeded(), reason: 'RulesTooLarge' };
-    const provenance = { backend: 'nftables' as const, family: table.family, table: table.name, chain: chain.name, position: chain.rules.length + 1, text: terms.text, line: position };
+    const provenance = {
+      backend: 'nftables' as const,
+      family: table.family,
+      table: table.name,
+      chain: chain.name,
+      position: chain.rules.length + 1,
+      text: terms.text,
+      line: position,
+    };
     chain.rules.push({ matches: terms.matches, actions: terms.actions, provenance });
     return undefined;
   }
@@ -110,7 +134,12 @@ function baseOf(chain: Record<string, unknown>): Chain['base'] | 'invalid' {
   if (typeof hook !== 'string') return 'invalid';
   if (!HOOKS.includes(hook)) return undefined;
   const prio = chain['prio'];
-  const priority = typeof prio === 'number' ? prio : typeof prio === 'string' && Object.hasOwn(NAMED_PRIORITIES, prio) ? NAMED_PRIORITIES[prio] : undefined;
+  const priority =
+    typeof prio === 'number'
+      ? prio
+      : typeof prio === 'string' && Object.hasOwn(NAMED_PRIORITIES, prio)
+        ? NAMED_PRIORITIES[prio]
+        : undefined;
   const type = chain['type'];
   if (priority === undefined || (type !== 'nat' && type !== 'filter' && type !== 'route')) return 'invalid';
   return { hook: hook as Hook, priority, type, policy: chain['policy'] === 'drop' ? 'drop' : 'accept' };

@@ -12,7 +12,11 @@ import { NftDocument } from './nft-document.js';
  * Tables of families other than ip/ip6/inet (arp, bridge, netdev) do not take part in IP NAT and
  * are skipped. A table or chain listed again is merged the way `nft -j -f` merges it.
  */
-export function parseNftJson(text: string, source: string, budget: TermBudget = new TermBudget(text.length)): ParseResult {
+export function parseNftJson(
+  text: string,
+  source: string,
+  budget: TermBudget = new TermBudget(text.length),
+): ParseResult {
   if (text.trim() === '') return { ok: true, tables: [] };
   const oversize = oversizeText(text, source, MAX_NFT_JSON_BYTES, 'the nft JSON document');
   if (oversize) return oversize;
@@ -31,17 +35,27 @@ type JsonRead = { readonly ok: true; readonly list: readonly unknown[] } | Parse
 
 function readJson(text: string, source: string): JsonRead {
   const deep = offsetDeeperThan(text, MAX_JSON_DEPTH);
-  if (deep !== undefined) return parseFailure(source, lineAt(text, deep), `JSON nested deeper than ${MAX_JSON_DEPTH} levels: not "nft -j list ruleset" output`);
+  if (deep !== undefined)
+    return parseFailure(
+      source,
+      lineAt(text, deep),
+      `JSON nested deeper than ${MAX_JSON_DEPTH} levels: not "nft -j list ruleset" output`,
+    );
   let document: unknown;
   try {
     document = JSON.parse(text);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const position = /position (\d+)/.exec(message);
-    return parseFailure(source, position ? lineAt(text, Number(position[1])) : 1, `not JSON (${message}); give the output of "nft -j list ruleset"`);
+    return parseFailure(
+      source,
+      position ? lineAt(text, Number(position[1])) : 1,
+      `not JSON (${message}); give the output of "nft -j list ruleset"`,
+    );
   }
   const list = isObject(document) ? document['nftables'] : undefined;
-  if (!Array.isArray(list)) return parseFailure(source, 1, 'JSON without an "nftables" array: not "nft -j list ruleset" output');
+  if (!Array.isArray(list))
+    return parseFailure(source, 1, 'JSON without an "nftables" array: not "nft -j list ruleset" output');
   return { ok: true, list };
 }
 
@@ -50,4 +64,3 @@ function lineAt(text: string, offset: number): number {
   for (let index = text.indexOf('\n'); index >= 0 && index < offset; index = text.indexOf('\n', index + 1)) line++;
   return line;
 }
-

@@ -55,7 +55,10 @@ export function legacyListingOf(family: Family, read: NamesRead): LegacyListing 
     if (read.error.reason === 'ENOENT') return { kind: 'none', why: `no ${path} (x_tables not loaded)` };
     return { kind: 'not-listable', why: read.error.reason };
   }
-  const names = read.value.split('\n').map((line) => line.trim()).filter((line) => line !== '');
+  const names = read.value
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
   if (names.length === 0) return { kind: 'none', why: `no legacy ${family} tables in /proc/net` };
   return { kind: 'tables', names };
 }
@@ -96,8 +99,18 @@ export function classifyToolRun(command: CommandSpec, run: ToolRun): ReadOutcome
   const label = command.label;
   if (run.code === 'ENOENT') return { kind: 'absent', command: label };
   const partial = 'the partial output was not analysed';
-  if (run.timedOut) return { kind: 'unreadable', command: label, why: `timed out after ${Math.round(run.elapsedMs)} ms having printed ${Buffer.byteLength(run.stdout, 'utf8')} bytes; ${partial}` };
-  if (run.overflowed) return { kind: 'unreadable', command: label, why: `printed more than ${bytesText(outputCapOf(command.backend))} (the limit for one dump); stopped, ${partial}` };
+  if (run.timedOut)
+    return {
+      kind: 'unreadable',
+      command: label,
+      why: `timed out after ${Math.round(run.elapsedMs)} ms having printed ${Buffer.byteLength(run.stdout, 'utf8')} bytes; ${partial}`,
+    };
+  if (run.overflowed)
+    return {
+      kind: 'unreadable',
+      command: label,
+      why: `printed more than ${bytesText(outputCapOf(command.backend))} (the limit for one dump); stopped, ${partial}`,
+    };
   const stderrLine = firstFailureLine(run.stderr);
   if (run.exitCode !== 0) {
     const first = stderrLine ?? run.stderr.trim().split('\n')[0] ?? '';
@@ -106,10 +119,18 @@ export function classifyToolRun(command: CommandSpec, run: ToolRun): ReadOutcome
   if (command.backend !== 'nftables' && stderrLine !== undefined) {
     return { kind: 'unreadable', command: label, why: `exit 0 but stderr says: ${stderrLine}` };
   }
-  const dump: Dump = { backend: command.backend, ...(command.family ? { family: command.family } : {}), source: label, text: run.stdout };
+  const dump: Dump = {
+    backend: command.backend,
+    ...(command.family ? { family: command.family } : {}),
+    source: label,
+    text: run.stdout,
+  };
   return { kind: 'read', dump };
 }
 
 function firstFailureLine(stderr: string): string | undefined {
-  return stderr.split('\n').map((line) => line.trim()).find((line) => SAVE_FAILURE.test(line));
+  return stderr
+    .split('\n')
+    .map((line) => line.trim())
+    .find((line) => SAVE_FAILURE.test(line));
 }

@@ -3,7 +3,14 @@ import { execa } from 'execa';
 import type { Family } from '../../addr/ip.js';
 import { fail, ok } from '../../reason/result.js';
 import type { Backend } from '../model.js';
-import { classifyToolRun, legacyListingOf, legacyNamesPath, outputCapOf, type NamesRead, type ReadOutcome } from './classify.js';
+import {
+  classifyToolRun,
+  legacyListingOf,
+  legacyNamesPath,
+  outputCapOf,
+  type NamesRead,
+  type ReadOutcome,
+} from './classify.js';
 
 export type { ReadOutcome } from './classify.js';
 
@@ -30,7 +37,15 @@ export async function readLiveRules(families: readonly Family[], timeoutMs: numb
     const legacy = `${prefix}-legacy-save`;
     if (listing.kind === 'tables') commands.push({ file: legacy, args: [], backend: 'iptables-legacy', family });
     else if (listing.kind === 'none') outcomes.push({ kind: 'skipped', command: legacy, why: listing.why });
-    else outcomes.push({ kind: 'not-listable', command: legacy, family, path: legacyNamesPath(family), uid: process.getuid?.(), why: listing.why });
+    else
+      outcomes.push({
+        kind: 'not-listable',
+        command: legacy,
+        family,
+        path: legacyNamesPath(family),
+        uid: process.getuid?.(),
+        why: listing.why,
+      });
   }
   commands.push({ file: 'nft', args: ['-j', 'list', 'ruleset'], backend: 'nftables' });
   const results = await Promise.all(commands.map((command) => runReader(command, timeoutMs)));
@@ -52,7 +67,14 @@ export async function runReader(command: ReaderCommand, timeoutMs: number): Prom
   const spec = { label, backend: command.backend, ...(command.family ? { family: command.family } : {}) };
   const started = performance.now();
   try {
-    const result = await execa(command.file, command.args, { reject: false, timeout: timeoutMs, maxBuffer: outputCapOf(command.backend), stdin: 'ignore', stripFinalNewline: false, env: { LC_ALL: 'C' } });
+    const result = await execa(command.file, command.args, {
+      reject: false,
+      timeout: timeoutMs,
+      maxBuffer: outputCapOf(command.backend),
+      stdin: 'ignore',
+      stripFinalNewline: false,
+      env: { LC_ALL: 'C' },
+    });
     const code = (result as { code?: string }).code;
     return classifyToolRun(spec, {
       ...(code !== undefined ? { code } : {}),

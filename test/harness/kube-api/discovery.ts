@@ -18,7 +18,11 @@ export const VERSION_INFO = {
 };
 
 export function apiVersions(serverAddress: string): object {
-  return { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] };
+  return {
+    kind: 'APIVersions',
+    versions: ['v1'],
+    serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }],
+  };
 }
 
 export const API_GROUP_LIST = { kind: 'APIGroupList', apiVersion: 'v1', groups: [] };
@@ -27,9 +31,31 @@ export const CORE_V1_RESOURCES = {
   kind: 'APIResourceList',
   groupVersion: 'v1',
   resources: [
-    { name: 'pods', singularName: 'pod', namespaced: true, kind: 'Pod', shortNames: ['po'], categories: ['all'], verbs: verbs('create', 'delete', 'get', 'list', 'patch', 'update', 'watch') },
+    {
+      name: 'pods',
+      singularName: 'pod',
+      namespaced: true,
+      kind: 'Pod',
+      shortNames: ['po'],
+      categories: ['all'],
+      verbs: verbs('create', 'delete', 'get', 'list', 'patch', 'update', 'watch'),
+    },
     { name: 'pods/status', singularName: '', namespaced: true, kind: 'Pod', verbs: verbs('get', 'patch', 'update') },
-    { name: 'events', singularName: 'event', namespaced: true, kind: 'Event', shortNames: ['ev'], verbs: verbs('create', 'delete', 'get', 'list', 'patch', 'update', 'watch') },
-    { name: 'nodes', singularName: 'node', namespaced: false, kind: 'Node', shortNames: ['no'], verbs: verbs('create', 'delete', 'get', 'list', 'patch', 'update', 'watch') },
+    {
+      name: 'events',
+      singularName: 'event',
+      namespaced: true,
+      kind: 'Event',
+      shortNames: ['ev'],
+      verbs: verbs('create', 'delete', 'get', 'list', 'patch', 'update', 'watch'),
+    },
+    {
+      name: 'nodes',
+      singularName: 'node',
+      namespaced: false,
+      kind: 'Node',
+      shortNames: ['no'],
+      verbs: verbs('create', 'delete', 'get', 'list', 'patch', 'update', 'watch'),
+    },
   ],
 };

@@ -24,16 +24,20 @@ export class Faults {
     this.rules.push({ ...rule, times: rule.times ?? Infinity });
   }
 
-  clear(): void { this.rules = []; }
+  clear(): void {
+    this.rules = [];
+  }
 
   /** The first rule matching the request, consumed once. */
   take(method: string, path: string, watch: boolean, search = ''): Fault | undefined {
-    const rule = this.rules.find((candidate) =>
-      candidate.times > 0
-      && (candidate.method === undefined || candidate.method === method)
-      && (candidate.path === undefined || candidate.path.test(path))
-      && (candidate.search === undefined || candidate.search.test(search))
-      && (candidate.watch === undefined || candidate.watch === watch));
+    const rule = this.rules.find(
+      (candidate) =>
+        candidate.times > 0 &&
+        (candidate.method === undefined || candidate.method === method) &&
+        (candidate.path === undefined || candidate.path.test(path)) &&
+        (candidate.search === undefined || candidate.search.test(search)) &&
+        (candidate.watch === undefined || candidate.watch === watch),
+    );
     if (!rule) return undefined;
     rule.times--;
     return rule.fault;

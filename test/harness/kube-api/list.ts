@@ -5,7 +5,10 @@ import { inScope, type Scope } from './watch.js';
 
 const LIST_KINDS = { pods: 'PodList', events: 'EventList', nodes: 'NodeList' } as const;
 
-interface ContinueToken { readonly rv: number; readonly after: string }
+interface ContinueToken {
+  readonly rv: number;
+  readonly after: string;
+}
 
 const keyOf = (object: KubeObject): string => `${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
@@ -37,20 +40,36 @@ export function serveList(store: Store, scope: Scope, query: ListQuery): { code:
     const token = decodeContinue(query.continueToken);
     if (!token) return { code: 400, body: statusOf(400, 'BadRequest', 'continue key is not valid') };
     if (token.rv < store.oldestResumable - 1) {
-      return { code: 410, body: statusOf(410, 'Expired', 'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.') };
+      return {
+        code: 410,
+        body: statusOf(
+          410,
+          'Expired',
+          'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter.',
+        ),
+      };
     }
     rv = token.rv;
     after = token.after;
-  } else if (query.resourceVersionMatch === 'Exact' && query.resourceVersion && Number(query.resourceVersion) < store.oldestResumable - 1) {
+  } else if (
+    query.resourceVersionMatch === 'Exact' &&
+    query.resourceVersion &&
+    Number(query.resourceVersion) < store.oldestResumable - 1
+  ) {
     // Only an exact read of a compacted version is Gone; "not older than" (the default) is served current data.
     return { code: 410, body: gone(query.resourceVersion) };
   }
-  const all = store.list(scope.resource).filter((object) => inScope(scope, object) && keyOf(object) > after).sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
+  const all = store
+    .list(scope.resource)
+    .filter((object) => inScope(scope, object) && keyOf(object) > after)
+    .sort((a, b) => (keyOf(a) < keyOf(b) ? -1 : 1));
   const items = query.limit && query.limit > 0 ? all.slice(0, query.limit) : all;
   const remaining = all.length - items.length;
   const metadata: Record<string, unknown> = { resourceVersion: String(rv) };
   if (remaining > 0) {
-    metadata.continue = Buffer.from(JSON.stringify({ rv, after: keyOf(items[items.length - 1]!) })).toString('base64url');
+    metadata.continue = Buffer.from(JSON.stringify({ rv, after: keyOf(items[items.length - 1]!) })).toString(
+      'base64url',
+    );
     metadata.remainingItemCount = remaining;
   }
   return { code: 200, body: { kind: LIST_KINDS[scope.resource], apiVersion: 'v1', metadata, items } };

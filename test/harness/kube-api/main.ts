@@ -13,7 +13,9 @@ const api = await startKubeApi({
 });
 for (const name of (process.env.STANDIN_NODES ?? 'node-a').split(',')) api.store.put('nodes', nodeObject(name));
 process.stdout.write(`${api.url}\n`);
-const stop = (): void => { void api.close().then(() => process.exit(0)); };
+const stop = (): void => {
+  void api.close().then(() => process.exit(0));
+};
 process.on('SIGTERM', stop);
 process.stdin.on('end', stop);
 process.stdin.resume();

@@ -16,7 +16,8 @@ const MERGE_KEYS: Record<string, string> = {
   initContainerStatuses: 'name',
 };
 
-const isObject = (value: Json): value is Record<string, Json> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: Json): value is Record<string, Json> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 export function mergePatch(target: Json, patch: Json): Json {
   if (!isObject(patch)) return patch;
@@ -31,9 +32,15 @@ export function mergePatch(target: Json, patch: Json): Json {
 function mergeList(target: Json, patch: readonly Json[], mergeKey: string): Json[] {
   const result = Array.isArray(target) ? [...target] : [];
   for (const element of patch) {
-    if (!isObject(element)) { result.push(element); continue; }
+    if (!isObject(element)) {
+      result.push(element);
+      continue;
+    }
     const at = result.findIndex((existing) => isObject(existing) && existing[mergeKey] === element[mergeKey]);
-    if (element.$patch === 'delete') { if (at >= 0) result.splice(at, 1); continue; }
+    if (element.$patch === 'delete') {
+      if (at >= 0) result.splice(at, 1);
+      continue;
+    }
     if (at >= 0) result[at] = strategicMergePatch(result[at], element);
     else result.push(strategicMergePatch({}, element));
   }

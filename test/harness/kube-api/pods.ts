@@ -21,10 +21,20 @@ export interface PodShape {
 }
 
 /** A kubelet-written container termination: the fields the agent reads and the tests rewrite. */
-export type Terminated = { exitCode: number; message?: string; reason?: string; finishedAt?: string; [field: string]: unknown };
+export type Terminated = {
+  exitCode: number;
+  message?: string;
+  reason?: string;
+  finishedAt?: string;
+  [field: string]: unknown;
+};
 
 /** A container state as the kubelet writes it: one of terminated, waiting or running (or none). */
-export type ContainerState = { terminated?: Terminated; waiting?: { reason: string; message?: string }; running?: Record<string, unknown> };
+export type ContainerState = {
+  terminated?: Terminated;
+  waiting?: { reason: string; message?: string };
+  running?: Record<string, unknown>;
+};
 
 export type ContainerStatus = { name: string; state: ContainerState; lastState: ContainerState; restartCount: number };
 
@@ -49,7 +59,11 @@ function reshape(fixture: KubeObject, shape: PodShape): FixturePod {
   if (shape.message !== undefined) terminated.message = shape.message;
   if (shape.finishedAt !== undefined) terminated.finishedAt = shape.finishedAt;
   const waiting = status.state.waiting;
-  if (waiting?.message) waiting.message = waiting.message.replace(/container=\S+ pod=\S+/, `container=${container} pod=${shape.name}_${pod.metadata.namespace}`);
+  if (waiting?.message)
+    waiting.message = waiting.message.replace(
+      /container=\S+ pod=\S+/,
+      `container=${container} pod=${shape.name}_${pod.metadata.namespace}`,
+    );
   return pod;
 }
 
@@ -63,7 +77,15 @@ export const failedJobPod = (shape: PodShape): FixturePod => reshape(load('pod-i
 export function healthyPod(shape: PodShape): FixturePod {
   const pod = crashLoopPod(shape);
   const status = pod.status.initContainerStatuses[0]!;
-  status.state = { terminated: { exitCode: 0, reason: 'Completed', startedAt: '2026-11-20T10:00:02Z', finishedAt: '2026-11-20T10:00:03Z', containerID: 'containerd://1f2e3d4c5b6a79880716253443526170819a2b3c4d5e6f708192a3b4c5d6e7f8' } };
+  status.state = {
+    terminated: {
+      exitCode: 0,
+      reason: 'Completed',
+      startedAt: '2026-11-20T10:00:02Z',
+      finishedAt: '2026-11-20T10:00:03Z',
+      containerID: 'containerd://1f2e3d4c5b6a79880716253443526170819a2b3c4d5e6f708192a3b4c5d6e7f8',
+    },
+  };
   status.lastState = {};
   status.restartCount = 0;
   pod.status.phase = 'Running';

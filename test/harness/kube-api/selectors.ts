@@ -14,7 +14,10 @@ function splitTop(text: string): string[] {
   for (let i = 0; i < text.length; i++) {
     if (text[i] === '(') depth++;
     else if (text[i] === ')') depth--;
-    else if (text[i] === ',' && depth === 0) { parts.push(text.slice(start, i)); start = i + 1; }
+    else if (text[i] === ',' && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
   }
   parts.push(text.slice(start));
   return parts.map((part) => part.trim()).filter((part) => part !== '');
@@ -22,7 +25,8 @@ function splitTop(text: string): string[] {
 
 function parseRequirement(text: string): Requirement {
   const set = /^(\S+)\s+(in|notin)\s+\((.*)\)$/.exec(text);
-  if (set) return { key: set[1]!, op: set[2] as 'in' | 'notin', values: set[3]!.split(',').map((value) => value.trim()) };
+  if (set)
+    return { key: set[1]!, op: set[2] as 'in' | 'notin', values: set[3]!.split(',').map((value) => value.trim()) };
   const ne = text.indexOf('!=');
   if (ne > 0) return { key: text.slice(0, ne), op: 'ne', values: [text.slice(ne + 2)] };
   const eq = text.indexOf('=');
@@ -37,12 +41,18 @@ export function parseSelector(text: string | null): readonly Requirement[] {
 
 function holds(requirement: Requirement, value: string | undefined): boolean {
   switch (requirement.op) {
-    case 'eq': return (value ?? '') === requirement.values[0];
-    case 'ne': return (value ?? '') !== requirement.values[0];
-    case 'exists': return value !== undefined;
-    case 'absent': return value === undefined;
-    case 'in': return value !== undefined && requirement.values.includes(value);
-    case 'notin': return value === undefined || !requirement.values.includes(value);
+    case 'eq':
+      return (value ?? '') === requirement.values[0];
+    case 'ne':
+      return (value ?? '') !== requirement.values[0];
+    case 'exists':
+      return value !== undefined;
+    case 'absent':
+      return value === undefined;
+    case 'in':
+      return value !== undefined && requirement.values.includes(value);
+    case 'notin':
+      return value === undefined || !requirement.values.includes(value);
   }
 }
 
@@ -62,5 +72,7 @@ export function matchesFields(object: KubeObject, requirements: readonly Require
 
 export function matchesLabels(object: KubeObject, requirements: readonly Requirement[]): boolean {
   const labels = object.metadata.labels ?? {};
-  return requirements.every((requirement) => holds(requirement, Object.hasOwn(labels, requirement.key) ? labels[requirement.key] : undefined));
+  return requirements.every((requirement) =>
+    holds(requirement, Object.hasOwn(labels, requirement.key) ? labels[requirement.key] : undefined),
+  );
 }

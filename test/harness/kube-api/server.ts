@@ -60,18 +60,37 @@ function discovery(route: Extract<Route, { kind: 'discovery' }>, host: string): 
   return { code: 200, body: documents[route.document] };
 }
 
-function handleObject(store: Store, route: Extract<Route, { kind: 'object' }>, req: IncomingMessage, body: unknown): Answer {
+function handleObject(
+  store: Store,
+  route: Extract<Route, { kind: 'object' }>,
+  req: IncomingMessage,
+  body: unknown,
+): Answer {
   const { resource, namespace, name } = route;
   switch (req.method) {
-    case 'GET': return getObject(store, resource, namespace, name);
-    case 'DELETE': return deleteObject(store, resource, namespace, name, body as { preconditions?: { uid?: string; resourceVersion?: string } });
-    case 'PATCH': return patchObject(store, resource, namespace, name, req.headers['content-type'] ?? '', body, route.status);
-    default: return { code: 405, body: statusOf(405, 'MethodNotAllowed', `${req.method} is not supported on ${resource}/${name}`) };
+    case 'GET':
+      return getObject(store, resource, namespace, name);
+    case 'DELETE':
+      return deleteObject(
+        store,
+        resource,
+        namespace,
+        name,
+        body as { preconditions?: { uid?: string; resourceVersion?: string } },
+      );
+    case 'PATCH':
+      return patchObject(store, resource, namespace, name, req.headers['content-type'] ?? '', body, route.status);
+    default:
+      return {
+        code: 405,
+        body: statusOf(405, 'MethodNotAllowed', `${req.method} is not supported on ${resource}/${name}`),
+      };
   }
 }
 
 function faultAnswer(fault: Extract<Fault, { kind: 'status' }>, res: ServerResponse): void {
-  const headers: Record<string, string> = fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
+  const headers: Record<string, string> =
+    fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
   const reasons = { 429: 'TooManyRequests', 503: 'ServiceUnavailable', 500: 'InternalError', 410: 'Expired' } as const;
   const reason = reasons[fault.code];
   const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
@@ -101,36 +120,75 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
   context.arrivals.push(`${record.method} ${url.pathname}${watch ? ' watch' : ''}`);
   res.on('finish', () => context.requests.push({ ...record, status: res.statusCode }));
   // A request cut off before its answer (a dropped watch, a broken client) is logged with status 0.
-  res.on('close', () => { if (!res.writableFinished) context.requests.push({ ...record, status: res.headersSent && watch ? res.statusCode : 0 }); });
+  res.on('close', () => {
+    if (!res.writableFinished)
+      context.requests.push({ ...record, status: res.headersSent && watch ? res.statusCode : 0 });
+  });
   const fault = context.faults.take(record.method, url.pathname, watch, url.search);
   if (fault?.kind === 'status') return faultAnswer(fault, res);
   if (fault?.kind === 'delay') await new Promise((resolve) => setTimeout(resolve, fault.ms));
-  if (body === null) return reply(res, { code: 400, body: statusOf(400, 'BadRequest', 'the request body is not JSON') });
+  if (body === null)
+    return reply(res, { code: 400, body: statusOf(400, 'BadRequest', 'the request body is not JSON') });
   const route = routeOf(url.pathname);
-  if (!route) return reply(res, { code: 404, body: statusOf(404, 'NotFound', 'the server could not find the requested resource') });
+  if (!route)
+    return reply(res, {
+      code: 404,
+      body: statusOf(404, 'NotFound', 'the server could not find the requested resource'),
+    });
   if (route.kind === 'discovery') return reply(res, discovery(route, req.headers.host ?? ''));
   if (route.kind === 'object') return reply(res, handleObject(context.store, route, req, body));
-  const scope = { resource: route.resource, namespace: route.namespace, fieldSelector: query.get('fieldSelector'), labelSelector: query.get('labelSelector') };
-  if (req.method === 'POST') return reply(res, createObject(context.store, route.resource, route.namespace, body as KubeObject));
+  const scope = {
+    resource: route.resource,
+    namespace: route.namespace,
+    fieldSelector: query.get('fieldSelector'),
+    labelSelector: query.get('labelSelector'),
+  };
+  if (req.method === 'POST')
+    return reply(res, createObject(context.store, route.resource, route.namespace, body as KubeObject));
   if (watch) {
     context.watches.add(res);
     res.on('close', () => context.watches.delete(res));
     if (fault?.kind === 'drop-watch') setTimeout(() => res.destroy(), fault.afterMs);
     const timeout = query.get('timeoutSeconds');
-    serveWatch(context.store, scope, { resourceVersion: query.get('resourceVersion'), bookmarks: query.get('allowWatchBookmarks') === 'true', bookmarkMs: context.options.bookmarkMs ?? 1000, timeoutSeconds: timeout ? Number(timeout) : undefined }, res);
+    serveWatch(
+      context.store,
+      scope,
+      {
+        resourceVersion: query.get('resourceVersion'),
+        bookmarks: query.get('allowWatchBookmarks') === 'true',
+        bookmarkMs: context.options.bookmarkMs ?? 1000,
+        timeoutSeconds: timeout ? Number(timeout) : undefined,
+      },
+      res,
+    );
     return;
   }
   const limit = query.get('limit');
-  const listed = serveList(context.store, scope, { limit: limit ? Number(limit) : undefined, continueToken: query.get('continue'), resourceVersion: query.get('resourceVersion'), resourceVersionMatch: query.get('resourceVersionMatch') });
+  const listed = serveList(context.store, scope, {
+    limit: limit ? Number(limit) : undefined,
+    continueToken: query.get('continue'),
+    resourceVersion: query.get('resourceVersion'),
+    resourceVersionMatch: query.get('resourceVersionMatch'),
+  });
   if (listed.code === 200 && route.resource === 'events' && wantsTable(req.headers.accept)) {
-    return reply(res, { code: 200, body: eventTable(listed.body as { metadata: Record<string, unknown>; items: KubeObject[] }, Date.now()) });
+    return reply(res, {
+      code: 200,
+      body: eventTable(listed.body as { metadata: Record<string, unknown>; items: KubeObject[] }, Date.now()),
+    });
   }
   return reply(res, listed);
 }
 
 /** Starts the stand-in on loopback, on a free port. */
 export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeApi> {
-  const context: Context = { store: new Store(options.historyLimit), faults: new Faults(), requests: [], arrivals: [], watches: new Set(), options };
+  const context: Context = {
+    store: new Store(options.historyLimit),
+    faults: new Faults(),
+    requests: [],
+    arrivals: [],
+    watches: new Set(),
+    options,
+  };
   const server = createServer((req, res) => {
     handle(context, req, res).catch((error: unknown) => {
       if (!res.headersSent) reply(res, { code: 500, body: statusOf(500, 'InternalError', String(error)) });
@@ -146,7 +204,9 @@ export async function startKubeApi(options: KubeApiOptions = {}): Promise<KubeAp
     faults: context.faults,
     requests: context.requests,
     arrivals: context.arrivals,
-    dropWatches: () => { for (const res of context.watches) res.destroy(); },
+    dropWatches: () => {
+      for (const res of context.watches) res.destroy();
+    },
     close: async () => {
       for (const res of context.watches) res.destroy();
       server.closeAllConnections();

@@ -10,12 +10,25 @@ export interface StatusObject {
   details?: { name?: string; kind?: string; retryAfterSeconds?: number };
 }
 
-export function statusOf(code: number, reason: string, message: string, details?: StatusObject['details']): StatusObject {
-  return { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code, ...(details ? { details } : {}) };
+export function statusOf(
+  code: number,
+  reason: string,
+  message: string,
+  details?: StatusObject['details'],
+): StatusObject {
+  return {
+    kind: 'Status',
+    apiVersion: 'v1',
+    metadata: {},
+    status: 'Failure',
+    message,
+    reason,
+    code,
+    ...(details ? { details } : {}),
+  };
 }
 
-export const gone = (rv: string | number): StatusObject =>
-  statusOf(410, 'Expired', `too old resource version: ${rv}`);
+export const gone = (rv: string | number): StatusObject => statusOf(410, 'Expired', `too old resource version: ${rv}`);
 
 export const notFound = (kind: string, name: string): StatusObject =>
   statusOf(404, 'NotFound', `${kind} "${name}" not found`, { name, kind });

@@ -17,9 +17,13 @@ export class Store {
 
   constructor(private readonly historyLimit = 10_000) {}
 
-  get resourceVersion(): number { return this.rv; }
+  get resourceVersion(): number {
+    return this.rv;
+  }
   /** The oldest resourceVersion a watch or list may still start from. */
-  get oldestResumable(): number { return this.compactedBelow; }
+  get oldestResumable(): number {
+    return this.compactedBelow;
+  }
 
   list(resource: Resource): KubeObject[] {
     return [...(this.objects.get(resource)?.values() ?? [])];
@@ -35,7 +39,10 @@ export class Store {
     const previous = table.get(keyOf(object));
     const stored = structuredClone(object);
     stored.metadata.uid = stored.metadata.uid ?? previous?.metadata.uid ?? randomUUID();
-    stored.metadata.creationTimestamp = stored.metadata.creationTimestamp ?? previous?.metadata.creationTimestamp ?? new Date().toISOString().replace(/\.\d+Z$/, 'Z');
+    stored.metadata.creationTimestamp =
+      stored.metadata.creationTimestamp ??
+      previous?.metadata.creationTimestamp ??
+      new Date().toISOString().replace(/\.\d+Z$/, 'Z');
     this.record(previous ? 'MODIFIED' : 'ADDED', resource, stored, previous);
     table.set(keyOf(stored), stored);
     return stored;
@@ -69,7 +76,9 @@ export class Store {
   }
 
   /** Bumps the resourceVersion with no change, as writes to other resources do on a real server. */
-  bump(): number { return ++this.rv; }
+  bump(): number {
+    return ++this.rv;
+  }
 
   private table(resource: Resource): Map<string, KubeObject> {
     let table = this.objects.get(resource);

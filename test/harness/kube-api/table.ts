@@ -11,7 +11,11 @@ function age(timestamp: unknown, now: number): string {
   const at = typeof timestamp === 'string' ? Date.parse(timestamp) : NaN;
   if (Number.isNaN(at)) return '<unknown>';
   const seconds = Math.max(0, Math.floor((now - at) / 1000));
-  return seconds < 120 ? `${seconds}s` : seconds < 7200 ? `${Math.floor(seconds / 60)}m` : `${Math.floor(seconds / 3600)}h`;
+  return seconds < 120
+    ? `${seconds}s`
+    : seconds < 7200
+      ? `${Math.floor(seconds / 60)}m`
+      : `${Math.floor(seconds / 3600)}h`;
 }
 
 export function wantsTable(accept: string | undefined): boolean {
@@ -23,7 +27,18 @@ export function eventTable(list: { metadata: Record<string, unknown>; items: Kub
     const involved = (event.involvedObject ?? {}) as { kind?: string; name?: string; fieldPath?: string };
     const source = (event.source ?? {}) as { component?: string; host?: string };
     return {
-      cells: [age(event.lastTimestamp, now), event.type ?? '', event.reason ?? '', `${String(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`, involved.fieldPath ?? '', [source.component, source.host].filter(Boolean).join(', '), event.message ?? '', age(event.firstTimestamp, now), event.count ?? 1, event.metadata.name],
+      cells: [
+        age(event.lastTimestamp, now),
+        event.type ?? '',
+        event.reason ?? '',
+        `${String(involved.kind ?? '').toLowerCase()}/${involved.name ?? ''}`,
+        involved.fieldPath ?? '',
+        [source.component, source.host].filter(Boolean).join(', '),
+        event.message ?? '',
+        age(event.firstTimestamp, now),
+        event.count ?? 1,
+        event.metadata.name,
+      ],
       object: { kind: 'PartialObjectMetadata', apiVersion: 'meta.k8s.io/v1', metadata: event.metadata },
     };
   });
@@ -31,7 +46,18 @@ export function eventTable(list: { metadata: Record<string, unknown>; items: Kub
     kind: 'Table',
     apiVersion: 'meta.k8s.io/v1',
     metadata: list.metadata,
-    columnDefinitions: [column('Last Seen'), column('Type'), column('Reason'), column('Object'), column('Subobject', 1), column('Source', 1), column('Message'), column('First Seen', 1), column('Count', 1), column('Name', 1)],
+    columnDefinitions: [
+      column('Last Seen'),
+      column('Type'),
+      column('Reason'),
+      column('Object'),
+      column('Subobject', 1),
+      column('Source', 1),
+      column('Message'),
+      column('First Seen', 1),
+      column('Count', 1),
+      column('Name', 1),
+    ],
     rows,
   };
 }

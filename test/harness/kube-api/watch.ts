@@ -12,9 +12,11 @@ export interface Scope {
 }
 
 export function inScope(scope: Scope, object: KubeObject): boolean {
-  return (scope.namespace === undefined || object.metadata.namespace === scope.namespace)
-    && matchesFields(object, parseSelector(scope.fieldSelector))
-    && matchesLabels(object, parseSelector(scope.labelSelector));
+  return (
+    (scope.namespace === undefined || object.metadata.namespace === scope.namespace) &&
+    matchesFields(object, parseSelector(scope.fieldSelector)) &&
+    matchesLabels(object, parseSelector(scope.labelSelector))
+  );
 }
 
 const KINDS: Record<Resource, string> = { pods: 'Pod', events: 'Event', nodes: 'Node' };
@@ -50,12 +52,15 @@ export interface WatchOptions {
  */
 export function serveWatch(store: Store, scope: Scope, options: WatchOptions, res: ServerResponse): () => void {
   res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' });
-  const send = (type: string, object: unknown): void => { res.write(`${JSON.stringify({ type, object })}\n`); };
+  const send = (type: string, object: unknown): void => {
+    res.write(`${JSON.stringify({ type, object })}\n`);
+  };
   const kind = KINDS[scope.resource];
   const withKind = (object: KubeObject): KubeObject => ({ apiVersion: 'v1', kind, ...object });
   const rv = options.resourceVersion;
   if (rv === null || rv === '' || rv === '0') {
-    for (const object of store.list(scope.resource).filter((candidate) => inScope(scope, candidate))) send('ADDED', withKind(object));
+    for (const object of store.list(scope.resource).filter((candidate) => inScope(scope, candidate)))
+      send('ADDED', withKind(object));
   } else {
     const changes = store.since(Number(rv));
     if (changes === undefined || !/^\d+$/.test(rv)) {
@@ -63,14 +68,35 @@ export function serveWatch(store: Store, scope: Scope, options: WatchOptions, re
       res.end();
       return () => undefined;
     }
-    for (const change of changes) { const event = seen(scope, change); if (event) send(event.type, withKind(event.object)); }
+    for (const change of changes) {
+      const event = seen(scope, change);
+      if (event) send(event.type, withKind(event.object));
+    }
   }
-  const unsubscribe = store.subscribe((change) => { const event = seen(scope, change); if (event) send(event.type, withKind(event.object)); });
+  const unsubscribe = store.subscribe((change) => {
+    const event = seen(scope, change);
+    if (event) send(event.type, withKind(event.object));
+  });
   const bookmark = options.bookmarks
-    ? setInterval(() => send('BOOKMARK', { kind, apiVersion: 'v1', metadata: { resourceVersion: String(store.resourceVersion), annotations: { 'k8s.io/initial-events-end': 'true' } } }), options.bookmarkMs)
+    ? setInterval(
+        () =>
+          send('BOOKMARK', {
+            kind,
+            apiVersion: 'v1',
+            metadata: {
+              resourceVersion: String(store.resourceVersion),
+              annotations: { 'k8s.io/initial-events-end': 'true' },
+            },
+          }),
+        options.bookmarkMs,
+      )
     : undefined;
   const timeout = options.timeoutSeconds ? setTimeout(() => res.end(), options.timeoutSeconds * 1000) : undefined;
-  const stop = (): void => { unsubscribe(); clearInterval(bookmark); clearTimeout(timeout); };
+  const stop = (): void => {
+    unsubscribe();
+    clearInterval(bookmark);
+    clearTimeout(timeout);
+  };
   res.on('close', stop);
   return stop;
 }

@@ -1,10 +1,12 @@
 import { Registry } from 'prom-client';
+import type { Server } from 'node:http';
 import { EXIT } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
 import type { LogLevel } from '../config/validate-config.js';
+import type { ClusterAccess } from '../kube/cluster-access.js';
 import { discoverCluster } from '../kube/discover-cluster.js';
 import { listAllPods, watchPodsOnce, type PodWatchOptions } from '../kube/watch-pods.js';
-import { createLogger } from '../output/logger.js';
+import { createLogger, type Logger } from '../output/logger.js';
 import { NodeAgent } from '../node/agent.js';
 import { kubeAgentApi } from '../node/agent-api.js';
 import { promAgentMetrics } from '../node/agent-metrics.js';
@@ -133,6 +135,23 @@ export async function runNodeCommand(
     },
     'node agent started',
   );
+  await serveUntilStopped({ values, settings, access: access.value, agent, server, log, audit }, stopSignal);
+  return { exitCode: 0, stdout: '', stderr: '' };
+}
+
+interface Running {
+  readonly values: Values;
+  readonly settings: AgentSettings;
+  readonly access: ClusterAccess;
+  readonly agent: NodeAgent;
+  readonly server: Server;
+  readonly log: Logger;
+  readonly audit: CniAuditSource | undefined;
+}
+
+/** Watches the node's pods and acts on them until the stop signal, then drains and closes. */
+async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Promise<void> {
+  const { values, settings, access, agent, server, log, audit } = running;
   const watchOptions: PodWatchOptions = {
     fieldSelector: `spec.nodeName=${settings.node}`,
     ...(values['label-selector'] ? { labelSelector: values['label-selector'] as string } : {}),
@@ -142,8 +161,8 @@ export async function runNodeCommand(
     idleMs: 10 * 60_000,
   };
   const ports = {
-    list: () => listAllPods(access.value, watchOptions),
-    watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access.value, watchOptions, rv, agent, signal),
+    list: () => listAllPods(access, watchOptions),
+    watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access, watchOptions, rv, agent, signal),
   };
   const informer = runPodInformer(ports, agent, REAL_CLOCK, DEFAULT_RETRY, Math.random, stopSignal, () =>
     log.info({}, 'pods listed: ready'),
@@ -165,5 +184,4 @@ export async function runNodeCommand(
     { drained },
     drained ? 'stopped: in-flight actions finished' : 'stopped: in-flight actions cut off at the deadline',
   );
-  return { exitCode: 0, stdout: '', stderr: '' };
 }

@@ -30,34 +30,8 @@ export function inboundExpectations(
       { kind: 'not-redirected' },
     );
   }
-  list.claim(
-    'inbound/loopback',
-    "connections arriving over lo were decided in OUTPUT (the kernel's NAT binds once)",
-    { iface: interfaces(atoms, ['lo']) },
-    undefined,
-  );
-  list.claim(
-    'inbound/loopback-destination',
-    'loopback destinations never arrive from the network',
-    { daddr: loopbackRange(family) },
-    undefined,
-  );
-  if (spec.rerouteInterfaces.length > 0) {
-    const rerouted = interfaces(atoms, spec.rerouteInterfaces);
-    const included = subtractSets(includedSet(spec.includeOutboundCidrs, family), loopbackRange(family));
-    list.claim(
-      'inbound/rerouted-interface',
-      `TCP arriving on virtual interfaces ${spec.rerouteInterfaces.join(', ')} for an included range goes to the outbound port`,
-      { iface: rerouted, daddr: included },
-      { kind: 'redirect', port: spec.outboundPort },
-    );
-    list.claim(
-      'inbound/rerouted-interface-other',
-      'TCP arriving on a virtual interface outside the included ranges is left alone',
-      { iface: rerouted },
-      { kind: 'not-redirected' },
-    );
-  }
+  loopbackClaims(list, family, atoms);
+  if (spec.rerouteInterfaces.length > 0) reroutedClaims(list, spec, family, atoms);
   list.claim(
     'inbound/excluded-source',
     'inbound from excluded source ranges is not captured',
@@ -89,4 +63,38 @@ export function inboundExpectations(
     ? { kind: 'tproxy', port: spec.inboundPort }
     : { kind: 'redirect', port: spec.inboundPort };
   return list.done('inbound/app', 'inbound TCP to an application port is captured', captured);
+}
+
+/** Istio's virtual interfaces (KubeVirt): their TCP to an included range is treated as outbound. */
+function reroutedClaims(list: ExpectationList, spec: InterceptionSpec, family: Family, atoms: InterfaceAtoms): void {
+  const rerouted = interfaces(atoms, spec.rerouteInterfaces);
+  const included = subtractSets(includedSet(spec.includeOutboundCidrs, family), loopbackRange(family));
+  list.claim(
+    'inbound/rerouted-interface',
+    `TCP arriving on virtual interfaces ${spec.rerouteInterfaces.join(', ')} for an included range goes to the outbound port`,
+    { iface: rerouted, daddr: included },
+    { kind: 'redirect', port: spec.outboundPort },
+  );
+  list.claim(
+    'inbound/rerouted-interface-other',
+    'TCP arriving on a virtual interface outside the included ranges is left alone',
+    { iface: rerouted },
+    { kind: 'not-redirected' },
+  );
+}
+
+/** Loopback arrivals were decided in OUTPUT, and loopback destinations never arrive from outside. */
+function loopbackClaims(list: ExpectationList, family: Family, atoms: InterfaceAtoms): void {
+  list.claim(
+    'inbound/loopback',
+    "connections arriving over lo were decided in OUTPUT (the kernel's NAT binds once)",
+    { iface: interfaces(atoms, ['lo']) },
+    undefined,
+  );
+  list.claim(
+    'inbound/loopback-destination',
+    'loopback destinations never arrive from the network',
+    { daddr: loopbackRange(family) },
+    undefined,
+  );
 }

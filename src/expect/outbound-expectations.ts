@@ -70,31 +70,7 @@ export function outboundExpectations(
   }
   dnsExpectations(scope);
   proxyExpectations(scope);
-  if (spec.dnsCapture) {
-    list.claim('outbound/other-udp', 'the configuration speaks of UDP only for DNS', { protocols: 2 }, undefined);
-    list.claim(
-      'outbound/loopback-dns-port',
-      'TCP to port 53 over loopback goes through the DNS rules, which the configuration leaves to the mesh',
-      { iface: interfaces(atoms, ['lo']), dport: portList([53]) },
-      undefined,
-    );
-  }
-  const includedLoopback =
-    spec.includeOutboundCidrs.kind === 'list'
-      ? intersectSets(includedSet(spec.includeOutboundCidrs, family), loopbackRange(family))
-      : [];
-  list.claim(
-    'outbound/loopback',
-    'traffic over loopback stays local',
-    { iface: interfaces(atoms, ['lo']), daddr: notAddresses(includedLoopback, family) },
-    { kind: 'not-redirected' },
-  );
-  list.claim(
-    'outbound/host-loopback',
-    'host-loopback destinations are never redirected',
-    { daddr: hostLoopback(scope) },
-    { kind: 'not-redirected' },
-  );
+  loopbackExpectations(scope);
   capturedExpectations(scope);
   return list.done('outbound/not-included-address', 'only the included ranges are captured', {
     kind: 'not-redirected',
@@ -213,5 +189,34 @@ function capturedExpectations({ spec, family, list }: Scope): void {
     'outbound TCP from the application is captured',
     { daddr: includedSet(spec.includeOutboundCidrs, family) },
     redirect,
+  );
+}
+
+/** Loopback stays local, but for the included ranges on it, DNS's own rules and the host loopback. */
+function loopbackExpectations(scope: Scope): void {
+  if (scope.spec.dnsCapture) {
+    scope.list.claim('outbound/other-udp', 'the configuration speaks of UDP only for DNS', { protocols: 2 }, undefined);
+    scope.list.claim(
+      'outbound/loopback-dns-port',
+      'TCP to port 53 over loopback goes through the DNS rules, which the configuration leaves to the mesh',
+      { iface: interfaces(scope.atoms, ['lo']), dport: portList([53]) },
+      undefined,
+    );
+  }
+  const includedLoopback =
+    scope.spec.includeOutboundCidrs.kind === 'list'
+      ? intersectSets(includedSet(scope.spec.includeOutboundCidrs, scope.family), loopbackRange(scope.family))
+      : [];
+  scope.list.claim(
+    'outbound/loopback',
+    'traffic over loopback stays local',
+    { iface: interfaces(scope.atoms, ['lo']), daddr: notAddresses(includedLoopback, scope.family) },
+    { kind: 'not-redirected' },
+  );
+  scope.list.claim(
+    'outbound/host-loopback',
+    'host-loopback destinations are never redirected',
+    { daddr: hostLoopback(scope) },
+    { kind: 'not-redirected' },
   );
 }

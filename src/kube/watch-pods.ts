@@ -69,7 +69,7 @@ interface WatchLine {
   object?: { metadata?: { resourceVersion?: string }; code?: number; message?: string };
 }
 
-function handleLine(line: string, sink: PodWatchSink, state: { rv: string; expired: boolean; error?: string }): void {
+function handleLine(line: string, sink: PodWatchSink, state: WatchState): void {
   let event: WatchLine;
   try {
     event = JSON.parse(line) as WatchLine;
@@ -104,6 +104,40 @@ function streamLines(response: IncomingMessage, onLine: (line: string) => void, 
   });
 }
 
+type WatchState = { rv: string; expired: boolean; error?: string };
+
+function failedEnd(status: number, message: string, resourceVersion: string, retryAfterSeconds?: number): WatchEnd {
+  return { kind: 'failed', failure: { status, retryAfterSeconds, message }, resourceVersion };
+}
+
+/** How a stream that stopped ends: expired, failed on a bad line, or a plain end to resume from. */
+function endOfState(state: WatchState): WatchEnd {
+  if (state.expired) return { kind: 'expired' };
+  if (state.error) return failedEnd(0, state.error, state.rv);
+  return { kind: 'ended', resourceVersion: state.rv };
+}
+
+/** A watch answered with anything but 200: 410 is an expired version, the rest a failure. */
+function statusEnd(response: IncomingMessage, resourceVersion: string): WatchEnd {
+  const status = response.statusCode ?? 0;
+  if (status === 410) return { kind: 'expired' };
+  const header = response.headers['retry-after'];
+  const retryAfter = header && /^\d+$/.test(header) ? Number(header) : undefined;
+  return failedEnd(status, `watch /api/v1/pods answered ${status}`, resourceVersion, retryAfter);
+}
+
+function watchQuery(options: PodWatchOptions, resourceVersion: string): Record<string, string> {
+  const query: Record<string, string> = {
+    watch: 'true',
+    allowWatchBookmarks: 'true',
+    resourceVersion,
+    fieldSelector: options.fieldSelector,
+    timeoutSeconds: String(options.watchTimeoutSeconds),
+  };
+  if (options.labelSelector) query.labelSelector = options.labelSelector;
+  return query;
+}
+
 /** One watch from `resourceVersion` until the stream ends, expires, fails or `signal` aborts. */
 export function watchPodsOnce(
   access: ClusterAccess,
@@ -113,15 +147,8 @@ export function watchPodsOnce(
   signal: AbortSignal,
 ): Promise<WatchEnd> {
   return new Promise((resolve) => {
-    const state: { rv: string; expired: boolean; error?: string } = { rv: resourceVersion, expired: false };
-    const query: Record<string, string> = {
-      watch: 'true',
-      allowWatchBookmarks: 'true',
-      resourceVersion,
-      fieldSelector: options.fieldSelector,
-      timeoutSeconds: String(options.watchTimeoutSeconds),
-    };
-    if (options.labelSelector) query.labelSelector = options.labelSelector;
+    const state: WatchState = { rv: resourceVersion, expired: false };
+    const query = watchQuery(options, resourceVersion);
     let idle: NodeJS.Timeout | undefined;
     let settled = false;
     let streaming = false;
@@ -132,78 +159,34 @@ export function watchPodsOnce(
       request.destroy();
       resolve(end);
     };
-    const endOf = (): WatchEnd =>
-      state.expired
-        ? { kind: 'expired' }
-        : state.error
-          ? {
-              kind: 'failed',
-              failure: { status: 0, retryAfterSeconds: undefined, message: state.error },
-              resourceVersion: state.rv,
-            }
-          : { kind: 'ended', resourceVersion: state.rv };
     const touch = (): void => {
       clearTimeout(idle);
       idle = setTimeout(() => finish({ kind: 'ended', resourceVersion: state.rv }), options.idleMs);
     };
     const request = openKubeRequest(access, { method: 'GET', path: '/api/v1/pods', query, signal }, (response) => {
       if (response.statusCode !== 200) {
-        const status = response.statusCode ?? 0;
-        const header = response.headers['retry-after'];
         response.resume();
-        finish(
-          status === 410
-            ? { kind: 'expired' }
-            : {
-                kind: 'failed',
-                failure: {
-                  status,
-                  retryAfterSeconds: header && /^\d+$/.test(header) ? Number(header) : undefined,
-                  message: `watch /api/v1/pods answered ${status}`,
-                },
-                resourceVersion: state.rv,
-              },
-        );
+        finish(statusEnd(response, state.rv));
         return;
       }
       streaming = true;
       touch();
-      streamLines(
-        response,
-        (line) => {
-          handleLine(line, sink, state);
-          if (state.expired || state.error) finish(endOf());
-        },
-        touch,
-      );
-      response.on('end', () => finish(endOf()));
-      response.on('error', () => finish(endOf()));
-      response.on('close', () => finish(endOf()));
+      const onLine = (line: string): void => {
+        handleLine(line, sink, state);
+        if (state.expired || state.error) finish(endOfState(state));
+      };
+      streamLines(response, onLine, touch);
+      for (const event of ['end', 'error', 'close']) response.on(event, () => finish(endOfState(state)));
     });
     // A stream cut after it started is a dropped watch (resume from the last resourceVersion), not a failure.
     // No answer at all (headers) within the request timeout: a hung connection, not a quiet watch.
-    idle = setTimeout(
-      () =>
-        finish({
-          kind: 'failed',
-          failure: {
-            status: 0,
-            retryAfterSeconds: undefined,
-            message: `watch /api/v1/pods: no answer within ${options.requestTimeoutMs} ms`,
-          },
-          resourceVersion: state.rv,
-        }),
-      options.requestTimeoutMs,
-    );
+    const noAnswer = `watch /api/v1/pods: no answer within ${options.requestTimeoutMs} ms`;
+    idle = setTimeout(() => finish(failedEnd(0, noAnswer, state.rv)), options.requestTimeoutMs);
     request.on('error', (error) =>
       finish(
         signal.aborted || streaming
-          ? endOf()
-          : {
-              kind: 'failed',
-              failure: { status: 0, retryAfterSeconds: undefined, message: `watch /api/v1/pods: ${error.message}` },
-              resourceVersion: state.rv,
-            },
+          ? endOfState(state)
+          : failedEnd(0, `watch /api/v1/pods: ${error.message}`, state.rv),
       ),
     );
     request.end();

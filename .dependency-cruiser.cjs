@@ -13,8 +13,9 @@ const LAYERS = [
   ['verdict'],
   ['validate', 'output'],
   ['kube', 'compat'],
-  ['inject', 'cni', 'node'],
+  ['inject', 'cni', 'node-agent'],
   ['cli'],
+  ['snapshot'],
 ];
 
 /**

@@ -54,7 +54,7 @@ await chmod(launcher, 0o755);
 // Licence texts of every package compiled into the snapshot: the image redistributes them, and
 // most of these licences require the notice to travel with the code.
 const { metafile } = await build({
-  entryPoints: [path.join(project, 'src/cli/snapshot-entry.ts')],
+  entryPoints: [path.join(project, 'src/snapshot/entry.ts')],
   bundle: true,
   write: false,
   metafile: true,

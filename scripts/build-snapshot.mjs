@@ -27,7 +27,7 @@ rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 
 // netlink opens its addon when its module loads; in the snapshot the addon is opened on first use
-// instead, from netlink.node beside the blob (see src/cli/snapshot-entry.ts).
+// instead, from netlink.node beside the blob (see src/snapshot/entry.ts).
 const lazyNetlinkAddon = {
   name: 'lazy-netlink-addon',
   setup(pluginBuild) {
@@ -46,7 +46,7 @@ const lazyNetlinkAddon = {
 
 const bundle = path.join(out, 'interlock.snapshot.cjs');
 await build({
-  entryPoints: [path.join(root, 'src/cli/snapshot-entry.ts')],
+  entryPoints: [path.join(root, 'src/snapshot/entry.ts')],
   outfile: bundle,
   bundle: true,
   platform: 'node',
@@ -62,7 +62,7 @@ await build({
 });
 copyFileSync(addon, path.join(out, 'netlink.node'));
 writeFileSync(path.join(out, 'node-flags'), `${runtimeFlags.join(' ')}\n`);
-// The entry rehearses the validate pass path while the blob is built (src/cli/snapshot-rehearsal.ts).
+// The entry rehearses the validate pass path while the blob is built (src/snapshot/rehearsal.ts).
 const built = spawnSync(
   process.execPath,
   [...runtimeFlags, '--snapshot-blob', path.join(out, 'interlock.blob'), '--build-snapshot', bundle],

@@ -38,7 +38,7 @@ else
 fi
 
 [ -d node_modules ] || die "node_modules is missing; run npm ci first"
-for f in src/cli/snapshot-entry.ts scripts/build-snapshot.mjs scripts/node-runtime-flags.json; do
+for f in src/snapshot/entry.ts scripts/build-snapshot.mjs scripts/node-runtime-flags.json; do
   [ -f "$f" ] || die "$f is missing: the image ships the start-up snapshot built from it"
 done
 

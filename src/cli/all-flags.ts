@@ -1,7 +1,7 @@
 import type { FlagDef } from '../config/flag-def.js';
 import { EXPLAIN_FLAGS } from '../config/explain-flags.js';
 import { VALIDATE_FLAGS } from '../config/validate-config.js';
-import { NODE_FLAGS } from '../node/node-flags.js';
+import { NODE_FLAGS } from '../node-agent/node-flags.js';
 import { CNI_CHECK_FLAGS } from './cni-check-command.js';
 import { INJECT_FLAGS } from './inject-command.js';
 import { MANIFEST_FLAGS } from './manifest-command.js';

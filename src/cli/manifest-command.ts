@@ -125,7 +125,7 @@ export type NodeAgentManifest = (options: {
 }) => Promise<readonly object[]>;
 
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
-  (await import('../node/manifest.js')).nodeAgentManifest(options);
+  (await import('../node-agent/manifest.js')).nodeAgentManifest(options);
 
 export async function runManifest(
   argv: readonly string[],

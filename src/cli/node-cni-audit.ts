@@ -1,6 +1,6 @@
 import type { CniAuditOptions } from '../cni/run-cni-audit.js';
 import { watchCniConfig } from '../cni/watch-cni-config.js';
-import type { CniAuditSource, CniAuditVerdict } from '../node/cni-audit-source.js';
+import type { CniAuditSource, CniAuditVerdict } from '../node-agent/cni-audit-source.js';
 import type { Result } from '../reason/result.js';
 import type { CniVerdict } from '../cni/audit-cni.js';
 

@@ -136,7 +136,7 @@ describe('interlock manifest', () => {
 });
 
 describe('interlock manifest --node-agent', () => {
-  it("prints the node agent's documents (from src/node) with the image and mesh given", async () => {
+  it("prints the node agent's documents (from src/node-agent) with the image and mesh given", async () => {
     const result = await runManifest(
       ['--node-agent', '--mesh', 'istio', '--image', 'registry.example/interlock:1'],
       {},

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rehearseValidate } from '../../src/cli/snapshot-rehearsal.js';
+import { rehearseValidate } from '../../src/snapshot/rehearsal.js';
 
 // The snapshot build runs this once and then serializes the heap: it must pass (a failed
 // rehearsal fails the build) and leave nothing open, or the blob could not be taken.

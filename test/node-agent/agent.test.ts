@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Taint } from '../../src/kube/nodes-taint.js';
-import type { AgentEvent } from '../../src/node/agent-events.js';
+import type { AgentEvent } from '../../src/node-agent/agent-events.js';
 import { crashLoopPod, failedJobPod, healthyPod, nodeObject, type FixturePod } from '../harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
 import type { KubeObject } from '../harness/kube-api/types.js';

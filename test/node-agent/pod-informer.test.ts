@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiFailure } from '../../src/kube/pods-api.js';
 import type { PodWatchSink, WatchEnd } from '../../src/kube/watch-pods.js';
-import type { AgentClock } from '../../src/node/agent-settings.js';
-import { runPodInformer } from '../../src/node/pod-informer.js';
+import type { AgentClock } from '../../src/node-agent/agent-settings.js';
+import { runPodInformer } from '../../src/node-agent/pod-informer.js';
 
 /** Records every sleep and advances time by it at once: the informer's waits, exactly. */
 function recordingClock(stopAfter: number, controller: AbortController): AgentClock & { slept: number[] } {

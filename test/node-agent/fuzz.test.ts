@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runNodeCommand } from '../../src/cli/node-command.js';
-import { blockedOf } from '../../src/node/blocked.js';
-import { podViewOf } from '../../src/node/pod-view.js';
+import { blockedOf } from '../../src/node-agent/blocked.js';
+import { podViewOf } from '../../src/node-agent/pod-view.js';
 import { crashLoopPod, failedJobPod } from '../harness/kube-api/pods.js';
 import { prng } from '../harness/prng.js';
 

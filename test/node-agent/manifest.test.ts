@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nodeAgentManifest, nodeAgentRules } from '../../src/node/manifest.js';
+import { nodeAgentManifest, nodeAgentRules } from '../../src/node-agent/manifest.js';
 
 /** What this test reads of the documents (the Kubernetes fields, as nodeAgentManifest writes them). */
 type ManifestDocument = {

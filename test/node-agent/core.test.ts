@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { backoffVerdict, recordRecreation, type BackoffPolicy } from '../../src/node/backoff.js';
-import { blockedOf } from '../../src/node/blocked.js';
-import { CLOSED_BREAKER, recordAudit, recordBlocked, tick } from '../../src/node/breaker.js';
-import { CoalescingQueue } from '../../src/node/coalescing-queue.js';
-import { decide, type DecisionInput } from '../../src/node/decide.js';
-import { podViewOf } from '../../src/node/pod-view.js';
-import { RateLimiter } from '../../src/node/rate-limiter.js';
-import { parseRetryAfter, retryDelayMs } from '../../src/node/retry-delay.js';
+import { backoffVerdict, recordRecreation, type BackoffPolicy } from '../../src/node-agent/backoff.js';
+import { blockedOf } from '../../src/node-agent/blocked.js';
+import { CLOSED_BREAKER, recordAudit, recordBlocked, tick } from '../../src/node-agent/breaker.js';
+import { CoalescingQueue } from '../../src/node-agent/coalescing-queue.js';
+import { decide, type DecisionInput } from '../../src/node-agent/decide.js';
+import { podViewOf } from '../../src/node-agent/pod-view.js';
+import { RateLimiter } from '../../src/node-agent/rate-limiter.js';
+import { parseRetryAfter, retryDelayMs } from '../../src/node-agent/retry-delay.js';
 import { crashLoopPod, failedJobPod, healthyPod, type FixturePod } from '../harness/kube-api/pods.js';
 
 const C = 'linkerd-network-validator';

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiResult, DeleteOutcome, PodRef } from '../../src/kube/pods-api.js';
-import { NodeAgent } from '../../src/node/agent.js';
-import type { AgentApi } from '../../src/node/agent-api.js';
-import type { AgentEvent } from '../../src/node/agent-events.js';
-import type { AgentMetrics } from '../../src/node/agent-metrics.js';
-import type { AgentClock, AgentSettings } from '../../src/node/agent-settings.js';
+import { NodeAgent } from '../../src/node-agent/agent.js';
+import type { AgentApi } from '../../src/node-agent/agent-api.js';
+import type { AgentEvent } from '../../src/node-agent/agent-events.js';
+import type { AgentMetrics } from '../../src/node-agent/agent-metrics.js';
+import type { AgentClock, AgentSettings } from '../../src/node-agent/agent-settings.js';
 import { crashLoopPod, type PodShape } from '../harness/kube-api/pods.js';
 
 /** A clock the test moves by hand: timers fire only when `advance` passes them. */

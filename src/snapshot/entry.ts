@@ -2,8 +2,8 @@ import { dirname, join } from 'node:path';
 import { startupSnapshot } from 'node:v8';
 // Evaluated while the blob is built (its addon stays closed until first use, see the build script).
 import * as rtNetlink from 'netlink/dist/rt/rt.js';
-import { crashCli, finishCli, runCli } from './run-cli.js';
-import { rehearseValidate } from './snapshot-rehearsal.js';
+import { crashCli, finishCli, runCli } from '../cli/run-cli.js';
+import { rehearseValidate } from './rehearsal.js';
 // Imported on demand by the CLI (the plain modules load them only when used); here they are
 // evaluated while the blob is built. A Linkerd or Istio drop-in run goes through compat-argv.
 import '../compat/compat-argv.js';
@@ -28,7 +28,7 @@ globalThis.__interlockNetlinkAddon = () => {
   return addon;
 };
 
-// Compiles the pass path into the blob (see snapshot-rehearsal.ts). A failed rehearsal fails the build.
+// Compiles the pass path into the blob (see rehearsal.ts). A failed rehearsal fails the build.
 rehearseValidate().catch((error: unknown) => {
   process.exitCode = 1;
   console.error(error);

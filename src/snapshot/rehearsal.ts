@@ -15,7 +15,7 @@ import { probeLogHooks } from '../validate/probe-log-hooks.js';
 import { rulesCheck } from '../validate/rules-checks.js';
 import { decideVerdict, isCertifiedPass } from '../verdict/decide-verdict.js';
 import { formatTerminationMessage } from '../verdict/termination-message.js';
-import { cannedRtNetlink } from './rehearsal-rtnetlink.js';
+import { cannedRtNetlink } from './canned-rtnetlink.js';
 
 /**
  * Runs once while the start-up snapshot is built, never in a pod: the validate pass path's own

@@ -4,6 +4,7 @@ import { EXIT } from '../config/exit-codes.js';
 import type { LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { quietStreamErrors, writeOutput } from '../output/write-output.js';
 import type { InspectRules } from '../validate/rules-port.js';
+import type { ProveInterception } from '../validate/run-validate.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { TOP_HELP } from './help.js';
 import { runValidateCommand } from './run-validate-command.js';
@@ -12,6 +13,8 @@ import { VERSION } from './version.js';
 /** Adapters a launcher may substitute (the start-up snapshot loads netlink its own way). */
 export interface CliAdapters {
   readonly loadRtNetlink?: LoadRtNetlink;
+  readonly inspectRules?: InspectRules;
+  readonly proveInterception?: ProveInterception;
 }
 
 /** The composition root: wires adapters to the core. `finishCli` and `crashCli` are the only places that exit. */
@@ -26,7 +29,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   const foreign = command === 'validate' ? rest : argv;
   if (isForeignValidatorArgv(foreign)) return runCompat(foreign, adapters);
   if (command === 'validate')
-    return runValidateCommand(rest, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
+    return runValidateCommand(rest, process.env, abortOnSignals(), { inspectRules, ...adapters });
   if (command === 'node') {
     const { runNodeCommand } = await import('./node-command.js');
     return runNodeCommand(rest, process.env, abortOnSignals());

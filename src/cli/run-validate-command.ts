@@ -15,23 +15,22 @@ import { createLogger, type Logger } from '../output/logger.js';
 import { writeTerminationLog } from '../output/termination-log.js';
 import { isCertifiedPass, type Verdict } from '../verdict/decide-verdict.js';
 import { formatTerminationMessage } from '../verdict/termination-message.js';
-import { runValidate } from '../validate/run-validate.js';
+import { Progress } from '../validate/progress.js';
+import { runValidate, type ProveInterception } from '../validate/run-validate.js';
 import type { InspectRules } from '../validate/rules-port.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { formatHelp, VALIDATE_SUMMARY } from './help.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
+import { VerdictWatchdog } from './verdict-watchdog.js';
 import { VERSION } from './version.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
-const SIGNAL_EXIT: Readonly<Record<string, number>> = { SIGTERM: EXIT.sigterm, SIGINT: EXIT.sigint };
-
 /** `interlock validate`: builds the configuration, runs, reports; returns the exit code to the root. */
 export async function runValidateCommand(
   argv: readonly string[],
   env: Env,
   signal: AbortSignal,
-  inspectRules: InspectRules,
-  loadRtNetlink?: LoadRtNetlink,
+  adapters: ValidateAdapters,
 ): Promise<CommandOutcome> {
   const parsed = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
   if (parsed.ok && flagValue(parsed.value, HELP_FLAG))
@@ -69,15 +68,18 @@ export async function runValidateCommand(
     };
   }
   const logger = createLogger(config.value.logFormat, config.value.logLevel);
-  const started = Date.now();
+  // Only a path the operator named is created; /dev/termination-log is the kubelet's to make.
+  const createLog = parsed.ok && flagSource(parsed.value, TERMINATION_LOG_FLAG) !== undefined;
+  const watchdog = armWatchdog(config.value, logger, signal, createLog);
+  const started = performance.now();
   logger.info(
     { version: VERSION, config: describeConfig(config.value), uid: process.getuid?.(), gid: process.getgid?.() },
     'interlock validate starting',
   );
-  const verdict = await verdictOf(config.value, logger, signal, inspectRules, loadRtNetlink);
-  // Only a path the operator named is created; /dev/termination-log is the kubelet's to make.
-  const createLog = parsed.ok && flagSource(parsed.value, TERMINATION_LOG_FLAG) !== undefined;
-  const outcome = finish(config.value, verdict, { logger, started, signal, createLog });
+  const verdict = await verdictOf(config.value, logger, signal, adapters, watchdog.progress);
+  const outcome = finish(config.value, verdict, { logger, started, createLog });
+  watchdog.dog.settle(outcome.exitCode);
+  watchdog.progress.enter('report');
   // Failure only, and loaded only then: the pass path never loads Kubernetes client code.
   if (config.value.reportEvent && verdict.outcome !== 'pass' && verdict.outcome !== 'interrupted') {
     await reportEvent(env, verdict.reason, formatTerminationMessage(verdict, []), logger);
@@ -90,20 +92,59 @@ async function reportEvent(env: Env, reason: string, terminationMessage: string,
   await reportFailureEvent({ env, reason, terminationMessage, log });
 }
 
+/** What a launcher or a test may substitute; the rest of validate is the real thing. */
+export interface ValidateAdapters {
+  readonly inspectRules: InspectRules;
+  readonly loadRtNetlink?: LoadRtNetlink;
+  readonly proveInterception?: ProveInterception;
+}
+
+/**
+ * Armed before any phase, timed from the process's start (performance.now() counts from it), so
+ * time a starved node spent starting the process counts against the timeout too. A signal ends
+ * the run through it at once, with the termination message written.
+ */
+function armWatchdog(
+  config: ValidateConfig,
+  logger: Logger,
+  signal: AbortSignal,
+  createLog: boolean,
+): { dog: VerdictWatchdog; progress: Progress } {
+  const progress = new Progress();
+  const dog = new VerdictWatchdog({
+    deadline: config.timeoutMs,
+    timeoutMs: config.timeoutMs,
+    failureExitCode: config.failureExitCode,
+    terminationLog: config.terminationLog,
+    createLog,
+    context: [`config: ${describeConfig(config)}`],
+    progress,
+    logger,
+  });
+  dog.arm();
+  const interrupt = (): void => dog.interrupt(String(signal.reason ?? 'a signal'));
+  if (signal.aborted) interrupt();
+  else signal.addEventListener('abort', interrupt, { once: true });
+  return { dog, progress };
+}
+
 async function verdictOf(
   config: ValidateConfig,
   logger: Logger,
   signal: AbortSignal,
-  inspectRules: InspectRules,
-  loadRtNetlink?: LoadRtNetlink,
+  adapters: ValidateAdapters,
+  progress: Progress,
 ): Promise<Verdict> {
   try {
     return await runValidate(config, {
-      readPodNetwork: () => readPodNetwork(loadRtNetlink),
-      inspectRules,
+      readPodNetwork: () => readPodNetwork(adapters.loadRtNetlink),
+      inspectRules: adapters.inspectRules,
       identity: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, groups: process.getgroups?.() ?? [] },
       logger,
       signal,
+      deadline: config.timeoutMs,
+      progress,
+      ...(adapters.proveInterception ? { proveInterception: adapters.proveInterception } : {}),
     });
   } catch (error) {
     // A bug: the message only; a raw stack in a termination message helps nobody reading `kubectl describe`.
@@ -121,16 +162,11 @@ async function verdictOf(
 interface RunContext {
   readonly logger: Logger;
   readonly started: number;
-  readonly signal: AbortSignal;
   readonly createLog: boolean;
 }
 
-function finish(
-  config: ValidateConfig,
-  verdict: Verdict,
-  { logger, started, signal, createLog }: RunContext,
-): CommandOutcome {
-  const exitCode = exitCodeOf(verdict, config, signal);
+function finish(config: ValidateConfig, verdict: Verdict, { logger, started, createLog }: RunContext): CommandOutcome {
+  const exitCode = exitCodeOf(verdict, config);
   const message = formatTerminationMessage(verdict, [`config: ${describeConfig(config)}`]);
   const written = writeTerminationLog(config.terminationLog, message, createLog);
   if (!written.ok)
@@ -142,7 +178,7 @@ function finish(
     verdict: verdict.outcome,
     reason: verdict.reason,
     exitCode,
-    durationMs: Date.now() - started,
+    durationMs: Math.round(performance.now() - started),
     checks: verdict.checks.map((check) => ({
       name: check.name,
       status: check.status,
@@ -155,7 +191,7 @@ function finish(
   return { exitCode, stdout: '', stderr: '' };
 }
 
-function exitCodeOf(verdict: Verdict, config: ValidateConfig, signal: AbortSignal): number {
+function exitCodeOf(verdict: Verdict, config: ValidateConfig): number {
   switch (verdict.outcome) {
     // Exit 0 only for a verdict the one deciding function certified from proofs.
     case 'pass':
@@ -167,7 +203,8 @@ function exitCodeOf(verdict: Verdict, config: ValidateConfig, signal: AbortSigna
     case 'internal':
       return EXIT.internalError;
     case 'interrupted':
-      return SIGNAL_EXIT[String(signal.reason)] ?? EXIT.sigterm;
+      // Like Linkerd's validator: a signal before a verdict is a failure, never a pass.
+      return config.failureExitCode;
   }
 }
 

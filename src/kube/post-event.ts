@@ -19,8 +19,9 @@ export async function postEvent(
   event: CoreV1Event,
   timeoutMs: number,
 ): Promise<Result<Recorded, 'KubeApiError'>> {
-  const deadline = Date.now() + timeoutMs;
-  const left = () => Math.max(1, deadline - Date.now());
+  // Monotonic: a wall-clock step must not stretch or cut the budget.
+  const deadline = performance.now() + timeoutMs;
+  const left = () => Math.max(1, deadline - performance.now());
   const collection = `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`;
   const created = await expect2xx(access, { method: 'POST', path: collection, body: event, timeoutMs: left() }, [409]);
   if (!created.ok) return created;

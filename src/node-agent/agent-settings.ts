@@ -19,15 +19,21 @@ export interface AgentSettings {
   readonly writeBurst: number;
 }
 
-/** Time, as a port: tests may drive it by hand; production uses the real clock. */
+/**
+ * Time, as a port: tests may drive it by hand; production uses the real clock. `now` measures
+ * windows, back-offs and rates, so it is monotonic (a wall-clock step moves none of them); `wall`
+ * is only for timestamps people read (Events).
+ */
 export interface AgentClock {
   now(): number;
   sleep(ms: number): Promise<void>;
   later(fn: () => void, ms: number): () => void;
+  wall?(): Date;
 }
 
 export const REAL_CLOCK: AgentClock = {
-  now: () => Date.now(),
+  now: () => performance.now(),
+  wall: () => new Date(),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
   later: (fn, ms) => {
     const timer = setTimeout(fn, ms);

@@ -376,7 +376,7 @@ export class NodeAgent implements PodWatchSink {
       blocked.message,
       this.settings.container,
       this.settings.node,
-      new Date(this.deps.clock.now()),
+      this.deps.clock.wall?.() ?? new Date(this.deps.clock.now()),
       this.sequence++,
     );
     await this.postEvent(event);
@@ -391,7 +391,7 @@ export class NodeAgent implements PodWatchSink {
         reason,
         message,
         type,
-        new Date(this.deps.clock.now()),
+        this.deps.clock.wall?.() ?? new Date(this.deps.clock.now()),
         this.sequence++,
       ),
     );

@@ -48,8 +48,8 @@ export async function attemptProbe(
     family: target.family === 'ipv4' ? 4 : 6,
     localAddress: target.family === 'ipv4' ? '0.0.0.0' : '::',
   });
-  const started = Date.now();
-  const remaining = (): number => Math.max(1, timeoutMs - (Date.now() - started));
+  const started = performance.now();
+  const remaining = (): number => Math.max(1, timeoutMs - (performance.now() - started));
   let onAbort = (): void => undefined;
   const aborted = new Promise<'aborted'>((resolve) => {
     onAbort = () => resolve('aborted');

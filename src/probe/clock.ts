@@ -1,4 +1,7 @@
-/** Time as the probe loop sees it: injected, so the loop runs under fake timers in unit tests. */
+/**
+ * Time as the probe loop sees it: injected, so the loop runs under fake timers in unit tests.
+ * Monotonic: a wall-clock step (NTP's first sync on a booting node) moves no deadline.
+ */
 export interface Clock {
   now(): number;
   /** Resolves after `ms`, or at once when `cancel` aborts, and then holds no timer. */
@@ -6,7 +9,7 @@ export interface Clock {
 }
 
 export const systemClock: Clock = {
-  now: () => Date.now(),
+  now: () => performance.now(),
   sleep: (ms, cancel) =>
     new Promise((resolve) => {
       if (cancel?.aborted) return resolve();

@@ -136,12 +136,18 @@ async function step(
   }
   const wake = Math.max(1, Math.min(tally.nextLaunchAt, timing.deadline) - now);
   // The wake-up timer is cleared once anything else wins the race: a decided probe leaves none.
+  // An abort wakes the loop too, rather than waiting out the sleep with no attempt in flight.
   const wokenEarly = new AbortController();
+  const wakeOnAbort = (): void => wokenEarly.abort();
+  deps.signal.addEventListener('abort', wakeOnAbort, { once: true });
   const event = await Promise.race([
     ...tally.inFlight.values(),
     deps.clock.sleep(wake, wokenEarly.signal).then(() => undefined),
     deps.stranger.then((stranger) => ({ stranger })),
-  ]).finally(() => wokenEarly.abort());
+  ]).finally(() => {
+    deps.signal.removeEventListener('abort', wakeOnAbort);
+    wokenEarly.abort();
+  });
   if (!event) return undefined;
   if ('stranger' in event) return { status: 'failed', stranger: event.stranger, endedEarly: true };
   tally.inFlight.delete(event.id);

@@ -46,15 +46,20 @@ export async function proveInterception(
     const results = await Promise.all(
       targets.map(async (target) => {
         const family = families.get(target.family) ?? new AbortController();
-        const result = await probeUntilDecided(target, timing, {
-          launch,
-          clock,
-          hooks,
-          signal: AbortSignal.any([signal, family.signal]),
-          stranger: strangers.get(target.expectedPort) ?? new Promise(() => undefined),
-        });
-        if (result.status === 'failed') family.abort('a sibling port failed');
-        return result;
+        const stop = abortedByEither(signal, family.signal);
+        try {
+          const result = await probeUntilDecided(target, timing, {
+            launch,
+            clock,
+            hooks,
+            signal: stop.signal,
+            stranger: strangers.get(target.expectedPort) ?? new Promise(() => undefined),
+          });
+          if (result.status === 'failed') family.abort('a sibling port failed');
+          return result;
+        } finally {
+          stop.release();
+        }
       }),
     );
     return { kind: 'probed', results };
@@ -62,6 +67,26 @@ export async function proveInterception(
     unwatch();
     await listener.close();
   }
+}
+
+/**
+ * A signal aborted when either source is. Not AbortSignal.any: its sources hold the composite
+ * only weakly, and Node has lost such an abort when the composite was collected. Here each source
+ * holds a listener that holds the controller, strongly, until `release` removes both.
+ */
+function abortedByEither(first: AbortSignal, second: AbortSignal): { signal: AbortSignal; release: () => void } {
+  const controller = new AbortController();
+  const abort = (): void => controller.abort();
+  if (first.aborted || second.aborted) abort();
+  first.addEventListener('abort', abort, { once: true });
+  second.addEventListener('abort', abort, { once: true });
+  return {
+    signal: controller.signal,
+    release: () => {
+      first.removeEventListener('abort', abort);
+      second.removeEventListener('abort', abort);
+    },
+  };
 }
 
 function familiesByPort(targets: readonly ProbeTarget[]): Map<number, Family[]> {

@@ -29,7 +29,10 @@ export const REASONS = {
   CniConfigBroken: "the node's CNI configuration will not set pods up with the mesh (interlock cni-check)",
   CniConfigUnreadable: 'the CNI configuration directory cannot be read',
   CniConfigTooLarge: 'the CNI configuration directory holds more than one audit reads (files or bytes)',
-  Interrupted: 'interrupted by SIGTERM or SIGINT before a verdict',
+  ValidationTimeout:
+    'no verdict by the timeout plus 500 ms, or the run stalled with nothing left to wait for: the sentence names the phase and what was still pending; exits with the failure code',
+  Interrupted:
+    'SIGTERM or SIGINT before a verdict: the sentence names the phase and what was still pending; exits with the failure code',
   ConfigInvalid: 'invalid flags, environment or configuration',
   InternalError: 'a bug: the validator failed unexpectedly',
   ManifestUnparseable: 'Kubernetes YAML given to `interlock inject` does not parse (line and column named)',

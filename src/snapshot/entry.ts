@@ -29,10 +29,25 @@ globalThis.__interlockNetlinkAddon = () => {
 };
 
 // Compiles the pass path into the blob (see rehearsal.ts). A failed rehearsal fails the build.
-rehearseValidate().catch((error: unknown) => {
-  process.exitCode = 1;
-  console.error(error);
-});
+rehearseValidate()
+  .then(resetTimers)
+  .catch((error: unknown) => {
+    process.exitCode = 1;
+    console.error(error);
+  });
+
+/**
+ * Node's timers keep the expiry of the earliest list they scheduled in a module variable, and a
+ * timer cleared before it fired (the rehearsal's connect and sleep timers) leaves it set, trusting
+ * the native timer armed for it to run and reset it. A snapshot keeps the variable but not the
+ * native timer: a process started from it would then arm no native timer for any timer due later
+ * than that stale expiry, so a validator that reached its first timer a few seconds late (a
+ * starved node) waited forever, or exited 0 with no verdict once nothing else held its event loop.
+ * A timer that fires after every other one is gone runs the reset, and the snapshot is clean.
+ */
+function resetTimers(): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, 1));
+}
 
 startupSnapshot.setDeserializeMainFunction(() => {
   // In a snapshot process argv[1] is the first user argument: there is no script path.

@@ -93,7 +93,7 @@ async function rehearseLoopbackProbe(
     expectedPort: port,
     via: 'lo',
   };
-  const started = Date.now();
+  const started = performance.now();
   const run = await proveInterception(
     [target],
     { deadline: started + 2000, settleMs: 500, attemptTimeoutMs: 1000, launchIntervalMs: 1000 },
@@ -110,7 +110,7 @@ async function rehearseLoopbackProbe(
     proofs,
   });
   logger.info(
-    { verdict: verdict.outcome, reason: verdict.reason, durationMs: Date.now() - started, checks },
+    { verdict: verdict.outcome, reason: verdict.reason, durationMs: performance.now() - started, checks },
     verdict.message,
   );
   formatTerminationMessage(verdict, ['config: rehearsal']);

@@ -5,7 +5,8 @@ import { assessPodNetwork, describeFamilyNetwork, type NetworkAssessment } from 
 import type { PodNetwork } from '../network/pod-network.js';
 import { settleWindowMs, type ProbeResult } from '../probe/probe-loop.js';
 import { planProbes, type ProbeIdentity, type ProbePlan, type ProbeTarget } from '../probe/probe-plan.js';
-import { proveInterception } from '../probe/prove-interception.js';
+import { proveInterception, type ProbeRun } from '../probe/prove-interception.js';
+import type { ProbeTiming, ProbeHooks } from '../probe/probe-loop.js';
 import type { Proof } from '../probe/proof.js';
 import type { Logger } from '../output/logger.js';
 import { probeLogHooks } from './probe-log-hooks.js';
@@ -15,6 +16,7 @@ import type { ProofObligations } from '../verdict/proof-obligations.js';
 import { describeTarget, familyProbeCheck, listenerCheck, PRECEDENCE } from './probe-checks.js';
 import { rulesCheck } from './rules-checks.js';
 import type { InspectRules, RulesInspectionResult } from './rules-port.js';
+import type { Progress } from './progress.js';
 
 /** Everything `validate` touches outside its own logic, so tests can hand in the real or a fake. */
 export interface ValidateEnvironment {
@@ -23,14 +25,26 @@ export interface ValidateEnvironment {
   readonly identity: ProbeIdentity;
   readonly logger: Logger;
   readonly signal: AbortSignal;
+  /** Monotonic (performance.now()) time by which the verdict is due: a wall-clock step moves neither. */
+  readonly deadline: number;
+  /** Told each phase and each pending item, so a deadline or a signal can name them. */
+  readonly progress: Progress;
+  readonly proveInterception?: ProveInterception;
 }
+
+export type ProveInterception = (
+  targets: readonly ProbeTarget[],
+  timing: ProbeTiming,
+  signal: AbortSignal,
+  hooks: ProbeHooks,
+) => Promise<ProbeRun>;
 
 const ATTEMPT_TIMEOUT_MS = 3000;
 const LAUNCH_INTERVAL_MS = 1000;
 
 export async function runValidate(config: ValidateConfig, env: ValidateEnvironment): Promise<Verdict> {
-  const started = Date.now();
-  const deadline = started + config.timeoutMs;
+  const started = performance.now();
+  const { deadline, progress } = env;
   const settleMs = settleWindowMs(config.timeoutMs);
   const interruption = (): string | undefined =>
     env.signal.aborted ? String(env.signal.reason ?? 'a signal') : undefined;
@@ -38,12 +52,14 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   const unproven = (): Verdict =>
     decideVerdict({ checks, obligations: undefined, proofs: [], interruptedBy: interruption() });
 
+  progress.enter('pod network');
   const { network, assessment } = await waitForPodNetwork(config, env, started + settleMs, deadline);
   env.logger.debug({ network: summarizeNetwork(network) }, 'pod network read through rtnetlink');
   const networkCheck = podNetworkCheck(assessment);
   checks.push(networkCheck);
   if (networkCheck.status !== 'passed') return unproven();
 
+  progress.enter('probe plan');
   const plan = planFor(config, env, network, assessment);
   if (!plan.ok) {
     const failureClass =
@@ -57,20 +73,8 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   }
   env.logger.info({ targets: plan.targets.map(targetLog), notes: plan.notes }, 'probing interception');
 
-  const rulesPromise = inspectRulesSafely(
-    env.inspectRules,
-    config,
-    assessment,
-    plan.targets,
-    Math.max(100, deadline - Date.now()),
-  );
-  const probeRun = await proveInterception(
-    plan.targets,
-    { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS },
-    env.signal,
-    probeLogHooks(env.logger),
-  );
-  const rules = await rulesPromise;
+  const { probeRun, rules } = await readRulesAndProbe(config, env, assessment, plan.targets, settleMs);
+  progress.enter('verdict');
   checks.push(rulesCheck(rules, config.rules));
   env.logger.info(
     { rules: { status: rules.status, reason: rules.reason, message: rules.message }, report: rules.report },
@@ -90,6 +94,35 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
     rulesRequired: config.rules === 'required',
   };
   return decideVerdict({ checks, obligations, proofs, interruptedBy: interruption() });
+}
+
+/** The rules read and the probe, concurrently, each named as pending until it is back. */
+async function readRulesAndProbe(
+  config: ValidateConfig,
+  env: ValidateEnvironment,
+  assessment: NetworkAssessment,
+  targets: readonly ProbeTarget[],
+  settleMs: number,
+): Promise<{ probeRun: ProbeRun; rules: RulesInspectionResult }> {
+  const { deadline, progress } = env;
+  progress.enter('rules read and probe');
+  const rulesRead = config.rules === 'off' ? () => undefined : progress.pending('the rules read');
+  const rulesPromise = inspectRulesSafely(
+    env.inspectRules,
+    config,
+    assessment,
+    targets,
+    Math.max(100, deadline - performance.now()),
+  ).finally(rulesRead);
+  const probed = targets.map((target) => progress.pending(`the ${describeProbe(target)}`));
+  const probeRun = await (env.proveInterception ?? proveInterception)(
+    targets,
+    { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS },
+    env.signal,
+    probeLogHooks(env.logger),
+  );
+  for (const done of probed) done();
+  return { probeRun, rules: await rulesPromise };
 }
 
 function podNetworkCheck(assessment: NetworkAssessment): Check {
@@ -150,11 +183,12 @@ async function waitForPodNetwork(
   deadline: number,
 ): Promise<{ network: PodNetwork; assessment: NetworkAssessment }> {
   for (;;) {
-    const network = await env.readPodNetwork();
+    const network = await env.readPodNetwork().finally(env.progress.pending('the rtnetlink read of the pod network'));
     const assessment = assessPodNetwork(network, config.family);
     const until = assessment.pending ? deadline : settleUntil;
-    if (assessment.problems.length === 0 || Date.now() >= until || env.signal.aborted) return { network, assessment };
-    await new Promise((resolve) => setTimeout(resolve, Math.min(200, Math.max(0, until - Date.now()))));
+    const now = performance.now();
+    if (assessment.problems.length === 0 || now >= until || env.signal.aborted) return { network, assessment };
+    await new Promise((resolve) => setTimeout(resolve, Math.min(200, Math.max(0, until - now))));
   }
 }
 
@@ -186,6 +220,10 @@ async function inspectRulesSafely(
       report: null,
     };
   }
+}
+
+function describeProbe(target: ProbeTarget): string {
+  return `${target.family === 'ipv4' ? 'IPv4' : 'IPv6'} probe to ${describeTarget(target)}`;
 }
 
 function targetLog(target: ProbeTarget): Record<string, unknown> {

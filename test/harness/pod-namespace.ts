@@ -155,7 +155,17 @@ export class PodNamespace {
    */
   spawnInterlock(
     args: readonly string[],
-    options: { uid?: number; gid?: number; caps?: boolean; env?: Record<string, string>; launcher?: Launcher } = {},
+    options: {
+      uid?: number;
+      gid?: number;
+      caps?: boolean;
+      env?: Record<string, string>;
+      launcher?: Launcher;
+      /** A descriptor for the validator's stdout instead of a pipe the test reads (a stalled log pipe). */
+      stdout?: number;
+      /** Extra node flags before the launcher's (`--expose-gc`). */
+      nodeFlags?: readonly string[];
+    } = {},
   ): ChildProcess {
     const uid = options.uid ?? 65534;
     const gid = options.gid ?? uid;
@@ -178,7 +188,7 @@ export class PodNamespace {
         '--clear-groups',
         ...capArgs,
         '--no-new-privs',
-        ...launchArgs(options.launcher ?? 'snapshot'),
+        ...withNodeFlags(launchArgs(options.launcher ?? 'snapshot'), options.nodeFlags ?? []),
         ...args,
       ],
       {
@@ -186,7 +196,7 @@ export class PodNamespace {
         // child it spawns (iptables-save) fails to start in a directory it cannot enter.
         cwd: stagedRuntime(),
         env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...interlockEnv(), ...options.env },
-        stdio: ['ignore', 'pipe', 'pipe'],
+        stdio: ['ignore', options.stdout ?? 'pipe', 'pipe'],
       },
     );
   }
@@ -248,6 +258,11 @@ export function collect(child: ChildProcess, terminationLog: string): Promise<In
       resolvePromise({ exitCode, signal, stdout, stderr, terminationMessage, logs, summary });
     });
   });
+}
+
+function withNodeFlags(launch: readonly string[], flags: readonly string[]): string[] {
+  const [node = process.execPath, ...rest] = launch;
+  return [node, ...flags, ...rest];
 }
 
 /** INTERLOCK_* from the test runner's environment reach the validator, as a pod's env would. */

@@ -25,7 +25,7 @@ const TARGET: ProbeTarget = {
 const NEVER = new Promise<StrangerArrival>(() => undefined);
 
 function timing(timeoutMs = 10_000): ProbeTiming {
-  return { deadline: Date.now() + timeoutMs, settleMs: 2000, attemptTimeoutMs: 3000, launchIntervalMs: 1000 };
+  return { deadline: performance.now() + timeoutMs, settleMs: 2000, attemptTimeoutMs: 3000, launchIntervalMs: 1000 };
 }
 
 function intercepted(spoofSource = false): AttemptOutcome {
@@ -47,10 +47,10 @@ function answering(pick: (attempt: number, now: number) => { outcome: AttemptOut
   launches: number[];
 } {
   const launches: number[] = [];
-  const started = Date.now();
+  const started = performance.now();
   const launch: LaunchAttempt = (_target, lifetimeMs, signal) => {
-    launches.push(Date.now() - started);
-    const { outcome, afterMs } = pick(launches.length, Date.now() - started);
+    launches.push(performance.now() - started);
+    const { outcome, afterMs } = pick(launches.length, performance.now() - started);
     return new Promise((resolve) => {
       const timer = setTimeout(
         () => resolve(afterMs <= lifetimeMs ? outcome : { kind: 'no-answer', stage: 'connect' }),
@@ -85,7 +85,10 @@ async function run(
 }
 
 beforeEach(() => {
-  vi.useFakeTimers();
+  // The probe's clock is monotonic (performance.now()): fake it with the timers.
+  vi.useFakeTimers({
+    toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'setImmediate', 'Date', 'performance'],
+  });
 });
 afterEach(() => {
   vi.useRealTimers();

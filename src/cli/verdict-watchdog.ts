@@ -50,7 +50,8 @@ export class VerdictWatchdog {
     process.exitCode = this.options.failureExitCode;
     const fire = (): void => this.expire();
     const delay = Math.max(0, this.options.deadline + WATCHDOG_GRACE_MS - performance.now());
-    setTimeout(fire, delay);
+    // Unreferenced: with nothing else left to wait for, `beforeExit` below fails the run at once.
+    setTimeout(fire, delay).unref();
     // A second clock outside Node's timer lists (V8's own delayed task): it fires even if those
     // lists were wrong, as a start-up snapshot once left them.
     this.cell = new Int32Array(new SharedArrayBuffer(4));

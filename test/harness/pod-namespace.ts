@@ -165,6 +165,8 @@ export class PodNamespace {
       stdout?: number;
       /** Extra node flags before the launcher's (`--expose-gc`). */
       nodeFlags?: readonly string[];
+      /** Run before node, after the uid change (`env LD_PRELOAD=...`: only node gets it, not ip or setpriv). */
+      prefix?: readonly string[];
     } = {},
   ): ChildProcess {
     const uid = options.uid ?? 65534;
@@ -188,6 +190,7 @@ export class PodNamespace {
         '--clear-groups',
         ...capArgs,
         '--no-new-privs',
+        ...(options.prefix ?? []),
         ...withNodeFlags(launchArgs(options.launcher ?? 'snapshot'), options.nodeFlags ?? []),
         ...args,
       ],

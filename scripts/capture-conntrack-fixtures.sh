@@ -40,6 +40,8 @@ RAW_PRE_V4=$'*raw\n-A PREROUTING -p tcp -j NOTRACK\nCOMMIT'
 RAW_OUT_V6=$'*raw\n-A OUTPUT -d fd00:10:96::/108 -j CT --notrack\nCOMMIT'
 RAW_HARMLESS=$'*raw\n-A OUTPUT -p tcp -j CT --zone 7\n-A OUTPUT -p tcp -j CT --helper ftp\n-A OUTPUT -p tcp -j CT --ctevents new,destroy\n-A PREROUTING -p tcp -j CT --zone 7\nCOMMIT'
 RAW_ZONE_ORIG=$'*raw\n-A OUTPUT -p tcp -j CT --zone-orig 7\nCOMMIT'
+# Before conntrack every packet's state reads INVALID: this untracks every connection.
+RAW_INVALID=$'*raw\n-A OUTPUT -m conntrack --ctstate INVALID -j CT --notrack\n-A PREROUTING -m conntrack --ctstate INVALID -j CT --notrack\nCOMMIT'
 
 for backend in nft legacy; do
   iptables_case "linkerd-notrack-output" "$backend" v4 linkerd/cni-default/iptables-nft-save.v4.txt "$RAW_OUT_V4"
@@ -48,6 +50,7 @@ done
 iptables_case "linkerd-notrack-output-v6" nft v6 linkerd/ipv6-gid-subnets/iptables-nft-save.v6.txt "$RAW_OUT_V6"
 iptables_case "linkerd-ct-harmless" nft v4 linkerd/cni-default/iptables-nft-save.v4.txt "$RAW_HARMLESS"
 iptables_case "linkerd-ct-zone-orig" nft v4 linkerd/cni-default/iptables-nft-save.v4.txt "$RAW_ZONE_ORIG"
+iptables_case "linkerd-notrack-invalid" nft v4 linkerd/cni-default/iptables-nft-save.v4.txt "$RAW_INVALID"
 
 nft_case "istio-nftables-notrack-raw" istio-nftables/inbound-ports-wildcard \
   'table inet attack { chain output { type filter hook output priority raw; ip daddr 10.96.0.0/12 notrack; }; chain prerouting { type filter hook prerouting priority raw; tcp dport 8080 notrack; }; }'

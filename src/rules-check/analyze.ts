@@ -56,19 +56,17 @@ export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], opt
 }
 
 /**
- * The families a ruleset speaks for: iptables tables by their family, nft `inet` tables for IPv4
- * and, when any of their rules names an IPv6 address, IPv6. With no rules at all, IPv4 is still
- * asked about, so an empty ruleset fails rather than passing vacuously.
+ * The families a ruleset speaks for: iptables tables by their family, nft `inet` tables for both
+ * (an inet chain is hooked for IPv4 and IPv6 alike, whatever addresses its rules name). With no
+ * rules at all, IPv4 is still asked about, so an empty ruleset fails rather than passing vacuously.
  */
 function familiesCovered(tables: readonly Table[]): Family[] {
   const found = new Set<Family>();
   for (const table of tables) {
-    const rules = [...table.chains.values()].flatMap((chain) => chain.rules);
-    if (rules.length === 0) continue;
+    if (![...table.chains.values()].some((chain) => chain.rules.length > 0)) continue;
     if (table.family === 'inet') {
       found.add('ipv4');
-      if (rules.some((rule) => rule.matches.some((match) => match.kind === 'address' && match.family === 'ipv6')))
-        found.add('ipv6');
+      found.add('ipv6');
     } else {
       found.add(table.family);
     }

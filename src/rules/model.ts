@@ -94,7 +94,15 @@ export type Action =
   | { readonly kind: 'set-mark'; readonly value: number; readonly mask: number }
   | { readonly kind: 'save-mark' }
   | { readonly kind: 'restore-mark' }
-  /** Statements that never decide where a packet goes: counters, logs, conntrack zones, comments. */
+  /**
+   * NOTRACK, `CT --notrack`, nft `notrack`: before conntrack (priority below -200) the packet stays
+   * untracked and the NAT core never sees it; after conntrack it does nothing.
+   */
+  | { readonly kind: 'notrack' }
+  /**
+   * Statements a kernel run shows never change where a packet goes (docs/rules.md lists them):
+   * counters, logs, traces, conntrack zones, helpers and event masks.
+   */
   | { readonly kind: 'continue'; readonly what: string }
   | { readonly kind: 'unknown'; readonly text: string };
 

@@ -39,6 +39,13 @@ export interface Flow {
   /** NAT binding made in the current priority group. */
   readonly groupNat: NatBinding | undefined;
   readonly tproxy: { readonly port: number; readonly at: Provenance } | undefined;
+  /** The NOTRACK that kept the packet out of conntrack: the NAT core never sees it. */
+  readonly untracked: Provenance | undefined;
+  /**
+   * The region's conntrack states as the trace began, while chains before conntrack (or an untracked
+   * packet) show the rules another state; every piece is reported with these.
+   */
+  readonly ctstates: number | undefined;
 }
 
 /** Paths longer than this keep their first steps only: a report never needs more. */

@@ -4,6 +4,7 @@ import type { Interval, IntervalSet } from './interval-set.js';
 import { buildAddressIndex, candidateRules, type AddressIndex } from './address-index.js';
 import { loopingChains } from './chain-loops.js';
 import { extended, withStep, type Flow, type Frame, type Steps } from './flow.js';
+import { connectionUse, CONNTRACK_PRIORITY, INVALID_STATE, UNTRACKED_STATE, type ConntrackStage } from './conntrack.js';
 import { hookedChains, policyProvenance, where, type HookedChain } from './hooked-chains.js';
 import { rewriteMarks } from './mark-set.js';
 import { ruleConstraint, ruleDestinations, type RuleConstraint, type TraceFrame } from './match-constraint.js';
@@ -112,12 +113,46 @@ export function traceRegionInto(
     nat: undefined,
     groupNat: undefined,
     tproxy: undefined,
+    untracked: undefined,
+    ctstates: undefined,
   };
   enterNextChain(start, context);
   for (let flow = context.work.pop(); flow; flow = context.work.pop()) {
     if (context.budget.remaining <= 0) finish(flow, workLimit(context.budget), undefined, context);
     else walk(flow, context);
   }
+}
+
+/**
+ * Why a rule's effect cannot be decided where it meets this flow: a connection mark where the
+ * packet has no conntrack entry (before conntrack, or untracked), or a chain at conntrack's own
+ * priority that reads or sets the state (the order of registration decides).
+ */
+function connectionUnknown(flow: Flow, rule: Rule, context: Context): string | undefined {
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  if (hooked.stage === 'after' && !flow.untracked) return undefined;
+  const use = connectionUse(rule);
+  if (hooked.stage === 'at' && (use.mark || use.state))
+    return `${where(rule.provenance)} runs at conntrack's priority (${CONNTRACK_PRIORITY}) and uses the connection; which runs first is the order of registration, which no dump shows`;
+  if (use.mark)
+    return `${where(rule.provenance)} uses the connection mark of a packet that has no conntrack entry ${flow.untracked ? `(untracked by ${where(flow.untracked)})` : 'yet (before conntrack)'}`;
+  return undefined;
+}
+
+/** NOTRACK before conntrack keeps the packet out of it (and of the NAT core); after it, nothing. */
+function notrackAction(flow: Flow, at: Provenance, context: Context): Flow | undefined {
+  const hooked = context.hooked[flow.hooked] as HookedChain;
+  if (hooked.stage === 'after' || flow.untracked)
+    return withStep(flow, { at, effect: 'matched', note: 'NOTRACK after conntrack: no effect' });
+  const region = { ...flow.region, ctstates: UNTRACKED_STATE };
+  return withStep(
+    { ...flow, untracked: at, region, ctstates: flow.ctstates ?? flow.region.ctstates },
+    { at, effect: 'matched', note: 'NOTRACK: the connection is untracked, so no NAT applies to it' },
+  );
+}
+
+function describeTie(hooked: HookedChain): string {
+  return `${hooked.table.name} ${hooked.chain.name} runs at the NAT core's priority (${hooked.priority}); which runs first is the order of registration, which no dump shows`;
 }
 
 function workLimit(budget: Budget): Outcome {
@@ -128,7 +163,9 @@ function workLimit(budget: Budget): Outcome {
 }
 
 function finish(flow: Flow, outcome: Outcome, decidedBy: Provenance | undefined, context: Context): undefined {
-  context.emit({ region: flow.region, outcome, decidedBy, steps: flow.path, assumed: flow.assumed });
+  // Reported with the states the trace began with: the expectations speak of those.
+  const region = flow.ctstates === undefined ? flow.region : { ...flow.region, ctstates: flow.ctstates };
+  context.emit({ region, outcome, decidedBy, steps: flow.path, assumed: flow.assumed });
   return undefined;
 }
 
@@ -193,6 +230,8 @@ function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; ru
       );
     const constraint = constraintOf(rule, context);
     if (constraint.kind === 'never' || !overlaps(flow.region, constraint.constraint)) continue;
+    const undecidable = connectionUnknown(flow, rule, context);
+    if (undecidable !== undefined) return unknown(flow, undecidable, rule.provenance, context) ?? 'stopped';
     const matched = split({ ...flow, frame: { ...frame, next: index + 1 } }, rule, constraint, context);
     if (matched === 'stopped') return 'stopped';
     return { flow: matched, rule };
@@ -299,7 +338,20 @@ function applyActions(flow: Flow, rule: Rule, context: Context): Flow | undefine
   const at = rule.provenance;
   for (const action of rule.actions) {
     if (action.kind === 'continue') continue;
+    if (action.kind === 'notrack') {
+      const next = notrackAction(current, at, context);
+      if (!next) return undefined;
+      current = next;
+      continue;
+    }
     const marked = markAction(current, action, at);
+    if (marked && (context.hooked[current.hooked] as HookedChain).tiesNatCore)
+      return unknown(
+        current,
+        `${describeTie(context.hooked[current.hooked] as HookedChain)}; it changes the mark`,
+        at,
+        context,
+      );
     if (marked) {
       current = marked;
       continue;
@@ -382,6 +434,8 @@ function tproxyAction(
   const hooked = context.hooked[flow.hooked] as HookedChain;
   if (context.frame.hook !== 'prerouting' || hooked.chain.base?.hook !== 'prerouting')
     return unknown(flow, 'TPROXY outside PREROUTING', at, context);
+  if (flow.untracked)
+    return unknown(flow, `TPROXY of a packet untracked by ${where(flow.untracked)} is not modelled`, at, context);
   const diverted = withStep(
     { ...flow, tproxy: { port: action.port, at } },
     { at, effect: action.terminal ? 'verdict' : 'matched', note: `TPROXY to port ${action.port}` },
@@ -445,6 +499,17 @@ function endChain(flow: Flow, end: ChainEnd, context: Context): void {
   return enterNextChain(hooked.type === 'nat' ? { ...flow, lastDecision: end.decidedBy } : flow, context);
 }
 
+/**
+ * The flow as a chain at this stage sees it: before conntrack every packet's state reads INVALID
+ * (no entry yet); after it, the state the trace began with, or UNTRACKED after a NOTRACK.
+ */
+function atStage(flow: Flow, stage: ConntrackStage): Flow {
+  const began = flow.ctstates ?? flow.region.ctstates;
+  const seen = stage === 'before' ? INVALID_STATE : flow.untracked ? UNTRACKED_STATE : began;
+  if (seen === flow.region.ctstates) return flow;
+  return { ...flow, region: { ...flow.region, ctstates: seen }, ctstates: began };
+}
+
 /** Starts the next hooked chain that runs for this flow, or finishes the flow after the last. */
 function enterNextChain(flow: Flow, context: Context): void {
   let index = flow.hooked + 1;
@@ -457,17 +522,19 @@ function enterNextChain(flow: Flow, context: Context): void {
       nat = groupNat;
       groupNat = undefined;
     }
-    if (!(next.type === 'nat' && nat)) break;
+    // An untracked packet never reaches the NAT core: no nat chain runs for it.
+    if (!(next.type === 'nat' && (nat || flow.untracked))) break;
   }
   if (index >= context.hooked.length) {
     const bound = nat ?? groupNat;
     if (flow.tproxy) return finish(flow, { kind: 'tproxy', port: flow.tproxy.port }, flow.tproxy.at, context);
     if (bound) return finish(flow, bound.outcome, bound.decidedBy, context);
-    return finish(flow, { kind: 'accept' }, flow.lastDecision, context);
+    return finish(flow, { kind: 'accept' }, flow.untracked ?? flow.lastDecision, context);
   }
-  const chain = (context.hooked[index] as HookedChain).chain;
+  const hooked = context.hooked[index] as HookedChain;
+  const chain = hooked.chain;
   context.work.push({
-    ...flow,
+    ...atStage(flow, hooked.stage),
     hooked: index,
     nat,
     groupNat,

@@ -4,7 +4,7 @@ import { atomOf, buildInterfaceAtoms } from './interface-atoms.js';
 import { interfacePatterns } from './interface-patterns.js';
 import { span } from './interval-set.js';
 import { ZERO_MARK } from './mark-set.js';
-import type { TraceResult } from './outcome.js';
+import { sameOutcome, type TraceResult } from './outcome.js';
 import type { Packet } from './packet.js';
 import { CT_STATES, PROTOCOLS, type Region } from './region.js';
 import { budgetOf, traceRegion } from './trace-region.js';
@@ -46,7 +46,8 @@ export function tracePacket(ruleset: Ruleset, packet: Packet): TraceResult {
     return { outcome: { kind: 'unknown', why: 'no chain decided the packet' }, path: [], decidedBy: undefined };
   const rule = first.assumed[0];
   const agree = pieces.every(
-    (piece) => piece.outcome.kind !== 'unknown' && JSON.stringify(piece.outcome) === JSON.stringify(first.outcome),
+    // sameOutcome, not JSON: a DNAT's address holds a bigint, which JSON.stringify throws on.
+    (piece) => sameOutcome(piece.outcome, first.outcome),
   );
   if (agree || !rule) return { outcome: first.outcome, path: pathOf(first.steps), decidedBy: first.decidedBy };
   const undecided = pieces.find((piece) => piece.outcome.kind === 'unknown') ?? first;

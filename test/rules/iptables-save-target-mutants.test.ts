@@ -304,14 +304,36 @@ describe('MARK and CONNMARK', () => {
 });
 
 describe('targets that never decide where a packet goes', () => {
-  it('CT, LOG, NFLOG and TRACE continue, named', () => {
+  it('CT with a zone, a helper or an event mask, LOG, NFLOG and TRACE continue, named', () => {
     expect(
       actionsOf('-A OUTPUT -p udp -m udp --dport 53 -m owner --uid-owner 1337 -j CT --zone 1', { table: 'raw' }),
-    ).toEqual([{ kind: 'continue', what: 'CT' }]);
-    expect(actionsOf('-A OUTPUT -j CT --notrack', { table: 'raw' })).toEqual([{ kind: 'continue', what: 'CT' }]);
+    ).toEqual([{ kind: 'continue', what: 'CT --zone 1' }]);
+    expect(actionsOf('-A OUTPUT -j CT --helper ftp', { table: 'raw' })).toEqual([
+      { kind: 'continue', what: 'CT --helper ftp' },
+    ]);
+    expect(actionsOf('-A OUTPUT -j CT --ctevents new,destroy --zone 3', { table: 'raw' })).toEqual([
+      { kind: 'continue', what: 'CT --ctevents new,destroy --zone 3' },
+    ]);
     expect(actionsOf('-A OUTPUT -j LOG --log-prefix "x y"')).toEqual([{ kind: 'continue', what: 'LOG' }]);
     expect(actionsOf('-A OUTPUT -j NFLOG --nflog-group 2', mangle)).toEqual([{ kind: 'continue', what: 'NFLOG' }]);
     expect(actionsOf('-A OUTPUT -j TRACE', { table: 'raw' })).toEqual([{ kind: 'continue', what: 'TRACE' }]);
+  });
+
+  it('NOTRACK and CT --notrack untrack the connection', () => {
+    expect(actionsOf('-A OUTPUT -j CT --notrack', { table: 'raw' })).toEqual([{ kind: 'notrack' }]);
+    expect(actionsOf('-A PREROUTING -p tcp -j NOTRACK', { table: 'raw' })).toEqual([{ kind: 'notrack' }]);
+  });
+
+  it('CT with anything else, or NOTRACK with options, is unknown', () => {
+    for (const rest of ['--zone-orig 7', '--notrack --zone 1', '--timeout t', '--zone', '--helper ftp --notrack', '']) {
+      const target = `CT${rest ? ` ${rest}` : ''}`;
+      expect(actionsOf(`-A OUTPUT -j ${target}`, { table: 'raw' }), target).toEqual([
+        { kind: 'unknown', text: `-j ${target}` },
+      ]);
+    }
+    expect(actionsOf('-A OUTPUT -j NOTRACK --x', { table: 'raw' })).toEqual([
+      { kind: 'unknown', text: '-j NOTRACK --x' },
+    ]);
   });
 
   it('a rule without a target continues; a target this reader does not know is unknown', () => {

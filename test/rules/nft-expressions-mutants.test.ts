@@ -70,7 +70,7 @@ describe('nft statements: verdicts', () => {
 });
 
 describe('nft statements: counters, logs and a rule without a verdict', () => {
-  it('a counter only adds its word; log and notrack continue', () => {
+  it('a counter only adds its word; log continues; notrack untracks', () => {
     expect(readRule([COUNTER, { log: { prefix: 'x' } }, { drop: null }])).toEqual({
       matches: [],
       actions: [{ kind: 'continue', what: 'log' }, { kind: 'drop' }],
@@ -78,7 +78,7 @@ describe('nft statements: counters, logs and a rule without a verdict', () => {
     });
     expect(readRule([{ notrack: null }])).toEqual({
       matches: [],
-      actions: [{ kind: 'continue', what: 'notrack' }],
+      actions: [{ kind: 'notrack' }],
       text: 'notrack',
     });
   });

@@ -43,6 +43,11 @@ const out = (over: Partial<Packet> = {}): Packet => ({
 });
 
 describe('tracer semantics', () => {
+  it('a DNAT to an address is answered, not thrown on (its address holds a bigint)', () => {
+    const rules = nat(['-A OUTPUT -p tcp -j DNAT --to-destination 10.96.0.11:8081'], 'iptables-nft', []);
+    expect(tracePacket(rules, out()).outcome).toEqual({ kind: 'dnat', address: ip('10.96.0.11'), port: 8081 });
+  });
+
   it('follows jump and return, and REDIRECT with its port', () => {
     const rules = nat([
       '-A OUTPUT -j MESH',

@@ -15,6 +15,7 @@ interface TargetOptions {
 const ACCEPT: Action = { kind: 'accept' };
 const DROP: Action = { kind: 'drop' };
 const RETURN: Action = { kind: 'return' };
+const NOTRACK: Action = { kind: 'notrack' };
 const NO_OPTIONS: TargetOptions = { values: new Map(), flags: new Set(), rest: [] };
 
 type TargetReader = (options: TargetOptions, family: Family) => Action | undefined;
@@ -66,7 +67,8 @@ const TARGETS: Readonly<Record<string, TargetReader>> = {
     return mark ? { kind: 'set-mark', ...mark } : undefined;
   },
   CONNMARK: connmarkTarget,
-  CT: () => ({ kind: 'continue', what: 'CT' }),
+  CT: ctTarget,
+  NOTRACK: (options) => (options.rest.length === 0 ? NOTRACK : undefined),
   LOG: () => ({ kind: 'continue', what: 'LOG' }),
   NFLOG: () => ({ kind: 'continue', what: 'NFLOG' }),
   TRACE: () => ({ kind: 'continue', what: 'TRACE' }),
@@ -108,6 +110,17 @@ function connmarkTarget(options: TargetOptions): Action | undefined {
   if (options.flags.has('--save-mark')) return { kind: 'save-mark' };
   if (options.flags.has('--restore-mark')) return { kind: 'restore-mark' };
   return undefined;
+}
+
+/** CT options a kernel run shows leave NAT alone (test/kernel/semantics.test.ts); each takes a value. */
+const HARMLESS_CT_OPTIONS: readonly string[] = ['--zone', '--helper', '--ctevents'];
+
+/** `-j CT --notrack` untracks; zones, helpers and event masks change nothing NAT does; the rest is unknown. */
+function ctTarget(options: TargetOptions): Action | undefined {
+  if (options.rest.length === 1 && options.flags.has('--notrack')) return NOTRACK;
+  if (options.flags.size > 0 || options.values.size === 0) return undefined;
+  if (![...options.values.keys()].every((key) => HARMLESS_CT_OPTIONS.includes(key))) return undefined;
+  return { kind: 'continue', what: `CT ${options.rest.join(' ')}` };
 }
 
 function unknownTarget(target: string, rest: readonly string[]): Action {

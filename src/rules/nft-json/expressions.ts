@@ -54,7 +54,7 @@ const EXPRESSIONS: Readonly<Record<string, ExpressionReader>> = {
   match: (body, _name, family) => (isObject(body) ? parseMatch(body, family) : undefined),
   counter: () => ({ text: 'counter' }),
   log: sideEffect,
-  notrack: sideEffect,
+  notrack: () => ({ action: { kind: 'notrack' }, text: 'notrack' }),
   accept: verdict,
   drop: verdict,
   return: verdict,

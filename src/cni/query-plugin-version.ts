@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { isJsonObject } from './go-json.js';
 
 /** A plugin's answer fits in far less; more is cut off, never buffered without bound. */
@@ -13,7 +13,10 @@ export type VersionAnswer =
 /**
  * Asks a plugin binary which CNI versions it supports: CNI_COMMAND=VERSION, the specification's
  * query without side effects (no container, no namespace, no interface are named). Bounded in
- * time (the process is killed at the deadline) and in output.
+ * output, and in time by a real deadline: the plugin runs in its own process group, and at
+ * `timeoutMs` the whole group is killed, the pipes destroyed and the answer given, even when the
+ * plugin exited but a process it started still holds its stdout (which would otherwise keep the
+ * pipe open, and the audit waiting, for as long as that process lives).
  */
 export function queryPluginVersion(
   path: string,
@@ -24,18 +27,24 @@ export function queryPluginVersion(
     const child = spawn(path, [], {
       env: { CNI_COMMAND: 'VERSION', CNI_PATH: binDirs.join(':'), PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
       stdio: ['pipe', 'pipe', 'pipe'],
+      detached: true,
     });
     const chunks: Buffer[] = [];
     let size = 0;
     let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    let exited = false;
     let settled = false;
     const finish = (answer: VersionAnswer): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      killGroup(child);
       resolve(answer);
     };
+    const timer = setTimeout(
+      () => finish({ ok: false, error: `no answer within ${timeoutMs} ms${exited ? HELD_OUTPUT : ''}` }),
+      timeoutMs,
+    );
     child.stdout.on('data', (chunk: Buffer) => {
       size += chunk.length;
       if (size <= MAX_OUTPUT_BYTES) chunks.push(chunk);
@@ -46,13 +55,27 @@ export function queryPluginVersion(
     child.on('error', (error: NodeJS.ErrnoException) =>
       finish({ ok: false, error: `cannot run it: ${error.code ?? error.message}` }),
     );
-    child.on('close', (code, signal) => {
-      if (signal === 'SIGKILL' && !settled) return finish({ ok: false, error: `no answer within ${timeoutMs} ms` });
-      finish(versionAnswerOf(Buffer.concat(chunks).toString('utf8'), code, stderr));
+    child.on('exit', () => {
+      exited = true;
     });
+    child.on('close', (code) => finish(versionAnswerOf(Buffer.concat(chunks).toString('utf8'), code, stderr)));
     child.stdin.on('error', () => undefined);
     child.stdin.end(JSON.stringify({ cniVersion: REQUEST_VERSION }));
   });
+}
+
+const HELD_OUTPUT = ' (the plugin exited, but a process it started still holds its output open)';
+
+/** The plugin and everything it started (its process group), then our ends of the pipes. */
+function killGroup(child: ChildProcess): void {
+  if (child.pid !== undefined) {
+    try {
+      process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // ESRCH: the group is already gone.
+    }
+  }
+  for (const stream of [child.stdin, child.stdout, child.stderr]) stream?.destroy();
 }
 
 /** The plugin's stdout as a VERSION answer (pure, so every shape of answer is unit-tested). */

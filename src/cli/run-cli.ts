@@ -87,7 +87,7 @@ async function runCompat(foreign: readonly string[], adapters: CliAdapters): Pro
   if (!mapped.ok)
     return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: ConfigInvalid: ${mapped.error.message}\n` };
   const [, ...validateArgv] = mapped.value;
-  return runValidateCommand(validateArgv, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
+  return runValidateCommand(validateArgv, process.env, abortOnSignals(), { inspectRules, ...adapters });
 }
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, closeSync, constants, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -32,6 +32,22 @@ async function bounded(child: ChildProcess, terminationLog: string): Promise<Int
   const run = await collect(child, terminationLog);
   clearTimeout(guard);
   return run;
+}
+
+/** A FIFO already full, handed over as a blocking descriptor, and never read: a log pipe nobody drains. */
+function fullPipe(ns: PodNamespace): { fd: number; close: () => void } {
+  const fifo = join(ns.tmp, 'stdout');
+  execFileSync('mkfifo', ['-m', '0666', fifo]);
+  const filler = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+  const chunk = Buffer.alloc(4096, 0x2e);
+  for (;;) {
+    try {
+      writeSync(filler, chunk);
+    } catch {
+      break;
+    }
+  }
+  return { fd: openSync(fifo, constants.O_RDWR), close: () => closeSync(filler) };
 }
 
 /** `interlock validate` from dist/ with one adapter that never answers (test/harness/wedged-validate.mjs). */
@@ -197,23 +213,17 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
     }
   });
 
-  it('a stdout that is never read (the report phase): the verdict and its exit code still arrive', async () => {
+  it('a stdout pipe that is never read (the report phase): the verdict and its exit code still arrive', async () => {
     const ns = pod();
     ns.applyRules(LINKERD_RULES, 'nft');
-    const child = ns.spawnInterlock([
-      'validate',
-      '--mesh',
-      'linkerd',
-      '--timeout',
-      '3s',
-      '--log-level',
-      'trace',
-      '--termination-log',
-      ns.terminationLog,
-    ]);
-    // Never read: the pipe fills and stays full.
-    child.stdout?.pause();
+    const stdout = fullPipe(ns);
+    const child = ns.spawnInterlock(
+      ['validate', '--mesh', 'linkerd', '--timeout', '3s', '--termination-log', ns.terminationLog],
+      { stdout: stdout.fd },
+    );
+    closeSync(stdout.fd);
     const run = await bounded(child, ns.terminationLog);
+    stdout.close();
     expect(run.exitCode).toBe(0);
     expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: /);
   });

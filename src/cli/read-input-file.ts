@@ -1,5 +1,5 @@
-import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { echoValue } from '../config/echo-value.js';
+import { describeProblem, readBoundedFile } from '../file/read-bounded-file.js';
 import { fail, ok, type Result } from '../reason/result.js';
 
 /**
@@ -21,32 +21,10 @@ export function readInputFile(
   budget = MAX_INPUT_BYTES,
 ): Result<string, 'RulesUnreadable' | 'RulesUnparseable'> {
   const shown = `${source} "${echoValue(path)}"`;
-  let fd: number;
-  try {
-    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
-  } catch (error) {
-    return fail('RulesUnreadable', `cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
-  }
-  try {
-    const stat = fstatSync(fd);
-    if (!stat.isFile())
-      return fail(
-        'RulesUnreadable',
-        `cannot read ${shown}: not a regular file (a FIFO, device or directory is refused)`,
-      );
-    if (stat.size > budget) return tooLarge(shown);
-    // Untouched pages of the buffer cost no memory; the extra byte detects a file that grew past the cap.
-    const buffer = Buffer.allocUnsafe(budget + 1);
-    let length = 0;
-    for (let read = -1; read !== 0 && length < buffer.length; length += read)
-      read = readSync(fd, buffer, length, buffer.length - length, null);
-    if (length > budget) return tooLarge(shown);
-    return ok(buffer.toString('utf8', 0, length));
-  } catch (error) {
-    return fail('RulesUnreadable', `cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
-  } finally {
-    closeSync(fd);
-  }
+  const read = readBoundedFile(path, budget);
+  if (read.ok) return ok(read.bytes.toString('utf8'));
+  if (read.problem.kind === 'too-large') return tooLarge(shown);
+  return fail('RulesUnreadable', `cannot read ${shown}: ${describeProblem(read.problem)}`);
 }
 
 function tooLarge(shown: string): Result<never, 'RulesUnparseable'> {

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { ClusterAccess } from './cluster-access.js';
+import { readCredentialFile } from './credential-file.js';
 
 /** The kubelet mounts the service account's credentials here in every pod that automounts them. */
 export const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
@@ -23,34 +23,26 @@ export function inClusterAccess(
       'no cluster: KUBECONFIG is not set and KUBERNETES_SERVICE_HOST/KUBERNETES_SERVICE_PORT are not set (not running in a pod)',
     );
   }
-  const token = readText(join(dir, 'token'));
-  if (token === undefined)
-    return fail(
-      'KubeUnavailable',
-      `no service account token at ${join(dir, 'token')} (automountServiceAccountToken false?)`,
-    );
-  const caData = readBytes(join(dir, 'ca.crt'));
-  if (caData === undefined) return fail('KubeUnavailable', `no service account CA at ${join(dir, 'ca.crt')}`);
-  const namespace = readText(join(dir, 'namespace'))?.trim();
+  const token = readCredentialFile('the service account token', join(dir, 'token'));
+  if (!token.ok)
+    return token.missing
+      ? fail(
+          'KubeUnavailable',
+          `no service account token at ${join(dir, 'token')} (automountServiceAccountToken false?)`,
+        )
+      : token;
+  const caData = readCredentialFile('the service account CA', join(dir, 'ca.crt'));
+  if (!caData.ok)
+    return caData.missing ? fail('KubeUnavailable', `no service account CA at ${join(dir, 'ca.crt')}`) : caData;
+  const namespaceFile = readCredentialFile('the service account namespace', join(dir, 'namespace'));
+  const namespace = namespaceFile.ok ? namespaceFile.value.toString('utf8').trim() : undefined;
   const bracketed = host.includes(':') ? `[${host}]` : host;
   return ok({
     server: `https://${bracketed}:${port}`,
-    caData,
-    token: token.trim(),
+    caData: caData.value,
+    token: token.value.toString('utf8').trim(),
     insecureSkipTlsVerify: false,
     ...(namespace ? { namespace } : {}),
     origin: 'in-cluster service account',
   });
-}
-
-function readBytes(path: string): Buffer | undefined {
-  try {
-    return readFileSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
-function readText(path: string): string | undefined {
-  return readBytes(path)?.toString('utf8');
 }

@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, resolve } from 'node:path';
 import { parse } from 'yaml';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { ClusterAccess } from './cluster-access.js';
+import { MAX_CREDENTIAL_FILE_BYTES, readCredentialFile } from './credential-file.js';
+
+/** All the files of a KUBECONFIG list together: a list of a thousand names is not a thousand reads. */
+const MAX_KUBECONFIG_BYTES = 4 * MAX_CREDENTIAL_FILE_BYTES;
 
 type Entry = Record<string, unknown>;
 
@@ -27,16 +30,16 @@ interface Merged {
  */
 export function kubeconfigAccess(kubeconfigEnv: string): Result<ClusterAccess, 'KubeUnavailable'> {
   const files: KubeconfigFile[] = [];
+  let budget = MAX_KUBECONFIG_BYTES;
   for (const path of kubeconfigEnv.split(delimiter).filter(Boolean)) {
-    let text: string;
-    try {
-      text = readFileSync(path, 'utf8');
-    } catch {
-      continue;
-    }
+    const read = readCredentialFile('kubeconfig', path, Math.min(budget, MAX_CREDENTIAL_FILE_BYTES));
+    // As client-go: a file that does not exist is skipped; any other failure is an error.
+    if (!read.ok && read.missing) continue;
+    if (!read.ok) return read;
+    budget -= read.value.length;
     let doc: unknown;
     try {
-      doc = parse(text);
+      doc = parse(read.value.toString('utf8'));
     } catch (error) {
       return fail('KubeUnavailable', `kubeconfig ${path} does not parse: ${(error as Error).message.split('\n')[0]}`);
     }
@@ -105,33 +108,33 @@ function readCredentials(
   cluster: { entry: Entry; base: string },
   user: { entry: Entry; base: string },
 ): Result<Credentials, 'KubeUnavailable'> {
-  try {
-    const caData = dataOrFile(cluster.entry, 'certificate-authority', cluster.base);
-    const clientCertData = dataOrFile(user.entry, 'client-certificate', user.base);
-    const clientKeyData = dataOrFile(user.entry, 'client-key', user.base);
-    const tokenFile =
-      typeof user.entry.tokenFile === 'string'
-        ? readFileSync(resolvePath(user.entry.tokenFile, user.base), 'utf8').trim()
-        : undefined;
-    const token = typeof user.entry.token === 'string' && user.entry.token ? user.entry.token : tokenFile;
-    return ok({
-      ...(caData ? { caData } : {}),
-      ...(clientCertData ? { clientCertData } : {}),
-      ...(clientKeyData ? { clientKeyData } : {}),
-      ...(token ? { token } : {}),
-    });
-  } catch (error) {
-    return fail('KubeUnavailable', `kubeconfig credentials unreadable: ${(error as Error).message}`);
+  const caData = dataOrFile(cluster.entry, 'certificate-authority', cluster.base);
+  if (!caData.ok) return caData;
+  const clientCertData = dataOrFile(user.entry, 'client-certificate', user.base);
+  if (!clientCertData.ok) return clientCertData;
+  const clientKeyData = dataOrFile(user.entry, 'client-key', user.base);
+  if (!clientKeyData.ok) return clientKeyData;
+  let token = typeof user.entry.token === 'string' && user.entry.token ? user.entry.token : undefined;
+  if (token === undefined && typeof user.entry.tokenFile === 'string') {
+    const read = readCredentialFile('tokenFile', resolvePath(user.entry.tokenFile, user.base));
+    if (!read.ok) return read;
+    token = read.value.toString('utf8').trim();
   }
+  return ok({
+    ...(caData.value ? { caData: caData.value } : {}),
+    ...(clientCertData.value ? { clientCertData: clientCertData.value } : {}),
+    ...(clientKeyData.value ? { clientKeyData: clientKeyData.value } : {}),
+    ...(token ? { token } : {}),
+  });
 }
 
 /** `<key>-data` (base64) wins over `<key>` (a path), as in client-go. */
-function dataOrFile(entry: Entry, key: string, base: string): Buffer | undefined {
+function dataOrFile(entry: Entry, key: string, base: string): Result<Buffer | undefined, 'KubeUnavailable'> {
   const data = entry[`${key}-data`];
-  if (typeof data === 'string' && data) return Buffer.from(data, 'base64');
+  if (typeof data === 'string' && data) return ok(Buffer.from(data, 'base64'));
   const path = entry[key];
-  if (typeof path === 'string' && path) return readFileSync(resolvePath(path, base));
-  return undefined;
+  if (typeof path === 'string' && path) return readCredentialFile(key, resolvePath(path, base));
+  return ok(undefined);
 }
 
 function resolvePath(path: string, base: string): string {

@@ -39,6 +39,8 @@ export async function reportFailureEvent(input: ReportFailureInput): Promise<boo
 
 async function report(input: ReportFailureInput): Promise<boolean> {
   const { env, log } = input;
+  // One budget for all of it: reading the credentials (bounded, never blocking) counts too.
+  const deadline = performance.now() + (input.timeoutMs ?? EVENT_TIMEOUT_MS);
   const name = env.POD_NAME;
   const access = discoverCluster(env, input.serviceAccountDir ?? SERVICE_ACCOUNT_DIR);
   if (!access.ok) {
@@ -64,7 +66,7 @@ async function report(input: ReportFailureInput): Promise<boolean> {
     now: input.now ?? new Date(),
     ...(input.containerName ? { containerName: input.containerName } : {}),
   });
-  const posted = await postEvent(access.value, event, input.timeoutMs ?? EVENT_TIMEOUT_MS);
+  const posted = await postEvent(access.value, event, Math.max(1, Math.round(deadline - performance.now())));
   if (!posted.ok) {
     log.warn(
       { event: 'not-reported', cause: posted.error.reason },

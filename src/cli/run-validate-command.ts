@@ -4,7 +4,6 @@ import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { flagSource, flagValue } from '../config/parsed-flags.js';
 import {
-  buildValidateConfig,
   REPORT_EVENT_FLAG,
   TERMINATION_LOG_FLAG,
   VALIDATE_FLAGS,
@@ -20,6 +19,7 @@ import { runValidate, type ProveInterception } from '../validate/run-validate.js
 import type { InspectRules } from '../validate/rules-port.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { formatHelp, VALIDATE_SUMMARY } from './help.js';
+import { validateConfigWithPodMetadata } from './pod-metadata-files.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
 import { VerdictWatchdog } from './verdict-watchdog.js';
 import { VERSION } from './version.js';
@@ -42,7 +42,7 @@ export async function runValidateCommand(
 `,
       stderr: '',
     };
-  const config = parsed.ok ? buildValidateConfig(parsed.value) : parsed;
+  const config = parsed.ok ? validateConfigWithPodMetadata(parsed.value) : parsed;
   if (!config.ok) {
     // Invalid configuration still leaves a termination message: the pod's describe output is where operators look.
     const terminationLog = terminationLogForRefusal(argv, env);

@@ -4,8 +4,6 @@ import { goDurationMs } from './go-duration.js';
 import { ISTIO_IPTABLES_OPTIONS } from './istio-iptables-options.js';
 import { goBool, readForeignArgs } from './option-reader.js';
 
-export { ISTIO_IPTABLES_NAME } from './drop-in-programs.js';
-
 /** The uid and gid the validator process runs as (the pod's runAsUser / runAsGroup). */
 export interface ProcessIdentity {
   readonly uid: number;

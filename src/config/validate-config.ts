@@ -7,8 +7,10 @@ import { parseFailureExitCode } from './exit-codes.js';
 import type { CommandName, FlagDef } from './flag-def.js';
 import { oneOf, parseAddressPerFamily, parseBoolean, parseDuration, parsePath, parsePort } from './flag-parsers.js';
 import { PRESETS, type InterceptionSpec } from './interception.js';
+import * as F from './interception-flags.js';
 import { envOf, INTERCEPTION_FLAGS } from './interception-flags.js';
-import { flagValue, type ParsedFlags } from './parsed-flags.js';
+import { flagSource, flagValue, type ParsedFlags } from './parsed-flags.js';
+import { applyPodMetadata, type PodMetadata } from './pod-metadata.js';
 
 export type FamilyMode = 'auto' | 'ipv4' | 'ipv6' | 'dual';
 export type RulesMode = 'auto' | 'required' | 'off';
@@ -35,6 +37,13 @@ export interface ValidateConfig {
   readonly rules: RulesMode;
   /** On failure, post a Warning Event on the pod (never changes the verdict). */
   readonly reportEvent: boolean;
+  /**
+   * The outbound exclusions are all known (by flag, by the mesh's argv, or from the pod's
+   * annotations): only then may the probe spread beyond the port the mesh guarantees.
+   */
+  readonly probeSpread: boolean;
+  /** Why the probe spreads or not, for the log. */
+  readonly probeSpreadWhy: string;
 }
 
 const VALIDATE: readonly CommandName[] = ['validate'];
@@ -101,7 +110,7 @@ const PROBE_ADDRESS_FLAG = value(
 const PROBE_ADDRESS_HINT_FLAG = value(
   'probe-address-hint',
   'ADDR[,ADDR]',
-  "Preferred probe destination, one per family, used when routed and captured (Linkerd's `--connect-addr`).",
+  "Fallback probe destination, one per family, used when no documentation range is routed and it is routed and captured (Linkerd's `--connect-addr`).",
   parseAddressPerFamily,
 );
 const PROBE_PORT_FLAG = value<number>(
@@ -116,6 +125,19 @@ const RULES_FLAG = value<RulesMode>(
   'Inspect the NAT rules when capable (default), always, or never.',
   oneOf(['auto', 'required', 'off']),
   { default: 'auto' },
+);
+
+export const POD_ANNOTATIONS_FLAG = value<string>(
+  'pod-annotations',
+  'PATH',
+  "The pod's annotations as a downward-API file (metadata.annotations), read at run time: the mesh's CNI annotations (skip/exclude ports, CIDRs, uid) apply as its plugin applies them, and only with known exclusions does the probe spread beyond the mesh's guaranteed port.",
+  parsePath,
+);
+export const POD_LABELS_FLAG = value<string>(
+  'pod-labels',
+  'PATH',
+  "The pod's labels as a downward-API file (metadata.labels): Linkerd control-plane pods skip the API server's ports.",
+  parsePath,
 );
 
 export const REPORT_EVENT_FLAG: FlagDef<boolean> = {
@@ -140,16 +162,22 @@ export const VALIDATE_FLAGS: readonly FlagDef[] = [
   PROBE_ADDRESS_HINT_FLAG,
   PROBE_PORT_FLAG,
   RULES_FLAG,
+  POD_ANNOTATIONS_FLAG,
+  POD_LABELS_FLAG,
   REPORT_EVENT_FLAG,
   HELP_FLAG,
   VERSION_FLAG,
 ] as readonly FlagDef[];
 
 /** The validate configuration from a parsed command line: the preset, then every flag given. */
-export function buildValidateConfig(parsed: ParsedFlags): ConfigResult<ValidateConfig> {
+export function buildValidateConfig(
+  parsed: ParsedFlags,
+  metadata: PodMetadata = { annotations: undefined, labels: undefined },
+): ConfigResult<ValidateConfig> {
   const interception = buildInterceptionSpec(parsed);
   if (!interception.ok) return interception;
-  const spec = interception.value;
+  const withMetadata = applyPodMetadata(interception.value, metadata, explicitFields(parsed));
+  const spec = withMetadata.spec;
   return ok({
     interception: spec,
     family: flagValue(parsed, FAMILY_FLAG) ?? 'auto',
@@ -163,5 +191,26 @@ export function buildValidateConfig(parsed: ParsedFlags): ConfigResult<ValidateC
     probePort: flagValue(parsed, PROBE_PORT_FLAG),
     rules: flagValue(parsed, RULES_FLAG) ?? 'auto',
     reportEvent: flagValue(parsed, REPORT_EVENT_FLAG) === true,
+    probeSpread: withMetadata.exclusionsKnown,
+    probeSpreadWhy: withMetadata.why,
   });
+}
+
+/** The spec fields a flag (or its environment variable) set: the pod's annotations never override them. */
+function explicitFields(parsed: ParsedFlags): Set<keyof InterceptionSpec> {
+  const fields: [FlagDef, keyof InterceptionSpec][] = [
+    [F.PROXY_UID_FLAG, 'proxyUids'],
+    [F.PROXY_GID_FLAG, 'proxyGids'],
+    [F.INCLUDE_INBOUND_PORTS_FLAG, 'includeInboundPorts'],
+    [F.EXCLUDE_INBOUND_PORTS_FLAG, 'excludeInboundPorts'],
+    [F.EXCLUDE_INBOUND_CIDRS_FLAG, 'excludeInboundCidrs'],
+    [F.INCLUDE_OUTBOUND_CIDRS_FLAG, 'includeOutboundCidrs'],
+    [F.EXCLUDE_OUTBOUND_CIDRS_FLAG, 'excludeOutboundCidrs'],
+    [F.INCLUDE_OUTBOUND_PORTS_FLAG, 'includeOutboundPorts'],
+    [F.EXCLUDE_OUTBOUND_PORTS_FLAG, 'excludeOutboundPorts'],
+    [F.EXCLUDE_INTERFACES_FLAG, 'excludeInterfaces'],
+    [F.REROUTE_INTERFACES_FLAG, 'rerouteInterfaces'],
+    [F.TPROXY_FLAG, 'tproxy'],
+  ];
+  return new Set(fields.filter(([flag]) => flagSource(parsed, flag) !== undefined).map(([, field]) => field));
 }

@@ -7,16 +7,65 @@ import type { PodNetwork } from '../network/pod-network.js';
  * Documentation ranges (RFC 5737, RFC 3849): covered by a default route, never a real host, so an
  * uncaptured probe reaches nobody even when the cluster has no egress.
  */
-const DOCUMENTATION_ADDRESSES: Readonly<Record<Family, readonly string[]>> = {
-  ipv4: ['192.0.2.1', '198.51.100.1', '203.0.113.1'],
-  ipv6: ['2001:db8::1', '2001:db8:1::1'],
-};
+const DOCUMENTATION_RANGES: Readonly<Record<Family, readonly { readonly base: string; readonly hostBits: number }[]>> =
+  {
+    ipv4: [
+      { base: '192.0.2.0', hostBits: 8 },
+      { base: '198.51.100.0', hostBits: 8 },
+      { base: '203.0.113.0', hostBits: 8 },
+    ],
+    ipv6: [{ base: '2001:db8::', hostBits: 96 }],
+  };
 
-/** Addresses to try, best first: documentation addresses, then one inside each routed network. */
-export function candidateAddresses(spec: InterceptionSpec, network: PodNetwork, family: Family): IpAddress[] {
-  const documentation = DOCUMENTATION_ADDRESSES[family]
-    .map((text) => parseIp(text))
-    .filter((ip): ip is IpAddress => ip !== undefined);
+/** A uniform draw in [0, 1), injected so the plan stays pure and tests can fix it. */
+export type Random = () => number;
+
+/**
+ * One address at random in each documentation range, the ranges in random order: rules that
+ * capture only a fixed probe destination (192.0.2.1) cannot pass, since the author cannot guess it.
+ * Never the range's first or last address.
+ */
+function documentationAddresses(family: Family, random: Random): IpAddress[] {
+  const all = DOCUMENTATION_RANGES[family];
+  // A random range first; the others follow as fallbacks when the first is not routed or is excluded.
+  const start = Math.floor(random() * all.length) % all.length;
+  const ranges = [...all.slice(start), ...all.slice(0, start)];
+  return ranges.flatMap((range) => {
+    const base = parseIp(range.base);
+    if (!base) return [];
+    const size = 1n << BigInt(range.hostBits);
+    // 53 random bits are plenty to place one address; scaled into [1, size - 2].
+    const draw = BigInt(Math.floor(random() * 2 ** 53));
+    const offset = 1n + ((draw * (size - 2n)) >> 53n);
+    return [{ family, value: base.value + offset }];
+  });
+}
+
+export function isDocumentationAddress(ip: IpAddress): boolean {
+  return DOCUMENTATION_RANGES[ip.family].some((range) => {
+    const base = parseIp(range.base);
+    return (
+      base !== undefined &&
+      cidrContains(
+        { family: ip.family, base: base.value, prefix: (ip.family === 'ipv4' ? 32 : 128) - range.hostBits },
+        ip,
+      )
+    );
+  });
+}
+
+/**
+ * Addresses to try, best first: a random documentation address per range, the operator's hint,
+ * then one inside each routed network.
+ */
+export function candidateAddresses(
+  spec: InterceptionSpec,
+  network: PodNetwork,
+  family: Family,
+  random: Random,
+  hint?: IpAddress,
+): IpAddress[] {
+  const documentation = documentationAddresses(family, random);
   // Without a default route (air-gapped pods) fall back to an address inside a routed network:
   // the included CIDRs first, then each route, skipping its first addresses (gateways live there).
   const included = spec.includeOutboundCidrs.kind === 'list' ? spec.includeOutboundCidrs.cidrs : [];
@@ -34,7 +83,7 @@ export function candidateAddresses(spec: InterceptionSpec, network: PodNetwork, 
       const offset = size > 4n ? size - 2n : size > 1n ? 1n : 0n;
       return { family, value: cidr.base + offset };
     });
-  return [...documentation, ...inside];
+  return [...documentation, ...(hint ? [hint] : []), ...inside];
 }
 
 /**

@@ -1,12 +1,12 @@
 import { cidrContains } from '../addr/cidr.js';
-import { formatIp, type Family, type IpAddress } from '../addr/ip.js';
+import { formatIp, sameIp, type Family, type IpAddress } from '../addr/ip.js';
 import { portSetIsEmpty } from '../addr/port-set.js';
 import type { InterceptionSpec } from '../config/interception.js';
 import { familyLabel, type NetworkAssessment } from '../network/assess-pod-network.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { routability } from '../network/route-lookup.js';
 import { directReach, localWhy } from './direct-reach.js';
-import { candidateAddresses, onLinkNeighbour } from './probe-addresses.js';
+import { candidateAddresses, isDocumentationAddress, onLinkNeighbour, type Random } from './probe-addresses.js';
 import { loopbackPortProblem, outboundPortProblem, PREFERRED_PORTS, spreadPorts } from './probe-ports.js';
 
 /** Which path the probe takes: the app's outbound capture, or Istio's proxy-loopback capture. */
@@ -54,6 +54,10 @@ export interface PlanInput {
   readonly probePort: number | undefined;
   /** A port above 1024 drawn by the caller (the plan stays pure), probed in every family. */
   readonly randomPort: number;
+  /** Every outbound exclusion is known: the probe may spread beyond its first port. */
+  readonly spread: boolean;
+  /** Draws the documentation address in each range (injected: the plan stays pure). */
+  readonly random: Random;
 }
 
 type FamilyPlan = { readonly targets: readonly ProbeTarget[]; readonly notes: readonly string[] } | PlanProblem;
@@ -133,9 +137,7 @@ interface Destination {
 function planOutbound(input: PlanInput, family: Family, listenerPorts: readonly number[]): FamilyPlan {
   const override = input.overrides[family];
   const hint = override ? undefined : input.hints[family];
-  const candidates = override
-    ? [override]
-    : [...(hint ? [hint] : []), ...candidateAddresses(input.spec, input.network, family)];
+  const candidates = override ? [override] : candidateAddresses(input.spec, input.network, family, input.random, hint);
   const reasons: string[] = [];
   for (const candidate of candidates) {
     const why = destinationProblem(input, candidate, override !== undefined);
@@ -154,15 +156,16 @@ function planOutbound(input: PlanInput, family: Family, listenerPorts: readonly 
       input.randomPort,
       input.spec.includeOutboundPorts,
       outboundPortProblem(input.spec, listenerPorts, chosen.byPortOnly),
+      input.spread,
     );
     const notes = [
-      `${familyLabel(family)}: ports ${spread.ports.join(', ')} (random port ${input.randomPort})`,
+      `${familyLabel(family)}: ports ${spread.ports.join(', ')}${input.spread ? ` (random port ${input.randomPort})` : ''}`,
       ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`),
     ];
-    if (hint && candidate !== hint)
-      notes.unshift(
-        `${familyLabel(family)}: probe address hint ${reasons[0] ?? formatIp(hint)}; chose ${formatIp(candidate)} from the pod's routes instead`,
-      );
+    notes.unshift(
+      `${familyLabel(family)}: probe address ${formatIp(candidate)}${choiceOf(candidate, hint, override, reasons)}`,
+    );
+
     const targets = spread.ports.map((port) => ({
       family,
       path: 'outbound' as const,
@@ -174,6 +177,23 @@ function planOutbound(input: PlanInput, family: Family, listenerPorts: readonly 
     return { targets, notes };
   }
   return unroutable(input, family, override, reasons);
+}
+
+/** Where the chosen destination came from, for the log: the operator, the hint, a documentation range, a route. */
+function choiceOf(
+  candidate: IpAddress,
+  hint: IpAddress | undefined,
+  override: IpAddress | undefined,
+  reasons: readonly string[],
+): string {
+  if (override) return ' (--probe-address)';
+  if (hint && sameIp(hint, candidate)) return ' (the probe address hint)';
+  const source = isDocumentationAddress(candidate)
+    ? ', drawn at random from the documentation ranges the pod routes'
+    : ', inside a network the pod routes (no documentation range is routed)';
+  if (!hint) return source;
+  const hintWhy = reasons.find((reason) => reason.startsWith(`${formatIp(hint)}: `));
+  return `${source}; hint ${hintWhy ?? `${formatIp(hint)} not needed`}`;
 }
 
 /** Why this candidate cannot carry the probe, or undefined when it can. */
@@ -255,7 +275,7 @@ function planProxyLoopback(input: PlanInput, family: Family, listenerPorts: read
       message: `${familyLabel(family)}: no pod address to probe the proxy-loopback capture with`,
     };
   }
-  const spread = spreadPorts(first, input.randomPort, spec.includeOutboundPorts, problem);
+  const spread = spreadPorts(first, input.randomPort, spec.includeOutboundPorts, problem, input.spread);
   const targets = spread.ports.map((port) => ({
     family,
     path: 'proxy-loopback' as const,
@@ -265,7 +285,7 @@ function planProxyLoopback(input: PlanInput, family: Family, listenerPorts: read
     via: 'lo',
   }));
   const notes = [
-    `${familyLabel(family)}: ports ${spread.ports.join(', ')} (random port ${input.randomPort})`,
+    `${familyLabel(family)}: ports ${spread.ports.join(', ')}${input.spread ? ` (random port ${input.randomPort})` : ''}`,
     ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`),
   ];
   return { targets, notes };

@@ -19,12 +19,16 @@ export interface PortSpread {
 /**
  * The ports one family is probed on, first port first: without capabilities the probe is the only
  * check, so one port would let a rule that spares 443 (or the random port's range) pass unseen.
+ * That spread is made only when every exclusion is known (`spread`): a pod may legitimately skip
+ * 443 or 3306 by an annotation the validator cannot see, and failing it would be a false verdict.
+ * Otherwise the first port (the one the mesh guarantees) and the explicitly included ports.
  */
 export function spreadPorts(
   first: number,
   randomPort: number,
   includeOutboundPorts: PortSet,
   usable: (port: number) => string | undefined,
+  spread: boolean,
 ): PortSpread {
   const included =
     includeOutboundPorts.kind === 'ranges'
@@ -32,7 +36,7 @@ export function spreadPorts(
           range.from === range.to ? [range.from] : [range.from, range.to],
         )
       : [];
-  const wanted = [first, ...WELL_KNOWN_PORTS, randomPort, ...included];
+  const wanted = spread ? [first, ...WELL_KNOWN_PORTS, randomPort, ...included] : [first, ...included];
   const ports: number[] = [];
   const skipped: string[] = [];
   for (const port of wanted) {

@@ -47,6 +47,8 @@ export async function rehearseValidate(): Promise<void> {
       hints: {},
       probePort: undefined,
       randomPort: 40000,
+      spread: true,
+      random: () => 0,
     });
     if (!plan.ok) throw new Error(`snapshot rehearsal: no probe plan for the canned pod: ${plan.problem.message}`);
     logger.info({ targets: plan.targets, notes: plan.notes }, 'probing interception');

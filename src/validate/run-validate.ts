@@ -148,7 +148,7 @@ function planFor(
   network: PodNetwork,
   assessment: NetworkAssessment,
 ): ProbePlan {
-  return planProbes({
+  const plan = planProbes({
     spec: config.interception,
     network,
     assessment,
@@ -158,7 +158,10 @@ function planFor(
     probePort: config.probePort,
     // A port the rules' author cannot guess: a RETURN for a range of ports would have to cover it.
     randomPort: randomInt(1025, 65536),
+    spread: config.probeSpread,
+    random: Math.random,
   });
+  return plan.ok ? { ...plan, notes: [...plan.notes, config.probeSpreadWhy] } : plan;
 }
 
 function familyChecks(families: readonly Family[], results: readonly ProbeResult[], timeoutMs: number): Check[] {

@@ -3,7 +3,8 @@ import { collect, firstLine, usePods, type PodNamespace } from '../harness/pod-n
 
 // Attackers at the probe's far end, in a pod with no mesh rules at all: none of them may pass.
 const pod = usePods(afterEach);
-const LINKERD_ARGS = ['--mesh', 'linkerd', '--timeout', '5s'];
+// The strangers listen on the documentation addresses below, so the probe is pinned to them.
+const LINKERD_ARGS = ['--mesh', 'linkerd', '--timeout', '5s', '--probe-address', '192.0.2.1,2001:db8::1'];
 
 /** A helper node process in the sink, bounded in time so nothing outlives the test. */
 function sinkProcess(ns: PodNamespace, script: string): { stop: () => void } {
@@ -95,7 +96,7 @@ describe('a peer at the probe address instead of interception', () => {
       const run = await ns.runInterlock([...LINKERD_ARGS, '--family', 'ipv6']);
       expect(run.exitCode, run.stdout).toBe(95);
       expect(firstLine(run.terminationMessage)).toMatch(
-        /^InterceptionMissing: IPv6 connection to \[2001:db8::1\]:20001 was not redirected to port 4140: .*arrived at the listener from \[fd00:[0-9a-f:]+::1\]:\d+, not from the probe socket/,
+        /^InterceptionMissing: IPv6 connection to \[2001:db8:[0-9a-f:]+\]:20001 was not redirected to port 4140: .*arrived at the listener from \[fd00:[0-9a-f:]+::1\]:\d+, not from the probe socket/,
       );
     } finally {
       relay.stop();

@@ -28,7 +28,7 @@ describe('a tentative IPv6 address in auto mode', () => {
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '8s']);
     expect(run.exitCode, run.stdout).toBe(95);
     expect(firstLine(run.terminationMessage)).toMatch(
-      /^InterceptionMissing: IPv6 connection to \[2001:db8::1\]:20001 was not redirected/,
+      /^InterceptionMissing: IPv6 connection to \[2001:db8:[0-9a-f:]+\]:20001 was not redirected/,
     );
   });
 

@@ -105,8 +105,8 @@ describe("drop-in: Istio's istio-validation args, as uid 1337 with no capabiliti
     );
     expect(writes.exitCode).toBe(64);
     expect(writes.stderr).toMatch(/never writes rules/);
-    const unknown = await run(ns, [...ISTIO, '--reconcile'], 1337);
+    const unknown = await run(ns, [...ISTIO, '--exclude-interfaces', 'eth9'], 1337);
     expect(unknown.exitCode).toBe(64);
-    expect(unknown.stderr).toMatch(/"--reconcile"/);
+    expect(unknown.stderr).toMatch(/"--exclude-interfaces"/);
   });
 });

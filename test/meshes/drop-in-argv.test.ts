@@ -229,10 +229,10 @@ describe('istio-iptables: every option by its real names, and no others', () => 
     const plain = config(['istio-iptables', ...BASE]);
     expect(plain.interception.dnsCapture).toBeUndefined();
     expect(plain.interception.dropInvalid).toBe(false);
-    for (const env of [{ ISTIO_META_DNS_CAPTURE: 'true' }, { REDIRECT_DNS: '1' }]) {
+    for (const env of [{ ISTIO_META_DNS_CAPTURE: 'true' }, { REDIRECT_DNS: '1' }] as Env[]) {
       expect(config(['istio-iptables', ...BASE], env).interception.dnsCapture).toEqual({ servers: [] });
     }
-    for (const env of [{ INVALID_DROP: 'true' }, { DROP_INVALID: 'T' }]) {
+    for (const env of [{ INVALID_DROP: 'true' }, { DROP_INVALID: 'T' }] as Env[]) {
       expect(config(['istio-iptables', ...BASE], env).interception.dropInvalid).toBe(true);
     }
     // argv wins over the environment, as pflag reads the environment first.

@@ -33,6 +33,8 @@ function plan(
     hints: {},
     probePort: undefined,
     randomPort: RANDOM_PORT,
+    spread: true,
+    random: () => 0,
     ...extra,
   });
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { parseCidr } from '../../src/addr/cidr.js';
 import { formatIp, parseIp } from '../../src/addr/ip.js';
 import { parsePortSet } from '../../src/addr/port-set.js';
 import { PRESETS, type InterceptionSpec } from '../../src/config/interception.js';
@@ -21,6 +22,8 @@ function plan(extra: Partial<PlanInput> = {}, network: PodNetwork = NET): ProbeP
     hints: {},
     probePort: undefined,
     randomPort: 40123,
+    spread: true,
+    random: () => 0,
     ...extra,
   });
 }
@@ -124,38 +127,82 @@ describe('no target may reach the listener without the rules', () => {
   });
 });
 
-describe('--probe-address-hint: a soft preference', () => {
-  it('used when routed and captured', () => {
-    const hint = parseIp('203.0.113.77')!;
-    const result = plan({ hints: { ipv4: hint } });
-    expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('203.0.113.77');
+describe('--probe-address-hint: a soft preference, after the documentation ranges', () => {
+  const noDefault = (extraRoutes: NonNullable<Parameters<typeof podNetwork>[0]>['extraRoutes']) =>
+    podNetwork({ v4: '10.244.1.5/24', extraRoutes });
+  const route = (base: bigint, prefix: number) => ({
+    family: 'ipv4' as const,
+    table: 254,
+    type: 'unicast' as const,
+    destination: { family: 'ipv4' as const, base, prefix },
+    gateway: parseIp('10.244.1.1'),
+    outputLinkIndex: 2,
+  });
+
+  it('a routed documentation range wins: a fixed hint would let rules that capture only it pass', () => {
+    const result = plan({ hints: { ipv4: parseIp('203.0.113.77')! } });
+    expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('192.0.2.1');
+    expect(result.ok && result.notes[0]).toBe(
+      'IPv4: probe address 192.0.2.1, drawn at random from the documentation ranges the pod routes; hint 203.0.113.77 not needed',
+    );
+  });
+
+  it('used when no documentation range is routed and the hint is (air-gapped with a private connect address)', () => {
+    const result = plan({ hints: { ipv4: parseIp('1.1.1.1')! } }, noDefault([route(0x01000000n, 8)]));
+    expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('1.1.1.1');
+    expect(result.ok && result.notes[0]).toBe('IPv4: probe address 1.1.1.1 (the probe address hint)');
   });
 
   it("air-gapped (Linkerd's 1.1.1.1 with no default route): another address, and the log says why", () => {
-    const network = podNetwork({
-      v4: '10.244.1.5/24',
-      extraRoutes: [
-        {
-          family: 'ipv4',
-          table: 254,
-          type: 'unicast',
-          destination: { family: 'ipv4', base: 0x0a600000n, prefix: 12 },
-          gateway: parseIp('10.244.1.1'),
-          outputLinkIndex: 2,
-        },
-      ],
-    });
-    const result = plan({ hints: { ipv4: parseIp('1.1.1.1')! } }, network);
+    const result = plan({ hints: { ipv4: parseIp('1.1.1.1')! } }, noDefault([route(0x0a600000n, 12)]));
     expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('10.111.255.254');
     expect(result.ok && result.notes[0]).toBe(
-      "IPv4: probe address hint 1.1.1.1: no route covers it; chose 10.111.255.254 from the pod's routes instead",
+      'IPv4: probe address 10.111.255.254, inside a network the pod routes (no documentation range is routed); hint 1.1.1.1: no route covers it',
     );
   });
 
   it('a hint that is local is passed over, never used', () => {
-    const result = plan({ hints: { ipv4: parseIp('127.0.0.1')! } });
-    expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('192.0.2.1');
-    expect(result.ok && result.notes[0]).toMatch(/hint 127\.0\.0\.1: is a loopback address; chose 192\.0\.2\.1/);
+    const result = plan({ hints: { ipv4: parseIp('127.0.0.1')! } }, noDefault([route(0x0a600000n, 12)]));
+    expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('10.111.255.254');
+    expect(result.ok && result.notes[0]).toMatch(/hint 127\.0\.0\.1: is a loopback address/);
+  });
+});
+
+describe('the probe destination: drawn at random from every documentation range the pod routes', () => {
+  it('each range can be drawn, and any host in it (never its first or last address)', () => {
+    const seen = new Set<string>();
+    for (const [first, second] of [
+      [0, 0],
+      [0.4, 0.5],
+      [0.7, 0.999999],
+    ] as const) {
+      const draws = [first, second];
+      const result = plan({ random: () => draws.shift() ?? 0 });
+      if (!result.ok) throw new Error(result.problem.message);
+      seen.add(formatIp(result.targets[0]!.destination));
+    }
+    expect([...seen]).toEqual(['192.0.2.1', '198.51.100.128', '203.0.113.254']);
+    const v6 = plan({ random: () => 0.5 });
+    expect(v6.ok && v6.targets.find((target) => target.family === 'ipv6')?.destination).toEqual({
+      family: 'ipv6',
+      value: 0x20010db8800000000000000000000000n,
+    });
+  });
+
+  it('a range the configuration excludes is passed over for the next', () => {
+    const excluded = plan({ spec: { ...PRESETS.linkerd.spec, excludeOutboundCidrs: [parseCidr('192.0.2.0/24')!] } });
+    expect(excluded.ok && formatIp(excluded.targets[0]!.destination)).toBe('198.51.100.1');
+  });
+});
+
+describe('the spread needs known exclusions', () => {
+  it('unknown exclusions: only the first port (the one the mesh guarantees) and the included ports', () => {
+    expect(ports(plan({ spread: false }), 'ipv4')).toEqual([20001]);
+    expect(ports(plan({ spread: false, probePort: 20001 }), 'ipv6')).toEqual([20001]);
+    const included = plan({ spread: false, spec: { ...PRESETS.linkerd.spec, includeOutboundPorts: ports4('3306') } });
+    expect(ports(included, 'ipv4')).toEqual([20001, 3306]);
+    const istio = plan({ spec: PRESETS.istio.spec, identity: ISTIO_PROXY, spread: false });
+    expect(ports(istio, 'ipv4')).toEqual([20001]);
   });
 });
 

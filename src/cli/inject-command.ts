@@ -1,9 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { EXIT } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
 import type { Mesh } from '../config/interception.js';
+import { injectJson, looksLikeJson } from '../inject/inject-json.js';
 import { injectYaml } from '../inject/inject-yaml.js';
 import { ok, type Result } from '../reason/result.js';
+import { readManifestFile, readStdinBounded } from './read-manifest-input.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { flagHelp, MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.js';
 
@@ -14,61 +15,62 @@ export const INJECT_FLAGS: readonly FlagDef[] = [
     name: 'filename',
     kind: 'value',
     placeholder: 'FILE|-',
-    help: 'Kubernetes YAML to inject into (- or none: standard input).',
+    help: 'Kubernetes YAML or JSON to inject into (- or none: standard input); a regular file, at most 16 MiB.',
     commands: ['inject'],
     parse: file,
+  },
+  {
+    name: 'after-container',
+    kind: 'value',
+    placeholder: 'NAME[,NAME]',
+    help: 'Init containers that write the NAT rules (besides istio-init and linkerd-init): the validator goes after them.',
+    commands: ['inject'],
+    parse: (text: string) =>
+      ok(
+        text
+          .split(',')
+          .map((name) => name.trim())
+          .filter(Boolean),
+      ),
   },
   ...MANIFEST_FLAGS.filter((flag) => flag.commands.includes('inject')),
 ];
 
-/** Input past this is refused (exit 65): a pipe must not exhaust memory. */
-const MAX_INPUT_BYTES = 64 * 1024 * 1024;
+type StdinReader = () => Buffer | Promise<Result<Buffer, 'ManifestUnreadable' | 'ManifestTooLarge'>>;
 
-/**
- * `interlock inject [-f FILE | -]`: the same YAML on stdout, the validator in every pod template.
- * The work is synchronous; the Promise is the shape every command of run-cli.ts returns.
- */
-export function runInject(
+/** `interlock inject [-f FILE | -]`: the same YAML or JSON on stdout, the validator in every pod template. */
+export async function runInject(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
-  readStdin: () => Buffer = () => readFileSync(0),
+  readStdin: StdinReader = () => readStdinBounded(),
 ): Promise<CommandOutcome> {
-  return Promise.resolve(inject(argv, env, readStdin));
-}
-
-function inject(
-  argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
-  readStdin: () => Buffer,
-): CommandOutcome {
   const parsed = parseCommandFlags('inject', kubectlSpelling(argv), INJECT_FLAGS, env);
   if (!parsed.ok) return error(EXIT.invalidConfig, `ConfigInvalid: ${parsed.error.message}`);
   const { values } = parsed.value;
   if (values.has('help'))
     return { exitCode: 0, stdout: flagHelp('interlock inject [-f FILE | -] [flags]', INJECT_FLAGS), stderr: '' };
   const name = (values.get('filename') as string | undefined) ?? '-';
-  let input: Buffer;
-  try {
-    input = name === '-' ? readStdin() : readFileSync(name);
-  } catch (cause) {
-    return error(EXIT.noInput, `cannot read ${name === '-' ? 'standard input' : name}: ${(cause as Error).message}`);
-  }
-  if (input.length > MAX_INPUT_BYTES)
-    return error(EXIT.dataError, `ManifestUnparseable: ${name} is larger than ${MAX_INPUT_BYTES} bytes`);
-  const result = injectYaml(
-    input.toString('utf8'),
-    {
-      ...(values.has('mesh') ? { mesh: values.get('mesh') as Mesh } : {}),
-      image: values.get('image') as string,
-      rulesCheck: values.has('rules-check'),
-      reportEvent: values.has('report-event'),
-      nativeSidecar: values.has('native-sidecar'),
-      extraArgs: ['inbound-port', 'outbound-port'].flatMap((flag) =>
-        values.has(flag) ? [`--${flag}`, String(values.get(flag))] : [],
-      ),
-    },
-    name === '-' ? '<stdin>' : name,
-  );
+  const fromStdin = name === '-' ? await readStdin() : undefined;
+  const read = Buffer.isBuffer(fromStdin) ? ok(fromStdin) : (fromStdin ?? readManifestFile(name));
+  if (!read.ok)
+    return error(
+      read.error.reason === 'ManifestTooLarge' ? EXIT.dataError : EXIT.noInput,
+      `${read.error.reason}: ${read.error.message}`,
+    );
+  const text = read.value.toString('utf8');
+  const options = {
+    ...(values.has('mesh') ? { mesh: values.get('mesh') as Mesh } : {}),
+    image: values.get('image') as string,
+    rulesCheck: values.has('rules-check'),
+    reportEvent: values.has('report-event'),
+    nativeSidecar: values.has('native-sidecar'),
+    afterContainers: (values.get('after-container') as string[] | undefined) ?? [],
+    extraArgs: ['inbound-port', 'outbound-port'].flatMap((flag) =>
+      values.has(flag) ? [`--${flag}`, String(values.get(flag))] : [],
+    ),
+  };
+  const source = name === '-' ? '<stdin>' : name;
+  const result = looksLikeJson(text) ? injectJson(text, options, source) : injectYaml(text, options, source);
   if (!result.ok)
     return error(
       result.error.reason === 'ConfigInvalid' ? EXIT.invalidConfig : EXIT.dataError,

@@ -22,9 +22,10 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
     'never returned by Interlock: what Node.js returns when the process dies before Interlock can choose a code; reserved so a crash never looks like a verdict',
   invalidConfig:
     'invalid flags, environment or configuration (`ConfigInvalid`, also `ProbeIdentityExcluded`, `NothingToProbe`)',
-  dataError: '`explain`: a dump that does not parse, or dumps larger than the 16 MiB input cap (all together)',
+  dataError:
+    '`explain`: a dump that does not parse, or dumps larger than the 16 MiB input cap (all together); `inject`: input that does not parse, is too large, or is refused (`Manifest*` reasons)',
   noInput:
-    '`explain`: a dump that cannot be read (missing, unreadable, or not a regular file: a FIFO or a device is refused, never waited on)',
+    '`explain`, `inject`: an input file that cannot be read (missing, unreadable, or not a regular file: a FIFO or a device is refused, never waited on)',
   internalError: 'internal error (`InternalError`): a bug, reported in one line without a stack trace',
   outputError: 'the output could not be written (EPIPE, ENOSPC: a closed pipe, a full disk); one line on stderr',
   sigint: 'interrupted by SIGINT (`Interrupted`)',

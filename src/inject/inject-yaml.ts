@@ -1,74 +1,226 @@
-import { parseAllDocuments } from 'yaml';
+import { isAlias, isMap, isScalar, isSeq, parseDocument, visit, type Document, type YAMLMap } from 'yaml';
 import { fail, ok, type Result } from '../reason/result.js';
-import { injectPodSpec, type InjectOptions } from './inject-pod-spec.js';
-import { locatePodTemplates } from './pod-templates.js';
+import { mapItemEdits } from './map-item-edits.js';
+import { namespaceInjection, type NamespaceInjection } from './mesh-admission.js';
+import { scalarText } from './plain.js';
+import { planPodSpec, type InjectOptions, type InjectReason } from './plan-pod-spec.js';
+import { locatePodTemplates, type PodTemplate } from './pod-templates.js';
+import { applyEdits, type TextEdit } from './text-edits.js';
+import { documentChunks, listItems, type Chunk } from './yaml-chunks.js';
+import { insertItem, replaceItem, setListKey, type Layout } from './yaml-edits.js';
 
 export interface Injected {
   readonly output: string;
-  /** For stderr: objects passed through untouched, ordering warnings. */
+  /** For stderr: objects passed through untouched, ordering and memory warnings. */
   readonly notes: string[];
   readonly injected: number;
 }
 
+export type YamlReason = InjectReason | 'ManifestUnparseable' | 'ManifestTooLarge';
+
 /**
- * Injects the validator into every pod template of a multi-document YAML stream. Documents are
- * edited through the `yaml` Document API, so comments, field order and quoting of everything
- * Interlock does not touch come out as they went in. `source` names the input in errors.
+ * Most bytes of one document parsed whole. The parsed tree costs about 50 times its text at its
+ * peak (`npm run bench`, inject), so this keeps one document well inside the image's 192 MiB
+ * heap; a larger kubectl List is edited item by item.
  */
-export function injectYaml(
-  text: string,
-  options: InjectOptions,
-  source: string,
-): Result<Injected, 'ManifestUnparseable' | 'ConfigInvalid'> {
-  const docs = parseAllDocuments(text, { prettyErrors: false, keepSourceTokens: false });
-  if (!Array.isArray(docs)) return ok({ output: text, notes: [], injected: 0 });
-  for (const doc of docs) {
-    const error = doc.errors[0];
-    if (error) {
-      const [line, column] = error.linePos?.[0]
-        ? [error.linePos[0].line, error.linePos[0].col]
-        : lineColumn(text, error.pos[0]);
-      return fail('ManifestUnparseable', `${source}:${line}:${column}: ${error.message.split('\n')[0]}`);
-    }
-  }
-  for (const doc of docs) {
-    try {
-      // Aliases are resolved (and counted, against alias bombs) only here; a bad one fails the input, not the process.
-      doc.toJS({ maxAliasCount: 1000 });
-    } catch (error) {
-      return fail('ManifestUnparseable', `${source}: ${(error as Error).message.split('\n')[0]}`);
-    }
-  }
-  const notes: string[] = [];
-  let injected = 0;
-  for (const doc of docs) {
-    const { templates, skipped } = locatePodTemplates(doc);
-    for (const label of skipped) notes.push(`note: ${label} has no pod template; passed through untouched`);
-    for (const template of templates) {
-      const note = injectPodSpec(doc, template, options);
-      if (!note.ok) return note;
-      if (note.value?.startsWith('error:')) return fail('ManifestUnparseable', note.value.slice('error: '.length));
-      if (note.value) notes.push(note.value);
-      injected++;
-    }
-  }
-  // Nothing to inject: the input goes out byte for byte (spacing before comments included).
-  if (injected === 0) return ok({ output: text, notes, injected });
-  const style = styleOf(text);
-  return ok({ output: docs.map((doc) => doc.toString({ lineWidth: 0, ...style })).join(''), notes, injected });
+const MAX_DOCUMENT_BYTES = 1024 * 1024;
+
+interface Context {
+  readonly fullText: string;
+  readonly options: InjectOptions;
+  readonly source: string;
+  readonly layout: Layout;
+  readonly namespaces: Map<string, NamespaceInjection>;
+  readonly notes: string[];
+  injected: number;
 }
 
 /**
- * The input's own layout, so untouched lines come out as they went in: kubectl writes sequences
- * unindented under their key (`containers:\n- name`) and flow maps without padding (`{a: 1}`).
+ * Injects the validator into every pod template of a multi-document YAML stream by text edits:
+ * every byte outside the edited nodes comes out as it went in. Documents, and the items of a
+ * large List, are parsed one at a time. `source` names the input in errors.
  */
-function styleOf(text: string): { indentSeq: boolean; flowCollectionPadding: boolean } {
-  const unindented = /^( *)[^\s#-][^\n]*:[ \t]*\n\1- /m.test(text);
-  const indented = /^( *)[^\s#-][^\n]*:[ \t]*\n\1 +- /m.test(text);
-  return { indentSeq: indented || !unindented, flowCollectionPadding: /[{[] \S/.test(text) };
+export function injectYaml(text: string, options: InjectOptions, source: string): Result<Injected, YamlReason> {
+  const context: Context = {
+    fullText: text,
+    options,
+    source,
+    layout: layoutOf(text),
+    namespaces: new Map(),
+    notes: [],
+    injected: 0,
+  };
+  const edits: TextEdit[] = [];
+  for (const chunk of documentChunks(text)) {
+    const done = injectChunk(text, chunk, context);
+    if (!done.ok) return done;
+    edits.push(...done.value);
+  }
+  return ok({ output: applyEdits(text, edits), notes: context.notes, injected: context.injected });
+}
+
+function injectChunk(text: string, chunk: Chunk, context: Context): Result<TextEdit[], YamlReason> {
+  if (chunk.end - chunk.start <= MAX_DOCUMENT_BYTES) {
+    const edits = injectDocument(text.slice(chunk.start, chunk.end), chunk.start, '', context);
+    return edits.ok ? ok(edits.value.map((edit) => shift(edit, chunk.start))) : edits;
+  }
+  const items = /^kind:[ \t]*\S*List[ \t]*\r?$/m.test(text.slice(chunk.start, chunk.end))
+    ? listItems(text, chunk)
+    : undefined;
+  if (!items)
+    return fail(
+      'ManifestTooLarge',
+      `${context.source}: a document of ${chunk.end - chunk.start} bytes is over the ${MAX_DOCUMENT_BYTES}-byte cap for one document; split it, or give a kubectl List (items edited one by one)`,
+    );
+  const edits: TextEdit[] = [];
+  for (const [index, item] of items.entries()) {
+    const done = injectDocument(item.text, item.lines[0]?.start ?? 0, `List items[${index}] `, context);
+    if (!done.ok) return done;
+    edits.push(...mapItemEdits(item, done.value, text));
+  }
+  return ok(edits);
+}
+
+function injectDocument(
+  text: string,
+  offset: number,
+  prefix: string,
+  context: Context,
+): Result<TextEdit[], YamlReason> {
+  const doc = parseDocument(text, { prettyErrors: false, keepSourceTokens: false });
+  const error = doc.errors[0];
+  if (error) {
+    const [line, column] = lineColumn(context.fullText, offset + error.pos[0]);
+    return fail('ManifestUnparseable', `${context.source}:${line}:${column}: ${error.message.split('\n')[0]}`);
+  }
+  const unsafe = unsafeYaml(doc, context.source);
+  if (unsafe) return fail(unsafe.reason, unsafe.message);
+  rememberNamespace(doc, context);
+  const { templates, skipped } = locatePodTemplates(doc);
+  for (const label of skipped)
+    context.notes.push(`note: ${prefix}${label} has no pod template; passed through untouched`);
+  const edits: TextEdit[] = [];
+  for (const template of templates) {
+    const edit = injectTemplate(doc, text, { ...template, label: `${prefix}${template.label}` }, context);
+    if (!edit.ok) return edit;
+    edits.push(edit.value);
+    context.injected++;
+  }
+  return ok(edits);
+}
+
+/**
+ * What text edits cannot keep right, refused (exit 65) rather than guessed: merge keys (`<<`,
+ * which Kubernetes' decoder resolves and this parser does not), aliases past the alias-bomb
+ * bound, and anchors or aliases where the validator goes (an edit there would change, or orphan,
+ * the other place that shares the node).
+ */
+function unsafeYaml(doc: Document, source: string): { reason: YamlReason; message: string } | undefined {
+  let found: string | undefined;
+  visit(doc, {
+    Pair(_key, pair) {
+      if (isScalar(pair.key) && pair.key.value === '<<') found = 'a YAML merge key (<<)';
+      return found ? visit.BREAK : undefined;
+    },
+  });
+  if (found)
+    return {
+      reason: 'ManifestRefused',
+      message: `${source}: ${found}; Kubernetes merges it, Interlock does not edit through it: expand it first`,
+    };
+  try {
+    doc.toJS({ maxAliasCount: 1000 });
+  } catch (error) {
+    return { reason: 'ManifestUnparseable', message: `${source}: ${(error as Error).message.split('\n')[0]}` };
+  }
+  return undefined;
+}
+
+function sharedNode(template: PodTemplate): string | undefined {
+  const inits = template.spec.get('initContainers', true);
+  const nodes = [template.spec, inits];
+  if (nodes.some((node) => isAlias(node) || (node as { anchor?: string } | undefined)?.anchor))
+    return 'an anchor or alias';
+  let shared = false;
+  if (isSeq(inits))
+    visit(inits, {
+      Node(_key, node) {
+        shared ||= isAlias(node) || Boolean((node as { anchor?: string }).anchor);
+        return shared ? visit.BREAK : undefined;
+      },
+    });
+  return shared ? 'an anchor or alias in initContainers' : undefined;
+}
+
+function injectTemplate(
+  doc: Document,
+  text: string,
+  template: PodTemplate,
+  context: Context,
+): Result<TextEdit, YamlReason> {
+  const shared = sharedNode(template);
+  if (shared)
+    return fail(
+      'ManifestRefused',
+      `${template.label}: the pod spec holds ${shared}, which an edit would change in every place that shares it; expand it first`,
+    );
+  const namespace = context.namespaces.get(scalarText(doc.getIn(['metadata', 'namespace'])));
+  const plan = planPodSpec(
+    {
+      label: template.label,
+      spec: template.spec.toJS(doc) as Record<string, unknown>,
+      ...(template.metadata ? { metadata: template.metadata.toJS(doc) as Record<string, unknown> } : {}),
+      ...(namespace ? { namespace } : {}),
+    },
+    context.options,
+  );
+  if (!plan.ok) return plan;
+  context.notes.push(...plan.value.notes);
+  const inits = template.spec.get('initContainers', true);
+  const { kind, index, container } = plan.value;
+  const edit =
+    kind === 'replace' && isSeq(inits)
+      ? replaceItem(text, inits.items[index] as YAMLMap, container, context.layout)
+      : isSeq(inits)
+        ? insertItem(text, inits, index, container, context.layout)
+        : setListKey(text, template.spec, 'initContainers', container, 'containers', context.layout);
+  return edit
+    ? ok(edit)
+    : fail(
+        'ManifestRefused',
+        `${template.label}: a layout Interlock cannot edit in place; write initContainers as a list`,
+      );
+}
+
+/** Namespaces earlier in the stream: their webhook switches decide the admission check of later pods. */
+function rememberNamespace(doc: Document, context: Context): void {
+  const object = doc.contents;
+  if (!isMap(object) || scalarText(object.get('kind')) !== 'Namespace') return;
+  const metadata = object.get('metadata');
+  if (!isMap(metadata)) return;
+  context.namespaces.set(
+    scalarText(metadata.get('name')),
+    namespaceInjection(metadata.toJS(doc) as Record<string, unknown>),
+  );
+}
+
+/**
+ * The input's own layout, so new lines look like their neighbours: kubectl writes sequences
+ * unindented under their key (`containers:\n- name`).
+ */
+function layoutOf(text: string): Layout {
+  const sample = text.slice(0, 64 * 1024);
+  const unindented = /^( *)[^\s#-][^\n]*:[ \t]*\n\1- /m.test(sample);
+  const indented = /^( *)[^\s#-][^\n]*:[ \t]*\n\1 +- /m.test(sample);
+  return { indentSeq: indented || !unindented };
+}
+
+function shift(edit: TextEdit, by: number): TextEdit {
+  return { start: edit.start + by, end: edit.end + by, text: edit.text };
 }
 
 function lineColumn(text: string, offset: number): [number, number] {
-  const before = text.slice(0, offset).split('\n');
-  return [before.length, (before.at(-1)?.length ?? 0) + 1];
+  const before = text.slice(0, offset);
+  const line = before.split('\n').length;
+  return [line, offset - before.lastIndexOf('\n')];
 }

@@ -1,7 +1,7 @@
-import { isMap, isSeq, type Document, type YAMLMap } from 'yaml';
+import { isMap, isScalar, isSeq, type Document, type YAMLMap } from 'yaml';
 
 /** Where each workload kind keeps its pod spec. */
-const POD_SPEC_PATHS: Readonly<Record<string, readonly string[]>> = {
+export const POD_SPEC_PATHS: Readonly<Record<string, readonly string[]>> = {
   Pod: ['spec'],
   Deployment: ['spec', 'template', 'spec'],
   StatefulSet: ['spec', 'template', 'spec'],
@@ -30,7 +30,9 @@ export interface Located {
 /** Every pod spec in one document, descending into `List` objects (kind List or *List) item by item. */
 export function locatePodTemplates(doc: Document): Located {
   const located: Located = { templates: [], skipped: [] };
-  if (doc.contents !== null) visit(doc.contents, '', located);
+  // An empty document (a trailing `---`) is nothing, not an object to mention.
+  const empty = doc.contents === null || (isScalar(doc.contents) && doc.contents.value === null);
+  if (!empty) visit(doc.contents, '', located);
   return located;
 }
 

@@ -5,7 +5,7 @@
  * (docs/kube-client.md). The request is that peak plus a 20% margin, rounded up to 64Mi; the
  * limit is 2x the request, room for the rules check of a 100k-rule table.
  */
-const MEASURED_PEAK_RSS_MIB = 51.8;
+export const MEASURED_PEAK_RSS_MIB = 51.8;
 const MEMORY_MARGIN = 0.2;
 
 export const VALIDATOR_RESOURCES = {

@@ -36,6 +36,14 @@ export const REASONS = {
   ConfigInvalid: 'invalid flags, environment or configuration',
   InternalError: 'a bug: the validator failed unexpectedly',
   ManifestUnparseable: 'Kubernetes YAML given to `interlock inject` does not parse (line and column named)',
+  ManifestUnreadable:
+    '`interlock inject` cannot read its input (missing, unreadable, or not a regular file: a FIFO or a device is refused, never waited on)',
+  ManifestTooLarge:
+    '`interlock inject` input over the 16 MiB cap, or one document over 1 MiB that is not a kubectl List',
+  ManifestRefused:
+    '`interlock inject` will not edit this pod: hostNetwork, a mesh webhook injects it at admission, a merge key or shared anchor, a foreign container under a validator name, a non-list initContainers',
+  ManifestOrder:
+    'the validator is placed before an init container that writes the rules, or after the native sidecar proxy whose port it binds',
   KubeUnavailable:
     'no Kubernetes API could be found or its credentials could not be read (KUBECONFIG, in-cluster service account)',
   KubeApiError: 'the Kubernetes API did not answer in time, could not be reached, or refused the request',

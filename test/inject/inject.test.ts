@@ -130,10 +130,10 @@ describe('interlock inject', () => {
     });
   });
 
-  it('the mesh comes from the pod (proxy container, annotation); when it cannot, --mesh is asked for (exit 64)', async () => {
-    const annotated =
-      'kind: Pod\nmetadata:\n  name: p\n  annotations: {sidecar.istio.io/inject: "true"}\nspec:\n  containers: [{name: a, image: b}]\n';
-    expect(docs((await inject(annotated)).stdout)[0]?.spec.initContainers[0]?.name).toBe('istio-validation');
+  it('the mesh comes from the pod (validator, proxy or init container); when it cannot, --mesh is asked for (exit 64)', async () => {
+    const proxied =
+      'kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: b}, {name: istio-proxy, image: c}]\n';
+    expect(docs((await inject(proxied)).stdout)[0]?.spec.initContainers[0]?.name).toBe('istio-validation');
     const unknown = await inject('kind: Pod\nmetadata: {name: p}\nspec:\n  containers: [{name: a, image: b}]\n');
     expect(unknown).toMatchObject({
       exitCode: 64,

@@ -1,0 +1,249 @@
+import { compatToValidate } from '../compat/compat-argv.js';
+import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
+import { fail, ok, type Result } from '../reason/result.js';
+import { annotationFlags } from './annotation-flags.js';
+import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
+import { MEASURED_PEAK_RSS_MIB } from './resources.js';
+import { podIdentityEnv, securityContextOf, validatorArgs, validatorContainer } from './validator-container.js';
+
+import { scalarText, type Plain } from './plain.js';
+
+export interface InjectOptions {
+  /** Unset: from the pod (an existing validator, the proxy or its init container), else an error. */
+  readonly mesh?: Mesh;
+  readonly image: string;
+  readonly rulesCheck: boolean;
+  readonly reportEvent: boolean;
+  readonly nativeSidecar: boolean;
+  /** Init containers that write the rules besides istio-init and linkerd-init: the validator goes after them. */
+  readonly afterContainers?: readonly string[];
+  /** validate flags for a new container (the generic preset's ports); an existing one keeps its own. */
+  readonly extraArgs?: readonly string[];
+}
+
+/** One pod template, as plain data. */
+export interface PodInput {
+  readonly label: string;
+  readonly spec: Plain;
+  readonly metadata?: Plain;
+  readonly namespace?: NamespaceInjection;
+}
+
+/** Where the validator goes: a new item at `index`, or the item at `index` replaced. */
+export interface Plan {
+  readonly kind: 'insert' | 'replace';
+  readonly index: number;
+  readonly container: Plain;
+  readonly notes: readonly string[];
+}
+
+export type InjectReason = 'ManifestRefused' | 'ManifestOrder' | 'ConfigInvalid';
+
+const MESH_OF_NAME: Readonly<Record<string, Mesh>> = {
+  'linkerd-network-validator': 'linkerd',
+  'istio-validation': 'istio',
+  'linkerd-proxy': 'linkerd',
+  'istio-proxy': 'istio',
+  'linkerd-init': 'linkerd',
+  'istio-init': 'istio',
+};
+const VALIDATOR_NAMES = new Set(MESHES.map((mesh) => PRESETS[mesh].validatorContainer));
+/** Init containers the meshes inject that write the NAT rules (no CNI plugin). */
+const RULES_WRITERS = ['istio-init', 'linkerd-init'];
+/** Flags Interlock manages itself; everything else in an existing validator's args is kept. */
+const MANAGED = new Map([
+  ['--mesh', 1],
+  ['--rules', 1],
+  ['--report-event', 0],
+]);
+
+const nameOf = (item: unknown): string =>
+  typeof item === 'object' && item !== null ? scalarText((item as Plain).name) : '';
+const listOf = (value: unknown): Plain[] => (Array.isArray(value) ? (value as Plain[]) : []);
+
+/** Decides where and what the validator is in one pod spec, or why the pod is refused. */
+export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan, InjectReason> {
+  const refused = refusal(pod, options);
+  if (refused) return fail('ManifestRefused', `${pod.label}: ${refused}`);
+  const inits = listOf(pod.spec.initContainers);
+  const names = [...inits.map(nameOf), ...listOf(pod.spec.containers).map(nameOf)];
+  const index = inits.findIndex((item) => VALIDATOR_NAMES.has(nameOf(item)));
+  const existing = index >= 0 ? inits[index] : undefined;
+  const mesh = options.mesh ?? MESH_OF_NAME[nameOf(existing)] ?? names.map((name) => MESH_OF_NAME[name]).find(Boolean);
+  if (!mesh)
+    return fail(
+      'ConfigInvalid',
+      `${pod.label}: cannot tell which mesh injects this pod (no validator, proxy or init container of a mesh); give --mesh linkerd|istio|generic`,
+    );
+  const order = orderProblem(pod.label, inits, index, options);
+  if (order?.startsWith('error:')) return fail('ManifestOrder', order.slice('error: '.length));
+  const notes = order ? [order] : [];
+  if (existing) {
+    const args = equivalentArgs(existing, pod.label);
+    if (!args.ok) return args;
+    const container = updated(
+      existing,
+      mesh,
+      [...args.value, ...annotationFlags(mesh, pod.metadata, args.value)],
+      options,
+    );
+    return ok({ kind: 'replace', index, container, notes: [...notes, ...memoryNote(pod.label, container)] });
+  }
+  const args = newArgs(pod, inits, mesh, options);
+  if (!args.ok) return args;
+  const at = insertionIndex(inits, options);
+  return ok({
+    kind: 'insert',
+    index: at,
+    container: validatorContainer({ ...options, mesh, extraArgs: args.value }),
+    notes,
+  });
+}
+
+/** Why this pod must not be injected, or undefined. */
+function refusal(pod: PodInput, options: InjectOptions): string | undefined {
+  const { spec } = pod;
+  if (spec.hostNetwork === true)
+    return "hostNetwork: true; a validator there would probe the node's network, not a meshed pod's";
+  const inits = spec.initContainers;
+  if (inits !== undefined && inits !== null && !Array.isArray(inits))
+    return `initContainers is a ${typeof inits === 'object' ? 'map' : typeof inits}, not a list; fix the manifest first`;
+  const names = [...listOf(inits), ...listOf(spec.containers)];
+  const impostor =
+    names.find((item) => VALIDATOR_NAMES.has(nameOf(item)) && !listOf(inits).includes(item)) ??
+    listOf(inits).find((item) => nameOf(item) === 'interlock' && !isInterlockImage(item.image, options.image));
+  if (impostor)
+    return `a container named ${nameOf(impostor)} (image ${scalarText(impostor.image)}) is not Interlock's validator; rename it`;
+  const admission = admissionMesh(pod.metadata, names.map(nameOf), pod.namespace);
+  if (admission)
+    return `${admission === 'linkerd' ? "Linkerd's proxy injector" : "Istio's sidecar injector"} injects this pod at admission and adds its own validator there; use the admission path (\`interlock webhook\`), not inject`;
+  return undefined;
+}
+
+/** Interlock's image: the one given, or any tag or digest of a `mesh-interlock` repository. */
+function isInterlockImage(image: unknown, expected: string): boolean {
+  const text = scalarText(image);
+  const repository = text.split('@')[0]?.replace(/:[^/:]*$/, '') ?? '';
+  return text === expected || repository.split('/').at(-1) === 'mesh-interlock';
+}
+
+/** After the last init container that writes the rules (and before any native sidecar). */
+function insertionIndex(inits: readonly Plain[], options: InjectOptions): number {
+  const writers = new Set([...RULES_WRITERS, ...(options.afterContainers ?? [])]);
+  let last = -1;
+  inits.forEach((item, at) => {
+    if (writers.has(nameOf(item))) last = at;
+  });
+  return last + 1;
+}
+
+/**
+ * An existing validator must run after every rules writer (else it checks rules not yet written)
+ * and before a native sidecar proxy (else the proxy holds the port it binds).
+ */
+function orderProblem(
+  label: string,
+  inits: readonly Plain[],
+  index: number,
+  options: InjectOptions,
+): string | undefined {
+  if (index < 0) {
+    const at = insertionIndex(inits, options);
+    const sidecar = inits.slice(0, at).find((item) => item.restartPolicy === 'Always');
+    return sidecar
+      ? `error: ${label}: the native sidecar ${nameOf(sidecar)} runs before the init container that writes the rules; the validator cannot go after one and before the other`
+      : undefined;
+  }
+  const writers = new Set([...RULES_WRITERS, ...(options.afterContainers ?? [])]);
+  const writer = inits.slice(index + 1).find((item) => writers.has(nameOf(item)));
+  if (writer)
+    return `error: ${label}: the validator runs before ${nameOf(writer)}, which writes the rules it checks; move it after ${nameOf(writer)}`;
+  const before = inits
+    .slice(0, index)
+    .filter((item) => item.restartPolicy === 'Always')
+    .map(nameOf);
+  if (before.length === 0) return undefined;
+  const sentence = `${label}: the validator runs after the native sidecar ${before.join(', ')}, whose port it must bind first; move it before ${before.join(', ')}`;
+  return options.nativeSidecar ? `error: ${sentence}` : `warning: ${sentence}`;
+}
+
+/** A new validator's flags: the rules writer's own argv mapped, or the pod's annotations. */
+function newArgs(
+  pod: PodInput,
+  inits: readonly Plain[],
+  mesh: Mesh,
+  options: InjectOptions,
+): Result<string[], InjectReason> {
+  const istioInit = inits.find((item) => nameOf(item) === 'istio-init');
+  const base: string[] = [...(options.extraArgs ?? [])];
+  if (mesh === 'istio' && istioInit) {
+    // istio-init writes the rules; the same options with validation only describe what it wrote.
+    const args = [...listOf(istioInit.args).map(String), '--run-validation', '--skip-rule-apply'];
+    const mapped = equivalentArgs({ ...istioInit, args }, pod.label);
+    if (!mapped.ok) return mapped;
+    base.push(...mapped.value);
+  } else if (mesh === 'generic' && !(base.includes('--inbound-port') && base.includes('--outbound-port'))) {
+    return fail(
+      'ConfigInvalid',
+      `${pod.label}: --mesh generic needs --inbound-port and --outbound-port (the proxy's redirect ports)`,
+    );
+  }
+  return ok([...base, ...annotationFlags(mesh, pod.metadata, base)]);
+}
+
+/** The validate flags equivalent to what the container runs now: the mesh's own argv, mapped, or Interlock's. */
+function equivalentArgs(container: Plain, label: string): Result<string[], 'ConfigInvalid'> {
+  const strings = (value: unknown) => (Array.isArray(value) ? value.map(String) : []);
+  const args = strings(container.args);
+  const mapped = compatToValidate([...strings(container.command), ...args], {});
+  if (mapped && !mapped.ok)
+    return fail('ConfigInvalid', `${label}: container ${nameOf(container)}: ${mapped.error.message}`);
+  const validate = mapped ? mapped.value.slice(1) : args[0] === 'validate' ? args.slice(1) : args;
+  const extra: string[] = [];
+  for (let index = 0; index < validate.length; index++) {
+    const flag = validate[index] ?? '';
+    const arity = MANAGED.get(flag.split('=')[0] ?? '');
+    if (arity === undefined) extra.push(flag);
+    else if (!flag.includes('=')) index += arity;
+  }
+  return ok(extra);
+}
+
+/** The existing container with Interlock's image, args, identity env and termination policy; its other fields kept. */
+function updated(existing: Plain, mesh: Mesh, extraArgs: string[], options: InjectOptions): Plain {
+  const container: Plain = { ...existing, image: options.image, args: validatorArgs({ ...options, mesh, extraArgs }) };
+  delete container.command;
+  const env = listOf(existing.env);
+  const present = new Set(env.map(nameOf));
+  container.env = [...env, ...podIdentityEnv().filter((entry) => !present.has(nameOf(entry)))];
+  if (options.rulesCheck) container.securityContext = securityContextOf(mesh, true);
+  container.terminationMessagePolicy = 'FallbackToLogsOnError';
+  return container;
+}
+
+/** A memory limit the validator's own measured peak does not fit under is an OOM kill waiting. */
+function memoryNote(label: string, container: Plain): string[] {
+  const limits = (container.resources as Plain | undefined)?.limits as Plain | undefined;
+  const mib = quantityMiB(limits?.memory);
+  if (mib === undefined || mib >= MEASURED_PEAK_RSS_MIB) return [];
+  return [
+    `warning: ${label}: container ${nameOf(container)} keeps its memory limit ${scalarText(limits?.memory)}, below Interlock's measured peak RSS of ${MEASURED_PEAK_RSS_MIB} MiB; raise it to at least 128Mi or it may be OOM-killed`,
+  ];
+}
+
+const UNITS: Readonly<Record<string, number>> = {
+  '': 1,
+  k: 1e3,
+  M: 1e6,
+  G: 1e9,
+  Ki: 1024,
+  Mi: 1024 ** 2,
+  Gi: 1024 ** 3,
+};
+
+/** A Kubernetes memory quantity in MiB; undefined when it is not one this check can read. */
+function quantityMiB(value: unknown): number | undefined {
+  const match = /^(\d+(?:\.\d+)?)(k|M|G|Ki|Mi|Gi)?$/.exec(scalarText(value).trim());
+  if (!match) return undefined;
+  return (Number(match[1]) * (UNITS[match[2] ?? ''] ?? 1)) / 1024 ** 2;
+}

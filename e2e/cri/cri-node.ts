@@ -8,6 +8,12 @@ import { run } from '../cni/containerd-node.js';
 import { CriClient } from './cri-client.js';
 import { criName, importImage, INTERLOCK_IMAGE, PAUSE_IMAGE } from './images.js';
 
+export interface CniState {
+  readonly config: string;
+  readonly networkReady: boolean;
+  readonly message: string;
+}
+
 /** Every directory of a CRI node is made under this prefix; the sweep finds orphans by it. */
 const ROOT_PREFIX = '/tmp/interlock-cri-node-';
 /** Debian's containernetworking-plugins. */
@@ -122,25 +128,43 @@ export class CriNode {
     for (const entry of await readdir(this.confDir)) await rm(join(this.confDir, entry), { recursive: true });
   }
 
-  /**
-   * Waits until the CRI plugin's CNI syncer has loaded what the conf dir now says: it reloads on
-   * file events, and verbose Status shows the configuration it holds.
-   */
-  async waitCniLoaded(expect: (config: string) => boolean): Promise<string> {
-    let config = '';
-    for (let i = 0; i < 100; i++) {
-      const status = await this.cri.call('Status', { verbose: true });
-      config = String((status['info'] as Record<string, string> | undefined)?.['cniconfig'] ?? '');
-      if (expect(config)) return config;
+  /** What the CRI plugin's CNI syncer holds now: the loaded networks and the NetworkReady condition. */
+  async cniState(): Promise<CniState> {
+    const status = await this.cri.call('Status', { verbose: true });
+    const conditions = ((status['status'] as Record<string, unknown> | undefined)?.['conditions'] ?? []) as Array<{
+      type: string;
+      status: boolean;
+      message: string;
+    }>;
+    const network = conditions.find((condition) => condition.type === 'NetworkReady');
+    return {
+      config: String((status['info'] as Record<string, string> | undefined)?.['cniconfig'] ?? ''),
+      networkReady: network?.status === true,
+      message: network?.message ?? '',
+    };
+  }
+
+  /** Waits until the syncer (it reloads the conf dir on file events) holds what `expect` wants. */
+  async waitCni(expect: (state: CniState) => boolean): Promise<CniState> {
+    let state = await this.cniState();
+    for (let i = 0; i < 100 && !expect(state); i++) {
       await sleep(100);
+      state = await this.cniState();
     }
+    if (expect(state)) return state;
+    const cniLog = this.log()
+      .split('\n')
+      .filter((line) => /cni/i.test(line))
+      .slice(-10)
+      .join('\n');
     throw new Error(
-      `the CRI plugin did not load the expected CNI configuration; it holds: ${config.slice(0, 2000)}\n${this.log()
-        .split('\n')
-        .filter((line) => /cni/i.test(line))
-        .slice(-10)
-        .join('\n')}`,
+      `the CRI plugin's CNI state did not become as expected: ${JSON.stringify(state).slice(0, 2000)}\n${cniLog}`,
     );
+  }
+
+  /** Waits until the syncer has loaded a configuration whose JSON includes `text`. */
+  waitCniLoaded(text: string): Promise<CniState> {
+    return this.waitCni((state) => state.config.includes(text));
   }
 
   async stop(): Promise<void> {

@@ -13,7 +13,7 @@ let node: CriNode;
 beforeAll(async () => {
   node = await startNode();
   await node.writeConfig('10-primary.conflist', conflist([bridge(node, 20), portmap]));
-  await node.waitCniLoaded((config) => config.includes('ilkcri20'));
+  await node.waitCniLoaded('ilkcri20');
 }, 300_000);
 afterAll(async () => {
   await node?.stop();

@@ -100,3 +100,38 @@ export async function manifestContainer(mesh: Mesh, extra: readonly string[] = [
   if (printed.exitCode !== 0) throw new Error(`interlock manifest: ${printed.stderr}`);
   return parse(printed.stdout) as ContainerSpec;
 }
+
+export interface CniCheck {
+  readonly exitCode: number;
+  readonly verdict: {
+    readonly healthy: boolean;
+    readonly loads?: { readonly file: string; readonly chain: readonly string[] };
+    readonly findings: ReadonlyArray<{
+      readonly code: string;
+      readonly severity: string;
+      readonly file?: string;
+      readonly message: string;
+    }>;
+  };
+}
+
+/** The shipped `interlock cni-check` on the node's own conf and bin dirs, as the CRI plugin is configured. */
+export async function cniCheck(node: CriNode, mesh: Mesh = 'linkerd'): Promise<CniCheck> {
+  const args = [
+    'cni-check',
+    '--mesh',
+    mesh,
+    '--cni-conf-dir',
+    node.confDir,
+    '--cni-bin-dir',
+    node.binDir,
+    '--format',
+    'json',
+  ];
+  const result = await run('node', [CLI, ...args], { timeoutMs: 30_000 });
+  try {
+    return { exitCode: result.exitCode, verdict: JSON.parse(result.stdout) as CniCheck['verdict'] };
+  } catch {
+    throw new Error(`cni-check exit ${result.exitCode}: ${result.stdout}${result.stderr}`);
+  }
+}

@@ -162,9 +162,9 @@ export class CriNode {
     );
   }
 
-  /** Waits until the syncer has loaded a configuration whose JSON includes `text`. */
-  waitCniLoaded(text: string): Promise<CniState> {
-    return this.waitCni((state) => state.config.includes(text));
+  /** Waits until the syncer has loaded a configuration whose JSON includes `text` (or matches it). */
+  waitCniLoaded(text: string | RegExp): Promise<CniState> {
+    return this.waitCni((state) => (typeof text === 'string' ? state.config.includes(text) : text.test(state.config)));
   }
 
   async stop(): Promise<void> {

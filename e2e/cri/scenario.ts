@@ -1,5 +1,6 @@
+import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { run } from '../cni/containerd-node.js';
 import { CriNode } from './cri-node.js';
 import { buildPauseImage } from './images.js';
@@ -134,4 +135,46 @@ export async function cniCheck(node: CriNode, mesh: Mesh = 'linkerd'): Promise<C
   } catch {
     throw new Error(`cni-check exit ${result.exitCode}: ${result.stdout}${result.stderr}`);
   }
+}
+
+const MESH_FIXTURES = fileURLToPath(new URL('../../test/fixtures/meshes/', import.meta.url));
+
+/** Keeps a container's place and identity but gives it a process the image has (the real proxies are not here). */
+const standIn = (container: ContainerSpec): ContainerSpec => ({
+  name: container.name,
+  image: container.image,
+  command: APP.command as string[],
+  ...(container.securityContext ? { securityContext: container.securityContext } : {}),
+  ...(container.restartPolicy ? { restartPolicy: container.restartPolicy } : {}),
+});
+
+/**
+ * The pod a mesh's injector renders (a Deployment's pod template from the mesh's own golden
+ * file), with its validator init container exactly as injected (command, args, env,
+ * securityContext) and only its image swapped for Interlock's: the drop-in path. Every other
+ * container keeps its place, restartPolicy and securityContext, with a stand-in process.
+ */
+export async function injectedPod(
+  fixture: string,
+  validatorName: string,
+): Promise<{ pod: PodObject; validator: ContainerSpec }> {
+  const documents = parseAllDocuments(await readFile(`${MESH_FIXTURES}${fixture}`, 'utf8')).map(
+    (doc) => doc.toJSON() as Record<string, unknown>,
+  );
+  const template = documents
+    .map((doc) => (doc?.['spec'] as { template?: { spec?: PodObject['spec'] } } | undefined)?.template?.spec)
+    .find((spec) => spec?.initContainers?.some((container) => container.name === validatorName));
+  if (!template) throw new Error(`${fixture} has no pod template with ${validatorName}`);
+  const validator = template.initContainers?.find((container) => container.name === validatorName) as ContainerSpec;
+  const base = podOf(fixture.split('/')[0] as string, {
+    initContainers: (template.initContainers ?? []).map((c) => (c.name === validatorName ? c : standIn(c))),
+    containers: template.containers.map(standIn),
+  });
+  return {
+    pod: {
+      ...base,
+      spec: { ...base.spec, ...(template.securityContext ? { securityContext: template.securityContext } : {}) },
+    },
+    validator,
+  };
 }

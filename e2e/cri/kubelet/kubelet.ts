@@ -72,6 +72,7 @@ export class PodRun {
   private readonly abort = new AbortController();
   private phase = 'Pending';
   private podIP = '';
+  private stopping: Promise<void> | undefined;
 
   constructor(
     private readonly kubelet: Kubelet,
@@ -306,14 +307,22 @@ export class PodRun {
     await this.kubelet.options.publisher.status(this.pod, this.statusJson());
   }
 
-  /** What the kubelet does for a deleted pod: stop waiting, stop and remove the sandbox, remove its cgroup. */
-  async stop(): Promise<void> {
+  /** What the kubelet does for a deleted pod: stop waiting, stop and remove the sandbox. Idempotent. */
+  stop(): Promise<void> {
+    this.stopping ??= this.teardown();
+    return this.stopping;
+  }
+
+  private async teardown(): Promise<void> {
     this.abort.abort();
     await this.outcome.catch(() => undefined);
-    if (this.sandboxId) {
-      await this.cri.call('StopPodSandbox', { pod_sandbox_id: this.sandboxId });
-      await this.cri.call('RemovePodSandbox', { pod_sandbox_id: this.sandboxId });
-    }
+    if (!this.sandboxId) return;
+    // A sandbox already gone (removed by an earlier stop, or never made whole) is what we want.
+    const gone = (error: Error) => {
+      if (!/NOT_FOUND|not found/.test(error.message)) throw error;
+    };
+    await this.cri.call('StopPodSandbox', { pod_sandbox_id: this.sandboxId }).catch(gone);
+    await this.cri.call('RemovePodSandbox', { pod_sandbox_id: this.sandboxId }).catch(gone);
   }
 }
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { chmod, copyFile, mkdir, mkdtemp, readdir, readFile, readlink, rm, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -7,6 +7,12 @@ import { fileURLToPath } from 'node:url';
 import { run } from '../cni/containerd-node.js';
 import { CriClient } from './cri-client.js';
 import { criName, importImage, INTERLOCK_IMAGE, PAUSE_IMAGE } from './images.js';
+
+export interface CriNodeHandle {
+  readonly name: string;
+  readonly root: string;
+  readonly socket: string;
+}
 
 export interface CniState {
   readonly config: string;
@@ -35,9 +41,19 @@ export class CriNode {
     readonly root: string,
     readonly socket: string,
     readonly cri: CriClient,
-    private readonly daemon: ChildProcess,
-    private readonly log: () => string,
+    /** The daemon, in the process that started it; absent where a test file attached to it. */
+    private readonly daemon: ChildProcess | undefined,
   ) {}
+
+  /** What a test file needs to use a node another process started (vitest's global setup). */
+  get handle(): CriNodeHandle {
+    return { name: this.name, root: this.root, socket: this.socket };
+  }
+
+  /** The node another process started: pods and CNI configuration through it; stopping stays with its owner. */
+  static attach(handle: CriNodeHandle): CriNode {
+    return new CriNode(handle.name, handle.root, handle.socket, CriClient.connect(handle.socket), undefined);
+  }
 
   get confDir(): string {
     return join(this.root, 'net.d');
@@ -73,15 +89,13 @@ export class CriNode {
       `exec nsenter --net=/run/netns/${name} containerd --config ${root}/containerd.toml`,
     ].join('\n');
     // Its own session: a Ctrl-C to the test must not kill it before the pods are removed through it.
+    const log = openSync(join(root, 'containerd.log'), 'a');
     const daemon = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', setup], {
-      stdio: ['ignore', 'ignore', 'pipe'],
+      stdio: ['ignore', 'ignore', log],
       detached: true,
     });
-    let log = '';
-    daemon.stderr?.on('data', (chunk: Buffer) => {
-      log = (log + chunk.toString('utf8')).slice(-200_000);
-    });
-    const node = new CriNode(name, root, socket, CriClient.connect(socket), daemon, () => log);
+    closeSync(log);
+    const node = new CriNode(name, root, socket, CriClient.connect(socket), daemon);
     try {
       await node.waitReady();
       await writeFile(join(root, 'mntns'), await readlink(`/proc/${daemon.pid}/ns/mnt`));
@@ -95,7 +109,7 @@ export class CriNode {
 
   private async waitReady(): Promise<void> {
     for (let i = 0; i < 150; i++) {
-      if (this.daemon.exitCode !== null) break;
+      if (this.daemon && this.daemon.exitCode !== null) break;
       if (existsSync(this.socket)) {
         const version = await this.cri.call('Version', {}, 2_000).catch(() => undefined);
         if (version) return;
@@ -105,9 +119,13 @@ export class CriNode {
     throw new Error(`containerd's CRI did not start:\n${this.log().slice(-4000)}`);
   }
 
-  /** The daemon's log (containerd and the CRI plugin write to stderr). */
-  daemonLog(): string {
-    return this.log();
+  /** The tail of the daemon's log (containerd and the CRI plugin write to stderr). */
+  private log(): string {
+    try {
+      return readFileSync(join(this.root, 'containerd.log'), 'utf8').slice(-100_000);
+    } catch {
+      return '';
+    }
   }
 
   /** A command in the node's network namespace (its bridges and the pods' veths live there). */
@@ -170,6 +188,7 @@ export class CriNode {
   async stop(): Promise<void> {
     await this.removeAllPods();
     this.cri.close();
+    if (!this.daemon) return;
     await stopProcessTree(this.daemon, this.root);
     await run('ip', ['netns', 'del', this.name]);
     await removeCgroups(this.name);
@@ -178,7 +197,7 @@ export class CriNode {
 
   /** What the kubelet does at the end of a pod, for every pod left: stop and remove its sandbox. */
   async removeAllPods(): Promise<void> {
-    if (this.daemon.exitCode !== null) return;
+    if (this.daemon && this.daemon.exitCode !== null) return;
     const listed = await this.cri.call('ListPodSandbox', {}, 10_000).catch(() => ({ items: [] }));
     for (const sandbox of (listed['items'] as Array<{ id: string }> | undefined) ?? []) {
       await this.cri.call('StopPodSandbox', { pod_sandbox_id: sandbox.id }).catch(() => undefined);
@@ -243,7 +262,7 @@ async function removeTree(dir: string): Promise<void> {
 }
 
 /** Nodes whose test process died without stopping them (an interrupted run): cleaned at the next start. */
-export async function sweepOrphans(): Promise<void> {
+async function sweepOrphans(): Promise<void> {
   for (const entry of await readdir('/tmp')) {
     const root = join('/tmp', entry);
     if (!root.startsWith(ROOT_PREFIX)) continue;

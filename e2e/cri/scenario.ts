@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { run } from '../cni/containerd-node.js';
 import { CriNode } from './cri-node.js';
-import { buildPauseImage } from './images.js';
 import type { ContainerSpec, PodObject } from './kubelet/pod-spec.js';
 
 const CORPUS = fileURLToPath(new URL('../../test/fixtures/corpus/', import.meta.url));
@@ -17,14 +17,16 @@ export const MESH_RULES = {
 export type Mesh = keyof typeof MESH_RULES;
 export const MESH_PLUGIN: Record<Mesh, string> = { linkerd: 'linkerd-cni', istio: 'istio-cni' };
 
-/** A node for the scenarios; the pause image is built once per run (idempotent). */
+/** The suite's node (started by the global setup), with an empty CNI conf dir and no pods. */
 export async function startNode(): Promise<CriNode> {
-  await buildPauseImage();
-  return CriNode.start();
+  const node = CriNode.attach(inject('criNode'));
+  await node.removeAllPods();
+  await node.clearConfigs();
+  return node;
 }
 
 /** Each network gets its own bridge and /24 in 10.213.0.0/16: the address says which file containerd used. */
-export const subnetOf = (index: number): string => `10.213.${index}.0/24`;
+const subnetOf = (index: number): string => `10.213.${index}.0/24`;
 export const inSubnet = (ip: string | undefined, index: number): boolean =>
   ip !== undefined && ip.startsWith(subnetOf(index).replace('.0/24', '.'));
 

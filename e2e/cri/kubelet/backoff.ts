@@ -58,8 +58,8 @@ export class ManualClock implements Clock {
 }
 
 /** The kubelet's container restart back-off: 10 s, doubling per failure, capped at 5 min. */
-export const BACKOFF_INITIAL_MS = 10_000;
-export const BACKOFF_MAX_MS = 300_000;
+const BACKOFF_INITIAL_MS = 10_000;
+const BACKOFF_MAX_MS = 300_000;
 
 export class RestartBackOff {
   private readonly delays = new Map<string, number>();

@@ -2,7 +2,7 @@ import type { Message } from '../cri-client.js';
 import type { ContainerSpec, PodObject, SecurityContext } from './pod-spec.js';
 
 /** What the kubelet masks and makes read-only in /proc and /sys for an unprivileged container (pkg/securitycontext). */
-export const DEFAULT_MASKED_PATHS = [
+const DEFAULT_MASKED_PATHS = [
   '/proc/asound',
   '/proc/acpi',
   '/proc/kcore',
@@ -15,13 +15,13 @@ export const DEFAULT_MASKED_PATHS = [
   '/sys/firmware',
   '/sys/devices/virtual/powercap',
 ];
-export const DEFAULT_READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
+const DEFAULT_READONLY_PATHS = ['/proc/bus', '/proc/fs', '/proc/irq', '/proc/sys', '/proc/sysrq-trigger'];
 
 /** The namespaces a pod's containers share: the pod's network and IPC, their own PIDs. */
 const NAMESPACES = { network: 'POD', pid: 'CONTAINER', ipc: 'POD' };
 
 /** The container's effective security context: its own fields over the pod's (the kubelet's merge). */
-export function effectiveSecurityContext(pod: PodObject, container: ContainerSpec): SecurityContext {
+function effectiveSecurityContext(pod: PodObject, container: ContainerSpec): SecurityContext {
   return { ...(pod.spec.securityContext ?? {}), ...(container.securityContext ?? {}) };
 }
 

@@ -32,7 +32,7 @@ export const waiting = (reason: string, message?: string): State => ({
 });
 
 /** The JSON the kubelet would send for a state: the other variants explicitly null (merge patch). */
-export function stateJson(state: State | Record<string, never>): Record<string, unknown> {
+function stateJson(state: State | Record<string, never>): Record<string, unknown> {
   return { waiting: null, running: null, terminated: null, ...state };
 }
 

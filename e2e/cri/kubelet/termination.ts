@@ -1,9 +1,9 @@
 import { open, readFile } from 'node:fs/promises';
 
 /** The kubelet's bounds (pkg/kubelet/container): 4 KiB of the file; 80 lines and 2 KiB of the log. */
-export const MAX_MESSAGE_BYTES = 4096;
-export const MAX_LOG_LINES = 80;
-export const MAX_LOG_BYTES = 2048;
+const MAX_MESSAGE_BYTES = 4096;
+const MAX_LOG_LINES = 80;
+const MAX_LOG_BYTES = 2048;
 
 export type TerminationMessagePolicy = 'File' | 'FallbackToLogsOnError';
 
@@ -42,7 +42,7 @@ async function tailBytes(path: string, max: number): Promise<Buffer | undefined>
  * The last 80 lines, at most 2 KiB, of a CRI log (`<time> <stream> <P|F> <text>` per line; a P
  * line continues on the next), as the kubelet's readLastStringFromContainerLogs gives them.
  */
-export async function logTail(logPath: string): Promise<string> {
+async function logTail(logPath: string): Promise<string> {
   const text = await readFile(logPath, 'utf8').catch(() => '');
   const lines: string[] = [];
   let partial = '';

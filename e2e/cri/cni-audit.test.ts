@@ -5,17 +5,8 @@ import type { ContainerStatus } from './kubelet/container-status.js';
 import { Kubelet, type PodRun } from './kubelet/kubelet.js';
 import type { ContainerSpec } from './kubelet/pod-spec.js';
 import { MemoryPublisher } from './kubelet/publisher.js';
-import {
-  bridge,
-  cniCheck,
-  conflist,
-  inSubnet,
-  manifestContainer,
-  meshPlugin,
-  podOf,
-  portmap,
-  startNode,
-} from './scenario.js';
+import { bridge, cniCheck, conflist, inSubnet, manifestContainer, meshPlugin, podOf, portmap } from './scenario.js';
+import { startNode } from './suite-node.js';
 
 // The CNI audit's field scenarios on the kubelet's path: containerd's CRI plugin loads the conf dir
 // (live, through its syncer), runs the real bridge + host-local chain with the mesh stand-in, and

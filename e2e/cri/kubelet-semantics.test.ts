@@ -5,7 +5,8 @@ import type { ContainerStatus } from './kubelet/container-status.js';
 import { Kubelet, type PodRun } from './kubelet/kubelet.js';
 import type { ContainerSpec } from './kubelet/pod-spec.js';
 import { MemoryPublisher } from './kubelet/publisher.js';
-import { bridge, conflist, podOf, portmap, startNode } from './scenario.js';
+import { bridge, conflist, podOf, portmap } from './scenario.js';
+import { startNode } from './suite-node.js';
 
 // The harness itself, on the real CRI: what the kubelet does with init containers, back-off,
 // termination messages and the security context, checked against what the runtime really did.

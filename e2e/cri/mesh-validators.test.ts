@@ -12,9 +12,9 @@ import {
   MESH_PLUGIN,
   podOf,
   portmap,
-  startNode,
   type Mesh,
 } from './scenario.js';
+import { startNode } from './suite-node.js';
 import { fileURLToPath } from 'node:url';
 
 // Both meshes' validators as their injectors render them (test/fixtures/meshes, the meshes' own

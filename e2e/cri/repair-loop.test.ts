@@ -13,7 +13,8 @@ import { Kubelet } from './kubelet/kubelet.js';
 import type { ContainerSpec } from './kubelet/pod-spec.js';
 import { ApiPublisher } from './kubelet/publisher.js';
 import { ReplicaSetStandIn } from './replica-set.js';
-import { APP, bridge, conflist, manifestContainer, meshPlugin, portmap, startNode } from './scenario.js';
+import { APP, bridge, conflist, manifestContainer, meshPlugin, portmap } from './scenario.js';
+import { startNode } from './suite-node.js';
 
 // The whole repair loop on a real runtime: the kubelet harness runs pods through containerd's CRI
 // and publishes their status and Events to the Kubernetes API stand-in; the real `interlock node`

@@ -1,9 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
-import { inject } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { run } from '../cni/containerd-node.js';
-import { CriNode } from './cri-node.js';
+import type { CriNode } from './cri-node.js';
 import type { ContainerSpec, PodObject } from './kubelet/pod-spec.js';
 
 const CORPUS = fileURLToPath(new URL('../../test/fixtures/corpus/', import.meta.url));
@@ -16,14 +15,6 @@ export const MESH_RULES = {
 } as const;
 export type Mesh = keyof typeof MESH_RULES;
 export const MESH_PLUGIN: Record<Mesh, string> = { linkerd: 'linkerd-cni', istio: 'istio-cni' };
-
-/** The suite's node (started by the global setup), with an empty CNI conf dir and no pods. */
-export async function startNode(): Promise<CriNode> {
-  const node = CriNode.attach(inject('criNode'));
-  await node.removeAllPods();
-  await node.clearConfigs();
-  return node;
-}
 
 /** Each network gets its own bridge and /24 in 10.213.0.0/16: the address says which file containerd used. */
 const subnetOf = (index: number): string => `10.213.${index}.0/24`;

@@ -34,6 +34,8 @@ export interface Attempt {
   readonly message: string;
   readonly startedAtNs: number;
   readonly finishedAtNs: number;
+  /** When the kubelet called StartContainer (wall clock, ms), for start-to-exit as the kubelet sees it. */
+  readonly startCalledAtMs: number;
   readonly logPath: string;
 }
 
@@ -73,6 +75,7 @@ export class PodRun {
   private phase = 'Pending';
   private podIP = '';
   private stopping: Promise<void> | undefined;
+  private readonly startCalls = new Map<string, number>();
 
   constructor(
     private readonly kubelet: Kubelet,
@@ -197,6 +200,7 @@ export class PodRun {
       message,
       startedAtNs: Number(status['started_at']),
       finishedAtNs: Number(status['finished_at']),
+      startCalledAtMs: this.startCalls.get(id) ?? NaN,
       logPath,
     };
     this.attempts.push(run);
@@ -240,6 +244,7 @@ export class PodRun {
     });
     const id = String(created['container_id']);
     await this.event('Normal', 'Created', `Created container ${container.name}`, container);
+    this.startCalls.set(id, Date.now());
     await this.cri.call('StartContainer', { container_id: id });
     await this.event('Normal', 'Started', `Started container ${container.name}`, container);
     const status = await this.containerStatus(id);

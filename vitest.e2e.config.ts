@@ -5,6 +5,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['e2e/**/*.test.ts'],
+    // The CRI suite has its own configuration (vitest.cri.config.ts): one node for all its files.
+    exclude: ['e2e/cri/**'],
     // One file at a time, tests within a file in order: the machine has 2 cores, and the tests
     // share one Docker engine.
     fileParallelism: false,

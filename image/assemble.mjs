@@ -12,6 +12,7 @@ import { execFileSync } from 'node:child_process';
 import { chmod, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { launcherScript } from './launcher.mjs';
 
 const [projectArg = '.', outArg = 'build/image-app'] = process.argv.slice(2);
 const project = path.resolve(projectArg);
@@ -45,10 +46,7 @@ try {
 const launcher = path.join(out, 'bin', 'interlock');
 // The blob starts only with the V8 flags it was built with (scripts/node-runtime-flags.json).
 const nodeFlags = (await readFile(path.join(out, 'node-flags'), 'utf8')).trim();
-await writeFile(
-  launcher,
-  `#!/bin/sh\n# Interlock's CLI lives in the start-up snapshot; exec keeps node as the container's PID 1.\nexec node ${nodeFlags} --snapshot-blob ${installDir}/interlock.blob "$@"\n`,
-);
+await writeFile(launcher, launcherScript(nodeFlags, `${installDir}/interlock.blob`));
 await chmod(launcher, 0o755);
 
 // Licence texts of every package compiled into the snapshot: the image redistributes them, and

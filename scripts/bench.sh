@@ -5,7 +5,9 @@
 #      analysis of every corpus case, of the synthetic tables and of a hostile 2,000-RETURN table;
 #   3. `interlock node` against the API stand-in: reaction, footprint (110/5,000 pods), 50-pod storm;
 #   4. `interlock cni-check` on a directory of 50 CNI configuration files;
-#   5. the image: `docker start` to exit of the init container vs `true` from the same base.
+#   5. the image: `docker start` to exit of the init container vs `true` from the same base, and
+#      its size against its base;
+#   6. the kubelet's path: pod start through containerd's CRI with and without the validator.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
@@ -22,4 +24,6 @@ if [ "${BENCH_SKIP_IMAGE:-}" != 1 ]; then
   bash scripts/ensure-docker.sh
   npm run image --silent
   node scripts/bench-image.mjs
+  node scripts/bench-image-size.mjs "${INTERLOCK_IMAGE:-mesh-interlock:dev}"
+  INTERLOCK_IMAGE=${INTERLOCK_IMAGE:-mesh-interlock:dev} node scripts/bench-cri.mjs
 fi

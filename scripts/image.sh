@@ -67,7 +67,7 @@ trap 'rm -f "$build_log"' EXIT
 # The legacy builder is asked for explicitly: BuildKit's Dockerfile frontend may not be
 # available offline, and behaviour should not depend on whether buildx is installed.
 if ! tar -c --owner=0 --group=0 --hard-dereference \
-    package.json package-lock.json tsconfig.json src scripts/build-snapshot.mjs scripts/node-runtime-flags.json image/Dockerfile image/assemble.mjs "${deps[@]}" |
+    package.json package-lock.json tsconfig.json src scripts/build-snapshot.mjs scripts/node-runtime-flags.json image/Dockerfile image/assemble.mjs image/launcher.mjs "${deps[@]}" |
   DOCKER_BUILDKIT=0 docker build -f image/Dockerfile -t "$IMAGE" \
     --build-arg "BASE_IMAGE=$base" \
     --build-arg "VERSION=$version" \

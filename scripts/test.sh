@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 bash scripts/ensure-deps.sh
 # Debian's containerd and CNI plugins: the CNI unit tests ask the real bridge plugin for its
-# versions, and the CNI e2e (e2e/cni/) runs containerd itself.
+# versions, and the CNI and CRI e2e suites (e2e/cni/, e2e/cri/) run containerd themselves.
 bash scripts/ensure-containerd.sh
 npm run build --silent
 # Tests and e2e code are type-checked too: vitest itself only strips types.
@@ -25,6 +25,9 @@ bash scripts/ensure-docker.sh
 image=${INTERLOCK_IMAGE:-mesh-interlock:dev}
 IMAGE=$image npm run image --silent
 INTERLOCK_IMAGE=$image npx vitest run --config vitest.e2e.config.ts --reporter=default --reporter=json --outputFile="$results/e2e.json" || status=$?
+# The kubelet's path: containerd's CRI plugin, real CNI plugins, the API stand-in and kubectl (e2e/cri/).
+bash scripts/ensure-kubectl.sh
+INTERLOCK_IMAGE=$image npx vitest run --config vitest.cri.config.ts --reporter=default --reporter=json --outputFile="$results/cri.json" || status=$?
 
 # One closing line for both suites, so a reader (or CI) sees the total at the end.
 node -e '
@@ -36,6 +39,6 @@ node -e '
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests;
   }
   console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
-' "$results/unit.json" "$results/e2e.json"
+' "$results/unit.json" "$results/e2e.json" "$results/cri.json"
 rm -rf "$results"
 exit $status

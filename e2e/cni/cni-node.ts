@@ -93,26 +93,6 @@ const DEFAULT_CAPABILITIES = [
 ];
 const NO_CAPABILITIES = DEFAULT_CAPABILITIES.flatMap((name) => ['--cap-drop', `CAP_${name}`]);
 
-/** The identity a validate pod runs with: uid and the capability sets, from /proc/self/status. */
-export async function podIdentity(node: ContainerdNode): Promise<string> {
-  const result = await node.ctr(
-    [
-      'run',
-      '--rm',
-      '--cni',
-      ...NO_CAPABILITIES,
-      CTR_IMAGE,
-      nextId('identity'),
-      'grep',
-      '-E',
-      '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb):',
-      '/proc/self/status',
-    ],
-    { timeoutMs: 60_000 },
-  );
-  return result.stdout;
-}
-
 export interface CniCheckRun {
   readonly exitCode: number;
   readonly verdict: {
@@ -184,7 +164,7 @@ export function bridgePlugin(index: number, extra: Record<string, unknown> = {})
   };
 }
 
-export const subnetOf = (index: number): string => `10.${100 + Math.floor(index / 200)}.${index % 200}.0/24`;
+const subnetOf = (index: number): string => `10.${100 + Math.floor(index / 200)}.${index % 200}.0/24`;
 
 export function meshPlugin(): Record<string, unknown> {
   return { type: 'linkerd-cni', rulesFile: RULES_FILE };

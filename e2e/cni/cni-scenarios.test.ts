@@ -8,10 +8,8 @@ import {
   cniCheck,
   meshPlugin,
   observePod,
-  podIdentity,
   removeBridges,
   startCniNode,
-  subnetOf,
   validatePod,
 } from './cni-node.js';
 
@@ -41,27 +39,10 @@ const withMesh = (index: number, cniVersion = '1.0.0') =>
 const withoutMesh = (index: number) =>
   conflist('k8s-pod-network', [bridgePlugin(index), { type: 'portmap', capabilities: { portMappings: true } }]);
 
-describe('issue 12 scenarios with a real containerd', () => {
-  it('S1: bridge + host-local with the mesh stand-in chained: validate passes, cni-check healthy, and it predicted the file containerd used', async () => {
-    await node.writeConfig('10-primary.conflist', withMesh(1));
-    const check = await cniCheck(node);
-    expect(check.exitCode).toBe(0);
-    expect(check.verdict.loads).toMatchObject({
-      file: '10-primary.conflist',
-      chain: ['bridge', 'portmap', 'linkerd-cni'],
-    });
-    const observed = await observePod(node);
-    expect(observed.eth0?.startsWith(subnetOf(1).replace('.0/24', '.'))).toBe(true);
-    // As an init container: uid 65534, no capability in any set.
-    const identity = await podIdentity(node);
-    expect(identity).toMatch(/^Uid:\s+65534\s+65534\s+65534\s+65534$/m);
-    for (const set of ['CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb'])
-      expect(identity).toMatch(new RegExp(`^${set}:\\s+0{16}$`, 'm'));
-    const validate = await validatePod(node);
-    expect(validate.stdout + validate.stderr).toMatch(/Intercepted/);
-    expect(validate.exitCode).toBe(0);
-  });
-
+// S1 and S3-S5 run on the kubelet's path in e2e/cri/cni-audit.test.ts (containerd's CRI plugin).
+// Here, through `ctr run --cni`, what that path cannot show: a runtime that starts a pod with no
+// address (S2: the CRI plugin refuses such a sandbox), and the audit's running watch (S6).
+describe('CNI scenarios with ctr run --cni', () => {
   it('S2: a standalone mesh .conf sorts first: validate fails with PodNetworkMissing; cni-check names that file and why', async () => {
     await node.writeConfig('10-primary.conflist', withMesh(2));
     await node.writeConfig(
@@ -87,68 +68,6 @@ describe('issue 12 scenarios with a real containerd', () => {
     const validate = await validatePod(node);
     expect(validate.stdout + validate.stderr).toMatch(/PodNetworkMissing/);
     expect(validate.exitCode).toBe(95);
-  });
-
-  it('S3: the mesh plugin not in the conflist yet: validate fails with InterceptionMissing; cni-check says the winning file lacks it', async () => {
-    await node.writeConfig('10-primary.conflist', withoutMesh(3));
-    const check = await cniCheck(node);
-    expect(check.exitCode).toBe(95);
-    expect(check.verdict.findings.map((finding) => finding.code)).toEqual(['MeshMissing']);
-    expect(check.verdict.findings[0]?.message).toContain(
-      'containerd loads 10-primary.conflist, whose chain [bridge, portmap] has no linkerd-cni',
-    );
-    const observed = await observePod(node);
-    expect(observed.eth0?.startsWith(subnetOf(3).replace('.0/24', '.'))).toBe(true);
-    const validate = await validatePod(node);
-    expect(validate.stdout + validate.stderr).toMatch(/InterceptionMissing/);
-    expect(validate.exitCode).toBe(95);
-  });
-
-  it('S4: cniVersion 1.0.0 chaining a plugin that supports only 0.3.x: containerd refuses the pod; cni-check names the plugin and its versions', async () => {
-    await node.writeConfig(
-      '10-primary.conflist',
-      conflist('k8s-pod-network', [bridgePlugin(4), { type: 'old-mesh' }, meshPlugin()]),
-    );
-    const check = await cniCheck(node);
-    expect(check.exitCode).toBe(95);
-    expect(check.verdict.findings).toEqual([
-      expect.objectContaining({
-        code: 'VersionUnsupported',
-        message: expect.stringContaining('plugin "old-mesh" supports CNI versions 0.3.0, 0.3.1, not 1.0.0'),
-      }),
-    ]);
-    const observed = await observePod(node);
-    expect(observed.run.exitCode).not.toBe(0);
-    expect(observed.run.stderr).toMatch(/old-mesh.*incompatible CNI versions/s);
-    // The same chain at 0.3.1 is what the stand-in speaks: containerd sets the pod up, cni-check agrees.
-    await node.writeConfig('10-primary.conflist', withMesh(4, '0.3.1').replace('"portmap"', '"old-mesh"'));
-    expect((await cniCheck(node)).exitCode).toBe(0);
-    expect((await observePod(node)).run.exitCode).toBe(0);
-  });
-
-  it('S5: a partial file, then an invalid one, sorts first: containerd fails on it; cni-check says what containerd does with it', async () => {
-    await node.writeConfig('10-primary.conflist', withMesh(5));
-    await node.writeConfig('00-new.conflist', withMesh(6).slice(0, 90));
-    const partial = await cniCheck(node);
-    expect(partial.exitCode).toBe(95);
-    expect(partial.verdict.findings[0]).toMatchObject({
-      code: 'PartialFile',
-      file: '00-new.conflist',
-      message: expect.stringContaining('containerd reads it first and fails to load it'),
-    });
-    const observedPartial = await observePod(node);
-    expect(observedPartial.run.exitCode).not.toBe(0);
-    expect(observedPartial.run.stderr).toContain('00-new.conflist');
-    await node.writeConfig('00-new.conflist', withMesh(6).replace('"plugins": [', '"plugins": [,'));
-    const invalid = await cniCheck(node);
-    expect(invalid.verdict.findings[0]).toMatchObject({
-      code: 'LoadFails',
-      file: '00-new.conflist',
-      message: expect.stringContaining('"cni config load failed"'),
-    });
-    const observedInvalid = await observePod(node);
-    expect(observedInvalid.run.exitCode).not.toBe(0);
-    expect(observedInvalid.run.stderr).toContain('failed to load CNI config list file /etc/cni/net.d/00-new.conflist');
   });
 
   it('S6 (the agent part comes at merge): after a healthy audit the primary rewrites its conflist without the mesh entry: the running watch turns unhealthy, and pods are indeed unmeshed', async () => {

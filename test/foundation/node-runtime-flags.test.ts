@@ -23,7 +23,7 @@ describe('the node runtime flags', () => {
 
   it('are what the image launcher and the snapshot build pass', () => {
     expect(read('scripts/build-snapshot.mjs')).toContain("'scripts/node-runtime-flags.json'");
-    expect(read('image/assemble.mjs')).toContain('node ${nodeFlags} --snapshot-blob');
+    expect(read('image/launcher.mjs')).toContain('node ${nodeFlags} --snapshot-blob');
     expect(read('image/Dockerfile')).toContain('scripts/node-runtime-flags.json');
   });
 });

@@ -78,7 +78,7 @@ function settingsOf(values: Values): AgentSettings | string {
     writesPerSecond: writes,
     writeBurst: writes * 2,
     trustedImages: (values['trusted-image'] as readonly string[] | undefined) ?? [],
-    ...(values.namespace ? { namespaces: values.namespace as readonly string[] } : {}),
+    ...(values['watch-namespace'] ? { namespaces: values['watch-namespace'] as readonly string[] } : {}),
   };
 }
 

@@ -134,7 +134,7 @@ export const NODE_FLAGS = [
     parse: text,
   },
   {
-    name: 'namespace',
+    name: 'watch-namespace',
     kind: 'value',
     placeholder: 'NS[,NS]',
     help: 'Look only at pods in these namespaces (default: every namespace).',

@@ -21,8 +21,12 @@ const DROP_IN_COMMANDS: readonly string[] = ['/usr/lib/linkerd/linkerd2-network-
 /** What Interlock reads from its environment, and what admission adds: nothing else may be set. */
 const ALLOWED_ENV = /^(INTERLOCK_[A-Z0-9_]+|POD_NAME|POD_NAMESPACE|POD_UID|NODE_NAME|KUBERNETES_SERVICE_(HOST|PORT))$/;
 
-/** The service account token the API server's admission mounts; nothing else is mounted into the validator. */
-const ALLOWED_MOUNT = /^\/var\/run\/secrets\/kubernetes\.io\/serviceaccount\/?$/;
+/**
+ * The service account token the API server's admission mounts, and the downward API files of the
+ * pod's annotations and labels that `manifest`/`inject` mount (data Interlock parses, never code);
+ * nothing else is mounted into the validator.
+ */
+const ALLOWED_MOUNT = /^(\/var\/run\/secrets\/kubernetes\.io\/serviceaccount|\/etc\/interlock\/podinfo)\/?$/;
 
 function runsAsShipped(origin: ValidatorOrigin): boolean {
   const command = origin.command;

@@ -91,8 +91,8 @@ describe('item 11: a tenant cannot open the breaker or taint the node', () => {
     expect(await breakerOpen()).toBe(1);
   });
 
-  it('--namespace scopes the agent: pods elsewhere are neither counted nor touched', async () => {
-    agent = await startAgent(api, ['--taint', ...TRUST, '--namespace', 'meshed']);
+  it('--watch-namespace scopes the agent: pods elsewhere are neither counted nor touched', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST, '--watch-namespace', 'meshed']);
     sixFailures('elsewhere', { image: INTERLOCK, namespace: 'tenant' });
     api.store.put(
       'pods',

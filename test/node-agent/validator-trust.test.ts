@@ -29,6 +29,7 @@ describe('which validator runs count as Interlock', () => {
           container.env = [{ name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } }];
           container.volumeMounts = [
             { name: 'kube-api-access-x', mountPath: '/var/run/secrets/kubernetes.io/serviceaccount' },
+            { name: 'interlock-podinfo', mountPath: '/etc/interlock/podinfo', readOnly: true },
           ];
         }),
         TRUSTED,

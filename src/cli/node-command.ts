@@ -77,6 +77,8 @@ function settingsOf(values: Values): AgentSettings | string {
     queueCapacity: 1024,
     writesPerSecond: writes,
     writeBurst: writes * 2,
+    trustedImages: (values['trusted-image'] as readonly string[] | undefined) ?? [],
+    ...(values['watch-namespace'] ? { namespaces: values['watch-namespace'] as readonly string[] } : {}),
   };
 }
 
@@ -130,6 +132,8 @@ export async function runNodeCommand(
       failureExitCode: settings.failureExitCode,
       action: settings.action,
       taint: settings.taint,
+      trustedImages: settings.trustedImages,
+      namespaces: settings.namespaces ?? 'all',
       cluster: access.value.origin,
       listen: typeof address === 'object' && address ? `${address.address}:${address.port}` : String(address),
     },
@@ -153,7 +157,8 @@ interface Running {
 async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Promise<void> {
   const { values, settings, access, agent, server, log, audit } = running;
   const watchOptions: PodWatchOptions = {
-    fieldSelector: `spec.nodeName=${settings.node}`,
+    // One namespace narrows the watch on the server; several are filtered by the agent.
+    fieldSelector: `spec.nodeName=${settings.node}${settings.namespaces?.length === 1 ? `,metadata.namespace=${settings.namespaces[0]}` : ''}`,
     ...(values['label-selector'] ? { labelSelector: values['label-selector'] as string } : {}),
     pageSize: 500,
     requestTimeoutMs: 30_000,

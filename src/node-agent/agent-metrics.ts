@@ -1,9 +1,11 @@
 import { Counter, Gauge, Registry } from 'prom-client';
+import type { Reason } from '../reason/reason.js';
 
 /** What the agent reports, as a port; `promAgentMetrics` is the Prometheus implementation. */
 export interface AgentMetrics {
   podsWatched(count: number): void;
-  blocked(reason: string): void;
+  /** Labelled by the Reason union or `Other` only: the termination message is the pod author's text. */
+  blocked(reason: Reason | 'Other'): void;
   action(kind: string, result: string): void;
   breakerOpen(open: boolean): void;
   watchRestart(cause: string): void;
@@ -49,11 +51,14 @@ export function promAgentMetrics(registry: Registry): AgentMetrics {
     registers,
   });
   const depth = new Gauge({ name: 'interlock_node_queue_depth', help: 'Pods waiting in the work queue.', registers });
-  const audit = new Gauge({
-    name: 'interlock_node_cni_audit_healthy',
-    help: "1 while the node's CNI configuration audit is healthy, 0 while it fails (absent without an audit).",
-    registers,
-  });
+  // Registered at the first verdict: a gauge with no value yet is absent, never a 0 that reads as "failing".
+  let audit: Gauge | undefined;
+  const auditGauge = (): Gauge =>
+    (audit ??= new Gauge({
+      name: 'interlock_node_cni_audit_healthy',
+      help: "1 while the node's CNI configuration audit is healthy, 0 while it fails (absent without an audit).",
+      registers,
+    }));
   breaker.set(0);
   return {
     podsWatched: (count) => watched.set(count),
@@ -63,6 +68,6 @@ export function promAgentMetrics(registry: Registry): AgentMetrics {
     watchRestart: (cause) => restarts.inc({ cause }),
     apiError: (operation, status) => errors.inc({ operation, status: String(status) }),
     queueDepth: (value) => depth.set(value),
-    cniAudit: (healthy) => audit.set(healthy ? 1 : 0),
+    cniAudit: (healthy) => auditGauge().set(healthy ? 1 : 0),
   };
 }

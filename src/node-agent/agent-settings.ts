@@ -17,6 +17,13 @@ export interface AgentSettings {
   /** Every API write (delete, patch, Event, taint) shares one token bucket. */
   readonly writesPerSecond: number;
   readonly writeBurst: number;
+  /**
+   * Image repositories (or `sha256:` digests) whose runs are Interlock's own verdicts: only those
+   * count toward the breaker (see validator-trust.ts). Empty: no validator failure counts.
+   */
+  readonly trustedImages: readonly string[];
+  /** Only pods in these namespaces are looked at; undefined: every namespace. */
+  readonly namespaces?: readonly string[];
 }
 
 /**

@@ -13,6 +13,7 @@ import { decide, type Decision } from './decide.js';
 import { podViewOf, type PodView } from './pod-view.js';
 import { RateLimiter } from './rate-limiter.js';
 import { retryDelayMs } from './retry-delay.js';
+import { isTrustedValidator } from './validator-trust.js';
 
 /**
  * Which run of a pod's validator was counted, finished with, or announced as held (by run id), and
@@ -31,6 +32,11 @@ export interface AgentDeps {
   readonly log: AgentLog;
   readonly clock: AgentClock;
   readonly random: () => number;
+  /**
+   * The wall clock, to age a run by the kubelet's finishedAt (written on this node, by its clock);
+   * the agent's own timing stays on `clock`. Date.now when not given.
+   */
+  readonly wallNow?: () => number;
 }
 
 /**
@@ -132,6 +138,8 @@ export class NodeAgent implements PodWatchSink {
   /** The pod's view, or undefined when it lacks the validator or is not on this node: the selector is the server's promise, not a proof. */
   private viewOf(pod: unknown): PodView | undefined {
     const view = podViewOf(pod, this.settings.container);
+    const { namespaces } = this.settings;
+    if (namespaces && view && !namespaces.includes(view.namespace)) return undefined;
     return view && view.nodeName === this.settings.node ? view : undefined;
   }
 
@@ -145,12 +153,31 @@ export class NodeAgent implements PodWatchSink {
     if (memory.done === blocked.runId) return;
     if (memory.counted !== blocked.runId) {
       memory.counted = blocked.runId;
-      this.deps.metrics.blocked(blocked.reason);
-      this.deps.log.warn({ pod: view.key, reason: blocked.reason }, `validator failed: ${blocked.message}`);
-      // Only failures of the node's CNI count: six pods of one misconfigured Deployment must not taint a node.
-      if (blocked.recreatable) this.step(recordBlocked(this.breaker, this.settings.breaker, this.deps.clock.now()), '');
+      this.deps.metrics.blocked(blocked.metricReason);
+      this.deps.log.warn({ pod: view.key, reason: blocked.metricReason }, `validator failed: ${blocked.message}`);
+      const at = this.breakerTimeOf(view, blocked);
+      if (at !== undefined)
+        this.step(recordBlocked(this.breaker, this.settings.breaker, this.deps.clock.now(), at), '');
     }
     this.offer(view.key);
+  }
+
+  /**
+   * When a failure counts toward the breaker, on the agent's clock; undefined when it does not.
+   * Only failures of the node's CNI count (six pods of one misconfigured Deployment must not taint
+   * a node), only of pods the agent would act on (a controller's), only runs that really were
+   * Interlock (validator-trust.ts: a tenant's look-alike must not open the breaker), and only
+   * runs that finished within the window by the kubelet's finishedAt, so the failures of
+   * yesterday do not open the breaker again at every start of the agent.
+   */
+  private breakerTimeOf(view: PodView, blocked: Blocked): number | undefined {
+    if (!blocked.recreatable || view.ownerKind === 'Pod' || view.ownerKind === 'Node') return undefined;
+    if (!isTrustedValidator(view, this.settings.trustedImages)) return undefined;
+    const finished = view.validator?.finishedAtMs;
+    if (finished === undefined) return undefined;
+    const age = Math.max(0, (this.deps.wallNow ?? Date.now)() - finished);
+    if (age >= this.settings.breaker.windowMs) return undefined;
+    return this.deps.clock.now() - age;
   }
 
   private forget(key: string): void {

@@ -1,25 +1,42 @@
+import { EXIT } from '../config/exit-codes.js';
+import { isReason, type Reason } from '../reason/reason.js';
 import type { PodView } from './pod-view.js';
 
 /** Reasons that mean the node's CNI did not do its job: a new pod (a new sandbox) can fix them. */
 const RECREATE_REASONS: ReadonlySet<string> = new Set(['PodNetworkMissing', 'InterceptionMissing', 'RulesMismatch']);
 
 export interface Blocked {
-  /** The first word of the termination message (`PodNetworkMissing`), or `Unknown`. */
+  /** The first word of the termination message (`PodNetworkMissing`), or `Unknown`: the pod author's text, for Events only. */
   readonly reason: string;
+  /** The reason as a metric label: one of the Reason union, or `Other`; never the pod author's free text. */
+  readonly metricReason: Reason | 'Other';
   readonly message: string;
   readonly recreatable: boolean;
+  /** The validator exited with the configuration-error code (64): only the pod's owner can fix it. */
+  readonly misconfigured: boolean;
   readonly runId: string;
 }
 
 /**
- * A pod is blocked when its validator's most recent run ended with the mesh's failure exit code.
- * The reason is the first word of the termination message; a message that does not start with a
- * word (empty, or a log tail) is `Unknown` and only reported: recreating on a guess could loop.
+ * A pod is blocked when its validator's most recent run ended with the mesh's failure exit code,
+ * or with Interlock's configuration-error code (64), which blocks the pod as surely and which no
+ * recreation fixes. The reason is the first word of the termination message; a message that does
+ * not start with a word (empty, or a log tail) is `Unknown` and only reported: recreating on a
+ * guess could loop.
  */
 export function blockedOf(view: PodView, failureExitCode: number): Blocked | undefined {
   const run = view.validator;
-  if (!run || run.exitCode !== failureExitCode) return undefined;
+  if (!run) return undefined;
+  const misconfigured = run.exitCode === EXIT.invalidConfig;
+  if (run.exitCode !== failureExitCode && !misconfigured) return undefined;
   const word = /^([A-Za-z][A-Za-z0-9]*)(?::|\s|$)/.exec(run.message.trimStart())?.[1];
   const reason = word ?? 'Unknown';
-  return { reason, message: run.message.trim(), recreatable: RECREATE_REASONS.has(reason), runId: run.runId };
+  return {
+    reason,
+    metricReason: isReason(reason) ? reason : 'Other',
+    message: run.message.trim(),
+    recreatable: !misconfigured && RECREATE_REASONS.has(reason),
+    misconfigured,
+    runId: run.runId,
+  };
 }

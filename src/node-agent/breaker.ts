@@ -36,8 +36,10 @@ function trimmed(times: readonly number[], policy: BreakerPolicy, now: number): 
   return times.filter((at) => now - at < policy.windowMs);
 }
 
-export function recordBlocked(state: BreakerState, policy: BreakerPolicy, now: number): BreakerStep {
-  const blockedAt = [...trimmed(state.blockedAt, policy, now), now];
+/** A blocked pod whose run ended at `at` (now by default); a run older than the window is not counted. */
+export function recordBlocked(state: BreakerState, policy: BreakerPolicy, now: number, at = now): BreakerStep {
+  if (now - at >= policy.windowMs) return { state, transition: undefined };
+  const blockedAt = [...trimmed(state.blockedAt, policy, now), at];
   const tripped = !state.open && blockedAt.length > policy.threshold;
   return {
     state: { ...state, blockedAt, open: state.open || tripped, openedAt: tripped ? now : state.openedAt },

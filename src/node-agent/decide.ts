@@ -1,3 +1,4 @@
+import { EXIT } from '../config/exit-codes.js';
 import { backoffVerdict, type BackoffPolicy, type BackoffState } from './backoff.js';
 import type { Blocked } from './blocked.js';
 import type { PodView } from './pod-view.js';
@@ -7,7 +8,12 @@ export const NODE_ACTIONS: readonly NodeAction[] = ['delete', 'label', 'none'];
 
 /** The Event reasons the agent posts on pods; `kubectl get events` shows them. */
 export type PodEventReason =
-  'InterlockRecreating' | 'InterlockMarked' | 'InterlockBlocked' | 'InterlockRecreateLimit' | 'InterlockHeld';
+  | 'InterlockRecreating'
+  | 'InterlockMarked'
+  | 'InterlockBlocked'
+  | 'InterlockRecreateLimit'
+  | 'InterlockHeld'
+  | 'InterlockMisconfigured';
 
 export type Decision =
   | {
@@ -34,9 +40,17 @@ export interface DecisionInput {
 
 const JOB_NOTE = " The Job controller creates a replacement; this counts against the Job's backoffLimit.";
 
+/** A validator that exits 64 blocks the pod for good: only its owner can fix its flags. */
+const MISCONFIGURED: Decision = {
+  kind: 'report',
+  event: 'InterlockMisconfigured',
+  note: `the validator exited ${EXIT.invalidConfig}: its configuration is invalid, and recreating the pod cannot fix that; fix the validator's flags or environment.`,
+};
+
 /** What to do about one blocked pod. Pure: the same input always gives the same decision. */
 export function decide(input: DecisionInput): Decision {
   const { blocked, view } = input;
+  if (blocked.misconfigured) return MISCONFIGURED;
   if (!blocked.recreatable) {
     return {
       kind: 'report',

@@ -34,6 +34,12 @@ const listen = (value: string): Result<{ host: string; port: number }, 'ConfigIn
     ? ok({ host: match[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port })
     : fail('ConfigInvalid', 'expected HOST:PORT (0.0.0.0:9090, 127.0.0.1:0)');
 };
+const names = (value: string): Result<readonly string[], 'ConfigInvalid'> => {
+  const list = value.split(',').map((item) => item.trim());
+  return list.every((item) => /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,254}$/.test(item))
+    ? ok(list)
+    : fail('ConfigInvalid', 'expected a comma-separated list of names');
+};
 const commands = ['node'] as const;
 
 /** The flags of `interlock node`, declared once (the lead moves them to the shared parser at merge). */
@@ -126,6 +132,22 @@ export const NODE_FLAGS = [
     help: 'Watch only pods matching this label selector (besides spec.nodeName).',
     commands,
     parse: text,
+  },
+  {
+    name: 'watch-namespace',
+    kind: 'value',
+    placeholder: 'NS[,NS]',
+    help: 'Look only at pods in these namespaces (default: every namespace).',
+    commands,
+    parse: names,
+  },
+  {
+    name: 'trusted-image',
+    kind: 'value',
+    placeholder: 'REPO[,REPO]',
+    help: "Interlock's image repositories (or sha256: digests): only validators the kubelet reports running one of them, as shipped, count toward the breaker (none without it).",
+    commands,
+    parse: names,
   },
   {
     name: 'listen',

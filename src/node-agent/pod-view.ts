@@ -7,6 +7,8 @@ export interface ValidatorTermination {
   readonly message: string;
   /** Identifies this one run of the container, so the same failure is never handled twice. */
   readonly runId: string;
+  /** When the kubelet says the run finished (ms since the epoch), or undefined when it does not say. */
+  readonly finishedAtMs: number | undefined;
 }
 
 export interface PodView {
@@ -24,6 +26,27 @@ export interface PodView {
   readonly terminating: boolean;
   /** lastState.terminated, else state.terminated: the validator's most recent finished run. */
   readonly validator: ValidatorTermination | undefined;
+  /** What says whether the validator really is Interlock (see validator-trust.ts). */
+  readonly validatorOrigin: ValidatorOrigin;
+}
+
+/**
+ * The facts trust is decided from: the image the kubelet reports it ran (status, not spec: a
+ * pod's author writes the spec) and whether the pod's author changed what runs in that image.
+ */
+export interface ValidatorOrigin {
+  /** status.initContainerStatuses[].image and .imageID, as the kubelet wrote them ('' when absent). */
+  readonly image: string;
+  readonly imageId: string;
+  /** The container's command, or undefined when the image's entrypoint runs. */
+  readonly command: readonly string[] | undefined;
+  /** Names of the env variables set, and whether envFrom, lifecycle hooks or volume mounts appear (with their paths). */
+  readonly envNames: readonly string[];
+  readonly envFrom: boolean;
+  readonly lifecycle: boolean;
+  readonly mountPaths: readonly string[];
+  /** spec.shareProcessNamespace or hostPID: another container could reach the validator's process. */
+  readonly sharedProcesses: boolean;
 }
 
 type Json = Record<string, unknown>;
@@ -41,7 +64,27 @@ function terminationOf(status: Json): ValidatorTermination | undefined {
   if (typeof chosen.exitCode !== 'number') return undefined;
   // The same run moves from state to lastState when the container restarts: its id must not change.
   const runId = `${str(chosen.containerID)}@${str(chosen.finishedAt)}`;
-  return { exitCode: chosen.exitCode, message: str(chosen.message), runId };
+  const finishedAtMs = Date.parse(str(chosen.finishedAt));
+  return {
+    exitCode: chosen.exitCode,
+    message: str(chosen.message),
+    runId,
+    finishedAtMs: Number.isFinite(finishedAtMs) ? finishedAtMs : undefined,
+  };
+}
+
+function originOf(spec: Json, container: Json, status: Json): ValidatorOrigin {
+  const command = arr(container.command);
+  return {
+    image: str(status.image),
+    imageId: str(status.imageID),
+    command: container.command === undefined || container.command === null ? undefined : command.map(str),
+    envNames: arr(container.env).map((entry) => str(obj(entry).name)),
+    envFrom: arr(container.envFrom).length > 0,
+    lifecycle: container.lifecycle !== undefined && container.lifecycle !== null,
+    mountPaths: arr(container.volumeMounts).map((mount) => str(obj(mount).mountPath)),
+    sharedProcesses: spec.shareProcessNamespace === true || spec.hostPID === true,
+  };
 }
 
 /** The view of a pod that carries the validator init container, or undefined when it does not. */
@@ -49,8 +92,10 @@ export function podViewOf(pod: unknown, containerName: string): PodView | undefi
   const root = obj(pod);
   const metadata = obj(root.metadata);
   const spec = obj(root.spec);
-  const carries = arr(spec.initContainers).some((container) => obj(container).name === containerName);
-  if (!carries) return undefined;
+  const container = arr(spec.initContainers)
+    .map(obj)
+    .find((entry) => entry.name === containerName);
+  if (!container) return undefined;
   const status = arr(obj(root.status).initContainerStatuses)
     .map(obj)
     .find((entry) => entry.name === containerName);
@@ -72,5 +117,6 @@ export function podViewOf(pod: unknown, containerName: string): PodView | undefi
     ownerUid: controller ? str(controller.uid) : uid,
     terminating: typeof metadata.deletionTimestamp === 'string',
     validator: status ? terminationOf(status) : undefined,
+    validatorOrigin: originOf(spec, container, status ?? {}),
   };
 }

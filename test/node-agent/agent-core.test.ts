@@ -85,6 +85,7 @@ function agentWith(over: Partial<AgentSettings> = {}) {
     queueCapacity: 1024,
     writesPerSecond: 1000,
     writeBurst: 1000,
+    trustedImages: [],
     ...over,
   };
   const clock = new ManualClock();

@@ -262,10 +262,19 @@ describe('interlock node against the API stand-in', () => {
   });
 
   it('50 pods failing at once: at most N deletes, the breaker opens with a Node Event and the taint, and both are undone after a quiet window', async () => {
-    agent = await startAgent(api, ['--taint', '--breaker-window', '2s']);
+    agent = await startAgent(api, ['--taint', '--breaker-window', '2s', '--trusted-image', 'mesh-interlock']);
     await ready();
+    const finishedAt = new Date().toISOString();
     for (let i = 0; i < 50; i++)
-      api.store.put('pods', crashLoopPod({ name: `storm-${String(i).padStart(2, '0')}`, ownerUid: `owner-${i}` }));
+      api.store.put(
+        'pods',
+        crashLoopPod({
+          name: `storm-${String(i).padStart(2, '0')}`,
+          ownerUid: `owner-${i}`,
+          image: 'mesh-interlock:dev',
+          finishedAt,
+        }),
+      );
     const opened = await waitFor('the breaker Event on the Node', () =>
       storedEvents().find((event) => event.involvedObject.kind === 'Node' && event.reason === 'InterlockBreakerOpen'),
     );

@@ -39,10 +39,12 @@ beforeAll(async () => {
     'pods',
     crashLoopPod({ name: 'web-2', message: 'ProbeIdentityExcluded: uid 2102 is excluded from capture' }),
   );
-  // Two CNI failures in the first list open the breaker (threshold 1) before anything is deleted.
-  api.store.put('pods', crashLoopPod({ name: 'web-3', ownerUid: 'o3' }));
-  api.store.put('pods', crashLoopPod({ name: 'web-4', ownerUid: 'o4' }));
-  agent = await startAgent(api, ['--breaker-threshold', '1']);
+  // Two recent CNI failures of Interlock's own image in the first list open the breaker (threshold 1)
+  // before anything is deleted.
+  const recent = { image: 'mesh-interlock:dev', finishedAt: new Date().toISOString() };
+  api.store.put('pods', crashLoopPod({ name: 'web-3', ownerUid: 'o3', ...recent }));
+  api.store.put('pods', crashLoopPod({ name: 'web-4', ownerUid: 'o4', ...recent }));
+  agent = await startAgent(api, ['--breaker-threshold', '1', '--trusted-image', 'mesh-interlock']);
   await waitFor('the Node Event', () =>
     api.store.list('events').some((event) => event.reason === 'InterlockBreakerOpen'),
   );

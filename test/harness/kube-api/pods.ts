@@ -18,6 +18,12 @@ export interface PodShape {
   readonly ownerUid?: string;
   /** When the validator's failed run ended (a new value is a new run, as after a restart). */
   readonly finishedAt?: string;
+  /** The validator's image, in the spec and as the kubelet reports it (status image and imageID). */
+  readonly image?: string;
+  /** The validator's command (none by default: the image's entrypoint). */
+  readonly command?: readonly string[];
+  /** No ownerReferences: a bare pod, which no controller recreates. */
+  readonly bare?: boolean;
 }
 
 /** A kubelet-written container termination: the fields the agent reads and the tests rewrite. */
@@ -36,11 +42,18 @@ export type ContainerState = {
   running?: Record<string, unknown>;
 };
 
-export type ContainerStatus = { name: string; state: ContainerState; lastState: ContainerState; restartCount: number };
+export type ContainerStatus = {
+  name: string;
+  state: ContainerState;
+  lastState: ContainerState;
+  restartCount: number;
+  image?: string;
+  imageID?: string;
+};
 
 /** A pod of the fixtures: the fields of kubelet's shape the tests read and rewrite; the rest is carried as is. */
 export type FixturePod = KubeObject & {
-  spec: { nodeName: string; initContainers: { name: string }[] };
+  spec: { nodeName: string; initContainers: { name: string; image?: string; command?: string[] }[] };
   status: { phase: string; initContainerStatuses: ContainerStatus[] };
 };
 
@@ -50,10 +63,18 @@ function reshape(fixture: KubeObject, shape: PodShape): FixturePod {
   pod.metadata.namespace = shape.namespace ?? 'default';
   pod.spec.nodeName = shape.nodeName ?? 'node-a';
   if (shape.ownerUid) (pod.metadata.ownerReferences as { uid: string }[])[0]!.uid = shape.ownerUid;
+  if (shape.bare) delete pod.metadata.ownerReferences;
   const container = shape.container ?? 'linkerd-network-validator';
-  pod.spec.initContainers[0]!.name = container;
+  const spec = pod.spec.initContainers[0]!;
+  spec.name = container;
+  if (shape.command) spec.command = [...shape.command];
   const status = pod.status.initContainerStatuses[0]!;
   status.name = container;
+  if (shape.image) {
+    spec.image = shape.image;
+    status.image = shape.image;
+    status.imageID = `${shape.image.replace(/[:@].*$/, '')}@sha256:${'5e'.repeat(32)}`;
+  }
   const terminated = (status.lastState.terminated ?? status.state.terminated)!;
   if (shape.exitCode !== undefined) terminated.exitCode = shape.exitCode;
   if (shape.message !== undefined) terminated.message = shape.message;

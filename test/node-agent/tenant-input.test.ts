@@ -1,0 +1,161 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { AgentEvent } from '../../src/node-agent/agent-events.js';
+import { crashLoopPod, nodeObject, type PodShape } from '../harness/kube-api/pods.js';
+import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
+import type { KubeObject } from '../harness/kube-api/types.js';
+import { metric, startAgent, waitFor, type AgentProcess } from './agent-process.js';
+
+// Issue 21, items 11-14: the node agent against what a tenant writes. Everything in a pod's spec,
+// metadata and termination message is the pod author's; only the kubelet's status fields (the
+// image that ran, when the run finished, its exit code) and the operator's flags are trusted.
+const INTERLOCK = 'registry.example/platform/mesh-interlock:1.2.3';
+const TRUST = ['--trusted-image', 'registry.example/platform/mesh-interlock'];
+
+let api: KubeApi;
+let agent: AgentProcess | undefined;
+beforeEach(async () => {
+  api = await startKubeApi({ bookmarkMs: 200 });
+  api.store.put('nodes', nodeObject('node-a'));
+});
+afterEach(async () => {
+  agent?.kill();
+  agent = undefined;
+  await api.close();
+});
+
+type StoredEvent = KubeObject & Pick<AgentEvent, 'reason' | 'message' | 'involvedObject'>;
+const storedEvents = (): StoredEvent[] => api.store.list('events') as StoredEvent[];
+const eventsFor = (name: string, reason?: string) =>
+  storedEvents().filter((event) => event.involvedObject.name === name && (!reason || event.reason === reason));
+const nodeEvents = () => storedEvents().filter((event) => event.involvedObject.kind === 'Node');
+const deletes = () => api.requests.filter((request) => request.method === 'DELETE');
+const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
+
+/** Six failures of the node's CNI, one per owner, each shaped by `shape`. */
+function sixFailures(prefix: string, shape: Partial<PodShape>): void {
+  for (let i = 0; i < 6; i++)
+    api.store.put(
+      'pods',
+      crashLoopPod({ name: `${prefix}-${i}`, ownerUid: `${prefix}-owner-${i}`, finishedAt: now(), ...shape }),
+    );
+}
+
+/** A pod that is reported, never deleted: once its Event is there, everything before it was handled. */
+async function barrier(name = 'barrier'): Promise<void> {
+  api.store.put('pods', crashLoopPod({ name, message: 'ConfigInvalid: barrier', finishedAt: now() }));
+  await waitFor(`the Event on ${name}`, () => eventsFor(name).length > 0, 20_000);
+}
+
+async function breakerOpen(): Promise<number> {
+  return metric(await agent!.metrics(), 'interlock_node_breaker_open');
+}
+
+describe('item 11: a tenant cannot open the breaker or taint the node', () => {
+  it('six bare pods whose fake validator writes PodNetworkMissing and exits 95: no breaker, no taint', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST]);
+    sixFailures('bare', { bare: true, image: 'busybox:1.36' });
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+    expect(nodeEvents()).toEqual([]);
+  });
+
+  it('six controller-owned pods whose validator is not the trusted image: no breaker', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST]);
+    sixFailures('fake', { image: 'registry.example/tenant/mesh-interlock:1.2.3' });
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+    expect(nodeEvents()).toEqual([]);
+  });
+
+  it('the trusted image with its entrypoint replaced by a shell: no breaker', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST]);
+    sixFailures('shell', {
+      image: INTERLOCK,
+      command: ['/bin/sh', '-c', 'echo PodNetworkMissing: > /dev/termination-log; exit 95'],
+    });
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+  });
+
+  it('without --trusted-image no validator failure counts (the CNI audit alone opens it)', async () => {
+    agent = await startAgent(api, ['--taint']);
+    sixFailures('untrusted', { image: INTERLOCK });
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+  });
+
+  it('control: six real Interlock validators of six controllers do open it', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST]);
+    sixFailures('real', { image: INTERLOCK });
+    await waitFor('the breaker Event', () => nodeEvents().find((event) => event.reason === 'InterlockBreakerOpen'));
+    expect(await breakerOpen()).toBe(1);
+  });
+
+  it('--watch-namespace scopes the agent: pods elsewhere are neither counted nor touched', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST, '--watch-namespace', 'meshed']);
+    sixFailures('elsewhere', { image: INTERLOCK, namespace: 'tenant' });
+    api.store.put(
+      'pods',
+      crashLoopPod({ name: 'barrier', namespace: 'meshed', message: 'ConfigInvalid: barrier', finishedAt: now() }),
+    );
+    await waitFor('the barrier Event', () => eventsFor('barrier').length > 0, 20_000);
+    expect(await breakerOpen()).toBe(0);
+    expect(deletes()).toEqual([]);
+    expect(eventsFor('elsewhere-0')).toEqual([]);
+  });
+});
+
+describe('item 12: old failures do not trip the breaker at every start', () => {
+  it('six real failures that finished long before the window: no breaker at start', async () => {
+    sixFailures('old', { image: INTERLOCK, finishedAt: new Date(Date.now() - 3_600_000).toISOString() });
+    agent = await startAgent(api, ['--taint', ...TRUST, '--breaker-window', '60s']);
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+    expect(nodeEvents()).toEqual([]);
+  });
+});
+
+describe('item 13: metric labels are never tenant text', () => {
+  it('a termination message starting with any word is counted as Other; known reasons keep their name', async () => {
+    agent = await startAgent(api, []);
+    api.store.put('pods', crashLoopPod({ name: 'evil', message: `Evil${'x'.repeat(200)}: pwned`, finishedAt: now() }));
+    await barrier();
+    const text = await agent.metrics();
+    expect(text).not.toMatch(/reason="Evil/);
+    expect(metric(text, 'interlock_node_blocked_pods_total{reason="Other"}')).toBe(1);
+    expect(metric(text, 'interlock_node_blocked_pods_total{reason="ConfigInvalid"}')).toBe(1);
+  });
+
+  it('interlock_node_cni_audit_healthy is absent without an audit, not 0', async () => {
+    agent = await startAgent(api, []);
+    await barrier();
+    expect(await agent.metrics()).not.toMatch(/^interlock_node_cni_audit_healthy /m);
+  });
+});
+
+describe('item 14: a validator that exits 64 (configuration error) is reported, never recreated', () => {
+  it('an Event on the pod names the configuration error; no delete, no breaker', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST]);
+    for (let i = 0; i < 6; i++)
+      api.store.put(
+        'pods',
+        crashLoopPod({
+          name: `typo-${i}`,
+          ownerUid: `typo-owner-${i}`,
+          image: INTERLOCK,
+          exitCode: 64,
+          message: 'ConfigInvalid: --inbound-port "x": expected 1-65535',
+          finishedAt: now(),
+        }),
+      );
+    const [event] = await waitFor('the Event on typo-0', () => {
+      const found = eventsFor('typo-0');
+      return found.length > 0 && found;
+    });
+    expect(event?.reason).toBe('InterlockMisconfigured');
+    expect(event?.message).toMatch(/ConfigInvalid.*--inbound-port/);
+    await barrier();
+    expect(deletes()).toEqual([]);
+    expect(await breakerOpen()).toBe(0);
+  });
+});

@@ -1,7 +1,7 @@
 import { Document, isMap, isScalar } from 'yaml';
 import type { Mesh } from '../config/interception.js';
 import { NO_CPU_LIMIT_COMMENT } from './resources.js';
-import { validatorContainer, type ValidatorOptions } from './validator-container.js';
+import { podInfoVolume, readsPodInfo, validatorContainer, type ValidatorOptions } from './validator-container.js';
 
 export interface ManifestOptions extends ValidatorOptions {
   readonly nativeSidecar: boolean;
@@ -30,6 +30,12 @@ export function containerDocument(options: ManifestOptions): ManifestDocument {
       ? [
           " --report-event: the pods' ServiceAccount needs events create/get/patch; apply that RBAC with",
           '   interlock manifest --rbac --namespace NS [--service-account SA] | kubectl apply -f -',
+        ]
+      : []),
+    ...(readsPodInfo(options.mesh)
+      ? [
+          " It reads the pod's annotations and labels from a downward-API volume; add to spec.volumes:",
+          `   ${JSON.stringify(podInfoVolume())}`,
         ]
       : []),
     ...(options.rulesCheck

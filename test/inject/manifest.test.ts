@@ -74,7 +74,19 @@ describe('interlock manifest', () => {
       runAsUser: 0,
       capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] },
     });
-    expect(container.args).toEqual(['--mesh', 'istio', '--rules', 'required']);
+    expect(container.args).toEqual([
+      '--mesh',
+      'istio',
+      '--rules',
+      'required',
+      '--pod-annotations',
+      '/etc/interlock/podinfo/annotations',
+      '--pod-labels',
+      '/etc/interlock/podinfo/labels',
+    ]);
+    expect(container.volumeMounts).toEqual([
+      { name: 'interlock-podinfo', mountPath: '/etc/interlock/podinfo', readOnly: true },
+    ]);
   });
 
   it('--output json is the same data as the YAML: one object, or a v1 List of several', async () => {

@@ -238,10 +238,11 @@ async function agentDocuments(
   const flags = node.value.values;
   const namespace = values.get('namespace') as string | undefined;
   const listen = flags.get('listen') as { port: number } | undefined;
+  const image = values.get('image') as string;
   const documents = await nodeAgent({
-    image: values.get('image') as string,
+    image,
     mesh,
-    nodeArgs: agent,
+    nodeArgs: [...agent, ...trustedImageArgs(agent, image)],
     action: flags.get('action') as NodeAction,
     taint: flags.get('taint') === true,
     ...(namespace ? { namespace } : {}),
@@ -251,6 +252,17 @@ async function agentDocuments(
       : {}),
   });
   return documents.map((value) => ({ value: value as Record<string, unknown> }));
+}
+
+/**
+ * The agent counts a validator's failures only from images it trusts: by default the one the
+ * printed validators use. Printed when the agent has the flag and the operator did not set it.
+ */
+function trustedImageArgs(agent: readonly string[], image: string): string[] {
+  if (!NODE_COMMAND_FLAGS.some((flag) => flag.name === 'trusted-image')) return [];
+  if (agent.some((arg) => arg.startsWith('--trusted-image'))) return [];
+  const repository = image.split('@')[0]?.replace(/:[^/:]*$/, '') ?? image;
+  return [`--trusted-image=${repository}`];
 }
 
 /** The words of `argv` that are node flags (with their values), apart from manifest's own. */

@@ -59,7 +59,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
   {
     name: 'rules-check',
     kind: 'switch',
-    help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required).',
+    help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required). PodSecurity baseline and restricted reject such a pod: its namespace needs pod-security.kubernetes.io/enforce=privileged, which lifts every PodSecurity check there (docs/operator.md).',
     commands: ['manifest', 'inject'],
     parse: on,
   },

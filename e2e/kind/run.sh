@@ -26,7 +26,7 @@ kind load docker-image --name "$CLUSTER" "$IMAGE"
 
 log "namespace, RBAC for the Event, injected workload"
 kubectl apply -f - <<<"$(sed -n '1,/^---$/p' "$HERE/web.yaml" | sed '$d')"
-node dist/cli/main.js manifest --mesh linkerd --report-event --namespace "$NS" --image "$IMAGE" | awk 'f; /^---$/{f=1}' | kubectl apply -f -
+node dist/cli/main.js manifest --rbac --namespace "$NS" | kubectl apply -f -
 node dist/cli/main.js inject --report-event --image "$IMAGE" -f "$HERE/web.yaml" | kubectl apply -f -
 
 log "waiting for the validator to fail (no mesh: interception is missing)"

@@ -1,12 +1,16 @@
 import { EXIT } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
 import type { Mesh } from '../config/interception.js';
-import { manifestDocuments, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
+import { containerDocument, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
+import { eventRbacDocuments } from '../inject/event-rbac.js';
 import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
 import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
 import { HELP_FLAG } from '../config/command-flags.js';
+import type { NodeAction } from '../node-agent/decide.js';
+import type { NodeAgentManifestOptions } from '../node-agent/manifest.js';
+import { NODE_COMMAND_FLAGS } from './node-command.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { CommandOutcome } from './command-outcome.js';
 
@@ -18,10 +22,16 @@ const oneOf =
       : fail('ConfigInvalid', `expected ${values.join(', ')}`);
 const text = (text: string): Result<string, 'ConfigInvalid'> =>
   text.trim() ? ok(text.trim()) : fail('ConfigInvalid', 'must not be empty');
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
-  /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(value)
-    ? ok(value)
-    : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
+  DNS_LABEL.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
+/** ServiceAccount names are DNS-1123 subdomains: dots allowed. */
+const accountNames = (value: string): Result<string[], 'ConfigInvalid'> => {
+  const names = value.split(',').map((name) => name.trim());
+  return names.every((name) => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+    ? ok(names)
+    : fail('ConfigInvalid', 'expected ServiceAccount names (DNS-1123 subdomains), comma-separated');
+};
 const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
 
 export const MANIFEST_FLAGS: readonly FlagDef[] = [
@@ -49,7 +59,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
   {
     name: 'rules-check',
     kind: 'switch',
-    help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required).',
+    help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required). PodSecurity baseline and restricted reject such a pod: its namespace needs pod-security.kubernetes.io/enforce=privileged, which lifts every PodSecurity check there (docs/operator.md).',
     commands: ['manifest', 'inject'],
     parse: on,
   },
@@ -65,24 +75,29 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'namespace',
     kind: 'value',
     placeholder: 'NS',
-    help: 'Namespace of the RBAC documents (default default).',
+    help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent: the agent's namespace (default interlock-system).",
     commands: ['manifest'],
     parse: dnsName,
-    default: 'default',
   },
   {
     name: 'service-account',
     kind: 'value',
-    placeholder: 'NAME',
-    help: 'ServiceAccount the pods run as, bound to events create (default interlock).',
+    placeholder: 'NAME[,NAME]',
+    help: "--rbac: the pods' existing ServiceAccounts to bind (never created; default: every ServiceAccount of the namespace, by its group).",
     commands: ['manifest'],
-    parse: dnsName,
-    default: 'interlock',
+    parse: accountNames,
+  },
+  {
+    name: 'rbac',
+    kind: 'switch',
+    help: 'Print the Role and RoleBinding that --report-event needs (objects for kubectl apply) instead of the init container.',
+    commands: ['manifest'],
+    parse: on,
   },
   {
     name: 'node-agent',
     kind: 'switch',
-    help: 'Print the node agent (DaemonSet and its RBAC) instead of the init container.',
+    help: 'Print the node agent (Namespace, RBAC, DaemonSet) instead of the init container; takes every `node` flag.',
     commands: ['manifest'],
     parse: on,
   },
@@ -117,60 +132,164 @@ export function flagHelp(usage: string, flags: readonly FlagDef[]): string {
   return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
 }
 
-/** The node agent's documents (issue 11): its DaemonSet and RBAC, as plain data. */
-export type NodeAgentManifest = (options: {
-  image: string;
-  namespace?: string;
-  mesh?: Mesh;
-}) => Promise<readonly object[]>;
+/** The node agent's documents: Namespace, RBAC and DaemonSet, as plain data. */
+export type NodeAgentManifest = (options: NodeAgentManifestOptions) => Promise<readonly object[]>;
 
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
   (await import('../node-agent/manifest.js')).nodeAgentManifest(options);
+
+type Mode = 'container' | 'rbac' | 'node-agent';
+
+/** The flags each output mode takes; any other flag given is an error naming the mode. */
+const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
+  container: [
+    'mesh',
+    'image',
+    'inbound-port',
+    'outbound-port',
+    'output',
+    'rules-check',
+    'report-event',
+    'native-sidecar',
+  ],
+  rbac: ['rbac', 'namespace', 'service-account', 'output'],
+  'node-agent': ['node-agent', 'mesh', 'image', 'namespace', 'output'],
+};
+
+/** Node flags `manifest --node-agent` passes to the agent (mesh and help are manifest's own). */
+const AGENT_FLAGS = NODE_COMMAND_FLAGS.filter((flag) => !['mesh', 'help', 'version'].includes(flag.name));
 
 export async function runManifest(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
   nodeAgent: NodeAgentManifest = nodeAgentDocuments,
 ): Promise<CommandOutcome> {
-  const parsed = parseCommandFlags('manifest', argv, MANIFEST_FLAGS, env);
+  const mode: Mode = argv.some((arg) => arg === '--node-agent' || arg.startsWith('--node-agent='))
+    ? 'node-agent'
+    : argv.some((arg) => arg === '--rbac' || arg.startsWith('--rbac='))
+      ? 'rbac'
+      : 'container';
+  const { own, agent } = mode === 'node-agent' ? splitAgentArgs(argv) : { own: argv, agent: [] };
+  const parsed = parseCommandFlags('manifest', own, MANIFEST_FLAGS, env);
   if (!parsed.ok) return usageError(parsed.error.message);
   const { values } = parsed.value;
   if (values.has('help'))
     return {
       exitCode: 0,
-      stdout: flagHelp('interlock manifest --mesh linkerd|istio|generic [flags]', MANIFEST_FLAGS),
+      stdout: flagHelp(
+        'interlock manifest --mesh linkerd|istio|generic | --rbac | --node-agent [flags]',
+        MANIFEST_FLAGS,
+      ),
       stderr: '',
     };
-  const image = values.get('image') as string;
-  const namespace = values.get('namespace') as string;
-  let documents: ManifestDocument[];
-  if (values.has('node-agent')) {
-    const mesh = values.get('mesh') as Mesh | undefined;
-    // --namespace defaults to `default` for the validator's RBAC; the agent has its own default namespace.
-    const explicitNamespace = argv.some((arg) => arg === '--namespace' || arg.startsWith('--namespace='));
-    documents = (
-      await nodeAgent({ image, ...(explicitNamespace ? { namespace } : {}), ...(mesh ? { mesh } : {}) })
-    ).map((value) => ({ value: value as Record<string, unknown> }));
-  } else {
-    const mesh = values.get('mesh') as Mesh | undefined;
-    if (!mesh) return usageError('--mesh is required: linkerd, istio or generic');
-    const ports = portArgs(values, mesh);
-    if (!ports.ok) return usageError(ports.error.message);
-    documents = manifestDocuments({
-      mesh,
-      image,
-      extraArgs: ports.value,
-      namespace,
-      serviceAccount: values.get('service-account') as string,
-      rulesCheck: values.has('rules-check'),
-      reportEvent: values.has('report-event'),
-      nativeSidecar: values.has('native-sidecar'),
-    });
-  }
+  const misplaced = givenFlags(own).find((name) => !MODE_FLAGS[mode].includes(name));
+  if (misplaced) return usageError(`--${misplaced} does not apply to ${modeName(mode)}`);
+  const documents = await modeDocuments(mode, values, agent, nodeAgent);
+  if (typeof documents === 'string') return usageError(documents);
   const stdout = values.get('output') === 'json' ? renderJson(documents) : renderYaml(documents);
   return { exitCode: 0, stdout, stderr: '' };
 }
 
+function modeName(mode: Mode): string {
+  return {
+    container: 'the init container (no --rbac or --node-agent)',
+    rbac: 'manifest --rbac',
+    'node-agent': 'manifest --node-agent',
+  }[mode];
+}
+
+async function modeDocuments(
+  mode: Mode,
+  values: FlagValues,
+  agent: readonly string[],
+  nodeAgent: NodeAgentManifest,
+): Promise<ManifestDocument[] | string> {
+  if (mode === 'rbac') {
+    const namespace = (values.get('namespace') as string | undefined) ?? 'default';
+    const serviceAccounts = (values.get('service-account') as string[] | undefined) ?? [];
+    return eventRbacDocuments({ namespace, serviceAccounts }).map((value) => ({ value }));
+  }
+  if (mode === 'node-agent') return agentDocuments(values, agent, nodeAgent);
+  const mesh = values.get('mesh') as Mesh | undefined;
+  if (!mesh) return '--mesh is required: linkerd, istio or generic';
+  const ports = portArgs(values, mesh);
+  if (!ports.ok) return ports.error.message;
+  return [
+    containerDocument({
+      mesh,
+      image: values.get('image') as string,
+      extraArgs: ports.value,
+      rulesCheck: values.has('rules-check'),
+      reportEvent: values.has('report-event'),
+      nativeSidecar: values.has('native-sidecar'),
+    }),
+  ];
+}
+
+/** The agent's documents; its flags are read by `node`'s own table (no environment: the manifest is for the cluster). */
+async function agentDocuments(
+  values: FlagValues,
+  agent: readonly string[],
+  nodeAgent: NodeAgentManifest,
+): Promise<ManifestDocument[] | string> {
+  const mesh = (values.get('mesh') as Mesh | undefined) ?? 'generic';
+  const node = parseCommandLine('node', [`--mesh=${mesh}`, ...agent], {}, NODE_COMMAND_FLAGS);
+  if (!node.ok) return node.error.message;
+  const flags = node.value.values;
+  const namespace = values.get('namespace') as string | undefined;
+  const listen = flags.get('listen') as { port: number } | undefined;
+  const image = values.get('image') as string;
+  const documents = await nodeAgent({
+    image,
+    mesh,
+    nodeArgs: [...agent, ...trustedImageArgs(agent, image)],
+    action: flags.get('action') as NodeAction,
+    taint: flags.get('taint') === true,
+    ...(namespace ? { namespace } : {}),
+    ...(agent.some((arg) => arg.startsWith('--listen')) && listen ? { listenPort: listen.port } : {}),
+    ...(flags.get('cni-audit') === true
+      ? { cni: { confDir: flags.get('cni-conf-dir') as string, binDirs: flags.get('cni-bin-dir') as string[] } }
+      : {}),
+  });
+  return documents.map((value) => ({ value: value as Record<string, unknown> }));
+}
+
+/**
+ * The agent counts a validator's failures only from images it trusts: by default the one the
+ * printed validators use. Printed when the agent has the flag and the operator did not set it.
+ */
+function trustedImageArgs(agent: readonly string[], image: string): string[] {
+  if (!NODE_COMMAND_FLAGS.some((flag) => flag.name === 'trusted-image')) return [];
+  if (agent.some((arg) => arg.startsWith('--trusted-image'))) return [];
+  const repository = image.split('@')[0]?.replace(/:[^/:]*$/, '') ?? image;
+  return [`--trusted-image=${repository}`];
+}
+
+/** The words of `argv` that are node flags (with their values), apart from manifest's own. */
+function splitAgentArgs(argv: readonly string[]): { own: string[]; agent: string[] } {
+  const own: string[] = [];
+  const agent: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index] ?? '';
+    const name = /^--([^=]+)/.exec(word)?.[1];
+    const flag = AGENT_FLAGS.find((candidate) => candidate.name === name);
+    if (!flag || MANIFEST_FLAGS.some((candidate) => candidate.name === name)) {
+      own.push(word);
+      continue;
+    }
+    agent.push(word);
+    if (flag.kind === 'value' && !word.includes('=') && index + 1 < argv.length) agent.push(argv[++index] ?? '');
+  }
+  return { own, agent };
+}
+
+/** The flag names written in argv (not from the environment), help aside. */
+function givenFlags(argv: readonly string[]): string[] {
+  return argv.flatMap((word) => {
+    const name = /^--([^=]+)/.exec(word)?.[1];
+    return name && name !== 'help' && MANIFEST_FLAGS.some((flag) => flag.name === name) ? [name] : [];
+  });
+}
 /**
  * validate's port flags from --inbound-port/--outbound-port; the generic preset has no ports, so
  * without both a generic validator could only ever fail with ConfigInvalid.

@@ -26,7 +26,7 @@ import { cniWatchSource } from './node-cni-audit.js';
 type Values = Record<string, unknown>;
 
 /** The agent's flags and, for `--cni-audit`, cni-check's directory flags: one table each, one reader. */
-const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
+export const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
   ...(NODE_FLAGS as readonly FlagDef[]),
   ...CNI_CHECK_FLAGS.filter((flag) => flag.commands.includes('node')),
 ];

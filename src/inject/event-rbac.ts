@@ -1,33 +1,48 @@
 /**
- * What `validate --report-event` needs to post its Event: create on core/v1 events in the pod's
- * namespace, nothing else. A container cannot have its own service account, so the binding is for
- * the account the pod runs as; the manifest creates one the pod can name.
+ * What `validate --report-event` does to its Event, and nothing more: create it, and when the
+ * same pod failed the same way before (409), get it and patch its count (src/kube/post-event.ts).
  */
+const EVENT_VERBS = ['create', 'get', 'patch'] as const;
+
 export interface EventRbacOptions {
   readonly namespace: string;
-  readonly serviceAccount: string;
+  /**
+   * The pods' own ServiceAccounts (their mesh identity, which must not change): bound as they
+   * are, never created. Empty: every ServiceAccount of the namespace, by its group.
+   */
+  readonly serviceAccounts: readonly string[];
 }
 
+/** A Role and a RoleBinding; no ServiceAccount, so applying them never replaces the app's own. */
 export function eventRbacDocuments(options: EventRbacOptions): Array<Record<string, unknown>> {
-  const metadata = (name: string) => ({
-    name,
+  const metadata = {
+    name: 'interlock-events',
     namespace: options.namespace,
-    labels: { 'app.kubernetes.io/name': 'interlock' },
-  });
+    labels: { 'app.kubernetes.io/name': 'interlock', 'app.kubernetes.io/component': 'validator-events' },
+  };
+  const subjects =
+    options.serviceAccounts.length > 0
+      ? options.serviceAccounts.map((name) => ({ kind: 'ServiceAccount', name, namespace: options.namespace }))
+      : [
+          {
+            kind: 'Group',
+            apiGroup: 'rbac.authorization.k8s.io',
+            name: `system:serviceaccounts:${options.namespace}`,
+          },
+        ];
   return [
-    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: metadata(options.serviceAccount) },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'Role',
-      metadata: metadata('interlock-events'),
-      rules: [{ apiGroups: [''], resources: ['events'], verbs: ['create'] }],
+      metadata,
+      rules: [{ apiGroups: [''], resources: ['events'], verbs: [...EVENT_VERBS] }],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'RoleBinding',
-      metadata: metadata('interlock-events'),
+      metadata,
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'interlock-events' },
-      subjects: [{ kind: 'ServiceAccount', name: options.serviceAccount, namespace: options.namespace }],
+      subjects,
     },
   ];
 }

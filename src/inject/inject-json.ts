@@ -72,6 +72,8 @@ function visitObject(
   const inits = Array.isArray(spec.initContainers) ? (spec.initContainers as unknown[]) : [];
   inits.splice(plan.value.index, plan.value.kind === 'replace' ? 1 : 0, plan.value.container);
   spec.initContainers = inits;
+  if (plan.value.volume)
+    spec.volumes = [...(Array.isArray(spec.volumes) ? (spec.volumes as unknown[]) : []), plan.value.volume];
   state.injected++;
   return ok(undefined);
 }

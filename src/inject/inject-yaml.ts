@@ -103,7 +103,7 @@ function injectDocument(
   for (const template of templates) {
     const edit = injectTemplate(doc, text, { ...template, label: `${prefix}${template.label}` }, context);
     if (!edit.ok) return edit;
-    edits.push(edit.value);
+    edits.push(...edit.value);
     context.injected++;
   }
   return ok(edits);
@@ -138,7 +138,7 @@ function unsafeYaml(doc: Document, source: string): { reason: YamlReason; messag
 
 function sharedNode(template: PodTemplate): string | undefined {
   const inits = template.spec.get('initContainers', true);
-  const nodes = [template.spec, inits];
+  const nodes = [template.spec, inits, template.spec.get('volumes', true)];
   if (nodes.some((node) => isAlias(node) || (node as { anchor?: string } | undefined)?.anchor))
     return 'an anchor or alias';
   let shared = false;
@@ -157,7 +157,7 @@ function injectTemplate(
   text: string,
   template: PodTemplate,
   context: Context,
-): Result<TextEdit, YamlReason> {
+): Result<TextEdit[], YamlReason> {
   const shared = sharedNode(template);
   if (shared)
     return fail(
@@ -177,15 +177,25 @@ function injectTemplate(
   if (!plan.ok) return plan;
   context.notes.push(...plan.value.notes);
   const inits = template.spec.get('initContainers', true);
-  const { kind, index, container } = plan.value;
-  const edit =
+  const volumes = template.spec.get('volumes', true);
+  const { kind, index, container, volume } = plan.value;
+  const { layout } = context;
+  const edits = [
     kind === 'replace' && isSeq(inits)
-      ? replaceItem(text, inits.items[index] as YAMLMap, container, context.layout)
+      ? replaceItem(text, inits.items[index] as YAMLMap, container, layout)
       : isSeq(inits)
-        ? insertItem(text, inits, index, container, context.layout)
-        : setListKey(text, template.spec, 'initContainers', container, 'containers', context.layout);
-  return edit
-    ? ok(edit)
+        ? insertItem(text, inits, index, container, layout)
+        : setListKey(text, template.spec, 'initContainers', container, 'containers', layout),
+    ...(volume === undefined
+      ? []
+      : [
+          isSeq(volumes)
+            ? insertItem(text, volumes, volumes.items.length, volume, layout)
+            : setListKey(text, template.spec, 'volumes', volume, 'containers', layout),
+        ]),
+  ];
+  return edits.every((edit) => edit !== undefined)
+    ? ok(edits)
     : fail(
         'ManifestRefused',
         `${template.label}: a layout Interlock cannot edit in place; write initContainers as a list`,

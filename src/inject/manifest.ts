@@ -1,13 +1,10 @@
 import { Document, isMap, isScalar } from 'yaml';
 import type { Mesh } from '../config/interception.js';
-import { eventRbacDocuments } from './event-rbac.js';
 import { NO_CPU_LIMIT_COMMENT } from './resources.js';
-import { validatorContainer, type ValidatorOptions } from './validator-container.js';
+import { podInfoVolume, readsPodInfo, validatorContainer, type ValidatorOptions } from './validator-container.js';
 
 export interface ManifestOptions extends ValidatorOptions {
   readonly nativeSidecar: boolean;
-  readonly namespace: string;
-  readonly serviceAccount: string;
 }
 
 /** One printed document: plain data, plus the comments YAML output carries. */
@@ -25,21 +22,35 @@ const NATIVE_SIDECAR_COMMENT = (mesh: Mesh) =>
     ' interception, so it must run while that port is free; `interlock inject` checks this order.',
   ].join('\n');
 
-/** The documents `interlock manifest` prints: the init container, then the Event RBAC when asked. */
-export function manifestDocuments(options: ManifestOptions): ManifestDocument[] {
+/** The one document `interlock manifest` prints by default: the init container, to paste under spec.initContainers. */
+export function containerDocument(options: ManifestOptions): ManifestDocument {
   const header = [
     ` Interlock init container for ${options.mesh}: add it under spec.initContainers.`,
     ...(options.reportEvent
-      ? [` The pod must run as serviceAccountName: ${options.serviceAccount} (RBAC below) for the failure Event.`]
+      ? [
+          " --report-event: the pods' ServiceAccount needs events create/get/patch; apply that RBAC with",
+          '   interlock manifest --rbac --namespace NS [--service-account SA] | kubectl apply -f -',
+        ]
+      : []),
+    ...(readsPodInfo(options.mesh)
+      ? [
+          " It reads the pod's annotations and labels from a downward-API volume; add to spec.volumes:",
+          `   ${JSON.stringify(podInfoVolume())}`,
+        ]
+      : []),
+    ...(options.rulesCheck
+      ? [
+          ' --rules-check runs as uid 0 with NET_ADMIN and NET_RAW: PodSecurity baseline and restricted',
+          ' reject it; the namespace needs pod-security.kubernetes.io/enforce=privileged (which admits',
+          ' any pod there: host namespaces, hostPath, privileged containers).',
+        ]
       : []),
   ].join('\n');
-  const container: ManifestDocument = {
+  return {
     value: validatorContainer(options),
     comment: options.nativeSidecar ? `${header}\n${NATIVE_SIDECAR_COMMENT(options.mesh)}` : header,
     keyComments: { resources: NO_CPU_LIMIT_COMMENT },
   };
-  const rbac = options.reportEvent ? eventRbacDocuments(options).map((value) => ({ value })) : [];
-  return [container, ...rbac];
 }
 
 export function renderYaml(documents: readonly ManifestDocument[]): string {
@@ -58,8 +69,9 @@ export function renderYaml(documents: readonly ManifestDocument[]): string {
     .join('---\n');
 }
 
-/** JSON has no comments: one object, or an array when there are several documents. */
+/** JSON has no comments: one object, or a v1 List (what kubectl prints and applies) when there are several. */
 export function renderJson(documents: readonly ManifestDocument[]): string {
   const values = documents.map((document) => document.value);
-  return `${JSON.stringify(values.length === 1 ? values[0] : values, null, 2)}\n`;
+  const value = values.length === 1 ? values[0] : { apiVersion: 'v1', kind: 'List', items: values };
+  return `${JSON.stringify(value, null, 2)}\n`;
 }

@@ -4,7 +4,16 @@ import { fail, ok, type Result } from '../reason/result.js';
 import { annotationFlags } from './annotation-flags.js';
 import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
 import { MEASURED_PEAK_RSS_MIB } from './resources.js';
-import { podIdentityEnv, securityContextOf, validatorArgs, validatorContainer } from './validator-container.js';
+import {
+  podIdentityEnv,
+  podInfoMount,
+  podInfoVolume,
+  POD_INFO_VOLUME_NAME,
+  readsPodInfo,
+  securityContextOf,
+  validatorArgs,
+  validatorContainer,
+} from './validator-container.js';
 
 import { scalarText, type Plain } from './plain.js';
 
@@ -34,6 +43,8 @@ export interface Plan {
   readonly kind: 'insert' | 'replace';
   readonly index: number;
   readonly container: Plain;
+  /** The downward-API volume the container mounts, when the pod does not have it yet. */
+  readonly volume?: Plain;
   readonly notes: readonly string[];
 }
 
@@ -55,6 +66,8 @@ const MANAGED = new Map([
   ['--mesh', 1],
   ['--rules', 1],
   ['--report-event', 0],
+  ['--pod-annotations', 1],
+  ['--pod-labels', 1],
 ]);
 
 const nameOf = (item: unknown): string =>
@@ -87,7 +100,13 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
       [...args.value, ...annotationFlags(mesh, pod.metadata, args.value)],
       options,
     );
-    return ok({ kind: 'replace', index, container, notes: [...notes, ...memoryNote(pod.label, container)] });
+    return ok({
+      kind: 'replace',
+      index,
+      container,
+      ...volumeOf(pod.spec, mesh),
+      notes: [...notes, ...memoryNote(pod.label, container)],
+    });
   }
   const args = newArgs(pod, inits, mesh, options);
   if (!args.ok) return args;
@@ -96,8 +115,15 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
     kind: 'insert',
     index: at,
     container: validatorContainer({ ...options, mesh, extraArgs: args.value }),
+    ...volumeOf(pod.spec, mesh),
     notes,
   });
+}
+
+/** The pod-info volume to add, unless the pod has it (or the mesh reads no annotations). */
+function volumeOf(spec: Plain, mesh: Mesh): { volume?: Plain } {
+  if (!readsPodInfo(mesh) || listOf(spec.volumes).some((volume) => nameOf(volume) === POD_INFO_VOLUME_NAME)) return {};
+  return { volume: podInfoVolume() };
 }
 
 /** Why this pod must not be injected, or undefined. */
@@ -106,8 +132,12 @@ function refusal(pod: PodInput, options: InjectOptions): string | undefined {
   if (spec.hostNetwork === true)
     return "hostNetwork: true; a validator there would probe the node's network, not a meshed pod's";
   const inits = spec.initContainers;
-  if (inits !== undefined && inits !== null && !Array.isArray(inits))
-    return `initContainers is a ${typeof inits === 'object' ? 'map' : typeof inits}, not a list; fix the manifest first`;
+  for (const [key, value] of [
+    ['initContainers', inits],
+    ['volumes', spec.volumes],
+  ] as const)
+    if (value !== undefined && value !== null && !Array.isArray(value))
+      return `${key} is a ${typeof value === 'object' ? 'map' : typeof value}, not a list; fix the manifest first`;
   const names = [...listOf(inits), ...listOf(spec.containers)];
   const impostor =
     names.find((item) => VALIDATOR_NAMES.has(nameOf(item)) && !listOf(inits).includes(item)) ??
@@ -217,6 +247,9 @@ function updated(existing: Plain, mesh: Mesh, extraArgs: string[], options: Inje
   const present = new Set(env.map(nameOf));
   container.env = [...env, ...podIdentityEnv().filter((entry) => !present.has(nameOf(entry)))];
   if (options.rulesCheck) container.securityContext = securityContextOf(mesh, true);
+  const mounts = listOf(existing.volumeMounts);
+  if (readsPodInfo(mesh) && !mounts.some((mount) => nameOf(mount) === POD_INFO_VOLUME_NAME))
+    container.volumeMounts = [...mounts, podInfoMount()];
   container.terminationMessagePolicy = 'FallbackToLogsOnError';
   return container;
 }

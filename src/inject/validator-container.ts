@@ -18,6 +18,32 @@ export interface ValidatorOptions {
 
 export type Container = Record<string, unknown>;
 
+/**
+ * The pod's annotations and labels as downward-API files, so validate applies the mesh's
+ * exclusion annotations exactly as its CNI plugin reads them (and only then spreads its probe).
+ */
+const POD_INFO_DIR = '/etc/interlock/podinfo';
+export const POD_INFO_VOLUME_NAME = 'interlock-podinfo';
+
+export function podInfoVolume(): Container {
+  return {
+    name: POD_INFO_VOLUME_NAME,
+    downwardAPI: {
+      items: [
+        { path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } },
+        { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
+      ],
+    },
+  };
+}
+
+export function podInfoMount(): Container {
+  return { name: POD_INFO_VOLUME_NAME, mountPath: POD_INFO_DIR, readOnly: true };
+}
+
+/** The generic preset has no mesh annotations to read. */
+export const readsPodInfo = (mesh: Mesh): boolean => mesh !== 'generic';
+
 /** The image's entrypoint is `interlock validate`, so args start at the flags (as Istio's args do). */
 export function validatorArgs(options: ValidatorOptions): string[] {
   return [
@@ -26,6 +52,9 @@ export function validatorArgs(options: ValidatorOptions): string[] {
     ...(options.rulesCheck ? ['--rules', 'required'] : []),
     ...(options.reportEvent ? ['--report-event'] : []),
     ...(options.extraArgs ?? []),
+    ...(readsPodInfo(options.mesh)
+      ? ['--pod-annotations', `${POD_INFO_DIR}/annotations`, '--pod-labels', `${POD_INFO_DIR}/labels`]
+      : []),
   ];
 }
 
@@ -61,6 +90,7 @@ export function validatorContainer(options: ValidatorOptions): Container {
     env: podIdentityEnv(),
     resources: structuredClone(VALIDATOR_RESOURCES),
     securityContext: securityContextOf(options.mesh, options.rulesCheck),
+    ...(readsPodInfo(options.mesh) ? { volumeMounts: [podInfoMount()] } : {}),
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
 }

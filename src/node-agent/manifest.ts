@@ -9,6 +9,12 @@ export interface NodeAgentManifestOptions {
   readonly action?: NodeAction;
   readonly taint?: boolean;
   readonly containerName?: string;
+  /** `node` flags as the operator gave them to `manifest --node-agent`, passed to the agent verbatim. */
+  readonly nodeArgs?: readonly string[];
+  /** With `--cni-audit`: the directories the audit reads, mounted read-only at the same paths. */
+  readonly cni?: { readonly confDir: string; readonly binDirs: readonly string[] };
+  /** The port of `--listen` when given (metrics and probes); 9477 otherwise. */
+  readonly listenPort?: number;
 }
 
 const NODE_AGENT_NAME = 'interlock-node';
@@ -21,13 +27,13 @@ interface PolicyRule {
 }
 
 /**
- * Least privilege per action (issue 11's table): `none` reads pods and creates Events; `delete`
- * adds pods delete; `label` adds pods patch; `--taint` adds nodes get/patch. Node Events need no
- * node read: like the kubelet, the agent names the node as the Event's uid.
+ * Least privilege per action, equal to what the agent does (a test runs it against the API
+ * stand-in and compares): `none` lists and watches pods and creates Events; `delete` adds pods
+ * delete; `label` adds pods patch; `--taint` adds nodes get/patch. Node Events need no node read:
+ * like the kubelet, the agent names the node as the Event's uid.
  */
 export function nodeAgentRules(action: NodeAction, taint: boolean): PolicyRule[] {
   const podVerbs = [
-    'get',
     'list',
     'watch',
     ...(action === 'delete' ? ['delete'] : []),
@@ -41,19 +47,37 @@ export function nodeAgentRules(action: NodeAction, taint: boolean): PolicyRule[]
 }
 
 function agentArgs(options: NodeAgentManifestOptions): string[] {
+  const given = options.nodeArgs ?? [];
+  const has = (name: string) => given.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
   return [
     'node',
     `--mesh=${options.mesh ?? 'generic'}`,
-    `--action=${options.action ?? 'delete'}`,
-    ...(options.containerName ? [`--container-name=${options.containerName}`] : []),
-    ...(options.taint ? ['--taint'] : []),
-    `--listen=0.0.0.0:${NODE_AGENT_METRICS_PORT}`,
+    ...(has('action') ? [] : [`--action=${options.action ?? 'delete'}`]),
+    ...(options.containerName && !has('container-name') ? [`--container-name=${options.containerName}`] : []),
+    ...(options.taint && !has('taint') ? ['--taint'] : []),
+    ...given,
+    ...(has('listen') ? [] : [`--listen=0.0.0.0:${NODE_AGENT_METRICS_PORT}`]),
   ];
 }
 
+/** Read-only hostPath volumes for the CNI audit: the agent must see the node's files, never change them. */
+function cniVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mounts: object[] } {
+  if (!options.cni) return { volumes: [], mounts: [] };
+  const paths = [options.cni.confDir, ...options.cni.binDirs];
+  return {
+    volumes: paths.map((path, index) => ({
+      name: `cni-${index}`,
+      hostPath: { path, type: 'Directory' },
+    })),
+    mounts: paths.map((path, index) => ({ name: `cni-${index}`, mountPath: path, readOnly: true })),
+  };
+}
+
 function agentContainer(options: NodeAgentManifestOptions): object {
+  const port = options.listenPort ?? NODE_AGENT_METRICS_PORT;
+  const { mounts } = cniVolumes(options);
   const probe = (path: string) => ({
-    httpGet: { path, port: NODE_AGENT_METRICS_PORT },
+    httpGet: { path, port },
     periodSeconds: 10,
     failureThreshold: 3,
   });
@@ -64,7 +88,7 @@ function agentContainer(options: NodeAgentManifestOptions): object {
     command: ['interlock'],
     args: agentArgs(options),
     env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
-    ports: [{ name: 'metrics', containerPort: NODE_AGENT_METRICS_PORT, protocol: 'TCP' }],
+    ports: [{ name: 'metrics', containerPort: port, protocol: 'TCP' }],
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),
     resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '128Mi' } },
@@ -77,19 +101,27 @@ function agentContainer(options: NodeAgentManifestOptions): object {
       capabilities: { drop: ['ALL'] },
       seccompProfile: { type: 'RuntimeDefault' },
     },
+    ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
   };
 }
 
 /**
- * The node agent's manifests, one object per document: ServiceAccount, ClusterRole,
+ * The node agent's manifests, one object per document: Namespace, ServiceAccount, ClusterRole,
  * ClusterRoleBinding, DaemonSet. The DaemonSet uses the host network: the agent must keep working
- * on exactly the node whose CNI is broken, where a pod-network pod could not even start.
+ * on exactly the node whose CNI is broken, where a pod-network pod could not even start. Host
+ * network and hostPath are beyond PodSecurity `baseline`, so its Namespace enforces `privileged`.
  */
 export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly object[] {
   const namespace = options.namespace ?? 'interlock-system';
   const labels = { 'app.kubernetes.io/name': NODE_AGENT_NAME, 'app.kubernetes.io/part-of': 'interlock' };
   const metadata = { name: NODE_AGENT_NAME, labels };
+  const { volumes } = cniVolumes(options);
   return [
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: namespace, labels: { ...labels, 'pod-security.kubernetes.io/enforce': 'privileged' } },
+    },
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { ...metadata, namespace } },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -125,6 +157,7 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
               { operator: 'Exists', effect: 'NoSchedule' },
             ],
             containers: [agentContainer(options)],
+            ...(volumes.length > 0 ? { volumes } : {}),
           },
         },
       },

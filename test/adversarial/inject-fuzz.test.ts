@@ -36,8 +36,9 @@ function normalise(value: unknown): unknown {
   if (typeof value !== 'object' || value === null) return value;
   const out: Plain = {};
   for (const [key, inner] of Object.entries(value)) {
-    if (key === 'initContainers') {
-      const kept = Array.isArray(inner) ? inner.filter((item) => (item as Plain).name !== VALIDATOR) : [];
+    const added = { initContainers: VALIDATOR, volumes: 'interlock-podinfo' }[key];
+    if (added) {
+      const kept = Array.isArray(inner) ? inner.filter((item) => (item as Plain).name !== added) : [];
       if (kept.length > 0) out[key] = normalise(kept);
     } else out[key] = normalise(inner);
   }

@@ -130,7 +130,7 @@ describe('inject reads bounded input', () => {
       list.items.every((item) => item.spec.template.spec.initContainers[0]?.name === 'linkerd-network-validator'),
     ).toBe(true);
     // Everything but the added containers is the input, byte for byte; a second run changes nothing.
-    expect(out.stdout.replace(/ {8}initContainers:\n( {8}[- ].*\n)+/g, '')).toBe(input);
+    expect(out.stdout.replace(/ {8}(initContainers|volumes):\n( {8}[- ].*\n)+/g, '')).toBe(input);
     writeFileSync(path, out.stdout);
     expect(run(['--mesh', 'linkerd', '-f', path]).stdout).toBe(out.stdout);
   });

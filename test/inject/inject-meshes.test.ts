@@ -18,13 +18,17 @@ const docs = (text: string): KubeDocument[] =>
   });
 const initNames = (text: string) => docs(text)[0]!.spec.template!.spec.initContainers.map((c) => c.name);
 
-/** Removes exactly the lines `inject` added: what is left must be the input, byte for byte. */
-function withoutAdded(input: string, output: string): string {
-  const added = output.length - input.length;
-  for (let at = 0; at <= input.length; at++)
-    if (input.slice(0, at) + output.slice(at + added) === input && output.startsWith(input.slice(0, at)))
-      return input.slice(0, at) + output.slice(at + added);
-  return output;
+/** The input's lines, in order, are the output's apart from whole added lines; returns those. */
+function addedLines(input: string, output: string): string[] {
+  const want = input.split('\n');
+  const added: string[] = [];
+  let next = 0;
+  for (const line of output.split('\n')) {
+    if (next < want.length && line === want[next]) next++;
+    else added.push(line);
+  }
+  expect(next, 'every input line survives, in order').toBe(want.length);
+  return added;
 }
 
 describe('inject on the meshes own rendered output', () => {
@@ -46,7 +50,12 @@ describe('inject on the meshes own rendered output', () => {
     );
     // Byte-exact outside the edit, and a second run (the input ends with `---`) changes nothing.
     expect(input.endsWith('---\n')).toBe(true);
-    expect(withoutAdded(input, out.stdout)).toBe(input);
+    const added = addedLines(input, out.stdout);
+    expect(added[0]).toBe('      - name: istio-validation');
+    expect(added.filter((line) => /^ {6}- /.test(line))).toEqual([
+      '      - name: istio-validation',
+      '      - name: interlock-podinfo',
+    ]);
     expect((await inject(out.stdout)).stdout).toBe(out.stdout);
   });
 

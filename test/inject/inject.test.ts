@@ -74,6 +74,10 @@ describe('interlock inject', () => {
         '[fd00::1]:20001',
         '--timeout',
         '10s',
+        '--pod-annotations',
+        '/etc/interlock/podinfo/annotations',
+        '--pod-labels',
+        '/etc/interlock/podinfo/labels',
       ],
     });
     expect(inits[0]?.command).toBeUndefined();

@@ -20,9 +20,12 @@ const CASES: Array<[string, string[]]> = [
   ['manifest-istio.yaml', ['--mesh', 'istio']],
   ['manifest-generic.yaml', ['--mesh', 'generic', '--inbound-port', '15006', '--outbound-port', '15001']],
   ['manifest-linkerd-rules-check.yaml', ['--mesh', 'linkerd', '--rules-check']],
+  ['manifest-istio-report-event.yaml', ['--mesh', 'istio', '--report-event', '--native-sidecar']],
+  ['manifest-rbac.yaml', ['--rbac', '--namespace', 'shop']],
+  ['manifest-rbac-accounts.yaml', ['--rbac', '--namespace', 'shop', '--service-account', 'web,api']],
   [
-    'manifest-istio-report-event.yaml',
-    ['--mesh', 'istio', '--report-event', '--namespace', 'shop', '--native-sidecar'],
+    'manifest-node-agent-cni.yaml',
+    ['--node-agent', '--mesh', 'istio', '--cni-audit', '--cni-bin-dir', '/opt/cni/bin,/usr/libexec/cni', '--taint'],
   ],
 ];
 
@@ -71,15 +74,121 @@ describe('interlock manifest', () => {
       runAsUser: 0,
       capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] },
     });
-    expect(container.args).toEqual(['--mesh', 'istio', '--rules', 'required']);
+    expect(container.args).toEqual([
+      '--mesh',
+      'istio',
+      '--rules',
+      'required',
+      '--pod-annotations',
+      '/etc/interlock/podinfo/annotations',
+      '--pod-labels',
+      '/etc/interlock/podinfo/labels',
+    ]);
+    expect(container.volumeMounts).toEqual([
+      { name: 'interlock-podinfo', mountPath: '/etc/interlock/podinfo', readOnly: true },
+    ]);
   });
 
-  it('--output json is the same data as the YAML', async () => {
-    const yaml = (await runManifest(['--mesh', 'istio', '--report-event'], {})).stdout;
-    const json = JSON.parse(
-      (await runManifest(['--mesh', 'istio', '--report-event', '--output', 'json'], {})).stdout,
-    ) as unknown[];
-    expect(json).toEqual(parseAllDocuments(yaml).map((doc) => doc.toJS()));
+  it('--output json is the same data as the YAML: one object, or a v1 List of several', async () => {
+    for (const argv of [['--mesh', 'istio', '--report-event'], ['--rbac'], ['--node-agent']]) {
+      const yaml = parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as unknown);
+      const json = JSON.parse((await runManifest([...argv, '--output', 'json'], {})).stdout) as unknown;
+      expect(json).toEqual(yaml.length === 1 ? yaml[0] : { apiVersion: 'v1', kind: 'List', items: yaml });
+    }
+  });
+
+  it('a stream is one container snippet or whole objects, never mixed; a flag of another mode is exit 64 naming the mode', async () => {
+    const snippet = parseAllDocuments((await runManifest(['--mesh', 'istio', '--report-event'], {})).stdout);
+    expect(snippet).toHaveLength(1);
+    expect(snippet[0]!.toJS()).not.toHaveProperty('kind');
+    for (const argv of [['--rbac'], ['--node-agent']]) {
+      const objects = parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as KubeDocument);
+      for (const object of objects)
+        expect(object, argv.join(' ')).toMatchObject({ apiVersion: expect.any(String), kind: expect.any(String) });
+    }
+    const cases: Array<[string[], RegExp]> = [
+      [
+        ['--node-agent', '--report-event', '--rules-check', '--native-sidecar', '--service-account', 'foo'],
+        /--report-event does not apply to manifest --node-agent/,
+      ],
+      [['--mesh', 'istio', '--namespace', 'shop'], /--namespace does not apply to the init container/],
+      [['--mesh', 'istio', '--service-account', 'web'], /--service-account does not apply to the init container/],
+      [['--rbac', '--mesh', 'istio'], /--mesh does not apply to manifest --rbac/],
+      [['--rbac', '--rules-check'], /--rules-check does not apply to manifest --rbac/],
+      [['--mesh', 'istio', '--cni-audit'], /--cni-audit/],
+      [['--node-agent', '--action', 'explode'], /--action/],
+    ];
+    for (const [argv, message] of cases) {
+      const result = await runManifest(argv, {});
+      expect(result, argv.join(' ')).toMatchObject({ exitCode: 64, stdout: '' });
+      expect(result.stderr, argv.join(' ')).toMatch(message);
+    }
+  });
+
+  it('--service-account binds existing ServiceAccounts and never prints one; without it, the namespace group', async () => {
+    for (const argv of [
+      ['--rbac', '--namespace', 'shop', '--service-account', 'web'],
+      ['--rbac', '--namespace', 'shop'],
+    ]) {
+      const objects = parseAllDocuments((await runManifest(argv, {})).stdout).map(
+        (doc) => doc.toJS() as KubeDocument & { subjects?: unknown[] },
+      );
+      expect(objects.map((object) => object.kind)).toEqual(['Role', 'RoleBinding']);
+      expect(objects[1]!.subjects).toEqual(
+        argv.includes('web')
+          ? [{ kind: 'ServiceAccount', name: 'web', namespace: 'shop' }]
+          : [{ kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'system:serviceaccounts:shop' }],
+      );
+    }
+  });
+
+  it('--node-agent takes every node flag, mounts the audited CNI directories read-only, and passes the flags to the agent', async () => {
+    const argv = [
+      '--node-agent',
+      '--mesh',
+      'linkerd',
+      '--cni-audit',
+      '--cni-conf-dir',
+      '/etc/cni/multus.d',
+      '--cni-bin-dir',
+      '/opt/cni/bin,/var/lib/cni/bin',
+      '--runtime',
+      'crio',
+      '--action',
+      'label',
+      '--breaker-threshold',
+      '7',
+      '--listen',
+      '0.0.0.0:9600',
+    ];
+    const objects = parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as KubeDocument);
+    const pod = objects.find((object) => object.kind === 'DaemonSet')!.spec.template!.spec as unknown as {
+      volumes: Array<{ name: string; hostPath: { path: string } }>;
+      containers: Array<{
+        args: string[];
+        volumeMounts: Array<{ name: string; mountPath: string; readOnly: boolean }>;
+        ports: Array<{ containerPort: number }>;
+      }>;
+    };
+    const container = pod.containers[0]!;
+    expect(container.args).toEqual(['node', '--mesh=linkerd', ...argv.slice(3)]);
+    expect(pod.volumes.map((volume) => volume.hostPath.path)).toEqual([
+      '/etc/cni/multus.d',
+      '/opt/cni/bin',
+      '/var/lib/cni/bin',
+    ]);
+    expect(container.volumeMounts).toEqual(
+      pod.volumes.map((volume) => ({ name: volume.name, mountPath: volume.hostPath.path, readOnly: true })),
+    );
+    expect(container.ports[0]!.containerPort).toBe(9600);
+    expect(objects[0]).toMatchObject({
+      kind: 'Namespace',
+      metadata: { name: 'interlock-system', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } },
+    });
+    const plain = parseAllDocuments((await runManifest(['--node-agent'], {})).stdout).map(
+      (doc) => doc.toJS() as KubeDocument,
+    );
+    expect(JSON.stringify(plain)).not.toContain('hostPath');
   });
 
   it('--mesh generic needs both ports, which reach validate; without them exit 64 (a generic validator without ports could only fail)', async () => {

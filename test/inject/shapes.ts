@@ -13,6 +13,7 @@ export type Container = {
   resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
   securityContext: Record<string, unknown> & { runAsUser?: number };
   terminationMessagePolicy?: string;
+  volumeMounts?: Array<{ name: string; mountPath: string; readOnly?: boolean }>;
 };
 
 export type PodSpec = { initContainers: Container[]; containers: Container[] };

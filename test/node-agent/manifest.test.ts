@@ -17,23 +17,23 @@ const verbsOf = (rules: ReturnType<typeof nodeAgentRules>) =>
 
 describe('node agent manifests', () => {
   it('grants each action exactly the rights of the table', () => {
-    expect(verbsOf(nodeAgentRules('none', false))).toEqual({ pods: ['get', 'list', 'watch'], events: ['create'] });
+    expect(verbsOf(nodeAgentRules('none', false))).toEqual({ pods: ['list', 'watch'], events: ['create'] });
     expect(verbsOf(nodeAgentRules('delete', false))).toEqual({
-      pods: ['get', 'list', 'watch', 'delete'],
+      pods: ['list', 'watch', 'delete'],
       events: ['create'],
     });
     expect(verbsOf(nodeAgentRules('label', false))).toEqual({
-      pods: ['get', 'list', 'watch', 'patch'],
+      pods: ['list', 'watch', 'patch'],
       events: ['create'],
     });
     expect(verbsOf(nodeAgentRules('delete', true))).toEqual({
-      pods: ['get', 'list', 'watch', 'delete'],
+      pods: ['list', 'watch', 'delete'],
       events: ['create'],
       nodes: ['get', 'patch'],
     });
   });
 
-  it('prints a ServiceAccount, ClusterRole, binding and a host-network DaemonSet that tolerates its own taint', () => {
+  it('prints a Namespace, ServiceAccount, ClusterRole, binding and a host-network DaemonSet that tolerates its own taint', () => {
     const documents = nodeAgentManifest({
       image: 'example/interlock:1',
       mesh: 'linkerd',
@@ -41,12 +41,13 @@ describe('node agent manifests', () => {
       taint: true,
     }) as readonly ManifestDocument[];
     expect(documents.map((document) => document.kind)).toEqual([
+      'Namespace',
       'ServiceAccount',
       'ClusterRole',
       'ClusterRoleBinding',
       'DaemonSet',
     ]);
-    const pod = documents[3]!.spec.template.spec;
+    const pod = documents[4]!.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
     expect(pod.tolerations).toContainEqual({
       key: 'interlock.dev/cni-not-ready',
@@ -64,7 +65,7 @@ describe('node agent manifests', () => {
       name: 'NODE_NAME',
       valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } },
     });
-    expect(documents[2]?.subjects).toEqual([
+    expect(documents[3]?.subjects).toEqual([
       { kind: 'ServiceAccount', name: 'interlock-node', namespace: 'interlock-system' },
     ]);
   });

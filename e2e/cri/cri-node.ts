@@ -108,7 +108,7 @@ export class CriNode {
   }
 
   private async waitReady(): Promise<void> {
-    for (let i = 0; i < 150; i++) {
+    for (let i = 0; i < 600; i++) {
       if (this.daemon && this.daemon.exitCode !== null) break;
       if (existsSync(this.socket)) {
         const version = await this.cri.call('Version', {}, 2_000).catch(() => undefined);
@@ -165,7 +165,7 @@ export class CriNode {
   /** Waits until the syncer (it reloads the conf dir on file events) holds what `expect` wants. */
   async waitCni(expect: (state: CniState) => boolean): Promise<CniState> {
     let state = await this.cniState();
-    for (let i = 0; i < 100 && !expect(state); i++) {
+    for (let i = 0; i < 300 && !expect(state); i++) {
       await sleep(100);
       state = await this.cniState();
     }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the Interlock image as mesh-interlock:dev (override with IMAGE=...), then prints its size
-# and the size of what the project adds on top of the base, failing above the budget.
+# beside the base it was built from, failing above the budget (120 MB for the whole image).
 #
 # Base image, in order of preference:
 #   1. INTERLOCK_BASE_IMAGE, if set;
@@ -13,7 +13,8 @@ cd "$(dirname "$0")/.."
 IMAGE=${IMAGE:-mesh-interlock:dev}
 PUBLIC_BASE=node:20-bookworm-slim
 LOCAL_BASE=${INTERLOCK_LOCAL_BASE:-mesh-interlock-base:local}
-BUDGET_MB=${INTERLOCK_IMAGE_BUDGET_MB:-40}
+# The whole image: it is built FROM scratch with only what runs, so the base is only compared.
+BUDGET_MB=${INTERLOCK_IMAGE_BUDGET_MB:-120}
 
 log() { printf 'image: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
@@ -67,7 +68,7 @@ trap 'rm -f "$build_log"' EXIT
 # The legacy builder is asked for explicitly: BuildKit's Dockerfile frontend may not be
 # available offline, and behaviour should not depend on whether buildx is installed.
 if ! tar -c --owner=0 --group=0 --hard-dereference \
-    package.json package-lock.json tsconfig.json src scripts/build-snapshot.mjs scripts/node-runtime-flags.json image/Dockerfile image/assemble.mjs image/launcher.mjs "${deps[@]}" |
+    package.json package-lock.json tsconfig.json src scripts/build-snapshot.mjs scripts/node-runtime-flags.json image/Dockerfile image/assemble.mjs image/launcher.mjs image/runtime-rootfs.sh "${deps[@]}" |
   DOCKER_BUILDKIT=0 docker build -f image/Dockerfile -t "$IMAGE" \
     --build-arg "BASE_IMAGE=$base" \
     --build-arg "VERSION=$version" \
@@ -82,15 +83,10 @@ log "built in $(( $(date +%s) - start )) s"
 
 image_bytes=$(docker image inspect -f '{{.Size}}' "$IMAGE")
 base_bytes=$(docker image inspect -f '{{.Size}}' "$base")
-added_bytes=$(( image_bytes - base_bytes ))
-base_layers=$(docker history -q "$base" | wc -l)
 mb() { awk -v b="$1" 'BEGIN { printf "%.1f MB", b / 1e6 }'; }
 
-echo "image $IMAGE: $(mb "$image_bytes") (base $base: $(mb "$base_bytes"))"
-echo "added by the project: $(mb "$added_bytes") (budget ${BUDGET_MB} MB), in these layers:"
-total_layers=$(docker history -q "$IMAGE" | wc -l)
+echo "image $IMAGE: $(mb "$image_bytes") (budget ${BUDGET_MB} MB; the base it was built from, $base: $(mb "$base_bytes")), in these layers:"
 docker history --no-trunc --format '{{.Size}}\t{{.CreatedBy}}' "$IMAGE" |
-  head -n $(( total_layers - base_layers )) |
   awk -F'\t' '$1 != "0B" { cmd = $2; gsub(/[ \t]+/, " ", cmd); printf "  %8s  %s\n", $1, substr(cmd, 1, 90) }'
 
-[ "$added_bytes" -le $(( BUDGET_MB * 1000000 )) ] || die "the project adds $(mb "$added_bytes"), over the ${BUDGET_MB} MB budget"
+[ "$image_bytes" -le $(( BUDGET_MB * 1000000 )) ] || die "the image is $(mb "$image_bytes"), over the ${BUDGET_MB} MB budget"

@@ -26,6 +26,7 @@ const ROOT_PREFIX = '/tmp/interlock-cri-node-';
 const PLUGINS = '/usr/lib/cni';
 const FIXTURES = fileURLToPath(new URL('../../test/fixtures/cni/', import.meta.url));
 const CGROUPS = '/sys/fs/cgroup';
+const GUARDIAN = fileURLToPath(new URL('./guardian.sh', import.meta.url));
 
 /**
  * A Kubernetes node without Kubernetes: Debian's containerd 1.6 with its CRI plugin, in a "node"
@@ -77,6 +78,7 @@ export class CriNode {
     const name = `ilk-cri-${process.pid}`;
     const root = await mkdtemp(ROOT_PREFIX);
     await writeFile(join(root, 'owner'), String(process.pid));
+    await writeFile(join(root, 'name'), name);
     for (const dir of ['net.d', 'cni-bin', 'cni-data', 'logs', 'run']) await mkdir(join(root, dir));
     const socket = join(root, 'containerd.sock');
     await writeFile(join(root, 'containerd.toml'), containerdConfig(root, socket, name));
@@ -96,6 +98,8 @@ export class CriNode {
     });
     closeSync(log);
     const node = new CriNode(name, root, socket, CriClient.connect(socket), daemon);
+    // Cleans up if this process dies without stopping the node (vitest exits at once on Ctrl-C).
+    spawn('sh', [GUARDIAN, String(process.pid), root, name], { detached: true, stdio: 'ignore' }).unref();
     try {
       await node.waitReady();
       await writeFile(join(root, 'mntns'), await readlink(`/proc/${daemon.pid}/ns/mnt`));
@@ -108,7 +112,7 @@ export class CriNode {
   }
 
   private async waitReady(): Promise<void> {
-    for (let i = 0; i < 150; i++) {
+    for (let i = 0; i < 600; i++) {
       if (this.daemon && this.daemon.exitCode !== null) break;
       if (existsSync(this.socket)) {
         const version = await this.cri.call('Version', {}, 2_000).catch(() => undefined);
@@ -165,7 +169,7 @@ export class CriNode {
   /** Waits until the syncer (it reloads the conf dir on file events) holds what `expect` wants. */
   async waitCni(expect: (state: CniState) => boolean): Promise<CniState> {
     let state = await this.cniState();
-    for (let i = 0; i < 100 && !expect(state); i++) {
+    for (let i = 0; i < 300 && !expect(state); i++) {
       await sleep(100);
       state = await this.cniState();
     }
@@ -240,11 +244,38 @@ async function stopProcessTree(daemon: ChildProcess | undefined, root: string): 
     for (let i = 0; i < 50 && daemon.exitCode === null; i++) await sleep(100);
     if (daemon.exitCode === null) daemon.kill('SIGKILL');
   }
+  await killCgroupProcesses(await readFile(join(root, 'name'), 'utf8').catch(() => ''));
   if (mntns === '') return;
   for (const pid of await readdir('/proc')) {
     if (!/^\d+$/.test(pid) || Number(pid) === process.pid) continue;
     const ns = await readlink(`/proc/${pid}/ns/mnt`).catch(() => '');
-    if (ns === mntns) process.kill(Number(pid), 'SIGKILL');
+    if (ns !== mntns) continue;
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone already
+    }
+  }
+}
+
+/** Pods left running (their processes are in the node's cgroups, not its mount namespace). */
+async function killCgroupProcesses(name: string): Promise<void> {
+  if (name === '') return;
+  const hierarchies = (await readdir(CGROUPS).catch(() => [] as string[])).map((h) => join(CGROUPS, h, name));
+  for (const dir of [join(CGROUPS, name), ...hierarchies]) await killTree(dir);
+}
+
+async function killTree(dir: string): Promise<void> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => undefined);
+  if (!entries) return;
+  for (const entry of entries) if (entry.isDirectory()) await killTree(join(dir, entry.name));
+  const procs = await readFile(join(dir, 'cgroup.procs'), 'utf8').catch(() => '');
+  for (const pid of procs.split('\n').filter(Boolean)) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone already
+    }
   }
 }
 

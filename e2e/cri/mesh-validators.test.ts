@@ -112,7 +112,6 @@ describe("the meshes' injected validators, image swapped for Interlock's", () =>
       const { pod, validator } = await injectedPod(fixture.file, fixture.validator);
       await chain(fixture.mesh, fixture.rules);
       const pass = await verdictOf(pod, fixture.validator);
-      console.log(JSON.stringify(pass.run.statuses.get(fixture.validator)));
       expect(pass.exitCode, pass.message).toBe(0);
       expect(await pass.run.outcome).toMatchObject({ kind: 'running' });
       await chain(fixture.mesh, undefined);

@@ -119,10 +119,13 @@ export async function cniCheck(node: CriNode, mesh: Mesh = 'linkerd'): Promise<C
     node.confDir,
     '--cni-bin-dir',
     node.binDir,
+    // A generous VERSION deadline: the stand-ins are node scripts, slow to start on a loaded machine.
+    '--version-timeout',
+    '20s',
     '--format',
     'json',
   ];
-  const result = await run('node', [CLI, ...args], { timeoutMs: 30_000 });
+  const result = await run('node', [CLI, ...args], { timeoutMs: 90_000 });
   try {
     return { exitCode: result.exitCode, verdict: JSON.parse(result.stdout) as CniCheck['verdict'] };
   } catch {

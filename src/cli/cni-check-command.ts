@@ -1,4 +1,4 @@
-import { parseDurationMs } from '../config/duration.js';
+import { parseDuration } from '../config/flag-parsers.js';
 import { EXIT } from '../config/exit-codes.js';
 import { echoValue } from '../config/echo-value.js';
 import type { FlagDef } from '../config/flag-def.js';
@@ -29,12 +29,7 @@ const pluginType = (text: string): Result<string, 'ConfigInvalid'> =>
   /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(text)
     ? ok(text)
     : fail('ConfigInvalid', 'expected a plugin type (letters, digits, "_", ".", "-")');
-const duration = (text: string): Result<number, 'ConfigInvalid'> => {
-  const ms = parseDurationMs(text);
-  return ms !== undefined && ms >= 10 && ms <= 60_000
-    ? ok(ms)
-    : fail('ConfigInvalid', 'expected a duration from 10ms to 1m (500ms, 2s)');
-};
+const duration = parseDuration(10, 60_000);
 
 const count = (text: string): Result<number, 'ConfigInvalid'> =>
   /^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all');

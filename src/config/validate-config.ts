@@ -60,8 +60,8 @@ export const FAMILY_FLAG = value<FamilyMode>(
 const TIMEOUT_FLAG = value<number>(
   'timeout',
   'DURATION',
-  'Deadline for everything, `10s`, `500ms`, `1m` (default 10s, 100ms to 1h).',
-  parseDuration(100, 3_600_000, '100ms to 1h'),
+  'Deadline for everything: `10s`, `500ms`, `1m30s` (default 10s, 100ms to 1h).',
+  parseDuration(100, 3_600_000),
   { default: 10_000 },
 );
 export const FAILURE_EXIT_CODE_FLAG = value<number>(

@@ -1,4 +1,4 @@
-import { parseDurationMs } from '../config/duration.js';
+import { parseDuration } from '../config/flag-parsers.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
@@ -21,12 +21,7 @@ const count =
     /^\d+$/.test(value) && Number(value) >= min && Number(value) <= max
       ? ok(Number(value))
       : fail('ConfigInvalid', `expected a whole number from ${min} to ${max}`);
-const duration = (value: string): Result<number, 'ConfigInvalid'> => {
-  const ms = parseDurationMs(value);
-  return ms !== undefined && ms >= 100 && ms <= 86_400_000
-    ? ok(ms)
-    : fail('ConfigInvalid', 'expected a duration from 100ms to 24h (10s, 500ms, 2m)');
-};
+const duration = parseDuration(100, 86_400_000);
 const listen = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
   const match = /^(.*):(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[2]) : NaN;

@@ -5,7 +5,8 @@ import type { Mesh } from '../config/interception.js';
 import { injectYaml } from '../inject/inject-yaml.js';
 import { ok, type Result } from '../reason/result.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { flagHelp, MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.js';
+import { MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.js';
+import { commandError } from './command-error.js';
 
 const file = (text: string): Result<string, 'ConfigInvalid'> => ok(text);
 
@@ -42,19 +43,23 @@ function inject(
   readStdin: () => Buffer,
 ): CommandOutcome {
   const parsed = parseCommandFlags('inject', kubectlSpelling(argv), INJECT_FLAGS, env);
-  if (!parsed.ok) return error(EXIT.invalidConfig, `ConfigInvalid: ${parsed.error.message}`);
+  if (!parsed.ok) return commandError('inject', EXIT.invalidConfig, parsed.error);
   const { values } = parsed.value;
-  if (values.has('help'))
-    return { exitCode: 0, stdout: flagHelp('interlock inject [-f FILE | -] [flags]', INJECT_FLAGS), stderr: '' };
   const name = (values.get('filename') as string | undefined) ?? '-';
   let input: Buffer;
   try {
     input = name === '-' ? readStdin() : readFileSync(name);
   } catch (cause) {
-    return error(EXIT.noInput, `cannot read ${name === '-' ? 'standard input' : name}: ${(cause as Error).message}`);
+    return commandError('inject', EXIT.noInput, {
+      reason: 'InputUnreadable',
+      message: `cannot read ${name === '-' ? 'standard input' : name}: ${(cause as Error).message}`,
+    });
   }
   if (input.length > MAX_INPUT_BYTES)
-    return error(EXIT.dataError, `ManifestUnparseable: ${name} is larger than ${MAX_INPUT_BYTES} bytes`);
+    return commandError('inject', EXIT.dataError, {
+      reason: 'ManifestUnparseable',
+      message: `${name} is larger than ${MAX_INPUT_BYTES} bytes`,
+    });
   const result = injectYaml(
     input.toString('utf8'),
     {
@@ -70,9 +75,10 @@ function inject(
     name === '-' ? '<stdin>' : name,
   );
   if (!result.ok)
-    return error(
+    return commandError(
+      'inject',
       result.error.reason === 'ConfigInvalid' ? EXIT.invalidConfig : EXIT.dataError,
-      `${result.error.reason}: ${result.error.message}`,
+      result.error,
     );
   const notes = result.value.notes.map((note) => `interlock inject: ${note}\n`).join('');
   return { exitCode: 0, stdout: result.value.output, stderr: notes };
@@ -88,8 +94,4 @@ function kubectlSpelling(argv: readonly string[]): string[] {
     else words.push(arg === '-' ? '--filename=-' : arg);
   }
   return words;
-}
-
-function error(exitCode: number, message: string): CommandOutcome {
-  return { exitCode, stdout: '', stderr: `interlock inject: ${message}\n` };
 }

@@ -6,8 +6,9 @@ import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
 import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
-import { HELP_FLAG } from '../config/command-flags.js';
+import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { commandError } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 
 const oneOf =
@@ -87,6 +88,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     parse: on,
   },
   HELP_FLAG,
+  VERSION_FLAG,
 ];
 
 export type FlagValues = ReadonlyMap<string, unknown>;
@@ -110,13 +112,6 @@ export function parseCommandFlags(
   return ok({ values });
 }
 
-export function flagHelp(usage: string, flags: readonly FlagDef[]): string {
-  const lines = flags.map(
-    (flag) => `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}`.padEnd(36) + flag.help,
-  );
-  return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
-}
-
 /** The node agent's documents (issue 11): its DaemonSet and RBAC, as plain data. */
 export type NodeAgentManifest = (options: {
   image: string;
@@ -135,12 +130,6 @@ export async function runManifest(
   const parsed = parseCommandFlags('manifest', argv, MANIFEST_FLAGS, env);
   if (!parsed.ok) return usageError(parsed.error.message);
   const { values } = parsed.value;
-  if (values.has('help'))
-    return {
-      exitCode: 0,
-      stdout: flagHelp('interlock manifest --mesh linkerd|istio|generic [flags]', MANIFEST_FLAGS),
-      stderr: '',
-    };
   const image = values.get('image') as string;
   const namespace = values.get('namespace') as string;
   let documents: ManifestDocument[];
@@ -188,5 +177,5 @@ function portArgs(values: FlagValues, mesh: Mesh | undefined): Result<string[], 
 }
 
 function usageError(message: string): CommandOutcome {
-  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock manifest: ConfigInvalid: ${message}\n` };
+  return commandError('manifest', EXIT.invalidConfig, { reason: 'ConfigInvalid', message });
 }

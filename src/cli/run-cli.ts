@@ -5,9 +5,9 @@ import type { LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { quietStreamErrors, writeOutput } from '../output/write-output.js';
 import type { InspectRules } from '../validate/rules-port.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { TOP_HELP } from './help.js';
+import { commandError, unknownCommand } from './command-error.js';
+import { helpWidth } from './help.js';
 import { runValidateCommand } from './run-validate-command.js';
-import { VERSION } from './version.js';
 
 /** Adapters a launcher may substitute (the start-up snapshot loads netlink its own way). */
 export interface CliAdapters {
@@ -18,13 +18,19 @@ export interface CliAdapters {
 export async function runCli(argv: readonly string[], adapters: CliAdapters = {}): Promise<CommandOutcome> {
   process.on('uncaughtException', crashCli);
   const [command, ...rest] = argv;
-  if (command === undefined) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: TOP_HELP };
+  if (command === undefined) return unknownCommand(undefined);
+  const width = helpWidth(process.stdout);
   if (command === 'help' || command === '--help' || command === '-h')
-    return { exitCode: EXIT.pass, stdout: TOP_HELP, stderr: '' };
-  if (command === '--version' || command === 'version')
-    return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
+    return (await import('./help-command.js')).runHelp(rest, width);
+  if (command === '--version') return (await import('./version-command.js')).runVersion(rest);
   const foreign = command === 'validate' ? rest : argv;
   if (isForeignValidatorArgv(foreign)) return runCompat(foreign, adapters);
+  if (rest.some((arg) => arg === '--help' || arg === '-h' || arg === '--version')) {
+    const answer = (await import('./help-command.js')).helpOrVersion(command, rest, width);
+    if (answer) return answer;
+  }
+  if (command === 'version') return (await import('./version-command.js')).runVersion(rest);
+  if (command === 'completion') return (await import('./help-command.js')).runCompletion(rest);
   if (command === 'validate')
     return runValidateCommand(rest, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
   if (command === 'node') {
@@ -38,11 +44,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === 'cni-check') return (await import('./cni-check-command.js')).runCniCheck(rest, process.env);
   if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
   if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
-  return {
-    exitCode: EXIT.invalidConfig,
-    stdout: '',
-    stderr: `interlock: unknown command "${echoValue(command)}"\n\n${TOP_HELP}`,
-  };
+  return unknownCommand(command);
 }
 
 /** Aborts on the first SIGTERM or SIGINT; a second one exits at once (the kubelet is done waiting). */
@@ -70,7 +72,7 @@ function isForeignValidatorArgv(argv: readonly string[]): boolean {
 async function runCompat(foreign: readonly string[], adapters: CliAdapters): Promise<CommandOutcome> {
   const mapped = (await import('../compat/compat-argv.js')).compatToValidate(foreign, process.env);
   if (mapped === undefined || mapped.ok) return runCli(mapped?.value ?? ['validate', ...foreign], adapters);
-  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: ConfigInvalid: ${mapped.error.message}\n` };
+  return commandError('validate', EXIT.invalidConfig, mapped.error);
 }
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */

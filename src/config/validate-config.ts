@@ -85,12 +85,13 @@ const LOG_FORMAT_FLAG = value<LogFormat>(
   oneOf(['json', 'plain']),
   { default: 'json' },
 );
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 export const LOG_LEVEL_FLAG = value<LogLevel>(
   'log-level',
   'LEVEL',
   'trace, debug, info (default), warn, error, fatal, silent.',
-  oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
-  { default: 'info', commands: ['validate', 'node'] },
+  oneOf(LOG_LEVELS),
+  { default: 'info', commands: ['validate', 'node'], choices: LOG_LEVELS },
 );
 const PROBE_ADDRESS_FLAG = value(
   'probe-address',

@@ -33,6 +33,7 @@ export const REASONS = {
   ConfigInvalid: 'invalid flags, environment or configuration',
   InternalError: 'a bug: the validator failed unexpectedly',
   ManifestUnparseable: 'Kubernetes YAML given to `interlock inject` does not parse (line and column named)',
+  InputUnreadable: 'the file or standard input given to `interlock inject` cannot be read',
   KubeUnavailable:
     'no Kubernetes API could be found or its credentials could not be read (KUBECONFIG, in-cluster service account)',
   KubeApiError: 'the Kubernetes API did not answer in time, could not be reached, or refused the request',

@@ -10,7 +10,7 @@ import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG, type FamilyMode } from '../config/
 import { analyzeDumps } from '../rules-check/analyze.js';
 import { reportOf, reportText, specSummary } from '../rules-check/report.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { readDumps } from './explain-dumps.js';
+import { missingFamilyDump, readDumps } from './explain-dumps.js';
 import { commandError } from './command-error.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -61,7 +61,10 @@ function explain(argv: readonly string[], env: Env): CommandOutcome {
       'give at least one dump: --iptables-save, --ip6tables-save or --nft-ruleset (see --help)',
     );
 
-  const families = FAMILIES[flagValue(parsed.value, FAMILY_FLAG) ?? 'auto'];
+  const mode = flagValue(parsed.value, FAMILY_FLAG) ?? 'auto';
+  const families = FAMILIES[mode];
+  const missing = families === 'auto' ? undefined : missingFamilyDump(mode, families, dumps.value);
+  if (missing) return refuse(EXIT.invalidConfig, missing);
   const analysis = analyzeDumps(spec.value, dumps.value, { families });
   if (analysis.kind === 'parse-error') {
     const { error } = analysis;

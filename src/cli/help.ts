@@ -97,3 +97,15 @@ export function formatTopHelp(specs: readonly CommandSpec[], width: number): str
     '',
   ].join('\n');
 }
+
+/**
+ * @public The same layout for a command the command table (src/cli/command-table.ts) does not
+ * list yet: its first paragraph is the summary, the rest the description.
+ */
+export function formatHelp(command: CommandSpec['name'], summary: string, flags: readonly FlagDef[]): string {
+  const [first = '', ...rest] = summary.split(/\n\s*\n/);
+  return formatCommandHelp(
+    { name: command, usage: '[flags]', summary: first, description: rest, flags, exitCodes: [] },
+    80,
+  );
+}

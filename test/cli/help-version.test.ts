@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../adversarial/cli-run.js';
 import { COMMANDS } from '../../src/cli/command-table.js';
-import { flagUsage, formatCommandHelp, wrap } from '../../src/cli/help.js';
+import { flagUsage, formatCommandHelp, formatHelp, wrap } from '../../src/cli/help.js';
+import { VALIDATE_FLAGS } from '../../src/config/validate-config.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -138,5 +139,16 @@ describe('wrap', () => {
     const lines = wrap('a '.repeat(50) + 'x'.repeat(30) + ' b', 20, 4);
     for (const line of lines) expect(line === `    ${'x'.repeat(30)}` || line.length <= 20, line).toBe(true);
     expect(lines.join(' ').replace(/\s+/g, ' ').trim()).toBe(`${'a '.repeat(50)}${'x'.repeat(30)} b`);
+  });
+});
+
+describe('formatHelp, for a command not yet in the command table', () => {
+  it('prints the same layout from a summary and flags', () => {
+    const help = formatHelp('validate', 'One line.\n\nA longer description.', VALIDATE_FLAGS);
+    expect(help.startsWith('Usage: interlock validate [flags]\n\nOne line.\n\nA longer description.\n\nFlags:\n')).toBe(
+      true,
+    );
+    expect(help).not.toContain('Exit codes:');
+    for (const line of help.split('\n')) expect(line.length, line).toBeLessThanOrEqual(80);
   });
 });

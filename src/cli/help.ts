@@ -62,14 +62,15 @@ export function formatCommandHelp(spec: CommandSpec, width: number): string {
   ];
   if (environment.length > 0)
     sections.push(['Environment (a flag wins over its variable):', ...table(environment, width, 36)]);
-  sections.push([
-    'Exit codes:',
-    ...table(
-      spec.exitCodes.map(([code, text]) => [code, plain(text)] as const),
-      width,
-      14,
-    ),
-  ]);
+  if (spec.exitCodes.length > 0)
+    sections.push([
+      'Exit codes:',
+      ...table(
+        spec.exitCodes.map(([code, text]) => [code, plain(text)] as const),
+        width,
+        14,
+      ),
+    ]);
   return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
 }
 

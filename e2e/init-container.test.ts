@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { getContainerRuntimeClient, ImageName } from 'testcontainers';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -119,6 +120,33 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
         'org.opencontainers.image.licenses': 'Apache-2.0',
       });
       expect(Config.Labels?.['org.opencontainers.image.source']).toMatch(/^https:\/\//);
+    });
+
+    it('`interlock version` in the image names the commit its labels name, stamped at build', async () => {
+      const client = await getContainerRuntimeClient();
+      const { Config } = await client.image.inspect(ImageName.fromString(INTERLOCK_IMAGE));
+      const printed = execFileSync(
+        'docker',
+        [
+          'run',
+          '--rm',
+          '--network',
+          'none',
+          '--entrypoint',
+          'interlock',
+          INTERLOCK_IMAGE,
+          'version',
+          '--output',
+          'json',
+        ],
+        { encoding: 'utf8' },
+      );
+      const info = JSON.parse(printed) as { version: string; commit: string; buildDate: string; node: string };
+      expect(info.version).toBe(Config.Labels?.['org.opencontainers.image.version']);
+      expect(info.commit).toMatch(/^[0-9a-f]{40}$/);
+      expect(info.commit.startsWith(Config.Labels?.['org.opencontainers.image.revision'] ?? '-')).toBe(true);
+      expect(info.buildDate).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/);
+      expect(info.node).toMatch(/^v20\./);
     });
 
     it('passes in a meshed pod as it comes: default user, no capabilities, read-only root', async () => {

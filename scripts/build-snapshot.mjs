@@ -11,6 +11,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { buildInfo, buildInfoModule } from './build-info.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.resolve(process.argv[2] ?? path.join(root, 'dist/snapshot'));
@@ -44,6 +45,17 @@ const lazyNetlinkAddon = {
   },
 };
 
+// `interlock version` reports the commit and time of this build, not the source's `unknown`.
+const stampBuildInfo = {
+  name: 'stamp-build-info',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /src[\\/]cli[\\/]build-info\.ts$/ }, () => ({
+      contents: buildInfoModule(buildInfo(root)),
+      loader: 'ts',
+    }));
+  },
+};
+
 const bundle = path.join(out, 'interlock.snapshot.cjs');
 await build({
   entryPoints: [path.join(root, 'src/snapshot/entry.ts')],
@@ -52,7 +64,7 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  plugins: [lazyNetlinkAddon],
+  plugins: [lazyNetlinkAddon, stampBuildInfo],
   legalComments: 'none',
   // Built-ins node:net loads on the first listen() (the host lookup, and the cluster check every
   // listen makes): loaded here, they are in the blob instead of compiled while the probe waits.

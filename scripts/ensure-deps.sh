@@ -2,9 +2,10 @@
 # Installs what building Interlock, linting it and running its unit, namespace and foundation
 # tests need, idempotently: the kernel-facing tools (iproute2's ip and ss, iptables with both
 # backends and both families, nftables, util-linux's setpriv and nsenter, procps' sysctl and
-# pgrep), libfaketime (the clock-step tests), git (the foundation tests list the tracked files)
-# and the npm dependencies, linters included (eslint, knip, dependency-cruiser are
-# devDependencies). Node.js 20 itself is the one prerequisite. Nothing is installed when everything is already there.
+# pgrep), libfaketime (the clock-step tests), git (the foundation tests list the tracked files),
+# zsh and fish (the completion tests drive them) and the npm dependencies, linters included
+# (eslint, knip, dependency-cruiser are devDependencies). Node.js 20 itself is the one
+# prerequisite. Nothing is installed when everything is already there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +20,7 @@ declare -A provider=(
   [iptables-nft-restore]=iptables [iptables-legacy-restore]=iptables [iptables-nft-save]=iptables
   [iptables-legacy-save]=iptables [ip6tables-nft-restore]=iptables [ip6tables-legacy-restore]=iptables
   [faketime]=faketime [nft]=nftables [setpriv]=util-linux [nsenter]=util-linux [sysctl]=procps [pgrep]=procps [git]=git
+  [zsh]=zsh [fish]=fish
 )
 need=()
 for command in "${!provider[@]}"; do

@@ -1,15 +1,16 @@
-import { parseDurationMs } from '../config/duration.js';
+import { parseDuration } from '../config/flag-parsers.js';
 import { EXIT } from '../config/exit-codes.js';
 import { echoValue } from '../config/echo-value.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
+import { commandError } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { MESH_FLAG } from '../config/interception-flags.js';
 import { FORMAT_FLAG } from '../config/explain-flags.js';
-import { HELP_FLAG } from '../config/command-flags.js';
+import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 
 const oneOf =
   <T extends string>(allowed: readonly T[]) =>
@@ -29,12 +30,7 @@ const pluginType = (text: string): Result<string, 'ConfigInvalid'> =>
   /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(text)
     ? ok(text)
     : fail('ConfigInvalid', 'expected a plugin type (letters, digits, "_", ".", "-")');
-const duration = (text: string): Result<number, 'ConfigInvalid'> => {
-  const ms = parseDurationMs(text);
-  return ms !== undefined && ms >= 10 && ms <= 60_000
-    ? ok(ms)
-    : fail('ConfigInvalid', 'expected a duration from 10ms to 1m (500ms, 2s)');
-};
+const duration = parseDuration(10, 60_000);
 
 const count = (text: string): Result<number, 'ConfigInvalid'> =>
   /^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all');
@@ -111,25 +107,8 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   },
   FORMAT_FLAG,
   HELP_FLAG,
+  VERSION_FLAG,
 ];
-
-const CNI_CHECK_HELP = [
-  'Usage: interlock cni-check --mesh linkerd|istio|generic [--cni-conf-dir DIR] [--cni-bin-dir DIR[,DIR]] [--runtime containerd|crio] [--mesh-plugin TYPE] [--format text|json]',
-  '',
-  "Predicts which CNI configuration file the node's container runtime loads, exactly as the runtime",
-  'does, and checks that pods landing here get the primary network and then the mesh plugin:',
-  'the mesh plugin chained after the primary plugin in that file, every plugin binary present and',
-  "executable, the file's cniVersion supported by every plugin (asked with CNI_COMMAND=VERSION).",
-  'Exit: 0 healthy; the mesh failure code (linkerd 95, istio 126, generic 97) otherwise;',
-  '64 bad flags; 65 the directory holds more than an audit reads; 66 the directory cannot be read;',
-  '70 internal error.',
-  '',
-  ...CNI_CHECK_FLAGS.map(
-    (flag) =>
-      `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}\n      ${flag.help}${flag.env ? ` [${flag.env}]` : ''}`,
-  ),
-  '',
-].join('\n');
 
 export interface CniCheckConfig {
   readonly mesh: Mesh;
@@ -147,11 +126,10 @@ export interface CniCheckConfig {
 function parseCniCheckFlags(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
-): Result<CniCheckConfig | 'help', 'ConfigInvalid'> {
+): Result<CniCheckConfig, 'ConfigInvalid'> {
   const parsed = parseCommandLine('cni-check', argv, env, CNI_CHECK_FLAGS);
   if (!parsed.ok) return parsed;
   const values = parsed.value.values;
-  if (values.get('help') === true) return ok('help');
   const mesh = parsed.value.sources.has('mesh') ? (values.get('mesh') as Mesh) : undefined;
   if (mesh === undefined) return fail('ConfigInvalid', '--mesh is required (linkerd, istio or generic)');
   const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? PRESETS[mesh].cniPlugin;
@@ -181,16 +159,13 @@ export async function runCniCheck(
 ): Promise<CommandOutcome> {
   try {
     const config = parseCniCheckFlags(argv, env);
-    if (!config.ok)
-      return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock cni-check: ${config.error.message}\n` };
-    if (config.value === 'help') return { exitCode: 0, stdout: CNI_CHECK_HELP, stderr: '' };
+    if (!config.ok) return commandError('cni-check', EXIT.invalidConfig, config.error);
     return await check(config.value);
   } catch (error) {
-    return {
-      exitCode: EXIT.internalError,
-      stdout: '',
-      stderr: `interlock cni-check: InternalError: ${echoValue(error instanceof Error ? error.message : String(error))}\n`,
-    };
+    return commandError('cni-check', EXIT.internalError, {
+      reason: 'InternalError',
+      message: echoValue(error instanceof Error ? error.message : String(error)),
+    });
   }
 }
 
@@ -207,11 +182,11 @@ async function check(config: CniCheckConfig): Promise<CommandOutcome> {
     ...(config.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: config.crioDefaultNetwork }),
   });
   if (!verdict.ok)
-    return {
-      exitCode: verdict.error.reason === 'CniConfigTooLarge' ? EXIT.dataError : EXIT.noInput,
-      stdout: '',
-      stderr: `interlock cni-check: ${verdict.error.message}\n`,
-    };
+    return commandError(
+      'cni-check',
+      verdict.error.reason === 'CniConfigTooLarge' ? EXIT.dataError : EXIT.noInput,
+      verdict.error,
+    );
   const exitCode = verdict.value.healthy ? EXIT.pass : PRESETS[config.mesh].failureExitCode;
   return {
     exitCode,

@@ -54,3 +54,26 @@ function backendFromHeader(text: string): Backend | undefined {
   if (header?.includes('(nf_tables)')) return 'iptables-nft';
   return undefined;
 }
+
+const FAMILY_DUMP: Readonly<Record<Family, { name: string; flags: string }>> = {
+  ipv4: { name: 'IPv4', flags: '--iptables-save FILE (or --iptables-legacy-save, --nft-ruleset)' },
+  ipv6: { name: 'IPv6', flags: '--ip6tables-save FILE (or --ip6tables-legacy-save, --nft-ruleset)' },
+};
+
+/**
+ * A family the operator asked about that no dump speaks for: an iptables-save file holds one
+ * family, so without the other family's file its regions would all read "not redirected". An nft
+ * ruleset is the whole ruleset of every family: what it lacks, the kernel lacks too.
+ */
+export function missingFamilyDump(
+  mode: string,
+  families: readonly Family[],
+  dumps: readonly Dump[],
+): string | undefined {
+  const missing = families.find(
+    (family) => !dumps.some((dump) => dump.backend === 'nftables' || dump.family === family),
+  );
+  if (missing === undefined) return undefined;
+  const { name, flags } = FAMILY_DUMP[missing];
+  return `--family ${mode} asks about ${name}, but no ${name} dump was given: add ${flags}`;
+}

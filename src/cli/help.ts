@@ -1,46 +1,112 @@
-import { EXIT } from '../config/exit-codes.js';
-import type { CommandName, FlagDef } from '../config/flag-def.js';
+import type { FlagDef } from '../config/flag-def.js';
+import type { CommandSpec } from './command-spec.js';
 
-/** `--inbound-port PORT` or `--tproxy`: how a flag is written on a command line. */
+/** `--inbound-port PORT`, `--tproxy` or `-h, --help`: how a flag is written on a command line. */
 export function flagUsage(flag: FlagDef): string {
-  return flag.kind === 'switch' ? `--${flag.name}` : `--${flag.name} ${flag.placeholder ?? 'VALUE'}`;
+  const long = flag.kind === 'switch' ? `--${flag.name}` : `--${flag.name} ${flag.placeholder ?? 'VALUE'}`;
+  return flag.short === undefined ? long : `-${flag.short}, ${long}`;
 }
 
-/** A command's --help, generated from the same FlagDefs its parser reads. */
-export function formatHelp(command: CommandName, summary: string, flags: readonly FlagDef[]): string {
-  const rows = flags
-    .filter((flag) => flag.commands.includes(command))
-    .map((flag) => ({ usage: flagUsage(flag), help: flag.help.replace(/`/g, ''), env: flag.env ?? '' }));
-  const width = Math.max(...rows.map((row) => row.usage.length)) + 2;
-  const lines = rows.map((row) => `  ${row.usage.padEnd(width)}${row.help}${row.env ? ` [${row.env}]` : ''}`);
-  return `Usage: interlock ${command} [flags]\n\n${summary}\n\nFlags (a flag wins over the environment variable in brackets):\n${lines.join('\n')}\n`;
+/** Help is wrapped to the terminal, 80 columns when stdout is not one (a pipe, a file, a pod log). */
+export function helpWidth(stream: { readonly isTTY?: boolean; readonly columns?: number }): number {
+  return stream.isTTY === true && stream.columns !== undefined ? Math.min(Math.max(stream.columns, 40), 120) : 80;
 }
 
-export const TOP_HELP = `Usage: interlock <command> [flags]
+/** Words of `text` in lines of at most `width` columns (a longer word stands alone), each after `indent`. */
+export function wrap(text: string, width: number, indent = 0, firstIndent = indent): string[] {
+  const lines: string[] = [];
+  let line = '';
+  for (const word of text.split(/\s+/).filter((item) => item !== '')) {
+    const room = width - (lines.length === 0 ? firstIndent : indent);
+    if (line !== '' && line.length + 1 + word.length > room) {
+      lines.push(line);
+      line = word;
+    } else line = line === '' ? word : `${line} ${word}`;
+  }
+  lines.push(line);
+  return lines.map((text, index) => `${' '.repeat(index === 0 ? firstIndent : indent)}${text}`.trimEnd());
+}
 
-Commands:
-  validate   Init container: prove the mesh intercepts this pod's traffic, or fail with the reason.
-  explain    Offline: check saved iptables/nft dumps against the mesh configuration.
-  manifest   Print the init container (or, with --node-agent, the node agent) for a mesh.
-  inject     Add the validator to every pod template of Kubernetes YAML (-f FILE or stdin).
-  node       Node agent: recreate pods the CNI failed, without ever looping; audit the CNI config.
-  cni-check  Predict which CNI configuration the runtime loads and check the mesh plugin is chained.
+/** Rows of a two-column list: the term, then its text wrapped beside it (or under it when the term is long). */
+function table(rows: ReadonlyArray<readonly [string, string]>, width: number, maxColumn: number): string[] {
+  const column = Math.min(Math.max(...rows.map(([term]) => term.length)) + 4, width < 60 ? 8 : maxColumn);
+  return rows.flatMap(([term, text]) => {
+    const head = `  ${term}`;
+    if (head.length + 2 > column) return [head, ...wrap(text, width, column)];
+    const [first = '', ...rest] = wrap(text, width, column);
+    return [`${head}${first.slice(head.length)}`, ...rest];
+  });
+}
 
-Run 'interlock <command> --help' for its flags. 'interlock --version' prints the version.
-`;
+const plain = (text: string) => text.replace(/`/g, '');
 
-export const VALIDATE_SUMMARY = `Proves, within --timeout, that the pod's network is set up and that a TCP connection the mesh
-must capture arrives at the proxy's redirect port, for every address family the pod has; with
-CAP_NET_ADMIN it also reads and checks the NAT rules. Exit 0 only on a proven pass.
+/** A command's help, the one layout of every command: usage, summary, description, flags, environment, exit codes. */
+export function formatCommandHelp(spec: CommandSpec, width: number): string {
+  const flags = spec.flags.filter((flag) => flag.commands.includes(spec.name));
+  const sections = [
+    [`Usage: interlock ${spec.name}${spec.usage ? ` ${spec.usage}` : ''}`],
+    wrap(spec.summary, width),
+    ...spec.description.map((paragraph) => wrap(plain(paragraph), width)),
+    [
+      'Flags:',
+      ...table(
+        flags.map((flag) => [flagUsage(flag), plain(flag.help)] as const),
+        width,
+        32,
+      ),
+    ],
+  ];
+  const environment = [
+    ...flags.flatMap((flag) => (flag.env ? [[flag.env, `--${flag.name}`] as const] : [])),
+    ...(spec.environment ?? []).map((variable) => [variable.name, plain(variable.help)] as const),
+  ];
+  if (environment.length > 0)
+    sections.push(['Environment (a flag wins over its variable):', ...table(environment, width, 36)]);
+  if (spec.exitCodes.length > 0)
+    sections.push([
+      'Exit codes:',
+      ...table(
+        spec.exitCodes.map(([code, text]) => [code, plain(text)] as const),
+        width,
+        14,
+      ),
+    ]);
+  return `${sections.map((lines) => lines.join('\n')).join('\n\n')}\n`;
+}
 
-Exit codes: ${EXIT.pass} pass; the mesh failure code (linkerd 95, istio 126, generic 97, or
---failure-exit-code) when the pod is not meshed; ${EXIT.invalidConfig} invalid configuration; ${EXIT.internalError} internal error;
-${EXIT.outputError} output error; ${EXIT.sigint} SIGINT; ${EXIT.sigterm} SIGTERM.`;
+/** `interlock help`: every command with its one-line summary. */
+export function formatTopHelp(specs: readonly CommandSpec[], width: number): string {
+  return [
+    'Usage: interlock COMMAND [flags]',
+    '',
+    ...wrap(
+      "Interlock proves, as an init container, that a service mesh (Linkerd, Istio) intercepts a pod's TCP, and fails the pod with the reason when it does not.",
+      width,
+    ),
+    '',
+    'Commands:',
+    ...table(
+      [
+        ...specs.map((spec) => [spec.name, spec.summary] as const),
+        ['help', 'Print the help of a command: interlock help COMMAND.'] as const,
+      ],
+      width,
+      14,
+    ),
+    '',
+    ...wrap("Run 'interlock help COMMAND' or 'interlock COMMAND --help' for a command's flags.", width),
+    '',
+  ].join('\n');
+}
 
-export const EXPLAIN_SUMMARY = `Runs the rules analysis of 'interlock validate' on saved dumps: every region of packets the
-configuration speaks of, where the rules send every packet of it, and which rule decided. Dumps are regular files,
-at most 16 MiB in all.
-
-Exit codes: ${EXIT.pass} every expectation holds; the mesh failure code when one fails or cannot be decided;
-${EXIT.invalidConfig} bad flags; ${EXIT.dataError} a dump does not parse or is too large; ${EXIT.noInput} a file cannot be read; ${EXIT.internalError} internal
-error; ${EXIT.outputError} output error.`;
+/**
+ * @public The same layout for a command the command table (src/cli/command-table.ts) does not
+ * list yet: its first paragraph is the summary, the rest the description.
+ */
+export function formatHelp(command: CommandSpec['name'], summary: string, flags: readonly FlagDef[]): string {
+  const [first = '', ...rest] = summary.split(/\n\s*\n/);
+  return formatCommandHelp(
+    { name: command, usage: '[flags]', summary: first, description: rest, flags, exitCodes: [] },
+    80,
+  );
+}

@@ -6,7 +6,8 @@ import { injectYaml } from '../inject/inject-yaml.js';
 import { ok, type Result } from '../reason/result.js';
 import { readManifestFile, readStdinBounded } from './read-manifest-input.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { flagHelp, MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.js';
+import { MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.js';
+import { commandError } from './command-error.js';
 
 const file = (text: string): Result<string, 'ConfigInvalid'> => ok(text);
 
@@ -45,18 +46,13 @@ export async function runInject(
   readStdin: StdinReader = () => readStdinBounded(),
 ): Promise<CommandOutcome> {
   const parsed = parseCommandFlags('inject', kubectlSpelling(argv), INJECT_FLAGS, env);
-  if (!parsed.ok) return error(EXIT.invalidConfig, `ConfigInvalid: ${parsed.error.message}`);
+  if (!parsed.ok) return commandError('inject', EXIT.invalidConfig, parsed.error);
   const { values } = parsed.value;
-  if (values.has('help'))
-    return { exitCode: 0, stdout: flagHelp('interlock inject [-f FILE | -] [flags]', INJECT_FLAGS), stderr: '' };
   const name = (values.get('filename') as string | undefined) ?? '-';
   const fromStdin = name === '-' ? await readStdin() : undefined;
   const read = Buffer.isBuffer(fromStdin) ? ok(fromStdin) : (fromStdin ?? readManifestFile(name));
   if (!read.ok)
-    return error(
-      read.error.reason === 'ManifestTooLarge' ? EXIT.dataError : EXIT.noInput,
-      `${read.error.reason}: ${read.error.message}`,
-    );
+    return commandError('inject', read.error.reason === 'ManifestTooLarge' ? EXIT.dataError : EXIT.noInput, read.error);
   const text = read.value.toString('utf8');
   const options = {
     ...(values.has('mesh') ? { mesh: values.get('mesh') as Mesh } : {}),
@@ -72,9 +68,10 @@ export async function runInject(
   const source = name === '-' ? '<stdin>' : name;
   const result = looksLikeJson(text) ? injectJson(text, options, source) : injectYaml(text, options, source);
   if (!result.ok)
-    return error(
+    return commandError(
+      'inject',
       result.error.reason === 'ConfigInvalid' ? EXIT.invalidConfig : EXIT.dataError,
-      `${result.error.reason}: ${result.error.message}`,
+      result.error,
     );
   const notes = result.value.notes.map((note) => `interlock inject: ${note}\n`).join('');
   return { exitCode: 0, stdout: result.value.output, stderr: notes };
@@ -90,8 +87,4 @@ function kubectlSpelling(argv: readonly string[]): string[] {
     else words.push(arg === '-' ? '--filename=-' : arg);
   }
   return words;
-}
-
-function error(exitCode: number, message: string): CommandOutcome {
-  return { exitCode, stdout: '', stderr: `interlock inject: ${message}\n` };
 }

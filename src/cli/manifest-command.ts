@@ -7,11 +7,12 @@ import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
 import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
-import { HELP_FLAG } from '../config/command-flags.js';
+import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import type { NodeAction } from '../node-agent/decide.js';
 import type { NodeAgentManifestOptions } from '../node-agent/manifest.js';
-import { NODE_COMMAND_FLAGS } from './node-command.js';
+import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { commandError } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 
 const oneOf =
@@ -102,6 +103,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     parse: on,
   },
   HELP_FLAG,
+  VERSION_FLAG,
 ];
 
 export type FlagValues = ReadonlyMap<string, unknown>;
@@ -123,13 +125,6 @@ export function parseCommandFlags(
   if (!parsed.value.sources.has('mesh')) values.delete('mesh');
   if (values.get('report-event') === false) values.delete('report-event');
   return ok({ values });
-}
-
-export function flagHelp(usage: string, flags: readonly FlagDef[]): string {
-  const lines = flags.map(
-    (flag) => `  --${flag.name}${flag.placeholder ? ` ${flag.placeholder}` : ''}`.padEnd(36) + flag.help,
-  );
-  return `${usage}\n\nFlags:\n${lines.join('\n')}\n`;
 }
 
 /** The node agent's documents: Namespace, RBAC and DaemonSet, as plain data. */
@@ -173,15 +168,6 @@ export async function runManifest(
   const parsed = parseCommandFlags('manifest', own, MANIFEST_FLAGS, env);
   if (!parsed.ok) return usageError(parsed.error.message);
   const { values } = parsed.value;
-  if (values.has('help'))
-    return {
-      exitCode: 0,
-      stdout: flagHelp(
-        'interlock manifest --mesh linkerd|istio|generic | --rbac | --node-agent [flags]',
-        MANIFEST_FLAGS,
-      ),
-      stderr: '',
-    };
   const misplaced = givenFlags(own).find((name) => !MODE_FLAGS[mode].includes(name));
   if (misplaced) return usageError(`--${misplaced} does not apply to ${modeName(mode)}`);
   const documents = await modeDocuments(mode, values, agent, nodeAgent);
@@ -307,5 +293,5 @@ function portArgs(values: FlagValues, mesh: Mesh | undefined): Result<string[], 
 }
 
 function usageError(message: string): CommandOutcome {
-  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock manifest: ConfigInvalid: ${message}\n` };
+  return commandError('manifest', EXIT.invalidConfig, { reason: 'ConfigInvalid', message });
 }

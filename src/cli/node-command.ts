@@ -1,7 +1,6 @@
 import { Registry } from 'prom-client';
 import type { Server } from 'node:http';
 import { EXIT } from '../config/exit-codes.js';
-import type { FlagDef } from '../config/flag-def.js';
 import type { LogLevel } from '../config/validate-config.js';
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { discoverCluster } from '../kube/discover-cluster.js';
@@ -13,23 +12,18 @@ import { promAgentMetrics } from '../node-agent/agent-metrics.js';
 import type { CniAuditSource } from '../node-agent/cni-audit-source.js';
 import { REAL_CLOCK, type AgentSettings } from '../node-agent/agent-settings.js';
 import { startHealthServer } from '../node-agent/health-server.js';
-import { meshDefaults, NODE_FLAGS, nodeHelp } from '../node-agent/node-flags.js';
+import { meshDefaults } from '../node-agent/node-flags.js';
 import { runPodInformer } from '../node-agent/pod-informer.js';
 import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
-import { CNI_CHECK_FLAGS } from './cni-check-command.js';
+import { commandError } from './command-error.js';
+import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { cniWatchSource } from './node-cni-audit.js';
 
 type Values = Record<string, unknown>;
-
-/** The agent's flags and, for `--cni-audit`, cni-check's directory flags: one table each, one reader. */
-export const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
-  ...(NODE_FLAGS as readonly FlagDef[]),
-  ...CNI_CHECK_FLAGS.filter((flag) => flag.commands.includes('node')),
-];
 
 function readFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Values | string {
   const parsed = parseCommandLine('node', argv, env, NODE_COMMAND_FLAGS);
@@ -82,11 +76,8 @@ function settingsOf(values: Values): AgentSettings | string {
   };
 }
 
-const usage = (message: string): CommandOutcome => ({
-  exitCode: EXIT.invalidConfig,
-  stdout: '',
-  stderr: `interlock node: ${message}\n\n${nodeHelp()}`,
-});
+const usage = (message: string): CommandOutcome =>
+  commandError('node', EXIT.invalidConfig, { reason: 'ConfigInvalid', message });
 
 /**
  * `interlock node`: runs until SIGTERM/SIGINT, then drains in-flight actions and exits 0. A CNI
@@ -100,13 +91,12 @@ export async function runNodeCommand(
 ): Promise<CommandOutcome> {
   const values = readFlags(argv, env);
   if (typeof values === 'string') return usage(values);
-  if (values.help === true) return { exitCode: 0, stdout: nodeHelp(), stderr: '' };
   const settings = settingsOf(values);
   if (typeof settings === 'string') return usage(settings);
   const audit = cniAudit ?? cniAuditOf(values);
   if (typeof audit === 'string') return usage(audit);
   const access = discoverCluster(env);
-  if (!access.ok) return { exitCode: EXIT.noInput, stdout: '', stderr: `interlock node: ${access.error.message}\n` };
+  if (!access.ok) return commandError('node', EXIT.noInput, access.error);
   const log = createLogger('json', values['log-level'] as LogLevel);
   const registry = new Registry();
   const agent = new NodeAgent(settings, {
@@ -118,12 +108,7 @@ export async function runNodeCommand(
   });
   const { host, port } = values.listen as { host: string; port: number };
   const server = await startHealthServer(registry, () => agent.synced, host, port).catch((error: Error) => error);
-  if (server instanceof Error)
-    return {
-      exitCode: EXIT.invalidConfig,
-      stdout: '',
-      stderr: `interlock node: --listen ${host}:${port}: ${server.message}\n`,
-    };
+  if (server instanceof Error) return usage(`--listen ${host}:${port}: ${server.message}`);
   const address = server.address();
   log.info(
     {

@@ -6,9 +6,9 @@ import { quietStreamErrors, writeOutput } from '../output/write-output.js';
 import type { InspectRules } from '../validate/rules-port.js';
 import type { ProveInterception } from '../validate/run-validate.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { TOP_HELP } from './help.js';
+import { commandError, unknownCommand } from './command-error.js';
+import { helpWidth } from './help.js';
 import { runValidateCommand } from './run-validate-command.js';
-import { VERSION } from './version.js';
 
 /** Adapters a launcher may substitute (the start-up snapshot loads netlink its own way). */
 export interface CliAdapters {
@@ -21,16 +21,22 @@ export interface CliAdapters {
 export async function runCli(argv: readonly string[], adapters: CliAdapters = {}): Promise<CommandOutcome> {
   process.on('uncaughtException', crashCli);
   const [command, ...rest] = argv;
-  if (command === undefined) return { exitCode: EXIT.invalidConfig, stdout: '', stderr: TOP_HELP };
+  if (command === undefined) return unknownCommand(undefined);
+  const width = helpWidth(process.stdout);
   if (command === 'help' || command === '--help' || command === '-h')
-    return { exitCode: EXIT.pass, stdout: TOP_HELP, stderr: '' };
-  if (command === '--version' || command === 'version')
-    return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
+    return (await import('./help-command.js')).runHelp(rest, width);
+  if (command === '--version') return (await import('./version-command.js')).runVersion(rest);
   const foreign = command === 'validate' ? rest : argv;
   if (mayBeForeignValidatorArgv(foreign)) {
     const compat = await runCompat(foreign, adapters);
     if (compat) return compat;
   }
+  if (rest.some((arg) => arg === '--help' || arg === '-h' || arg === '--version')) {
+    const answer = (await import('./help-command.js')).helpOrVersion(command, rest, width);
+    if (answer) return answer;
+  }
+  if (command === 'version') return (await import('./version-command.js')).runVersion(rest);
+  if (command === 'completion') return (await import('./help-command.js')).runCompletion(rest);
   if (command === 'validate')
     return runValidateCommand(rest, process.env, abortOnSignals(), { inspectRules, ...adapters });
   if (command === 'node') {
@@ -44,11 +50,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === 'cni-check') return (await import('./cni-check-command.js')).runCniCheck(rest, process.env);
   if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
   if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
-  return {
-    exitCode: EXIT.invalidConfig,
-    stdout: '',
-    stderr: `interlock: unknown command "${echoValue(command)}"\n\n${TOP_HELP}`,
-  };
+  return unknownCommand(command);
 }
 
 /** Aborts on the first SIGTERM or SIGINT; a second one exits at once (the kubelet is done waiting). */
@@ -84,8 +86,7 @@ async function runCompat(foreign: readonly string[], adapters: CliAdapters): Pro
   const identity = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
   const mapped = (await import('../compat/compat-argv.js')).compatToValidate(foreign, process.env, identity);
   if (mapped === undefined) return undefined;
-  if (!mapped.ok)
-    return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: ConfigInvalid: ${mapped.error.message}\n` };
+  if (!mapped.ok) return commandError('validate', EXIT.invalidConfig, mapped.error);
   const [, ...validateArgv] = mapped.value;
   return runValidateCommand(validateArgv, process.env, abortOnSignals(), { inspectRules, ...adapters });
 }

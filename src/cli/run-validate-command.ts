@@ -1,4 +1,3 @@
-import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { formatDuration } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
@@ -18,8 +17,8 @@ import { Progress } from '../validate/progress.js';
 import { runValidate, type ProveInterception } from '../validate/run-validate.js';
 import type { InspectRules } from '../validate/rules-port.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { formatHelp, VALIDATE_SUMMARY } from './help.js';
 import { validateConfigWithPodMetadata } from './pod-metadata-files.js';
+import { commandError } from './command-error.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
 import { VerdictWatchdog } from './verdict-watchdog.js';
 import { VERSION } from './version.js';
@@ -33,15 +32,6 @@ export async function runValidateCommand(
   adapters: ValidateAdapters,
 ): Promise<CommandOutcome> {
   const parsed = parseCommandLine('validate', argv, env, VALIDATE_FLAGS);
-  if (parsed.ok && flagValue(parsed.value, HELP_FLAG))
-    return { exitCode: EXIT.pass, stdout: formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS), stderr: '' };
-  if (parsed.ok && flagValue(parsed.value, VERSION_FLAG))
-    return {
-      exitCode: EXIT.pass,
-      stdout: `${VERSION}
-`,
-      stderr: '',
-    };
   const config = parsed.ok ? validateConfigWithPodMetadata(parsed.value) : parsed;
   if (!config.ok) {
     // Invalid configuration still leaves a termination message: the pod's describe output is where operators look.
@@ -60,12 +50,7 @@ export async function runValidateCommand(
         `ConfigInvalid: ${config.error.message}`,
         createLogger('json', 'info', 2),
       );
-    return {
-      exitCode: EXIT.invalidConfig,
-      stdout: '',
-      stderr: `interlock validate: ConfigInvalid: ${config.error.message}
-`,
-    };
+    return commandError('validate', EXIT.invalidConfig, config.error);
   }
   const logger = createLogger(config.value.logFormat, config.value.logLevel);
   // Only a path the operator named is created; /dev/termination-log is the kubelet's to make.

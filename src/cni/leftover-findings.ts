@@ -6,12 +6,19 @@ import { RUNTIME_LABEL, type RuntimeLoad } from './runtime-load.js';
 
 /**
  * Configurations the runtime does not load that name plugins with no binary: remnants of an
- * uninstalled CNI. Harmless while another file wins; they fail pods if they ever win.
+ * uninstalled CNI. Harmless while another file wins; they fail pods if they ever win. A file the
+ * runtime looked at and skipped (CRI-O validates every file) is reported as skipped, not here:
+ * CRI-O would skip it again if it sorted first, and "does not get to it" would contradict it.
  */
 export function leftoverFindings(input: CniAuditInput, load: RuntimeLoad): CniFinding[] {
-  const loaded = new Set(
-    load.ok ? load.networks.map((network) => network.file) : load.failure.file === undefined ? [] : [load.failure.file],
-  );
+  const loaded = new Set([
+    ...(load.ok
+      ? load.networks.map((network) => network.file)
+      : load.failure.file === undefined
+        ? []
+        : [load.failure.file]),
+    ...load.passedOver.map((skipped) => skipped.file),
+  ]);
   const libcni = input.runtime === 'crio' ? '1.3' : '1.1';
   const findings: CniFinding[] = [];
   for (const entry of confFiles(input.listing.entries)) {

@@ -71,9 +71,13 @@ function dnsCaptureOf(parsed: ParsedFlags): ConfigResult<InterceptionSpec['dnsCa
 
 function checkSpec(spec: InterceptionSpec): ConfigResult<InterceptionSpec> {
   if (spec.inboundPort === 0)
-    return configInvalid('--inbound-port', '', `--mesh ${spec.mesh} has no inbound port: give --inbound-port`);
+    return configInvalid('--inbound-port', undefined, `--mesh ${spec.mesh} has no inbound port: give --inbound-port`);
   if (spec.outboundPort === 0)
-    return configInvalid('--outbound-port', '', `--mesh ${spec.mesh} has no outbound port: give --outbound-port`);
+    return configInvalid(
+      '--outbound-port',
+      undefined,
+      `--mesh ${spec.mesh} has no outbound port: give --outbound-port`,
+    );
   if (spec.dnsCapture && spec.dnsPort === 0)
     return configInvalid('--dns-port', '0', '--dns-capture needs the port captured DNS goes to: give --dns-port');
   if (spec.inboundPort === spec.outboundPort)

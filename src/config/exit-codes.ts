@@ -35,13 +35,19 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
 /** No failure code may be one of these, or a repair controller could not tell a broken pod from a typo. */
 export const RESERVED_EXIT_CODES: readonly number[] = Object.values(EXIT);
 
-/** `--failure-exit-code`: 1-255, never a reserved code. */
+const isFailureCode = (code: number) => code >= 1 && code <= 255 && !RESERVED_EXIT_CODES.includes(code);
+const LOWEST_FAILURE_CODE = Array.from({ length: 255 }, (_, index) => index + 1).find(isFailureCode) ?? 2;
+
+/** `2-255`: the range the README states and the parser's refusal names (1 is a crash's). */
+export const FAILURE_EXIT_CODE_RANGE = `${LOWEST_FAILURE_CODE}-255`;
+
+/** `--failure-exit-code`: 2-255, never a reserved code. */
 export function parseFailureExitCode(text: string): Result<number, 'ConfigInvalid'> {
   const trimmed = text.trim();
   const code = /^\d{1,3}$/.test(trimmed) ? Number(trimmed) : NaN;
-  if (code >= 1 && code <= 255 && !RESERVED_EXIT_CODES.includes(code)) return ok(code);
+  if (isFailureCode(code)) return ok(code);
   return fail(
     'ConfigInvalid',
-    `expected 1-255, not ${RESERVED_EXIT_CODES.filter((reserved) => reserved > 0).join(', ')} (reserved: crash, configuration error, bad input, internal error, output error, signals)`,
+    `expected ${FAILURE_EXIT_CODE_RANGE} except ${RESERVED_EXIT_CODES.filter((reserved) => reserved > LOWEST_FAILURE_CODE).join(', ')} (reserved: configuration error, bad input, internal error, output error, signals)`,
   );
 }

@@ -1,7 +1,8 @@
 import type { Result } from '../reason/result.js';
 
 /** Every command of the `interlock` binary. */
-export type CommandName = 'validate' | 'explain' | 'manifest' | 'inject' | 'node' | 'cni-check';
+export type CommandName =
+  'validate' | 'explain' | 'manifest' | 'inject' | 'node' | 'cni-check' | 'version' | 'completion';
 
 /**
  * One flag, declared once as data: the argv parser, the environment reader, the help text and the
@@ -15,6 +16,8 @@ export type CommandName = 'validate' | 'explain' | 'manifest' | 'inject' | 'node
 export interface FlagDef<T = unknown> {
   /** Long name without the leading dashes: `inbound-port`. */
   readonly name: string;
+  /** One-letter alias without the dash (`h` for `-h`); optional, few flags have one. */
+  readonly short?: string;
   readonly kind: 'value' | 'switch';
   /** Environment variable that supplies the flag when argv does not (argv wins); none if absent. */
   readonly env?: string;
@@ -28,4 +31,9 @@ export interface FlagDef<T = unknown> {
   /** The value when neither argv nor the environment gives one; undefined means "not set". */
   readonly default?: T;
   readonly repeatable?: boolean;
+  /**
+   * The values shell completion offers, when the placeholder does not list them (`LEVEL`); a
+   * placeholder such as `yaml|json` needs none.
+   */
+  readonly choices?: readonly string[];
 }

@@ -111,13 +111,15 @@ export const parseAddressPerFamily: FlagParser<Partial<Record<Family, IpAddress>
   return ok(addresses);
 };
 
-export function parseDuration(minMs: number, maxMs: number, range: string): FlagParser<number> {
+/**
+ * A duration within bounds. The bounds the message names are printed by formatDuration, so each
+ * is a value this parser accepts (`to 1h` is never a refusal of `1h`).
+ */
+export function parseDuration(minMs: number, maxMs: number): FlagParser<number> {
+  const expected = `expected a duration from ${formatDuration(minMs)} to ${formatDuration(maxMs)} (500ms, 10s, 1m30s, 1h, 1d)`;
   return (text) => {
     const ms = parseDurationMs(text);
-    if (ms === undefined || ms < minMs || ms > maxMs) {
-      return problem(`expected a duration from ${range}, e.g. ${formatDuration(10_000)} or 500ms`);
-    }
-    return ok(ms);
+    return ms === undefined || ms < minMs || ms > maxMs ? problem(expected) : ok(ms);
   };
 }
 

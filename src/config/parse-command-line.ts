@@ -80,7 +80,11 @@ function strictTokens(command: CommandName, argv: readonly string[], flags: read
   const options = Object.fromEntries(
     flags.map((flag) => [
       flag.name,
-      { type: flag.kind === 'switch' ? ('boolean' as const) : ('string' as const), multiple: true },
+      {
+        type: flag.kind === 'switch' ? ('boolean' as const) : ('string' as const),
+        multiple: true,
+        ...(flag.short === undefined ? {} : { short: flag.short }),
+      },
     ]),
   );
   try {
@@ -108,6 +112,7 @@ function describeArgvError(
   error: unknown,
 ): ConfigResult<never> {
   const byName = new Map(flags.map((flag) => [flag.name, flag]));
+  const byShort = new Map(flags.flatMap((flag) => (flag.short === undefined ? [] : [[flag.short, flag] as const])));
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? '';
     if (arg === '--' || !arg.startsWith('-') || arg === '-')
@@ -117,23 +122,53 @@ function describeArgvError(
         `unexpected argument (interlock ${command} takes flags only)`,
       );
     const equals = arg.indexOf('=');
-    const name = arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : arg;
-    const flag = arg.startsWith('--') ? byName.get(name) : undefined;
+    const short = /^-[^-]$/.test(arg) ? byShort.get(arg.slice(1)) : undefined;
+    const name = short?.name ?? (arg.startsWith('--') ? arg.slice(2, equals < 0 ? undefined : equals) : arg);
+    const flag = short ?? (arg.startsWith('--') ? byName.get(name) : undefined);
     // Named as typed: `---mesh` is not `--mesh`, and saying so would send the operator in circles.
     if (!flag)
       return configInvalid(
         echoValue(equals < 0 ? arg : arg.slice(0, equals)),
-        '',
-        `unknown flag for interlock ${command} (see --help)`,
+        undefined,
+        `unknown flag for interlock ${command}${closestFlag(name, flags)}`,
       );
     if (flag.kind === 'switch' && equals >= 0)
       return configInvalid(`--${name}`, arg.slice(equals + 1), 'is a switch and takes no value');
     if (flag.kind === 'switch' || equals >= 0) continue;
     const next = argv[index + 1];
-    if (next === undefined) return configInvalid(`--${name}`, '', 'needs a value');
+    if (next === undefined) return configInvalid(`--${name}`, undefined, 'needs a value');
     if (next.startsWith('-') && next !== '-')
       return configInvalid(`--${name}`, next, `needs a value; a value starting with "-" is written --${name}=VALUE`);
     index++;
   }
   return configInvalid('argv', error instanceof Error ? error.message : String(error), 'not understood');
+}
+
+/** `; did you mean --timeout?` for a typo one or two edits away from a flag of this command. */
+function closestFlag(typed: string, flags: readonly FlagDef[]): string {
+  const name = typed.replace(/^-+/, '');
+  let best: { name: string; distance: number } | undefined;
+  for (const flag of flags) {
+    const distance = editDistance(name, flag.name);
+    if (distance <= 2 && distance < (best?.distance ?? Infinity)) best = { name: flag.name, distance };
+  }
+  return best ? `; did you mean --${best.name}?` : '';
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2 || a.length > 64) return 3;
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++)
+      row.push(
+        Math.min(
+          (previous[j] ?? 0) + 1,
+          (row[j - 1] ?? 0) + 1,
+          (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+        ),
+      );
+    previous = row;
+  }
+  return previous[b.length] ?? 3;
 }

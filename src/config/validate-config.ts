@@ -69,8 +69,8 @@ export const FAMILY_FLAG = value<FamilyMode>(
 const TIMEOUT_FLAG = value<number>(
   'timeout',
   'DURATION',
-  'Deadline for everything, `10s`, `500ms`, `1m` (default 10s, 100ms to 1h).',
-  parseDuration(100, 3_600_000, '100ms to 1h'),
+  'Deadline for everything: `10s`, `500ms`, `1m30s` (default 10s, 100ms to 1h).',
+  parseDuration(100, 3_600_000),
   { default: 10_000 },
 );
 export const FAILURE_EXIT_CODE_FLAG = value<number>(
@@ -94,12 +94,13 @@ const LOG_FORMAT_FLAG = value<LogFormat>(
   oneOf(['json', 'plain']),
   { default: 'json' },
 );
+const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 export const LOG_LEVEL_FLAG = value<LogLevel>(
   'log-level',
   'LEVEL',
   'trace, debug, info (default), warn, error, fatal, silent.',
-  oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
-  { default: 'info', commands: ['validate', 'node'] },
+  oneOf(LOG_LEVELS),
+  { default: 'info', commands: ['validate', 'node'], choices: LOG_LEVELS },
 );
 const PROBE_ADDRESS_FLAG = value(
   'probe-address',

@@ -1,8 +1,8 @@
-import { parseDurationMs } from '../config/duration.js';
+import { parseDuration } from '../config/flag-parsers.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
-import { HELP_FLAG } from '../config/command-flags.js';
+import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { MESH_FLAG } from '../config/interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../config/validate-config.js';
 import { NODE_ACTIONS, type NodeAction } from './decide.js';
@@ -21,12 +21,7 @@ const count =
     /^\d+$/.test(value) && Number(value) >= min && Number(value) <= max
       ? ok(Number(value))
       : fail('ConfigInvalid', `expected a whole number from ${min} to ${max}`);
-const duration = (value: string): Result<number, 'ConfigInvalid'> => {
-  const ms = parseDurationMs(value);
-  return ms !== undefined && ms >= 100 && ms <= 86_400_000
-    ? ok(ms)
-    : fail('ConfigInvalid', 'expected a duration from 100ms to 24h (10s, 500ms, 2m)');
-};
+const duration = parseDuration(100, 86_400_000);
 const listen = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
   const match = /^(.*):(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[2]) : NaN;
@@ -171,17 +166,10 @@ export const NODE_FLAGS = [
     default: false,
   },
   HELP_FLAG,
+  VERSION_FLAG,
 ] as const satisfies readonly FlagDef[];
 
 /** The preset validator container and failure code of a mesh. */
 export function meshDefaults(mesh: Mesh): { container: string; failureExitCode: number } {
   return { container: PRESETS[mesh].validatorContainer, failureExitCode: PRESETS[mesh].failureExitCode };
-}
-
-export function nodeHelp(): string {
-  const lines = NODE_FLAGS.map((flag) => {
-    const left = `  --${flag.name}${'placeholder' in flag ? ` ${flag.placeholder}` : ''}`;
-    return `${left.padEnd(40)}${flag.help}${'env' in flag ? ` [$${flag.env}]` : ''}`;
-  });
-  return `Usage: interlock node --node-name NAME --mesh linkerd|istio|generic [flags]\n\nRecreates pods on this node whose mesh validator found the CNI had not set them up, without ever looping.\n\n${lines.join('\n')}\n`;
 }

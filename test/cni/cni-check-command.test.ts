@@ -1,3 +1,4 @@
+import { helpOrVersion } from '../../src/cli/help-command.js';
 import { execFileSync } from 'node:child_process';
 import { chmod, copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -207,6 +208,9 @@ describe('interlock cni-check', () => {
     expect((await runCniCheck(['--cni-conf-dir', confDir], { INTERLOCK_MESH: 'nope' })).stderr).toContain(
       'INTERLOCK_MESH="nope"',
     );
-    expect((await run('--help')).stdout).toContain('Usage: interlock cni-check');
+    // --help is answered from the command table before the command runs, as run-cli does.
+    expect(helpOrVersion('cni-check', ['--cni-conf-dir', confDir, '--help'], 80)?.stdout).toContain(
+      'Usage: interlock cni-check',
+    );
   });
 });

@@ -24,7 +24,7 @@ describe('explain exit codes', () => {
         {},
       );
       expect(result.exitCode, code).toBe(64);
-      expect(result.stderr).toMatch(new RegExp(`--failure-exit-code="${code}": expected 1-255`));
+      expect(result.stderr).toMatch(new RegExp(`--failure-exit-code="${code}": expected 2-255`));
     }
   });
 

@@ -79,13 +79,13 @@ describe('parseCommandLine: any command, its own FlagDefs', () => {
     [['--dry-run=false'], /^--dry-run="false": is a switch/],
     [['--help=0'], /^--help="0": is a switch/],
     [['--mode', ''], /^--mode="": expected one of a, b/],
-    [['--mode'], /^--mode="": needs a value/],
+    [['--mode'], /^--mode: needs a value/],
     [['--mode', '--dry-run'], /^--mode="--dry-run": needs a value/],
-    [['--unknown'], /^--unknown="": unknown flag for interlock inject/],
-    [['-x'], /^-x="": unknown flag/],
+    [['--unknown'], /^--unknown: unknown flag for interlock inject/],
+    [['-x'], /^-x: unknown flag/],
     [['positional'], /^argument="positional": unexpected argument/],
     [['--', '--port'], /^argument="--port": unexpected argument/],
-    [['--timeout', '1s'], /^--timeout="": unknown flag for interlock inject/],
+    [['--timeout', '1s'], /^--timeout: unknown flag for interlock inject/],
   ];
   for (const [argv, pattern] of refused) {
     it(`refuses ${JSON.stringify(argv)}`, () => {

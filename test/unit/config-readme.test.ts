@@ -1,11 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { ALL_FLAGS } from '../../src/cli/all-flags.js';
-import { EXPLAIN_HELP } from '../../src/cli/explain-command.js';
-import { formatHelp, VALIDATE_SUMMARY } from '../../src/cli/help.js';
+import { COMMANDS } from '../../src/cli/command-table.js';
+import { flagUsage, formatCommandHelp } from '../../src/cli/help.js';
 import { exitCodeTable, flagTable, reasonTable, replaceGenerated } from '../../src/cli/readme-tables.js';
-import { EXIT, RESERVED_EXIT_CODES } from '../../src/config/exit-codes.js';
-import { VALIDATE_FLAGS } from '../../src/config/validate-config.js';
+import {
+  EXIT,
+  FAILURE_EXIT_CODE_RANGE,
+  parseFailureExitCode,
+  RESERVED_EXIT_CODES,
+} from '../../src/config/exit-codes.js';
 
 const README = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
 
@@ -39,22 +43,38 @@ describe('the README is generated from the flag table and the exit-code table', 
 });
 
 describe('the flag table itself', () => {
-  it('every flag once, every variable once; help and version never from the environment', () => {
-    const names = ALL_FLAGS.map((flag) => flag.name);
-    expect(new Set(names).size).toBe(names.length);
+  it('every flag once per command, every variable once; help and version never from the environment', () => {
+    for (const spec of COMMANDS) {
+      const names = spec.flags.filter((flag) => flag.commands.includes(spec.name)).map((flag) => flag.name);
+      expect(new Set(names).size, spec.name).toBe(names.length);
+    }
     const envs = ALL_FLAGS.flatMap((flag) => (flag.env ? [flag.env] : []));
     expect(new Set(envs).size).toBe(envs.length);
     for (const name of ['help', 'version']) expect(ALL_FLAGS.find((flag) => flag.name === name)?.env).toBeUndefined();
   });
 
-  it('--help of each command lists every flag the command takes', () => {
-    const help = formatHelp('validate', VALIDATE_SUMMARY, VALIDATE_FLAGS);
-    for (const flag of ALL_FLAGS) {
-      expect(
-        help.includes(`--${flag.name} `) || help.includes(`--${flag.name}\n`) || help.includes(`--${flag.name}  `),
-        flag.name,
-      ).toBe(flag.commands.includes('validate'));
-      if (flag.commands.includes('explain')) expect(EXPLAIN_HELP, flag.name).toContain(`--${flag.name}`);
+  it('--help of each command lists every flag the command takes, and no other', () => {
+    for (const spec of COMMANDS) {
+      const help = formatCommandHelp(spec, 80);
+      for (const flag of ALL_FLAGS) {
+        const listed = new RegExp(`^  ${flagUsage(flag).replace(/[|[\]]/g, '\\$&')}( |$)`, 'm').test(help);
+        const takes = flag.commands.includes(spec.name) && spec.flags.includes(flag);
+        expect(listed, `${spec.name} --${flag.name}`).toBe(takes);
+      }
+    }
+  });
+
+  it("the --failure-exit-code range the README states is the parser's, and its refusal names it", () => {
+    const stated = /--failure-exit-code`\s+may be any of (\d+)-(\d+) except/.exec(README);
+    expect(stated).not.toBeNull();
+    const [low, high] = [Number(stated?.[1]), Number(stated?.[2])];
+    expect(`${low}-${high}`).toBe(FAILURE_EXIT_CODE_RANGE);
+    expect(parseFailureExitCode(String(low)).ok).toBe(true);
+    expect(parseFailureExitCode(String(high)).ok).toBe(true);
+    for (const outside of [low - 1, high + 1, 0]) {
+      const refused = parseFailureExitCode(String(outside));
+      expect(refused.ok).toBe(false);
+      expect(refused.ok ? '' : refused.error.message).toContain(`expected ${low}-${high} except`);
     }
   });
 });

@@ -73,11 +73,11 @@ describe('the refusal names the argument at fault', () => {
     // A switch without "=" takes nothing, so the next argument is the stray one.
     [['--tproxy', 'x'], 'argument="x": unexpected argument (interlock validate takes flags only)'],
     [['--help', 'x'], 'argument="x": unexpected argument (interlock validate takes flags only)'],
-    // An unknown flag is named as typed, dashes and all: `---mesh` is not `--mesh`.
-    [['----nope'], '----nope="": unknown flag for interlock validate (see --help)'],
-    [['-n'], '-n="": unknown flag for interlock validate (see --help)'],
-    [['---mesh', 'linkerd'], '---mesh="": unknown flag for interlock validate (see --help)'],
-    [['--nope=1'], '--nope="": unknown flag for interlock validate (see --help)'],
+    // An unknown flag is named as typed, dashes and all (`---mesh` is not `--mesh`); a near one is suggested.
+    [['----nope'], '----nope: unknown flag for interlock validate'],
+    [['-n'], '-n: unknown flag for interlock validate'],
+    [['---mesh', 'linkerd'], '---mesh: unknown flag for interlock validate; did you mean --mesh?'],
+    [['--nope=1'], '--nope: unknown flag for interlock validate'],
     // A lone `--` ends parseArgs' flags without an error of its own; it is still an argument.
     [['--mesh=linkerd', '--'], 'argument="--": unexpected argument (interlock validate takes flags only)'],
     [

@@ -127,14 +127,14 @@ describe('interception spec refusals name the flag to give', () => {
   it('generic without an inbound port', () => {
     expect(refusal(['--mesh', 'generic', '--outbound-port', '7001'])).toEqual({
       reason: 'ConfigInvalid',
-      message: '--inbound-port="": --mesh generic has no inbound port: give --inbound-port',
+      message: '--inbound-port: --mesh generic has no inbound port: give --inbound-port',
     });
   });
 
   it('generic without an outbound port', () => {
     expect(refusal(['--mesh', 'generic', '--inbound-port', '7000'])).toEqual({
       reason: 'ConfigInvalid',
-      message: '--outbound-port="": --mesh generic has no outbound port: give --outbound-port',
+      message: '--outbound-port: --mesh generic has no outbound port: give --outbound-port',
     });
   });
 

@@ -1,0 +1,158 @@
+import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
+import { EXPLAIN_FLAGS } from '../config/explain-flags.js';
+import { VALIDATE_FLAGS } from '../config/validate-config.js';
+import { CNI_CHECK_FLAGS } from './cni-check-command.js';
+import type { CommandSpec, EnvironmentVariable } from './command-spec.js';
+import { COMPLETION_FLAGS, SHELLS } from './completion-flags.js';
+import { INJECT_FLAGS } from './inject-command.js';
+import { MANIFEST_FLAGS } from './manifest-command.js';
+import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
+import { VERSION_COMMAND_FLAGS } from './version-command.js';
+
+type Code = keyof typeof EXIT;
+const code = (key: Code, meaning: string = EXIT_MEANINGS[key]): readonly [string, string] => [
+  String(EXIT[key]),
+  meaning,
+];
+const MESH_FAILURE = (what: string, flag = ', or --failure-exit-code'): readonly [string, string] => [
+  '95/126/97',
+  `${what}: the mesh's failure code (linkerd 95, istio 126, generic 97)${flag}`,
+];
+const USAGE = code('invalidConfig', 'invalid flags or environment');
+
+const CLUSTER: readonly EnvironmentVariable[] = [
+  {
+    name: 'KUBERNETES_SERVICE_HOST',
+    help: 'With KUBERNETES_SERVICE_PORT: the API server, in a pod (with its service account token).',
+  },
+  { name: 'KUBECONFIG', help: 'Outside a pod: the kubeconfig file to reach the API server with.' },
+];
+
+/** Every command of `interlock`, in the order `interlock help` lists them. */
+export const COMMANDS: readonly CommandSpec[] = [
+  {
+    name: 'validate',
+    usage: '[flags]',
+    summary: "Init container: prove the mesh intercepts this pod's traffic, or fail with the reason.",
+    description: [
+      "Proves, within --timeout, that the pod's network is set up and that a TCP connection the mesh must capture arrives at the proxy's redirect port, for every address family the pod has; with CAP_NET_ADMIN it also reads and checks the NAT rules. Exit 0 only on a proven pass.",
+    ],
+    flags: VALIDATE_FLAGS,
+    environment: [
+      {
+        name: 'POD_NAME',
+        help: 'With --report-event: the pod the Warning Event is posted on (also POD_NAMESPACE, POD_UID; from the downward API).',
+      },
+      ...CLUSTER,
+    ],
+    exitCodes: [
+      code('pass', 'interception proven'),
+      MESH_FAILURE('the pod is not meshed'),
+      code('invalidConfig'),
+      code('internalError'),
+      code('outputError'),
+      code('sigint'),
+      code('sigterm'),
+    ],
+  },
+  {
+    name: 'explain',
+    usage: '--iptables-save FILE|--nft-ruleset FILE [flags]',
+    summary: 'Offline: check saved iptables/nft dumps against the mesh configuration.',
+    description: [
+      "Runs the rules analysis of 'interlock validate' on saved dumps: every region of packets the configuration speaks of, where the rules send every packet of it, and which rule decided. Dumps are regular files, at most 16 MiB in all.",
+    ],
+    flags: EXPLAIN_FLAGS,
+    exitCodes: [
+      code('pass', 'every expectation holds'),
+      MESH_FAILURE('an expectation fails or cannot be decided'),
+      USAGE,
+      code('dataError', 'a dump does not parse, or the dumps are larger than 16 MiB'),
+      code('noInput', 'a dump cannot be read (missing, unreadable, not a regular file)'),
+      code('internalError'),
+      code('outputError'),
+    ],
+  },
+  {
+    name: 'manifest',
+    usage: '--mesh linkerd|istio|generic [flags]',
+    summary: 'Print the Kubernetes objects that install the validator, or with --node-agent the node agent.',
+    description: [
+      'Prints YAML (or JSON) to apply with kubectl or to paste into a pod spec, for the mesh named by --mesh.',
+    ],
+    flags: MANIFEST_FLAGS,
+    exitCodes: [code('pass', 'printed'), USAGE, code('outputError')],
+  },
+  {
+    name: 'inject',
+    usage: '[-f FILE|-] [flags]',
+    summary: 'Add the validator to every pod template of Kubernetes YAML (-f FILE or stdin).',
+    description: [
+      'Reads Kubernetes YAML or JSON, adds the validator init container to every pod template (Pod, Deployment, StatefulSet, DaemonSet, Job, CronJob, ...) and prints the result.',
+    ],
+    flags: INJECT_FLAGS,
+    exitCodes: [
+      code('pass', 'printed'),
+      USAGE,
+      code('dataError', 'the input does not parse, or is larger than 64 MiB'),
+      code('noInput', 'the input cannot be read'),
+      code('outputError'),
+    ],
+  },
+  {
+    name: 'node',
+    usage: '--node-name NAME --mesh linkerd|istio|generic [flags]',
+    summary: 'Node agent: recreate pods the CNI failed, without ever looping; audit the CNI config.',
+    description: [
+      "Runs as a DaemonSet. Watches this node's pods; a pod whose validator failed with the mesh's failure code was started before the CNI set it up, and is recreated (or labelled), with a per-owner back-off and a node-wide breaker. With --cni-audit it also audits the node's CNI configuration, as 'interlock cni-check' does.",
+    ],
+    flags: NODE_COMMAND_FLAGS,
+    environment: CLUSTER,
+    exitCodes: [
+      code('pass', 'stopped by SIGTERM or SIGINT after draining'),
+      USAGE,
+      code('noInput', 'no Kubernetes API to talk to (no in-cluster service account, no KUBECONFIG)'),
+      code('internalError'),
+    ],
+  },
+  {
+    name: 'cni-check',
+    usage: '--mesh linkerd|istio|generic [flags]',
+    summary: 'Predict which CNI configuration the runtime loads and check the mesh plugin is chained.',
+    description: [
+      "Predicts which CNI configuration file the node's container runtime loads, exactly as the runtime does, and checks that pods landing here get the primary network and then the mesh plugin: the mesh plugin chained after the primary plugin in that file, every plugin binary present and executable, the file's cniVersion supported by every plugin (asked with CNI_COMMAND=VERSION).",
+    ],
+    flags: CNI_CHECK_FLAGS,
+    exitCodes: [
+      code('pass', 'the configuration sets pods up with the mesh'),
+      MESH_FAILURE('it does not', ''),
+      USAGE,
+      code('dataError', 'the directory holds more than an audit reads'),
+      code('noInput', 'the directory cannot be read'),
+      code('internalError'),
+    ],
+  },
+  {
+    name: 'version',
+    usage: '[--output text|json]',
+    summary: 'Print the version, the commit and date of the build, and the Node.js version.',
+    description: [],
+    flags: VERSION_COMMAND_FLAGS,
+    exitCodes: [code('pass', 'printed'), USAGE],
+  },
+  {
+    name: 'completion',
+    usage: SHELLS.join('|'),
+    summary: 'Print the shell completion script for bash, zsh or fish.',
+    description: [
+      'bash: source <(interlock completion bash). zsh: interlock completion zsh > "${fpath[1]}/_interlock". fish: interlock completion fish > ~/.config/fish/completions/interlock.fish.',
+    ],
+    flags: COMPLETION_FLAGS,
+    positional: SHELLS,
+    exitCodes: [code('pass', 'printed'), USAGE],
+  },
+];
+
+export function commandSpec(name: string): CommandSpec | undefined {
+  return COMMANDS.find((spec) => spec.name === name);
+}

@@ -1,0 +1,53 @@
+import { EXIT } from '../config/exit-codes.js';
+import { parseCommandLine } from '../config/parse-command-line.js';
+import { commandError, unknownCommand } from './command-error.js';
+import type { CommandOutcome } from './command-outcome.js';
+import { COMMANDS, commandSpec } from './command-table.js';
+import { completionScript } from './completion.js';
+import { SHELLS, type Shell } from './completion-flags.js';
+import { formatCommandHelp, formatTopHelp } from './help.js';
+import { versionText } from './version-command.js';
+
+const printed = (stdout: string): CommandOutcome => ({ exitCode: EXIT.pass, stdout, stderr: '' });
+
+/** `interlock help [COMMAND]`. */
+export function runHelp(argv: readonly string[], width: number): CommandOutcome {
+  const [name, ...extra] = argv;
+  if (name === undefined) return printed(formatTopHelp(COMMANDS, width));
+  const spec = commandSpec(name);
+  if (!spec) return unknownCommand(name);
+  if (extra.length > 0)
+    return commandError('help', EXIT.invalidConfig, {
+      reason: 'ConfigInvalid',
+      message: 'takes one command: interlock help COMMAND',
+    });
+  return printed(formatCommandHelp(spec, width));
+}
+
+/**
+ * `interlock CMD ... --help` (or `-h`, `--version`) for every command, answered from the command
+ * table before the command runs. A command line that does not parse is left to the command,
+ * which refuses it in its own words (validate also writes its termination message).
+ */
+export function helpOrVersion(command: string, argv: readonly string[], width: number): CommandOutcome | undefined {
+  const spec = commandSpec(command);
+  if (!spec) return undefined;
+  const flags = spec.positional ? argv.filter((arg) => !(spec.positional ?? []).includes(arg)) : argv;
+  // The environment is left out: a bad INTERLOCK_* variable must not hide the help.
+  const parsed = parseCommandLine(spec.name, flags, {}, spec.flags);
+  if (!parsed.ok) return undefined;
+  if (parsed.value.values.get('help') === true) return printed(formatCommandHelp(spec, width));
+  if (parsed.value.values.get('version') === true) return printed(versionText());
+  return undefined;
+}
+
+/** `interlock completion bash|zsh|fish`. */
+export function runCompletion(argv: readonly string[]): CommandOutcome {
+  const [shell, ...extra] = argv;
+  if (!SHELLS.includes(shell as Shell) || extra.length > 0)
+    return commandError('completion', EXIT.invalidConfig, {
+      reason: 'ConfigInvalid',
+      message: `expected one shell: ${SHELLS.join(', ')}`,
+    });
+  return printed(completionScript(shell as Shell, COMMANDS));
+}

@@ -1,0 +1,44 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { NO_CPU_LIMIT_COMMENT } from '../../src/inject/resources.js';
+
+const root = path.resolve(import.meta.dirname, '../..');
+const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
+const DOCS = ['README.md', ...readdirSync(path.join(root, 'docs')).map((name) => `docs/${name}`)].filter((file) =>
+  file.endsWith('.md'),
+);
+
+/** Words of the project's own bookkeeping, which an operator cannot act on. */
+const BOOKKEEPING = /\bissue \d+|\bissue \d+'s|\bonce it is merged\b|\bat merge\b|\bwork in progress\b|\bTODO\b/i;
+
+describe('the docs speak of the product only', () => {
+  for (const file of DOCS) {
+    it(`${file} names no issue or unfinished work`, () => {
+      const lines = read(file)
+        .split('\n')
+        .filter((line) => BOOKKEEPING.test(line));
+      expect(lines).toEqual([]);
+    });
+  }
+
+  it('the check can fail', () => {
+    expect(BOOKKEEPING.test("issue 12's scenarios")).toBe(true);
+    expect(BOOKKEEPING.test('see the flag table once it is merged')).toBe(true);
+  });
+});
+
+describe("validate's peak RSS is stated once, and the manifests' resources use that figure", () => {
+  const bench = /^\| validate pass, start-up snapshot \|.*Peak RSS ([\d.]+) MiB/m.exec(read('README.md'));
+  const used = /measured peak RSS ([\d.]+) MiB/.exec(NO_CPU_LIMIT_COMMENT);
+
+  it("the README's Benchmarks row (from `npm run bench`) is the figure the requests are computed from", () => {
+    expect(bench?.[1]).toBeDefined();
+    expect(used?.[1]).toBe(bench?.[1]);
+  });
+
+  it('no other page restates a peak RSS for a passing validate', () => {
+    for (const file of DOCS.filter((name) => name !== 'README.md'))
+      expect(read(file), file).not.toMatch(/peak RSS (of a passing validate )?\d+(\.\d+)? MiB plus/i);
+  });
+});

@@ -16,6 +16,10 @@ export default defineConfig({
       'test/adversarial/rules-limits.test.ts',
       'test/adversarial/rules-parser-fuzz.test.ts',
       'test/adversarial/rules-nft-duplicates.test.ts',
+      // Conntrack, the hook order, inet families and side effects, on the real tools' dumps.
+      'test/adversarial/rules-conntrack.test.ts',
+      'test/adversarial/rules-inet-families.test.ts',
+      'test/adversarial/rules-side-effects.test.ts',
     ],
     testTimeout: 60_000,
     pool: 'forks',

@@ -140,7 +140,7 @@ function connectionUnknown(flow: Flow, rule: Rule, context: Context): string | u
 }
 
 /** NOTRACK before conntrack keeps the packet out of it (and of the NAT core); after it, nothing. */
-function notrackAction(flow: Flow, at: Provenance, context: Context): Flow | undefined {
+function notrackAction(flow: Flow, at: Provenance, context: Context): Flow {
   const hooked = context.hooked[flow.hooked] as HookedChain;
   if (hooked.stage === 'after' || flow.untracked)
     return withStep(flow, { at, effect: 'matched', note: 'NOTRACK after conntrack: no effect' });
@@ -339,9 +339,7 @@ function applyActions(flow: Flow, rule: Rule, context: Context): Flow | undefine
   for (const action of rule.actions) {
     if (action.kind === 'continue') continue;
     if (action.kind === 'notrack') {
-      const next = notrackAction(current, at, context);
-      if (!next) return undefined;
-      current = next;
+      current = notrackAction(current, at, context);
       continue;
     }
     const marked = markAction(current, action, at);

@@ -28,6 +28,7 @@ export interface KernelCase {
   /** iptables-restore input (whole tables) or an nft script. */
   readonly rules: string;
   readonly port?: number;
+  readonly protocol?: 'tcp' | 'udp';
   readonly uid?: number;
   /** Where the kernel delivers the connection: `pod:P`, `sink:P` or `dropped`. */
   readonly kernel: string;
@@ -40,6 +41,8 @@ export const OTHER_SERVICE = '10.96.0.11';
 const POD_PORTS = [80, 15001];
 const INBOUND_PORT = 15006;
 const SINK_PORTS = [80, 8081];
+/** Where captured DNS goes (UDP), as Istio's 15053. */
+const DNS_PORT = 15053;
 export const TPROXY_MARK = 0x100;
 
 const LISTENER = `const net = require('net');
@@ -62,12 +65,30 @@ bind($s, sockaddr_in($port, INADDR_ANY)) or die "bind: $!";
 listen($s, 16) or die "listen: $!";
 $| = 1; print "ready\\n";
 while (accept(my $c, $s)) { syswrite($c, "$tag:$port\\n"); close($c); }`;
+const UDP_LISTENER = `const dgram = require('dgram');
+const [tag, ...ports] = process.argv.slice(2);
+for (const port of ports)
+  for (const type of ['udp4', 'udp6']) {
+    const socket = dgram.createSocket({ type, ipv6Only: type === 'udp6' });
+    socket.on('message', (_m, from) => socket.send(tag + ':' + port, from.port, from.address));
+    socket.bind(Number(port));
+  }
+setTimeout(() => process.stdout.write('ready\\n'), 200);`;
+// A drop shows as silence; the wait is long enough that a slow machine never mistakes an answer for one.
 const CLIENT = `const net = require('net');
-const [host, port] = process.argv.slice(2);
+const dgram = require('dgram');
+const [host, port, protocol] = process.argv.slice(2);
+const done = (text) => { process.stdout.write(text); process.exit(0); };
+setTimeout(() => done('dropped'), 5000);
+if (protocol === 'udp') {
+  const udp = dgram.createSocket(host.includes(':') ? 'udp6' : 'udp4');
+  udp.on('message', (message) => done(String(message)));
+  udp.on('error', () => done('dropped'));
+  udp.send('q', Number(port), host);
+  return;
+}
 const socket = net.connect({ host, port: Number(port) });
 let data = '';
-const done = (text) => { process.stdout.write(text); process.exit(0); };
-setTimeout(() => done('dropped'), 1500);
 socket.on('data', (chunk) => { data += chunk; });
 socket.on('end', () => done(data.trim()));
 socket.on('error', (error) => done(['EPERM', 'ECONNREFUSED'].includes(error.code) ? 'dropped' : error.code));`;
@@ -82,6 +103,7 @@ export async function wire(pod: PodNamespace): Promise<ChildProcess[]> {
   writeFileSync(path.join(pod.tmp, 'listener.cjs'), LISTENER);
   writeFileSync(path.join(pod.tmp, 'transparent.pl'), TRANSPARENT_LISTENER);
   writeFileSync(path.join(pod.tmp, 'client.cjs'), CLIENT);
+  writeFileSync(path.join(pod.tmp, 'udp-listener.cjs'), UDP_LISTENER);
   const run = (ns: string, args: string[]): ChildProcess =>
     spawn('ip', ['netns', 'exec', ns, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const listen = (ns: string, tag: string, mode: string, ports: number[]): ChildProcess =>
@@ -91,6 +113,8 @@ export async function wire(pod: PodNamespace): Promise<ChildProcess[]> {
     listen(pod.pod, 'pod', 'v6only', [INBOUND_PORT]),
     run(pod.pod, ['perl', path.join(pod.tmp, 'transparent.pl'), 'pod', String(INBOUND_PORT)]),
     listen(pod.sink, 'sink', 'both', SINK_PORTS),
+    run(pod.pod, [process.execPath, path.join(pod.tmp, 'udp-listener.cjs'), 'pod', String(DNS_PORT)]),
+    run(pod.sink, [process.execPath, path.join(pod.tmp, 'udp-listener.cjs'), 'sink', '53']),
   ];
   await Promise.all(children.map((child) => new Promise((resolve) => child.stdout?.once('data', resolve))));
   return children;
@@ -117,13 +141,14 @@ export function connect(pod: PodNamespace, testCase: KernelCase): string {
   const family = testCase.family ?? 'ipv4';
   const port = String(testCase.port ?? 80);
   const client = [process.execPath, path.join(pod.tmp, 'client.cjs')];
+  const protocol = testCase.protocol ?? 'tcp';
   if (testCase.direction === 'in') {
     const target = family === 'ipv4' ? pod.ipv4Address : pod.ipv6Address;
-    return pod.execSink(...client, target, port).trim();
+    return pod.execSink(...client, target, port, protocol).trim();
   }
   const uid = String(testCase.uid ?? 1000);
   return pod
-    .exec('setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...client, SERVICE[family], port)
+    .exec('setpriv', `--reuid=${uid}`, `--regid=${uid}`, '--clear-groups', ...client, SERVICE[family], port, protocol)
     .trim();
 }
 
@@ -157,7 +182,7 @@ export function modelAnswer(pod: PodNamespace, ruleset: Ruleset, testCase: Kerne
     ? {
         family,
         hook: 'output',
-        protocol: 'tcp',
+        protocol: testCase.protocol ?? 'tcp',
         source: podAddress,
         destination: ip(SERVICE[family]),
         sourcePort: 40000,
@@ -169,7 +194,7 @@ export function modelAnswer(pod: PodNamespace, ruleset: Ruleset, testCase: Kerne
     : {
         family,
         hook: 'prerouting',
-        protocol: 'tcp',
+        protocol: testCase.protocol ?? 'tcp',
         source: ip(family === 'ipv4' ? pod.ipv4Address.replace(/\.2$/, '.1') : pod.ipv6Address.replace(/::2$/, '::1')),
         destination: podAddress,
         sourcePort: 40000,

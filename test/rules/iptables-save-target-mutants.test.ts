@@ -325,7 +325,15 @@ describe('targets that never decide where a packet goes', () => {
   });
 
   it('CT with anything else, or NOTRACK with options, is unknown', () => {
-    for (const rest of ['--zone-orig 7', '--notrack --zone 1', '--timeout t', '--zone', '--helper ftp --notrack', '']) {
+    for (const rest of [
+      '--zone-orig 7',
+      '--notrack --zone 1',
+      '--timeout t',
+      '--zone 1 --timeout t',
+      '--zone',
+      '--helper ftp --notrack',
+      '',
+    ]) {
       const target = `CT${rest ? ` ${rest}` : ''}`;
       expect(actionsOf(`-A OUTPUT -j ${target}`, { table: 'raw' }), target).toEqual([
         { kind: 'unknown', text: `-j ${target}` },

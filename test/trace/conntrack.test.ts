@@ -113,6 +113,37 @@ describe('the stages of a hook', () => {
     ).toBe(false);
   });
 
+  it('saves, restores and NOTRACK among other statements count as uses', () => {
+    const [, table] = iptables(
+      raw(),
+      mangle('-A OUTPUT -j CONNMARK --save-mark', '-A OUTPUT -j CONNMARK --restore-mark', '-A OUTPUT -j ACCEPT'),
+    ).tables;
+    expect([...(table?.chains.get('OUTPUT')?.rules ?? [])].map(connectionUse)).toEqual([
+      { mark: true, state: false },
+      { mark: true, state: false },
+      { mark: false, state: false },
+    ]);
+    const logged = nft({
+      name: 'c',
+      hook: 'output',
+      prio: -300,
+      type: 'filter',
+      expr: [[{ log: null }, { notrack: null }]],
+    });
+    const [rule] = logged.tables[0]?.chains.get('c')?.rules ?? [];
+    expect(rule && connectionUse(rule)).toEqual({ mark: false, state: true });
+    const saved = nft({
+      name: 'm',
+      hook: 'output',
+      prio: -150,
+      type: 'route',
+      expr: [[SET_MARK_1, { mangle: { key: { ct: { key: 'mark' } }, value: { meta: { key: 'mark' } } } }]],
+    });
+    const [save] = saved.tables[0]?.chains.get('m')?.rules ?? [];
+    expect(save?.actions.map((action) => action.kind)).toEqual(['set-mark', 'save-mark']);
+    expect(save && connectionUse(save)).toEqual({ mark: true, state: false });
+  });
+
   it('what of the connection a rule uses', () => {
     const [table] = iptables(
       raw(
@@ -163,7 +194,29 @@ describe('NOTRACK keeps a packet out of the NAT core', () => {
     const result = tracePacket(twice, out());
     expect(result.outcome).toEqual({ kind: 'accept' });
     expect(result.decidedBy?.text).toBe('-A OUTPUT -j CT --notrack');
-    expect(result.path.map((step) => step.note)).toContain('NOTRACK after conntrack: no effect');
+    expect(result.path.map((step) => [step.effect, step.note])).toContainEqual([
+      'matched',
+      'NOTRACK after conntrack: no effect',
+    ]);
+    expect(result.path.map((step) => [step.effect, step.note])).toContainEqual([
+      'matched',
+      'NOTRACK: the connection is untracked, so no NAT applies to it',
+    ]);
+  });
+
+  it('a rule at -200 that does not use the connection is decided', () => {
+    const ruleset = nft(
+      { name: 'c', hook: 'output', prio: -200, type: 'filter', expr: [[SET_MARK_1]] },
+      { name: 'n', hook: 'output', prio: -100, type: 'nat', expr: [[MARK_1, { return: null }], REDIRECT_OUT] },
+    );
+    expect(tracePacket(ruleset, out()).outcome).toEqual({ kind: 'accept' });
+  });
+
+  it('a save or restore of the mark on an untracked packet is unknown', () => {
+    for (const action of ['--save-mark', '--restore-mark']) {
+      const ruleset = iptables(raw('-A OUTPUT -j CT --notrack'), mangle(`-A OUTPUT -j CONNMARK ${action}`), NAT);
+      expect(tracePacket(ruleset, out()).outcome.kind, action).toBe('unknown');
+    }
   });
 
   it('a NOTRACK at conntrack priority (-200) is unknown: registration order decides', () => {
@@ -268,6 +321,31 @@ describe('nat chains run inside the NAT core', () => {
 });
 
 describe('pieces are reported with the states the trace began with', () => {
+  it('an INVALID packet untracked in raw is reported INVALID, not UNTRACKED', async () => {
+    const { traceRegion, budgetOf } = await import('../../src/trace/trace-region.js');
+    const { span } = await import('../../src/trace/interval-set.js');
+    const { ZERO_MARK } = await import('../../src/trace/mark-set.js');
+    const { INVALID_STATE } = await import('../../src/trace/conntrack.js');
+    const ruleset = iptables(raw('-A OUTPUT -j CT --notrack'), NAT);
+    const atoms = buildInterfaceAtoms([]);
+    const all = span(0n, 0xffffffffn);
+    const region = {
+      protocols: 1,
+      saddr: all,
+      daddr: all,
+      sport: span(1n, 65535n),
+      dport: span(1n, 65535n),
+      uid: all,
+      gid: all,
+      iface: atoms.all,
+      mark: ZERO_MARK,
+      ctmark: ZERO_MARK,
+      ctstates: INVALID_STATE,
+    };
+    const pieces = traceRegion(ruleset, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(1000));
+    expect(pieces.map((piece) => [piece.outcome.kind, piece.region.ctstates])).toEqual([['accept', INVALID_STATE]]);
+  });
+
   it('with --drop-invalid (NEW and INVALID asked about), a raw NOTRACK before the INVALID drop is a finding on INVALID packets', async () => {
     const { readFileSync } = await import('node:fs');
     const { analyzeDumps } = await import('../../src/rules-check/analyze.js');

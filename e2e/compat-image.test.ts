@@ -15,9 +15,9 @@ import { Pod } from './harness/pod.js';
 import { corpusRules } from './harness/rules.js';
 
 /**
- * The drop-in swap, in the image: Linkerd's injected `command:` path with its flags, and Istio's
- * `args` after the image's own entrypoint. (The connect address is left out: it maps onto
- * --probe-address-hint, which this branch's validate does not have yet; test/compat covers it.)
+ * The drop-in swap, in the image: Linkerd's injected `command:` path with its flags (as its chart
+ * renders them on every release, connect address included), and Istio's `args` after the image's
+ * own entrypoint.
  */
 const LINKERD_COMMAND = ['/usr/lib/linkerd/linkerd2-network-validator'];
 const LINKERD_ARGS = [
@@ -25,6 +25,8 @@ const LINKERD_ARGS = [
   'json',
   '--log-level',
   'debug',
+  '--connect-addr',
+  '1.1.1.1:20001',
   '--listen-addr',
   '0.0.0.0:4140',
   '--timeout',

@@ -68,12 +68,10 @@ describe('interlock inject', () => {
         'plain',
         '--log-level',
         'debug',
-        '--outbound-port',
-        '4140',
-        '--probe-address-hint',
-        '[fd00::1]:20001',
-        '--timeout',
-        '10s',
+        '--outbound-port=4140',
+        '--probe-address-hint=fd00::1',
+        '--probe-port=20001',
+        '--timeout=10000ms',
       ],
     });
     expect(inits[0]?.command).toBeUndefined();

@@ -64,7 +64,7 @@ export function istioIptablesToValidate(
     const text = values.get(key);
     if (text !== undefined) out.push(`${target}=${text}`);
   }
-  out.push(`--proxy-gid=${proxyGid(values, identity)}`);
+  out.push(`--proxy-gid=${proxyGid(values, identity, env)}`);
   // Always explicit, so the probe knows the exclusions and may spread over other ports.
   out.push(
     `--exclude-outbound-ports=${values.get('istio-local-outbound-ports-exclude') ?? CNI_DEFAULT_OUTBOUND_EXCLUDE}`,
@@ -96,11 +96,15 @@ function withEnvironment(given: ReadonlyMap<string, string>, env: Env): Map<stri
 /**
  * With `-g` absent istio-iptables takes the uid as the gid; under istio-cni the rules use the
  * proxy's runAsGroup (1337 when unset or 0), which the template also gives istio-validation: so
- * when the validator runs as the proxy's uid, its own gid is the rules' gid.
+ * when the validator runs as the proxy's uid, its own gid is the rules' gid. Run as another
+ * identity, `INTERLOCK_PROXY_GID` (set by whoever changed the identity) names it.
  */
-function proxyGid(values: ReadonlyMap<string, string>, identity: ProcessIdentity | undefined): string {
+function proxyGid(values: ReadonlyMap<string, string>, identity: ProcessIdentity | undefined, env: Env): string {
   const gid = values.get('proxy-gid');
   if (gid !== undefined) return gid;
+  // Run as another identity (uid 0 for the rules check), the injector records the proxy's runAsGroup here.
+  const recorded = env.INTERLOCK_PROXY_GID;
+  if (recorded !== undefined && recorded !== '') return recorded;
   const uid = values.get('proxy-uid') ?? String(CNI_DEFAULT_PROXY_ID);
   if (identity && uid.split(',').includes(String(identity.uid)))
     return String(identity.gid === 0 ? CNI_DEFAULT_PROXY_ID : identity.gid);

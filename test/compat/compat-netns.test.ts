@@ -3,13 +3,15 @@ import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../h
 
 const pod = usePods(afterEach);
 
-/** What Linkerd's injector passes after its command path (the connect address is left out: see below). */
+/** What Linkerd's injector passes after its command path, as its chart renders it on every release. */
 const LINKERD = [
   'linkerd2-network-validator',
   '--log-format',
   'json',
   '--log-level',
   'debug',
+  '--connect-addr',
+  '1.1.1.1:20001',
   '--listen-addr',
   '0.0.0.0:4140',
   '--timeout',

@@ -171,7 +171,13 @@ describe('interlock manifest', () => {
       }>;
     };
     const container = pod.containers[0]!;
-    expect(container.args).toEqual(['node', '--mesh=linkerd', ...argv.slice(3)]);
+    // The agent trusts failures only of the validator image the manifest prints (docs/node-agent.md).
+    expect(container.args).toContain('--trusted-image=mesh-interlock');
+    expect(container.args.filter((arg) => !arg.startsWith('--trusted-image='))).toEqual([
+      'node',
+      '--mesh=linkerd',
+      ...argv.slice(3),
+    ]);
     expect(pod.volumes.map((volume) => volume.hostPath.path)).toEqual([
       '/etc/cni/multus.d',
       '/opt/cni/bin',

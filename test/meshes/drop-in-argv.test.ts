@@ -263,6 +263,8 @@ describe('istio-iptables: every option by its real names, and no others', () => 
     expect(config(args, {}, { uid: 65534, gid: 65534 }).interception.proxyGids).toEqual([1234]);
     expect(config(args, {}, { uid: 1234, gid: 0 }).interception.proxyGids).toEqual([1337]);
     expect(config([...args, '-g', '777'], {}, { uid: 1234, gid: 4321 }).interception.proxyGids).toEqual([777]);
+    // Run as root for the rules check, the proxy's runAsGroup comes from the injector's record.
+    expect(config(args, { INTERLOCK_PROXY_GID: '4321' }, { uid: 0, gid: 0 }).interception.proxyGids).toEqual([4321]);
   });
 
   it("the outbound exclusions are always explicit: -o, else istio-cni's default 15020", () => {

@@ -11,7 +11,7 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
       const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
       expect(run.exitCode, run.stdout + run.stderr).toBe(0);
       expect(firstLine(run.terminationMessage)).toMatch(
-        /^Intercepted: IPv4 connection to 192\.0\.2\.1:20001 was intercepted into port 4140/,
+        /^Intercepted: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:20001 was intercepted into port 4140/,
       );
       expect(run.summary?.verdict).toBe('pass');
     });
@@ -30,7 +30,7 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
     expect(run.exitCode).toBe(95);
     expect(firstLine(run.terminationMessage)).toMatch(
-      /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected to port 4140/,
+      /^InterceptionMissing: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:20001 was not redirected to port 4140/,
     );
   });
 });
@@ -41,7 +41,7 @@ describe('the npm package bin (plain modules) behaves like the snapshot the imag
     const unmeshed = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { launcher: 'modules' });
     expect(unmeshed.exitCode).toBe(95);
     expect(firstLine(unmeshed.terminationMessage)).toMatch(
-      /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001/,
+      /^InterceptionMissing: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:20001/,
     );
     ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'nft');
     const meshed = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { launcher: 'modules' });

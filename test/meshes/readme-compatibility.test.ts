@@ -1,0 +1,49 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../harness/pod-namespace.js';
+import { MESH_FIXTURES } from './mesh-fixtures.js';
+
+interface SourceEntry {
+  readonly mesh: string;
+  readonly case: string;
+  readonly tag: string;
+  readonly commit: string;
+}
+
+/** Release order: numeric parts compared as numbers, the default branch last. */
+function releaseOrder(a: string, b: string): number {
+  const key = (tag: string) => (tag.startsWith('default branch') ? [Infinity] : (tag.match(/\d+/g) ?? []).map(Number));
+  const [x, y] = [key(a), key(b)];
+  for (let i = 0; i < Math.max(x.length, y.length); i++) {
+    const diff = (x[i] ?? 0) - (y[i] ?? 0);
+    if (diff !== 0) return diff;
+  }
+  return 0;
+}
+
+/** The README's compatibility rows, from the CNI-mode fixtures (the ones the conformance suite runs). */
+function expectedRows(): string[] {
+  const sources = JSON.parse(readFileSync(path.join(MESH_FIXTURES, 'sources.json'), 'utf8')) as SourceEntry[];
+  return ['linkerd', 'istio'].map((mesh) => {
+    const entries = sources.filter((entry) => entry.mesh === mesh && !entry.case.startsWith('init-'));
+    const tags = [
+      ...new Set(
+        entries.map((entry) =>
+          entry.tag.startsWith('HEAD') ? `default branch ${entry.commit.slice(0, 12)}` : entry.tag,
+        ),
+      ),
+    ].sort(releaseOrder);
+    const cases = [...new Set(entries.map((entry) => entry.case))];
+    return `| ${mesh} | ${tags.map((tag) => `\`${tag}\``).join(', ')} | ${cases.join(', ')} |`;
+  });
+}
+
+describe("the README's compatibility section", () => {
+  it('lists exactly the versions and cases the rendered fixtures hold', () => {
+    const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+    const block = /<!-- compatibility:begin[^>]*-->\n([\s\S]*?)<!-- compatibility:end -->/.exec(readme)?.[1] ?? '';
+    const rows = block.split('\n').filter((line) => /^\| (linkerd|istio) \|/.test(line));
+    expect(rows).toEqual(expectedRows());
+  });
+});

@@ -5,7 +5,9 @@
 #      analysis of every corpus case, of the synthetic tables and of a hostile 2,000-RETURN table;
 #   3. `interlock node` against the API stand-in: reaction, footprint (110/5,000 pods), 50-pod storm;
 #   4. `interlock cni-check` on a directory of 50 CNI configuration files;
-#   5. the image: `docker start` to exit of the init container vs `true` from the same base.
+#   5. the image: `docker start` to exit of the init container vs `true` from the same base;
+#   6. a node boot storm: 110 validators at once, idle, beside 60 busy loops, with the wall clock
+#      stepped +/-1 h; the snapshot, the npm bin and the image's files (scripts/bench-storm.mjs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
@@ -22,4 +24,7 @@ if [ "${BENCH_SKIP_IMAGE:-}" != 1 ]; then
   bash scripts/ensure-docker.sh
   npm run image --silent
   node scripts/bench-image.mjs
+  STORM_IMAGE=${IMAGE:-mesh-interlock:dev} node scripts/bench-storm.mjs
+else
+  node scripts/bench-storm.mjs
 fi

@@ -63,7 +63,8 @@ export async function runValidateCommand(
   );
   const verdict = await verdictOf(config.value, logger, signal, adapters, watchdog.progress);
   const outcome = finish(config.value, verdict, { logger, started, createLog });
-  watchdog.dog.settle(outcome.exitCode);
+  // The failure Event's own bound (src/kube/report-failure-event.ts) plus a margin.
+  watchdog.dog.settle(outcome.exitCode, config.value.reportEvent ? 1500 : 0);
   watchdog.progress.enter('report');
   // Failure only, and loaded only then: the pass path never loads Kubernetes client code.
   if (config.value.reportEvent && verdict.outcome !== 'pass' && verdict.outcome !== 'interrupted') {

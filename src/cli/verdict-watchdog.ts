@@ -40,6 +40,7 @@ export interface WatchdogOptions {
  */
 export class VerdictWatchdog {
   private settledExitCode: number | undefined;
+  private reportUntil = 0;
   // Kept on the instance: the backstop below must live as long as the process.
   private cell: Int32Array | undefined;
 
@@ -60,9 +61,13 @@ export class VerdictWatchdog {
     process.once('beforeExit', () => this.stalled());
   }
 
-  /** The run wrote its verdict: from now on the process ends with this code. */
-  settle(exitCode: number): void {
+  /**
+   * The run wrote its verdict: from now on the process ends with this code. What follows (the
+   * failure Event, bounded by its own 1 s) may finish within `reportMs`, even past the deadline.
+   */
+  settle(exitCode: number, reportMs: number): void {
     this.settledExitCode = exitCode;
+    this.reportUntil = performance.now() + reportMs;
     process.exitCode = exitCode;
   }
 
@@ -74,6 +79,9 @@ export class VerdictWatchdog {
   }
 
   private expire(): void {
+    const reportLeft = this.reportUntil - performance.now();
+    // The verdict is written: the report after it has its own bound, and then the process ends.
+    if (this.settledExitCode !== undefined && reportLeft > 0) return;
     this.fail(
       'ValidationTimeout',
       `no verdict within the ${formatDuration(this.options.timeoutMs)} timeout: the validator was still in ${this.options.progress.describe()}; failing closed`,

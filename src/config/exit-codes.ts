@@ -28,8 +28,10 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
     '`explain`, `inject`: an input file that cannot be read (missing, unreadable, or not a regular file: a FIFO or a device is refused, never waited on)',
   internalError: 'internal error (`InternalError`): a bug, reported in one line without a stack trace',
   outputError: 'the output could not be written (EPIPE, ENOSPC: a closed pipe, a full disk); one line on stderr',
-  sigint: 'interrupted by SIGINT (`Interrupted`)',
-  sigterm: 'interrupted by SIGTERM (`Interrupted`); a second signal exits at once',
+  sigint:
+    'interrupted by SIGINT (`Interrupted`); `validate` exits with the failure code instead, the termination message written',
+  sigterm:
+    'interrupted by SIGTERM (`Interrupted`); a second signal exits at once; `validate` exits with the failure code instead, the termination message written',
 };
 
 /** No failure code may be one of these, or a repair controller could not tell a broken pod from a typo. */

@@ -21,7 +21,7 @@ export async function postEvent(
 ): Promise<Result<Recorded, 'KubeApiError'>> {
   // Monotonic: a wall-clock step must not stretch or cut the budget.
   const deadline = performance.now() + timeoutMs;
-  const left = () => Math.max(1, deadline - performance.now());
+  const left = () => Math.max(1, Math.round(deadline - performance.now()));
   const collection = `/api/v1/namespaces/${encodeURIComponent(event.metadata.namespace)}/events`;
   const created = await expect2xx(access, { method: 'POST', path: collection, body: event, timeoutMs: left() }, [409]);
   if (!created.ok) return created;

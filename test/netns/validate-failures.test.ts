@@ -178,7 +178,7 @@ describe('identity, ports and signals', () => {
     }
   });
 
-  it('SIGTERM during the probe exits 143 with an Interrupted termination message', async () => {
+  it('SIGTERM during the probe exits with the failure code and an Interrupted termination message', async () => {
     const ns = pod({ sink: 'drop' });
     const child = ns.spawnInterlock([
       'validate',
@@ -193,8 +193,8 @@ describe('identity, ports and signals', () => {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     child.kill('SIGTERM');
     const run = await running;
-    expect(run.exitCode).toBe(143);
-    expect(firstLine(run.terminationMessage)).toMatch(/^Interrupted: validation was interrupted by SIGTERM/);
+    expect(run.exitCode).toBe(95);
+    expect(firstLine(run.terminationMessage)).toMatch(/^Interrupted: SIGTERM ended the validation before a verdict/);
   });
 
   it('an invalid flag value exits 64 naming the flag and the value', async () => {

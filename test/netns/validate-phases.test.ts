@@ -1,5 +1,5 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, closeSync, constants, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -74,7 +74,8 @@ function spawnWedged(ns: PodNamespace, wedge: string, args: readonly string[]): 
 function wedgedRulesTools(ns: PodNamespace): { env: Record<string, string>; release: () => void } {
   const bin = join(ns.tmp, 'bin');
   const pids = join(ns.tmp, 'pids');
-  spawn('mkdir', ['-m', '0777', bin]);
+  mkdirSync(bin);
+  chmodSync(bin, 0o777);
   writeFileSync(pids, '');
   chmodSync(pids, 0o666);
   return {
@@ -135,12 +136,11 @@ describe('the deadline watchdog: each phase wedged, the verdict still arrives wi
     ns.applyRules(LINKERD_RULES, 'nft');
     const tools = wedgedRulesTools(ns);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 50));
       writeWedgedTool(ns, 'iptables-nft-save');
-      const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '2s'], { caps: true, env: tools.env });
+      const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { caps: true, env: tools.env });
       expect(run.exitCode, run.stdout).toBe(95);
       expect(firstLine(run.terminationMessage)).toMatch(
-        /^ValidationTimeout: no verdict within the 2s timeout: the validator was still in the "rules read and probe" phase, waiting for the rules read/,
+        /^ValidationTimeout: no verdict within the 4s timeout: the validator was still in the "rules read and probe" phase, waiting for the rules read/,
       );
     } finally {
       tools.release();
@@ -196,7 +196,6 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
     ns.applyRules(LINKERD_RULES, 'nft');
     const tools = wedgedRulesTools(ns);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 50));
       writeWedgedTool(ns, 'iptables-nft-save');
       const child = ns.spawnInterlock(
         ['validate', '--mesh', 'linkerd', '--timeout', '20s', '--termination-log', ns.terminationLog],

@@ -1,0 +1,289 @@
+// `npm run bench` part: a node boot storm. STORM_PODS pod namespaces (default 110, the kubelet's
+// default maximum), each wired by its own veth pair into its own sink namespace with no route
+// out; every 10th is unmeshed and its sink drops silently, so only the deadline can end its
+// probe. All validators start at once, as uid 65534 without capabilities in a bare environment,
+// and the storm is repeated beside 60 busy loops and with the wall clock stepped by +1 h and
+// -1 h (libfaketime, realtime only) a second into it. Prints figures; asserts nothing.
+//   node scripts/bench-storm.mjs            the snapshot (what the image runs) and the npm bin
+//   STORM_IMAGE=mesh-interlock:dev node scripts/bench-storm.mjs   also the image's files, chrooted
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { stageRuntime } from './stage-runtime.mjs';
+
+const root = resolve(import.meta.dirname, '..');
+const PODS = Number(process.env.STORM_PODS ?? 110);
+const TIMEOUT_MS = Number(process.env.STORM_TIMEOUT_MS ?? 10_000);
+const BUSY_LOOPS = 60;
+// A validator still running this long after its timeout is counted as hung and killed (a late
+// verdict, under starvation, is counted apart: later than +1 s).
+const HUNG_AFTER_MS = TIMEOUT_MS + 20_000;
+const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+const POD_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+const tag = `st${process.pid % 100000}`;
+const tmp = mkdtempSync(join(tmpdir(), 'interlock-storm-'));
+chmodSync(tmp, 0o777);
+const stage = stageRuntime();
+const created = [];
+const busy = [];
+// Bind mounts of the image's root (unmounted first), then the root itself (removed last).
+const mounts = [];
+const sh = (...args) => execFileSync(args[0], args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
+const RULES = readFileSync(resolve(root, 'test/fixtures/corpus/linkerd/cni-default/iptables-nft-save.v4.txt'));
+
+function setUpPod(index) {
+  const pod = `${tag}p${index}`;
+  const sink = `${tag}s${index}`;
+  const [podIf, sinkIf] = [`${tag}a${index}`, `${tag}b${index}`];
+  sh('ip', 'netns', 'add', pod);
+  created.push(pod);
+  sh('ip', 'netns', 'add', sink);
+  created.push(sink);
+  sh('ip', 'link', 'add', podIf, 'type', 'veth', 'peer', 'name', sinkIf);
+  sh('ip', 'link', 'set', podIf, 'netns', pod);
+  sh('ip', 'link', 'set', sinkIf, 'netns', sink);
+  sh('ip', '-n', pod, 'link', 'set', podIf, 'name', 'eth0');
+  sh('ip', '-n', pod, 'link', 'set', 'lo', 'up');
+  sh('ip', '-n', pod, 'link', 'set', 'eth0', 'up');
+  sh('ip', '-n', sink, 'link', 'set', 'lo', 'up');
+  sh('ip', '-n', sink, 'link', 'set', sinkIf, 'up');
+  const net = `10.${240 + (index >> 8)}.${index & 255}`;
+  sh('ip', '-n', sink, 'addr', 'add', `${net}.1/24`, 'dev', sinkIf);
+  sh('ip', '-n', pod, 'addr', 'add', `${net}.2/24`, 'dev', 'eth0');
+  sh('ip', '-n', pod, 'route', 'add', 'default', 'via', `${net}.1`);
+  const meshed = index % 10 !== 9;
+  if (meshed) execFileSync('ip', ['netns', 'exec', pod, 'iptables-nft-restore'], { input: RULES });
+  // Unmeshed: the probe's SYN dies in the sink without an answer; only the deadline ends it.
+  else sh('ip', 'netns', 'exec', sink, 'iptables-nft', '-t', 'raw', '-I', 'PREROUTING', '-j', 'DROP');
+  return { pod, meshed, index };
+}
+
+function tearDown() {
+  for (const child of busy.splice(0)) stopGroup(child);
+  const rootfs = mounts.pop();
+  for (const mount of mounts.splice(0)) {
+    try {
+      sh('umount', mount);
+    } catch {
+      /* not mounted */
+    }
+  }
+  if (rootfs) rmSync(rootfs, { recursive: true, force: true });
+  for (const ns of created.splice(0)) {
+    try {
+      sh('ip', 'netns', 'del', ns);
+    } catch {
+      /* gone */
+    }
+  }
+  rmSync(tmp, { recursive: true, force: true });
+  rmSync(stage, { recursive: true, force: true });
+}
+
+function stopGroup(child) {
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    /* ended */
+  }
+}
+
+function startBusyLoops() {
+  for (let i = 0; i < BUSY_LOOPS; i++)
+    busy.push(
+      spawn('timeout', [String(Math.ceil(HUNG_AFTER_MS / 1000) + 5), 'sh', '-c', 'while :; do :; done'], {
+        detached: true,
+        stdio: 'ignore',
+      }),
+    );
+}
+
+function stopBusyLoops() {
+  for (const child of busy.splice(0)) stopGroup(child);
+}
+
+/** One validator as a pod runs it; resolves with its verdict time, exit code and first line. */
+function runValidator(build, pod, storm) {
+  const termination = join(tmp, `${pod.pod}.tl`);
+  const timeFile = join(tmp, `${pod.pod}.time`);
+  writeFileSync(termination, '');
+  chmodSync(termination, 0o666);
+  // Given to node alone, from the storm's directory (the image has no libfaketime of its own).
+  const faketime = storm.clockFile
+    ? [
+        'env',
+        `LD_PRELOAD=${build.inside(join(tmp, 'libfaketime.so.1'))}`,
+        'FAKETIME_DONT_FAKE_MONOTONIC=1',
+        'FAKETIME_NO_CACHE=1',
+        `FAKETIME_TIMESTAMP_FILE=${build.inside(storm.clockFile)}`,
+      ]
+    : [];
+  const args = ['validate', '--mesh', 'linkerd', '--timeout', `${TIMEOUT_MS}ms`, '--log-level', 'warn'];
+  const command = [
+    'ip',
+    ...['netns', 'exec', pod.pod, '/usr/bin/time', '-f', '%M', '-o', timeFile],
+    ...build.wrap,
+    ...['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'],
+    '--no-new-privs',
+    ...faketime,
+    ...build.node,
+    ...args,
+    '--termination-log',
+    build.inside(termination),
+  ];
+  const started = process.hrtime.bigint();
+  const child = spawn(command[0], command.slice(1), { cwd: stage, env: POD_ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    if (stderr.length < 300) stderr += chunk.toString();
+  });
+  return new Promise((done) => {
+    let hung = false;
+    const guard = setTimeout(() => {
+      hung = true;
+      child.kill('SIGKILL');
+    }, HUNG_AFTER_MS);
+    child.on('exit', (code) => {
+      clearTimeout(guard);
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      let rssKiB = 0;
+      try {
+        rssKiB = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop()) || 0;
+      } catch {
+        /* killed before time wrote */
+      }
+      const first = readFileSync(termination, 'utf8').split('\n')[0] ?? '';
+      const reason = first.split(':')[0] || stderr.trim().slice(0, 120);
+      done({ meshed: pod.meshed, code, hung, decided: first !== '', ms, rssKiB, reason });
+    });
+  });
+}
+
+async function storm(build, pods, condition) {
+  const clockFile = condition.step ? join(tmp, 'faketime') : undefined;
+  if (clockFile) {
+    writeFileSync(clockFile, '+0\n');
+    chmodSync(clockFile, 0o666);
+  }
+  if (condition.busy) startBusyLoops();
+  const stepper = clockFile ? setTimeout(() => writeFileSync(clockFile, `${condition.step}\n`), 1000) : undefined;
+  const results = await Promise.all(pods.map((pod) => runValidator(build, pod, { clockFile })));
+  clearTimeout(stepper);
+  stopBusyLoops();
+  return results;
+}
+
+function percentile(sorted, p) {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+function report(label, results) {
+  const meshed = results.filter((r) => r.meshed);
+  const unmeshed = results.filter((r) => !r.meshed);
+  // Killed with no verdict written: a hang. Killed after writing one: a verdict whose exit the
+  // starved kernel had not yet scheduled.
+  const hangs = results.filter((r) => r.hung && !r.decided).length;
+  const slowExits = results.filter((r) => r.hung && r.decided).length;
+  const times = results
+    .filter((r) => !r.hung)
+    .map((r) => r.ms)
+    .sort((a, b) => a - b);
+  const late = results.filter((r) => r.hung || r.ms > TIMEOUT_MS + 1000).length;
+  const reasons = [...new Set(unmeshed.map((r) => r.reason))].join(',');
+  const falseFailures = meshed.filter((r) => r.code !== 0);
+  const s = (ms) => `${(ms / 1000).toFixed(2)}s`;
+  console.log(
+    `  ${label.padEnd(38)} meshed passed ${meshed.length - falseFailures.length}/${meshed.length}, false failures ${falseFailures.length}, ` +
+      `unmeshed failed ${unmeshed.filter((r) => r.code === 95).length}/${unmeshed.length} (${reasons}), fail-open ${unmeshed.filter((r) => r.code === 0).length}, ` +
+      `hangs ${hangs} (+${slowExits} killed after writing a verdict); verdict p50 ${s(percentile(times, 50))} p99 ${s(percentile(times, 99))} max ${s(times.at(-1) ?? NaN)} ` +
+      `(timeout ${s(TIMEOUT_MS)}, later than +1 s: ${late}); summed peak RSS ${(results.reduce((sum, r) => sum + r.rssKiB, 0) / 1024).toFixed(0)} MiB`,
+  );
+  if (falseFailures.length > 0)
+    console.log(`    false failures: ${[...new Set(falseFailures.map((r) => `${r.code} ${r.reason}`))].join('; ')}`);
+}
+
+function builds() {
+  const flags = readFileSync(join(stage, 'dist/snapshot/node-flags'), 'utf8').trim().split(/\s+/);
+  const list = [
+    {
+      name: 'start-up snapshot',
+      wrap: [],
+      node: [process.execPath, ...flags, '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob')],
+      inside: (path) => path,
+    },
+    {
+      name: 'npm bin',
+      wrap: [],
+      node: [process.execPath, join(stage, 'dist/cli/main.js')],
+      inside: (path) => path,
+    },
+  ];
+  if (process.env.STORM_IMAGE) list.push(imageBuild(process.env.STORM_IMAGE));
+  return list;
+}
+
+/**
+ * The image's own files (its node, blob, addon and glibc), exported from the image and chrooted
+ * into, with /proc, /dev and the storm's directory bound in: what the container runs, without a
+ * container runtime's start-up in the figures.
+ */
+function imageBuild(image) {
+  const rootfs = mkdtempSync(join(tmpdir(), 'interlock-storm-rootfs-'));
+  // It becomes uid 65534's /: mkdtemp made it 0700.
+  chmodSync(rootfs, 0o755);
+  const container = sh('docker', 'create', image).toString().trim();
+  try {
+    execFileSync('sh', ['-c', `docker export ${container} | tar -C ${rootfs} -x`]);
+  } finally {
+    sh('docker', 'rm', container);
+  }
+  const entrypoint = JSON.parse(sh('docker', 'image', 'inspect', image, '--format', '{{json .Config.Entrypoint}}'));
+  for (const [from, to] of [
+    ['/proc', 'proc'],
+    ['/dev', 'dev'],
+    [tmp, 'storm'],
+  ]) {
+    sh('mkdir', '-p', join(rootfs, to));
+    sh('mount', '--bind', from, join(rootfs, to));
+    mounts.unshift(join(rootfs, to));
+  }
+  mounts.push(rootfs);
+  return {
+    name: `image ${image} (its files, chrooted)`,
+    wrap: ['chroot', rootfs],
+    // The entrypoint is `interlock validate`; the storm adds `validate` itself.
+    node: entrypoint.filter((word) => word !== 'validate'),
+    inside: (path) => path.replace(tmp, '/storm'),
+  };
+}
+
+process.on('SIGINT', () => {
+  tearDown();
+  process.exit(130);
+});
+try {
+  const started = performance.now();
+  cpSync(LIBFAKETIME, join(tmp, 'libfaketime.so.1'));
+  chmodSync(join(tmp, 'libfaketime.so.1'), 0o755);
+  const pods = Array.from({ length: PODS }, (_, index) => setUpPod(index));
+  const setUpSeconds = ((performance.now() - started) / 1000).toFixed(1);
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  console.log(
+    `boot storm: ${PODS} pods at once (${pods.filter((p) => !p.meshed).length} unmeshed, probes unanswered), ` +
+      `--timeout ${TIMEOUT_MS / 1000}s, uid 65534, no capabilities, bare environment; ${PODS * 2} namespaces set up in ${setUpSeconds} s; load average before: ${load}`,
+  );
+  const conditions = [
+    { label: 'idle', busy: false },
+    { label: `beside ${BUSY_LOOPS} busy loops`, busy: true },
+    { label: `${BUSY_LOOPS} busy loops, clock +1 h at 1 s`, busy: true, step: '+3600' },
+    { label: `${BUSY_LOOPS} busy loops, clock -1 h at 1 s`, busy: true, step: '-3600' },
+  ];
+  for (const build of builds()) {
+    console.log(` ${build.name}:`);
+    for (const condition of conditions) report(condition.label, await storm(build, pods, condition));
+  }
+  console.log('  targets: 0 hangs, 0 false failures, 0 fail-open, every verdict by timeout + 1 s');
+} finally {
+  tearDown();
+}

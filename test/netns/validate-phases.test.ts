@@ -98,11 +98,14 @@ function writeWedgedTool(ns: PodNamespace, name: string): void {
   chmodSync(file, 0o755);
 }
 
+/** The probe's destination is drawn at random from the documentation ranges the pod routes. */
+const DOC_ADDRESS = String.raw`(192\.0\.2|198\.51\.100|203\.0\.113)\.\d{1,3}`;
+
 describe('the deadline watchdog: each phase wedged, the verdict still arrives with the failure code', () => {
   for (const [wedge, phase, pending] of [
-    ['pod-network', 'pod network', 'the rtnetlink read of the pod network'],
-    ['probe', 'rules read and probe', 'the IPv4 probe to 192.0.2.1:20001'],
-    ['rules', 'rules read and probe', 'the rules read'],
+    ['pod-network', 'pod network', /the rtnetlink read of the pod network/],
+    ['probe', 'rules read and probe', new RegExp(`the IPv4 probe to ${DOC_ADDRESS}:20001`)],
+    ['rules', 'rules read and probe', /the rules read/],
   ] as const) {
     it(`${phase} wedged (${wedge}): ValidationTimeout names the phase and what was pending`, async () => {
       const ns = pod({ sink: 'drop' });
@@ -115,7 +118,7 @@ describe('the deadline watchdog: each phase wedged, the verdict still arrives wi
       const first = firstLine(run.terminationMessage);
       expect(first).toMatch(/^ValidationTimeout: no verdict within the 2s timeout/);
       expect(first).toContain(`the "${phase}" phase`);
-      expect(first).toContain(pending);
+      expect(first).toMatch(pending);
     });
   }
 
@@ -166,7 +169,9 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
     const run = await running;
     expect(run.exitCode).toBe(95);
     expect(firstLine(run.terminationMessage)).toMatch(
-      /^Interrupted: SIGTERM ended the validation before a verdict, in the "rules read and probe" phase, waiting for the IPv4 probe to 192\.0\.2\.1:20001/,
+      new RegExp(
+        `^Interrupted: SIGTERM ended the validation before a verdict, in the "rules read and probe" phase, waiting for the IPv4 probe to ${DOC_ADDRESS}:20001`,
+      ),
     );
   });
 

@@ -29,7 +29,9 @@ function nobodyCanRead(file: string): boolean {
   return run.status === 0;
 }
 
-afterAll(() => rmSync(parent, { recursive: true, force: true }));
+// The demo's npm install leaves a full node_modules; removing it on a loaded machine outlasts the
+// default hook timeout.
+afterAll(() => rmSync(parent, { recursive: true, force: true }), 600_000);
 
 describe('a checkout in a 0700 directory, with nothing beside it', () => {
   it('runs `npm run demo`: exit 0 once meshed, then 95 with the reason', () => {

@@ -23,6 +23,18 @@ function strayHeadings(changelog: string): string[] {
     .filter((line) => !kinds.some((kind) => line === `### ${kind}`));
 }
 
+/** `section: kind` for every kind heading that appears twice within one release section. */
+function repeatedKinds(changelog: string): string[] {
+  const repeated: string[] = [];
+  for (const section of changelog.split(/^## /m).slice(1)) {
+    const name = /^\[([^\]]+)\]/.exec(section)?.[1] ?? '?';
+    const kinds = [...section.matchAll(/^### (\w+)$/gm)].map((match) => match[1] ?? '');
+    for (const kind of new Set(kinds))
+      if (kinds.filter((other) => other === kind).length > 1) repeated.push(`${name}: ${kind}`);
+  }
+  return repeated;
+}
+
 describe('CHANGELOG.md (Keep a Changelog)', () => {
   const changelog = read('CHANGELOG.md');
   const { version } = JSON.parse(read('package.json')) as { version: string };
@@ -39,7 +51,14 @@ describe('CHANGELOG.md (Keep a Changelog)', () => {
     expect(strayHeadings(changelog)).toEqual([]);
   });
 
+  it('each release lists a kind once, so its changes of one kind are read in one place', () => {
+    expect(repeatedKinds(changelog)).toEqual([]);
+  });
+
   it('the checks fail on a changelog without the version, or with a made-up heading', () => {
+    expect(repeatedKinds(`## [Unreleased]\n### Fixed\n- a\n### Added\n- b\n### Fixed\n- c\n`)).toEqual([
+      'Unreleased: Fixed',
+    ]);
     const without = changelog.replace(/^## \[0\.1\.0\].*$/m, '## [0.0.9] - 2026-01-01');
     expect(releases(without).map((release) => release.version)).not.toContain('0.1.0');
     expect(strayHeadings(`${changelog}\n### Improvements\n`)).toEqual(['### Improvements']);

@@ -92,10 +92,13 @@ function stopGroup(child) {
 function startBusyLoops() {
   for (let i = 0; i < BUSY_LOOPS; i++)
     busy.push(
-      spawn('timeout', [String(Math.ceil(HUNG_AFTER_MS / 1000) + 5), 'sh', '-c', 'while :; do :; done'], {
-        detached: true,
-        stdio: 'ignore',
-      }),
+      // Each loop bounds itself on the monotonic clock: a `timeout` wrapper killed with SIGKILL (the
+      // bench itself killed) left its shell spinning for an hour.
+      spawn(
+        process.execPath,
+        ['-e', `const end = performance.now() + ${HUNG_AFTER_MS + 5000}; while (performance.now() < end);`],
+        { detached: true, stdio: 'ignore' },
+      ),
     );
 }
 

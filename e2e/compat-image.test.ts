@@ -50,8 +50,8 @@ describe("Istio's args after the image's entrypoint, as uid 1337", () => {
   it('exits 64 naming an option it does not know, where the same args without it fail 126', async () => {
     const pod = await meshedPod(undefined);
     expect((await runInterlock(pod, { security: ISTIO_VALIDATION, args: ISTIO_ARGS })).exitCode).toBe(126);
-    const unknown = await runInterlock(pod, { security: ISTIO_VALIDATION, args: [...ISTIO_ARGS, '--cleanup-only'] });
+    const unknown = await runInterlock(pod, { security: ISTIO_VALIDATION, args: [...ISTIO_ARGS, '--proxy-port'] });
     expect(unknown.exitCode).toBe(64);
-    expect(unknown.stderr).toMatch(/"--cleanup-only"/);
+    expect(unknown.stderr).toMatch(/"--proxy-port"/);
   });
 });

@@ -1,6 +1,7 @@
 import type { KubeApi } from '../../test/harness/kube-api/server.js';
 import type { Kubelet, PodRun } from './kubelet/kubelet.js';
 import type { ContainerSpec, PodObject } from './kubelet/pod-spec.js';
+import { volumesFor } from './scenario.js';
 
 /**
  * The ReplicaSet controller and the kubelet's pod worker, for one ReplicaSet of one pod: a pod
@@ -51,6 +52,7 @@ export class ReplicaSetStandIn {
         restartPolicy: 'Always',
         initContainers: this.initContainers,
         containers: this.containers,
+        volumes: volumesFor([...this.initContainers, ...this.containers]),
       },
     };
     const response = await fetch(`${this.api.url}/api/v1/namespaces/default/pods`, {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { parse, parseAllDocuments } from 'yaml';
 import { run } from '../cni/containerd-node.js';
 import type { CriNode } from './cri-node.js';
-import type { ContainerSpec, PodObject } from './kubelet/pod-spec.js';
+import type { ContainerSpec, PodObject, VolumeSpec } from './kubelet/pod-spec.js';
 
 const CORPUS = fileURLToPath(new URL('../../test/fixtures/corpus/', import.meta.url));
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -71,6 +71,7 @@ export function podOf(
       restartPolicy: spec.restartPolicy ?? 'Always',
       initContainers: spec.initContainers ?? [],
       containers: spec.containers ?? [APP],
+      volumes: volumesFor([...(spec.initContainers ?? []), ...(spec.containers ?? [])]),
     },
   };
 }
@@ -92,7 +93,24 @@ export const APP: ContainerSpec = {
 export async function manifestContainer(mesh: Mesh, extra: readonly string[] = []): Promise<ContainerSpec> {
   const printed = await run('node', [CLI, 'manifest', '--mesh', mesh, ...extra]);
   if (printed.exitCode !== 0) throw new Error(`interlock manifest: ${printed.stderr}`);
+  // The snippet's comment names the volume the operator adds to spec.volumes; the pods here add it too.
+  for (const match of printed.stdout.matchAll(/^#\s+(\{"name":.*\})$/gm)) {
+    const volume = JSON.parse(match[1] ?? '{}') as VolumeSpec;
+    printedVolumes.set(volume.name, volume);
+  }
   return parse(printed.stdout) as ContainerSpec;
+}
+
+/** Volumes `interlock manifest` printed beside its container, by name. */
+const printedVolumes = new Map<string, VolumeSpec>();
+
+/** The printed volumes these containers mount, as the operator adds them to the pod. */
+export function volumesFor(containers: readonly ContainerSpec[]): VolumeSpec[] {
+  const names = new Set(containers.flatMap((container) => (container.volumeMounts ?? []).map((mount) => mount.name)));
+  return [...names].flatMap((name) => {
+    const volume = printedVolumes.get(name);
+    return volume ? [volume] : [];
+  });
 }
 
 export interface CniCheck {

@@ -62,6 +62,7 @@ export function containerConfig(input: {
   readonly logPath: string;
   readonly terminationFile: string;
   readonly podIP: string;
+  readonly volumeMounts?: readonly Message[];
 }): Message {
   const { pod, container } = input;
   const context = effectiveSecurityContext(pod, container);
@@ -81,6 +82,7 @@ export function containerConfig(input: {
         host_path: input.terminationFile,
         readonly: false,
       },
+      ...(input.volumeMounts ?? []),
     ],
     log_path: input.logPath,
     labels: {

@@ -7,6 +7,7 @@ import { rfc3339, statusJson, waiting, type ContainerStatus, type State } from '
 import type { ContainerSpec, PodObject } from './pod-spec.js';
 import type { Publisher } from './publisher.js';
 import { terminationMessage } from './termination.js';
+import { volumeMounts } from './downward-volume.js';
 
 /** The node the kubelet runs pods on (CriNode in the scenarios). */
 export interface KubeletNode {
@@ -235,6 +236,7 @@ export class PodRun {
       logPath: `${container.name}/${attempt}.log`,
       terminationFile,
       podIP: this.podIP,
+      volumeMounts: await volumeMounts(this.pod, container, this.podDir),
     });
     const sandboxConfigMessage = sandboxConfig(this.pod, 0, this.logDirectory, this.cgroupParent);
     const created = await this.cri.call('CreateContainer', {

@@ -29,6 +29,19 @@ export interface ContainerSpec {
   readonly terminationMessagePolicy?: 'File' | 'FallbackToLogsOnError';
   /** `Always` on an init container: a native sidecar (it starts, and the next init container follows). */
   readonly restartPolicy?: 'Always';
+  readonly volumeMounts?: ReadonlyArray<{
+    readonly name: string;
+    readonly mountPath: string;
+    readonly readOnly?: boolean;
+  }>;
+}
+
+/** A pod volume; the harness implements the downward API kind, the one a validator mounts. */
+export interface VolumeSpec {
+  readonly name: string;
+  readonly downwardAPI?: {
+    readonly items: ReadonlyArray<{ readonly path: string; readonly fieldRef: { readonly fieldPath: string } }>;
+  };
 }
 
 export interface OwnerReference {
@@ -57,5 +70,6 @@ export interface PodObject {
     readonly securityContext?: SecurityContext & { readonly supplementalGroups?: readonly number[] };
     readonly initContainers?: readonly ContainerSpec[];
     readonly containers: readonly ContainerSpec[];
+    readonly volumes?: readonly VolumeSpec[];
   };
 }

@@ -8,6 +8,7 @@ import { writeKubeconfig } from '../../test/harness/kube-api/kubeconfig.js';
 import { nodeObject } from '../../test/harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../../test/harness/kube-api/server.js';
 import { startAgent, waitFor, type AgentProcess } from '../../test/node-agent/agent-process.js';
+import { INTERLOCK_IMAGE } from './images.js';
 import type { CriNode } from './cri-node.js';
 import { Kubelet } from './kubelet/kubelet.js';
 import type { ContainerSpec } from './kubelet/pod-spec.js';
@@ -121,7 +122,9 @@ describe('the repair loop through the CRI', () => {
 
   it('with the CNI still broken the breaker opens, --taint taints the node, and kubectl describe shows every Event', async () => {
     await cni(false);
-    agent = await startAgent(api, ['--breaker-threshold', '2', '--taint']);
+    // The agent counts only failures of the validator image it is told to trust (docs/node-agent.md).
+    const trusted = INTERLOCK_IMAGE.replace(/:[^/:]*$/, '');
+    agent = await startAgent(api, ['--breaker-threshold', '2', '--taint', '--trusted-image', trusted]);
     for (const name of ['shop', 'cart', 'pay']) {
       const set = new ReplicaSetStandIn(api, kubelet, name, `rs-${name}-uid`, [validator], [APP], 2);
       sets.push(set);

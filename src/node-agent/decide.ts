@@ -47,8 +47,8 @@ const MISCONFIGURED: Decision = {
   note: `the validator exited ${EXIT.invalidConfig}: its configuration is invalid, and recreating the pod cannot fix that; fix the validator's flags or environment.`,
 };
 
-/** What to do about one blocked pod. Pure: the same input always gives the same decision. */
-export function decide(input: DecisionInput): Decision {
+/** A pod that recreating cannot help, or that this agent may not recreate: only reported. */
+function reportOnly(input: DecisionInput): Decision | undefined {
   const { blocked, view } = input;
   if (blocked.misconfigured) return MISCONFIGURED;
   if (!blocked.recreatable) {
@@ -78,6 +78,14 @@ export function decide(input: DecisionInput): Decision {
       note: `${blocked.reason}: the node's CNI did not set up this pod, but ${what}; left for an operator.`,
     };
   }
+  return undefined;
+}
+
+/** What to do about one blocked pod. Pure: the same input always gives the same decision. */
+export function decide(input: DecisionInput): Decision {
+  const { blocked, view } = input;
+  const reported = reportOnly(input);
+  if (reported) return reported;
   if (input.breakerOpen) {
     return {
       kind: 'hold',

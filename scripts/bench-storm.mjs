@@ -6,8 +6,13 @@
 // -1 h (libfaketime, realtime only) a second into it. Prints figures; asserts nothing.
 //   node scripts/bench-storm.mjs            the snapshot (what the image runs) and the npm bin
 //   STORM_IMAGE=mesh-interlock:dev node scripts/bench-storm.mjs   also the image's files, chrooted
+//   STORM_PODS=20 STORM_BUILDS=snapshot STORM_CONDITIONS=busy      a smaller, narrower run
+//   STORM_SHARED_SESSION=1                 every validator in the bench's session: the placement
+//                                          autogroup scheduling starves (see runValidator)
+// Each validator runs in its own session, as a container runtime starts a container. A verdict's
+// time is when its termination log was written; its exit (through /usr/bin/time) is reported apart.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { stageRuntime } from './stage-runtime.mjs';
@@ -16,6 +21,9 @@ const root = resolve(import.meta.dirname, '..');
 const PODS = Number(process.env.STORM_PODS ?? 110);
 const TIMEOUT_MS = Number(process.env.STORM_TIMEOUT_MS ?? 10_000);
 const BUSY_LOOPS = 60;
+// STORM_SHARED_SESSION=1: every validator in the bench's own session (one autogroup), the
+// placement that starved them; reported as a separate figure, never the default.
+const SHARED_SESSION = process.env.STORM_SHARED_SESSION === '1';
 // A validator still running this long after its timeout is counted as hung and killed (a late
 // verdict, under starvation, is counted apart: later than +1 s).
 const HUNG_AFTER_MS = TIMEOUT_MS + 20_000;
@@ -106,6 +114,35 @@ function stopBusyLoops() {
   for (const child of busy.splice(0)) stopGroup(child);
 }
 
+/**
+ * What each validator got from the scheduler, sampled from /proc every 250 ms (the last sample
+ * before its exit, so a slight undercount): its threads, the CPU time they ran and the time they
+ * waited runnable in the run queue, summed over /proc/PID/task/N/schedstat. Keyed by the
+ * validator's termination log, which its command line names.
+ */
+const schedule = new Map();
+function sampleSchedule() {
+  for (const pid of readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (!argv.includes('validate')) continue;
+      const log = argv[argv.indexOf('--termination-log') + 1] ?? '';
+      if (!log.endsWith('.tl') || argv[0] === 'ip' || !/node/.test(argv[0])) continue;
+      const tasks = readdirSync(`/proc/${pid}/task`);
+      let [cpu, wait] = [0, 0];
+      for (const task of tasks) {
+        const [run, queued] = readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ').map(Number);
+        cpu += run / 1e6;
+        wait += queued / 1e6;
+      }
+      schedule.set(log.slice(log.lastIndexOf('/') + 1), { threads: tasks.length, cpu, wait });
+    } catch {
+      /* exited meanwhile */
+    }
+  }
+}
+
 /** One validator as a pod runs it; resolves with its verdict time, exit code and first line. */
 function runValidator(build, pod, storm) {
   const termination = join(tmp, `${pod.pod}.tl`);
@@ -136,7 +173,17 @@ function runValidator(build, pod, storm) {
     build.inside(termination),
   ];
   const started = process.hrtime.bigint();
-  const child = spawn(command[0], command.slice(1), { cwd: stage, env: POD_ENV, stdio: ['ignore', 'ignore', 'pipe'] });
+  const startedWall = Date.now();
+  // Each validator in its own session, as a container runtime starts a container's process (runc
+  // calls setsid) and as each busy loop runs: with autogroup scheduling (kernel.sched_autogroup_enabled
+  // and a root cpu cgroup, as here) a session is one scheduling entity, so validators sharing the
+  // bench's session would share one loop's worth of CPU between all of them.
+  const child = spawn(command[0], command.slice(1), {
+    cwd: stage,
+    env: POD_ENV,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    detached: !SHARED_SESSION,
+  });
   let stderr = '';
   child.stderr.on('data', (chunk) => {
     if (stderr.length < 300) stderr += chunk.toString();
@@ -145,7 +192,8 @@ function runValidator(build, pod, storm) {
     let hung = false;
     const guard = setTimeout(() => {
       hung = true;
-      child.kill('SIGKILL');
+      if (SHARED_SESSION) child.kill('SIGKILL');
+      else stopGroup(child);
     }, HUNG_AFTER_MS);
     child.on('exit', (code) => {
       clearTimeout(guard);
@@ -157,8 +205,12 @@ function runValidator(build, pod, storm) {
         /* killed before time wrote */
       }
       const first = readFileSync(termination, 'utf8').split('\n')[0] ?? '';
+      // When the verdict was written (the kernel's own clock: libfaketime does not move it), apart
+      // from when the process had exited.
+      const writtenMs = first === '' ? NaN : statSync(termination).mtimeMs - startedWall;
       const reason = first.split(':')[0] || stderr.trim().slice(0, 120);
-      done({ meshed: pod.meshed, code, hung, decided: first !== '', ms, rssKiB, reason });
+      const seen = schedule.get(`${pod.pod}.tl`) ?? { threads: NaN, cpu: NaN, wait: NaN };
+      done({ meshed: pod.meshed, code, hung, decided: first !== '', ms, writtenMs, rssKiB, reason, ...seen });
     });
   });
 }
@@ -171,7 +223,10 @@ async function storm(build, pods, condition) {
   }
   if (condition.busy) startBusyLoops();
   const stepper = clockFile ? setTimeout(() => writeFileSync(clockFile, `${condition.step}\n`), 1000) : undefined;
+  schedule.clear();
+  const sampler = setInterval(sampleSchedule, 250);
   const results = await Promise.all(pods.map((pod) => runValidator(build, pod, { clockFile })));
+  clearInterval(sampler);
   clearTimeout(stepper);
   stopBusyLoops();
   return results;
@@ -188,19 +243,29 @@ function report(label, results) {
   // starved kernel had not yet scheduled.
   const hangs = results.filter((r) => r.hung && !r.decided).length;
   const slowExits = results.filter((r) => r.hung && r.decided).length;
-  const times = results
-    .filter((r) => !r.hung)
-    .map((r) => r.ms)
-    .sort((a, b) => a - b);
-  const late = results.filter((r) => r.hung || r.ms > TIMEOUT_MS + 1000).length;
+  const sorted = (values) => values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  // The verdict's time is when the termination log was written; the exit is reported apart.
+  const written = sorted(results.map((r) => r.writtenMs));
+  const exited = sorted(results.filter((r) => !r.hung).map((r) => r.ms));
+  const exitAfter = sorted(results.filter((r) => !r.hung && r.decided).map((r) => r.ms - r.writtenMs));
+  const late = results.filter((r) => !r.decided || r.writtenMs > TIMEOUT_MS + 1000).length;
+  const lateExit = results.filter((r) => r.hung || r.ms > TIMEOUT_MS + 1000).length;
   const reasons = [...new Set(unmeshed.map((r) => r.reason))].join(',');
   const falseFailures = meshed.filter((r) => r.code !== 0);
   const s = (ms) => `${(ms / 1000).toFixed(2)}s`;
+  const spread = (list) => `p50 ${s(percentile(list, 50))} p99 ${s(percentile(list, 99))} max ${s(list.at(-1) ?? NaN)}`;
+  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
   console.log(
     `  ${label.padEnd(38)} meshed passed ${meshed.length - falseFailures.length}/${meshed.length}, false failures ${falseFailures.length}, ` +
       `unmeshed failed ${unmeshed.filter((r) => r.code === 95).length}/${unmeshed.length} (${reasons}), fail-open ${unmeshed.filter((r) => r.code === 0).length}, ` +
-      `hangs ${hangs} (+${slowExits} killed after writing a verdict); verdict p50 ${s(percentile(times, 50))} p99 ${s(percentile(times, 99))} max ${s(times.at(-1) ?? NaN)} ` +
-      `(timeout ${s(TIMEOUT_MS)}, later than +1 s: ${late}); summed peak RSS ${(results.reduce((sum, r) => sum + r.rssKiB, 0) / 1024).toFixed(0)} MiB`,
+      `hangs ${hangs} (+${slowExits} killed after writing a verdict)\n` +
+      `  ${''.padEnd(38)} verdict written ${spread(written)} (timeout ${s(TIMEOUT_MS)}, later than +1 s or never: ${late}); ` +
+      `exited ${spread(exited)} (later than +1 s: ${lateExit}), exit after the verdict p99 ${s(percentile(exitAfter, 99))}; ` +
+      `summed peak RSS ${(results.reduce((sum, r) => sum + r.rssKiB, 0) / 1024).toFixed(0)} MiB; load average after: ${load}`,
+  );
+  const ms = (list) => `p50 ${percentile(list, 50).toFixed(0)} p99 ${percentile(list, 99).toFixed(0)} ms`;
+  console.log(
+    `  ${''.padEnd(38)} per validator (sampled): CPU run ${ms(sorted(results.map((r) => r.cpu)))}, waiting runnable ${ms(sorted(results.map((r) => r.wait)))}, threads ${ms(sorted(results.map((r) => r.threads))).replace(' ms', '')}`,
   );
   if (falseFailures.length > 0)
     console.log(`    false failures: ${[...new Set(falseFailures.map((r) => `${r.code} ${r.reason}`))].join('; ')}`);
@@ -282,9 +347,23 @@ try {
     { label: `${BUSY_LOOPS} busy loops, clock +1 h at 1 s`, busy: true, step: '+3600' },
     { label: `${BUSY_LOOPS} busy loops, clock -1 h at 1 s`, busy: true, step: '-3600' },
   ];
-  for (const build of builds()) {
+  // STORM_CONDITIONS=busy (a substring of the labels) and STORM_BUILDS=snapshot narrow a run.
+  const only = (list, env) => list.filter((item) => !env || env.split(',').some((word) => item.includes(word)));
+  if (SHARED_SESSION) console.log(" every validator in the bench's session (STORM_SHARED_SESSION=1)");
+  for (const build of builds().filter((b) => only([b.name], process.env.STORM_BUILDS).length > 0)) {
     console.log(` ${build.name}:`);
-    for (const condition of conditions) report(condition.label, await storm(build, pods, condition));
+    for (const condition of only(
+      conditions.map((c) => c.label),
+      process.env.STORM_CONDITIONS,
+    ))
+      report(
+        condition,
+        await storm(
+          build,
+          pods,
+          conditions.find((c) => c.label === condition),
+        ),
+      );
   }
   console.log('  targets: 0 hangs, 0 false failures, 0 fail-open, every verdict by timeout + 1 s');
 } finally {

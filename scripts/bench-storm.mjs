@@ -121,14 +121,21 @@ function stopBusyLoops() {
  * validator's termination log, which its command line names.
  */
 const schedule = new Map();
+// Each pid's command line is read once (a full scan of every process's every 250 ms would starve
+// the bench itself); a wrapper not yet replaced by node (setpriv, env, chroot, sh) is read again.
+const seen = new Map();
 function sampleSchedule() {
   for (const pid of readdirSync('/proc')) {
-    if (!/^\d+$/.test(pid)) continue;
+    if (!/^\d+$/.test(pid) || seen.get(pid) === null) continue;
     try {
-      const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-      if (!argv.includes('validate')) continue;
-      const log = argv[argv.indexOf('--termination-log') + 1] ?? '';
-      if (!log.endsWith('.tl') || argv[0] === 'ip' || !/node/.test(argv[0])) continue;
+      if (!seen.has(pid)) {
+        const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+        const log = argv.includes('validate') ? (argv[argv.indexOf('--termination-log') + 1] ?? '') : '';
+        const name = argv[0].slice(argv[0].lastIndexOf('/') + 1);
+        if (!log.endsWith('.tl') || !['node', 'setpriv', 'env', 'chroot', 'sh'].includes(name)) seen.set(pid, null);
+        else if (name === 'node') seen.set(pid, log.slice(log.lastIndexOf('/') + 1));
+        else continue;
+      }
       const tasks = readdirSync(`/proc/${pid}/task`);
       let [cpu, wait] = [0, 0];
       for (const task of tasks) {
@@ -136,7 +143,7 @@ function sampleSchedule() {
         cpu += run / 1e6;
         wait += queued / 1e6;
       }
-      schedule.set(log.slice(log.lastIndexOf('/') + 1), { threads: tasks.length, cpu, wait });
+      schedule.set(seen.get(pid), { threads: tasks.length, cpu, wait });
     } catch {
       /* exited meanwhile */
     }
@@ -172,7 +179,6 @@ function runValidator(build, pod, storm) {
     '--termination-log',
     build.inside(termination),
   ];
-  const started = process.hrtime.bigint();
   const startedWall = Date.now();
   // Each validator in its own session, as a container runtime starts a container's process (runc
   // calls setsid) and as each busy loop runs: with autogroup scheduling (kernel.sched_autogroup_enabled
@@ -197,7 +203,6 @@ function runValidator(build, pod, storm) {
     }, HUNG_AFTER_MS);
     child.on('exit', (code) => {
       clearTimeout(guard);
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
       let rssKiB = 0;
       try {
         rssKiB = Number(readFileSync(timeFile, 'utf8').trim().split('\n').pop()) || 0;
@@ -205,12 +210,13 @@ function runValidator(build, pod, storm) {
         /* killed before time wrote */
       }
       const first = readFileSync(termination, 'utf8').split('\n')[0] ?? '';
-      // When the verdict was written (the kernel's own clock: libfaketime does not move it), apart
-      // from when the process had exited.
+      // When the verdict was written and when /usr/bin/time saw node exit (the files' times, the
+      // kernel's clock: libfaketime does not move it, and a starved bench does not delay it).
       const writtenMs = first === '' ? NaN : statSync(termination).mtimeMs - startedWall;
+      const exitedMs = hung || rssKiB === 0 ? NaN : statSync(timeFile).mtimeMs - startedWall;
       const reason = first.split(':')[0] || stderr.trim().slice(0, 120);
-      const seen = schedule.get(`${pod.pod}.tl`) ?? { threads: NaN, cpu: NaN, wait: NaN };
-      done({ meshed: pod.meshed, code, hung, decided: first !== '', ms, writtenMs, rssKiB, reason, ...seen });
+      const got = schedule.get(`${pod.pod}.tl`) ?? { threads: NaN, cpu: NaN, wait: NaN };
+      done({ meshed: pod.meshed, code, hung, decided: first !== '', ms: exitedMs, writtenMs, rssKiB, reason, ...got });
     });
   });
 }
@@ -224,6 +230,7 @@ async function storm(build, pods, condition) {
   if (condition.busy) startBusyLoops();
   const stepper = clockFile ? setTimeout(() => writeFileSync(clockFile, `${condition.step}\n`), 1000) : undefined;
   schedule.clear();
+  seen.clear();
   const sampler = setInterval(sampleSchedule, 250);
   const results = await Promise.all(pods.map((pod) => runValidator(build, pod, { clockFile })));
   clearInterval(sampler);

@@ -38,6 +38,12 @@ export class PodContainer extends GenericContainer {
     this.hostConfig.ReadonlyRootfs = true;
     return this;
   }
+
+  /** The kubelet's cpu.shares for the pod: 2 for a BestEffort pod, 1024 per requested CPU. */
+  withCpuShares(shares: number): this {
+    this.hostConfig.CpuShares = shares;
+    return this;
+  }
 }
 
 export async function dockerContainer(id: string): Promise<Dockerode.Container> {

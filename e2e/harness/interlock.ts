@@ -38,6 +38,8 @@ export interface InterlockOptions {
   readonly security: SecurityContext;
   readonly args?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
+  /** The pod's cpu.shares; Docker's default (1024) unless given. */
+  readonly cpuShares?: number;
 }
 
 export type LogLine = Readonly<Record<string, unknown>>;
@@ -88,6 +90,7 @@ export async function startInterlock(pod: Pod, options: InterlockOptions): Promi
     .withLabels({ 'io.mesh-interlock.e2e': 'interlock' })
     .withWaitStrategy(new StartedOnly());
   if (options.security.user !== undefined) builder = builder.withUser(options.security.user);
+  if (options.cpuShares !== undefined) builder = builder.withCpuShares(options.cpuShares);
   if (options.security.addCapabilities.length > 0)
     builder = builder.withAddedCapabilities(...options.security.addCapabilities);
 

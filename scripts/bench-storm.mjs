@@ -24,6 +24,12 @@ const BUSY_LOOPS = 60;
 // STORM_SHARED_SESSION=1: every validator in the bench's own session (one autogroup), the
 // placement that starved them; reported as a separate figure, never the default.
 const SHARED_SESSION = process.env.STORM_SHARED_SESSION === '1';
+// uid 65534 with every capability gone, as Linkerd's validator runs; then libfaketime, if any.
+const onHost = (faketime) => [
+  ...['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'],
+  '--no-new-privs',
+  ...faketime,
+];
 // A validator still running this long after its timeout is counted as hung and killed (a late
 // verdict, under starvation, is counted apart: later than +1 s).
 const HUNG_AFTER_MS = TIMEOUT_MS + 20_000;
@@ -115,13 +121,13 @@ function stopBusyLoops() {
 }
 
 /**
- * What each validator got from the scheduler, sampled from /proc every 250 ms (the last sample
+ * What each validator got from the scheduler, sampled from /proc every 500 ms (the last sample
  * before its exit, so a slight undercount): its threads, the CPU time they ran and the time they
  * waited runnable in the run queue, summed over /proc/PID/task/N/schedstat. Keyed by the
  * validator's termination log, which its command line names.
  */
 const schedule = new Map();
-// Each pid's command line is read once (a full scan of every process's every 250 ms would starve
+// Each pid's command line is read once (a full scan of every process's every 500 ms would starve
 // the bench itself); a wrapper not yet replaced by node (setpriv, env, chroot, sh) is read again.
 const seen = new Map();
 function sampleSchedule() {
@@ -170,10 +176,7 @@ function runValidator(build, pod, storm) {
   const command = [
     'ip',
     ...['netns', 'exec', pod.pod, '/usr/bin/time', '-f', '%M', '-o', timeFile],
-    ...build.wrap,
-    ...['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'],
-    '--no-new-privs',
-    ...faketime,
+    ...build.launch(faketime),
     ...build.node,
     ...args,
     '--termination-log',
@@ -196,7 +199,10 @@ function runValidator(build, pod, storm) {
   });
   return new Promise((done) => {
     let hung = false;
+    // Hung only if node has not exited: a starved bench may run this timer before it reaps a
+    // validator that exited long ago, and /usr/bin/time's output says node did exit.
     const guard = setTimeout(() => {
+      if (exitedByNow(timeFile)) return;
       hung = true;
       if (SHARED_SESSION) child.kill('SIGKILL');
       else stopGroup(child);
@@ -221,6 +227,14 @@ function runValidator(build, pod, storm) {
   });
 }
 
+function exitedByNow(timeFile) {
+  try {
+    return statSync(timeFile).size > 0;
+  } catch {
+    return false;
+  }
+}
+
 async function storm(build, pods, condition) {
   const clockFile = condition.step ? join(tmp, 'faketime') : undefined;
   if (clockFile) {
@@ -231,7 +245,7 @@ async function storm(build, pods, condition) {
   const stepper = clockFile ? setTimeout(() => writeFileSync(clockFile, `${condition.step}\n`), 1000) : undefined;
   schedule.clear();
   seen.clear();
-  const sampler = setInterval(sampleSchedule, 250);
+  const sampler = setInterval(sampleSchedule, 500);
   const results = await Promise.all(pods.map((pod) => runValidator(build, pod, { clockFile })));
   clearInterval(sampler);
   clearTimeout(stepper);
@@ -283,13 +297,13 @@ function builds() {
   const list = [
     {
       name: 'start-up snapshot',
-      wrap: [],
+      launch: onHost,
       node: [process.execPath, ...flags, '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob')],
       inside: (path) => path,
     },
     {
       name: 'npm bin',
-      wrap: [],
+      launch: onHost,
       node: [process.execPath, join(stage, 'dist/cli/main.js')],
       inside: (path) => path,
     },
@@ -326,7 +340,13 @@ function imageBuild(image) {
   mounts.push(rootfs);
   return {
     name: `image ${image} (its files, chrooted)`,
-    wrap: ['chroot', rootfs],
+    // The image has neither setpriv nor env: the environment is set outside (chroot keeps it), and
+    // chroot itself becomes uid 65534, which clears every capability it still held.
+    launch: (faketime) => [
+      ...faketime,
+      ...['setpriv', '--inh-caps=-all', '--bounding-set=-all,+sys_chroot,+setuid,+setgid', '--no-new-privs'],
+      ...['chroot', '--userspec=65534:65534', '--groups=65534', rootfs],
+    ],
     // The entrypoint is `interlock validate`; the storm adds `validate` itself.
     node: entrypoint.filter((word) => word !== 'validate'),
     inside: (path) => path.replace(tmp, '/storm'),

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { StartedTestContainer } from 'testcontainers';
 import { afterEach, describe, expect, it } from 'vitest';
 import { baseImageOf, INTERLOCK_IMAGE, NEVER_PULL, PodContainer, StartedOnly } from './harness/containers.js';
@@ -5,9 +6,9 @@ import { host } from './harness/host.js';
 import { LINKERD_VALIDATOR, runInterlock, runReport } from './harness/interlock.js';
 import { Pod } from './harness/pod.js';
 
-// Busy loops in a pod of their own, more than there are cores. Each ends itself on the monotonic
-// clock, so a test that is killed leaves nothing spinning.
-const BUSY_LOOPS = 4;
+// Busy loops in a pod of their own, twice as many as there are cores. Each ends itself on the
+// monotonic clock, so a test that is killed leaves nothing spinning.
+const BUSY_LOOPS = 2 * availableParallelism();
 const BUSY_FOR_MS = 40_000;
 // The kubelet's cpu.shares: a BestEffort pod (no requests) gets 2, a pod requesting 1 CPU 1024.
 const BEST_EFFORT_SHARES = 2;

@@ -113,3 +113,19 @@ export function asIstioValidation(testCase: MeshValidatorCase): readonly string[
   if (!testCase.fromIstioInit) return testCase.argv;
   return [...testCase.argv.filter((arg) => arg !== '--force-apply'), '--run-validation', '--skip-rule-apply'];
 }
+
+/**
+ * istio-validation's args as Istio's sidecar template renders them under istio-cni (after the
+ * image's entrypoint), read from that release's `hello.yaml.cni.injected` golden.
+ */
+export function istioValidationArgs(tag = '1.29.0'): readonly string[] {
+  const found = meshValidatorCases().find(
+    (testCase) =>
+      testCase.mesh === 'istio' &&
+      testCase.tag === tag &&
+      testCase.container === 'istio-validation' &&
+      path.basename(testCase.fixture) === 'hello.yaml.cni.injected',
+  );
+  if (!found) throw new Error(`no istio-validation in hello.yaml.cni.injected at Istio ${tag}`);
+  return found.argv;
+}

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { REPO_ROOT } from '../harness/pod-namespace.js';
+const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** The meshes' own rendered injection outputs (test/fixtures/meshes, see its README). */
 export const MESH_FIXTURES = path.join(REPO_ROOT, 'test/fixtures/meshes');

@@ -175,7 +175,7 @@ describe('kubectl apply takes every printed manifest, as printed', () => {
       applied += run.stdout.trim().split('\n').length;
     }
     expect(applied).toBeGreaterThan(30);
-  });
+  }, 300_000);
 
   it('the container snippet, pasted into a Pod with the volume its comment names', async () => {
     let index = 0;
@@ -201,7 +201,7 @@ describe('kubectl apply takes every printed manifest, as printed', () => {
       expect(run.stdout).toMatch(/^pod\/pasted-\d+ created$/m);
     }
     expect(index).toBeGreaterThan(5);
-  });
+  }, 300_000);
 
   it('inject output, YAML and JSON, piped: interlock inject -f FILE | kubectl apply -f -', async () => {
     const fixtures = join(REPO_ROOT, 'test/inject/fixtures');
@@ -236,7 +236,7 @@ describe('kubectl apply takes every printed manifest, as printed', () => {
       spec: { template: { spec: { initContainers: { name: string }[] } } };
     };
     expect(stored.spec.template.spec.initContainers.map((container) => container.name)).toEqual(['istio-validation']);
-  });
+  }, 180_000);
 
   it('server-side apply and a server dry run take the node agent too', async () => {
     // As on a real server, a dry run creates nothing, so its objects go to a namespace that exists.

@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
 import { nodeObject } from '../harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
+import { launchArgs } from '../harness/pod-namespace.js';
 import { waitFor } from './agent-process.js';
 import { daemonSetContainer, launch, launchScript, writeImageBin, type LaunchedAgent } from './printed-container.js';
 
@@ -137,7 +138,7 @@ beforeAll(async () => {
 let kubeconfigPath: string;
 const launchOptions = (nodeName: string) => ({
   nodeName,
-  imageBin: writeImageBin(join(root, 'image-bin'), MAIN),
+  imageBin: writeImageBin(join(root, 'image-bin'), launchArgs('modules')),
   stage: join(root, 'stage'),
   hide: nodeDir,
   clusterEnv: { KUBECONFIG: kubeconfigPath },

@@ -105,10 +105,13 @@ export interface LaunchedAgent {
   stop(): Promise<void>;
 }
 
-/** An `interlock` for the image's PATH: the built CLI, run by node. */
-export function writeImageBin(dir: string, main: string): string {
+/**
+ * An `interlock` for the image's PATH: the built CLI as `launch` starts it (the staged,
+ * world-readable copy, which the printed uid can read wherever the checkout is).
+ */
+export function writeImageBin(dir: string, launch: readonly string[]): string {
   const shim = join(dir, 'interlock');
-  writeFileSync(shim, `#!/bin/sh\nexec ${quote(process.execPath)} ${quote(main)} "$@"\n`);
+  writeFileSync(shim, `#!/bin/sh\nexec ${launch.map(quote).join(' ')} "$@"\n`);
   chmodSync(shim, 0o755);
   return dir;
 }

@@ -177,6 +177,16 @@ describe('kubectl apply takes every printed manifest, as printed', () => {
     expect(applied).toBeGreaterThan(30);
   }, 300_000);
 
+  it('every object mode, piped into kubectl apply --server-side', async () => {
+    for (const { argv } of variants().filter((variant) => variant.mode !== 'container')) {
+      const list = argv.includes('json');
+      const run = await pipeManifest(argv, ['--server-side', ...(list ? LIST_VALIDATION : [])]);
+      expect(run.code, `${argv.join(' ')}: ${run.stderr}`).toBe(0);
+      expect(run.stderr, argv.join(' ')).not.toMatch(/unknown field|Warning|error/i);
+      expect(run.stdout, argv.join(' ')).toMatch(/ serverside-applied$/m);
+    }
+  }, 300_000);
+
   it('the container snippet, pasted into a Pod with the volume its comment names', async () => {
     let index = 0;
     for (const { argv } of variants().filter((variant) => variant.mode === 'container')) {
@@ -262,6 +272,9 @@ describe('kubectl refuses what a real API server refuses (so an accepted apply m
     expect(run.stderr).toMatch(
       /DaemonSet in version "v1" cannot be handled as a DaemonSet: strict decoding error: unknown field "spec\.template\.spec\.containers\[0\]\.volumeMounts\[0\]\.readOnlyy"/,
     );
+    const serverSide = await shell('kubectl apply --server-side -f -', [], broken);
+    expect(serverSide.code).not.toBe(0);
+    expect(serverSide.stderr).toMatch(/strict decoding error: unknown field ".*\.readOnlyy"/);
     expect(api.store.get('daemonsets', 'broken', 'interlock-node')).toBeUndefined();
   });
 

@@ -88,7 +88,9 @@ function variants(): { mode: string; argv: string[] }[] {
   const out: { mode: string; argv: string[] }[] = [];
   for (const [mode, flags] of Object.entries(MODE_FLAGS)) {
     const base = mode === 'container' ? [] : [`--${mode}`];
-    const needsMesh = mode === 'container';
+    // The init container needs --mesh; so may a mode added later that takes it (rbac takes none,
+    // the node agent defaults to generic and is also printed without one).
+    const needsMesh = mode !== 'node-agent' && flags.includes('mesh');
     const withMesh = (argv: readonly string[]): string[] =>
       needsMesh && !argv.includes('--mesh') ? ['--mesh', 'linkerd', ...argv] : [...argv];
     out.push({ mode, argv: withMesh(base) });

@@ -2,36 +2,15 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ISTIO_VALIDATION, runInterlock } from './harness/interlock.js';
 import { Pod } from './harness/pod.js';
 import { corpusRules } from './harness/rules.js';
+import { istioValidationArgs } from '../test/meshes/mesh-fixtures.js';
 
 /**
  * What the CRI suite (e2e/cri/mesh-validators.test.ts) does not cover of the drop-in swap: an
  * option istio-iptables knows but Interlock does not is a configuration error (64), never a pass.
  * The meshes' own injected validators, passing and failing, run on the kubelet's path there.
  */
-const ISTIO_ARGS = [
-  'istio-iptables',
-  '-p',
-  '15001',
-  '-z',
-  '15006',
-  '-u',
-  '1337',
-  '-m',
-  'REDIRECT',
-  '-i',
-  '*',
-  '-x',
-  '',
-  '-b',
-  '*',
-  '-d',
-  '15090,15021,15020',
-  '--log_output_level=default:info',
-  '--run-validation',
-  '--skip-rule-apply',
-  '--probe-timeout',
-  '5s',
-];
+/** istio-validation's args as Istio renders them (test/fixtures/meshes), with a short probe timeout. */
+const ISTIO_ARGS = [...istioValidationArgs(), '--probe-timeout', '5s'];
 
 const pods: Pod[] = [];
 afterEach(async () => {

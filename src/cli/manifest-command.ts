@@ -136,7 +136,7 @@ const nodeAgentDocuments: NodeAgentManifest = async (options) =>
 type Mode = 'container' | 'rbac' | 'node-agent';
 
 /** The flags each output mode takes; any other flag given is an error naming the mode. */
-const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
+export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
   container: [
     'mesh',
     'image',

@@ -2,30 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { compatModeOf, compatToValidate } from '../../src/compat/compat-argv.js';
 import { istioIptablesToValidate, istioLogLevel } from '../../src/compat/istio-iptables.js';
 import { linkerdValidatorToValidate, tracingLevel } from '../../src/compat/linkerd-validator.js';
+import { istioValidationArgs } from '../meshes/mesh-fixtures.js';
 
 /** Istio's sidecar injection template for istio-validation (CNI mode), args after the entrypoint. */
-const ISTIO_ARGS = [
-  'istio-iptables',
-  '-p',
-  '15001',
-  '-z',
-  '15006',
-  '-u',
-  '1337',
-  '-m',
-  'REDIRECT',
-  '-i',
-  '*',
-  '-x',
-  '',
-  '-b',
-  '*',
-  '-d',
-  '15090,15021,15020',
-  '--log_output_level=default:info',
-  '--run-validation',
-  '--skip-rule-apply',
-];
+const ISTIO_ARGS = istioValidationArgs();
 /** Linkerd's proxy injector (CNI mode): command is the validator path, then these args (chart defaults). */
 const LINKERD_ARGS = [
   '--log-format',

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { istioValidationArgs } from '../meshes/mesh-fixtures.js';
 
 const pod = usePods(afterEach);
 
@@ -17,33 +18,12 @@ const LINKERD = [
   '--timeout',
   '5s',
 ];
-/** Istio's istio-validation args, after the image's `interlock validate` entrypoint (the snapshot launcher runs the same argv). */
-const ISTIO = [
-  'validate',
-  'istio-iptables',
-  '-p',
-  '15001',
-  '-z',
-  '15006',
-  '-u',
-  '1337',
-  '-m',
-  'REDIRECT',
-  '-i',
-  '*',
-  '-x',
-  '',
-  '-b',
-  '*',
-  '-d',
-  '15090,15021,15020',
-  '--log_output_level=default:info',
-  '--log_as_json',
-  '--probe-timeout',
-  '5s',
-  '--run-validation',
-  '--skip-rule-apply',
-];
+/**
+ * Istio's istio-validation args as rendered (test/fixtures/meshes), after the image's `interlock
+ * validate` entrypoint (the snapshot launcher runs the same argv), with JSON logs and a short probe
+ * timeout added as an operator may.
+ */
+const ISTIO = ['validate', ...istioValidationArgs(), '--log_as_json', '--probe-timeout', '5s'];
 
 function run(ns: PodNamespace, argv: string[], uid: number) {
   // The mesh's argv carries no termination-log flag; the path comes from the environment, as a pod's would.

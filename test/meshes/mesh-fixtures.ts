@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { REPO_ROOT } from '../harness/pod-namespace.js';
+const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 
 /** The meshes' own rendered injection outputs (test/fixtures/meshes, see its README). */
 export const MESH_FIXTURES = path.join(REPO_ROOT, 'test/fixtures/meshes');
@@ -112,4 +112,20 @@ export function meshValidatorCases(): MeshValidatorCase[] {
 export function asIstioValidation(testCase: MeshValidatorCase): readonly string[] {
   if (!testCase.fromIstioInit) return testCase.argv;
   return [...testCase.argv.filter((arg) => arg !== '--force-apply'), '--run-validation', '--skip-rule-apply'];
+}
+
+/**
+ * istio-validation's args as Istio's sidecar template renders them under istio-cni (after the
+ * image's entrypoint), read from that release's `hello.yaml.cni.injected` golden.
+ */
+export function istioValidationArgs(tag = '1.29.0'): readonly string[] {
+  const found = meshValidatorCases().find(
+    (testCase) =>
+      testCase.mesh === 'istio' &&
+      testCase.tag === tag &&
+      testCase.container === 'istio-validation' &&
+      path.basename(testCase.fixture) === 'hello.yaml.cni.injected',
+  );
+  if (!found) throw new Error(`no istio-validation in hello.yaml.cni.injected at Istio ${tag}`);
+  return found.argv;
 }

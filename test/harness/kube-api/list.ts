@@ -1,9 +1,8 @@
 import { gone, statusOf, type StatusObject } from './status.js';
+import { apiVersionOf, resourceInfo } from './resources.js';
 import type { Store } from './store.js';
 import type { KubeObject } from './types.js';
 import { inScope, type Scope } from './watch.js';
-
-const LIST_KINDS = { pods: 'PodList', events: 'EventList', nodes: 'NodeList' } as const;
 
 interface ContinueToken {
   readonly rv: number;
@@ -72,5 +71,7 @@ export function serveList(store: Store, scope: Scope, query: ListQuery): { code:
     );
     metadata.remainingItemCount = remaining;
   }
-  return { code: 200, body: { kind: LIST_KINDS[scope.resource], apiVersion: 'v1', metadata, items } };
+  const info = resourceInfo(scope.resource);
+  const kind = `${info?.kind ?? 'Unknown'}List`;
+  return { code: 200, body: { kind, apiVersion: info ? apiVersionOf(info) : 'v1', metadata, items } };
 }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mergePatch, strategicMergePatch } from './patch.js';
 import { conflict, notFound, statusOf, type StatusObject } from './status.js';
+import { apiVersionOf, resourceInfo } from './resources.js';
 import type { Store } from './store.js';
 import type { KubeObject, Resource } from './types.js';
 
@@ -9,13 +10,12 @@ export interface Answer {
   readonly body: object | StatusObject;
 }
 
-const KIND: Record<Resource, string> = { pods: 'Pod', events: 'Event', nodes: 'Node' };
-const singular = (resource: Resource): string => resource.replace(/s$/, '');
-const withKind = (resource: Resource, object: KubeObject): KubeObject => ({
-  apiVersion: 'v1',
-  kind: KIND[resource],
-  ...object,
-});
+const KIND = (resource: Resource): string => resourceInfo(resource)?.kind ?? resource;
+const singular = (resource: Resource): string => resourceInfo(resource)?.singular ?? resource;
+const withKind = (resource: Resource, object: KubeObject): KubeObject => {
+  const info = resourceInfo(resource);
+  return { apiVersion: info ? apiVersionOf(info) : 'v1', kind: KIND(resource), ...object };
+};
 
 export function getObject(store: Store, resource: Resource, namespace: string | undefined, name: string): Answer {
   const object = store.get(resource, namespace, name);
@@ -39,7 +39,7 @@ export function createObject(
       body: statusOf(
         422,
         'Invalid',
-        `${KIND[resource]} is invalid: metadata.name: Required value: name or generateName is required`,
+        `${KIND(resource)} is invalid: metadata.name: Required value: name or generateName is required`,
       ),
     };
   if (store.get(resource, namespace, name))
@@ -115,6 +115,7 @@ export function patchObject(
   contentType: string,
   patch: unknown,
   statusOnly: boolean,
+  dryRun = false,
 ): Answer {
   const patcher = PATCHERS[contentType.split(';')[0]!.trim()];
   if (!patcher)
@@ -151,5 +152,49 @@ export function patchObject(
     namespace: object.metadata.namespace,
     uid: object.metadata.uid,
   } as KubeObject['metadata'];
-  return { code: 200, body: withKind(resource, store.put(resource, applied)) };
+  return { code: 200, body: withKind(resource, dryRun ? applied : store.put(resource, applied)) };
+}
+
+/** A create with `dryRun=All`: every check of a create, nothing stored. */
+export function dryRunCreate(
+  store: Store,
+  resource: Resource,
+  namespace: string | undefined,
+  body: KubeObject,
+): Answer {
+  const name = body.metadata?.name;
+  if (name && store.get(resource, namespace, name))
+    return {
+      code: 409,
+      body: statusOf(409, 'AlreadyExists', `${resource} "${name}" already exists`, { name, kind: resource }),
+    };
+  if (!name && typeof body.metadata?.generateName !== 'string') return createObject(store, resource, namespace, body);
+  const { kind: _kind, apiVersion: _apiVersion, ...rest } = body;
+  return {
+    code: 201,
+    body: withKind(resource, { ...rest, metadata: { ...body.metadata, ...(namespace ? { namespace } : {}) } }),
+  };
+}
+
+/**
+ * Server-side apply (`application/apply-patch+yaml`): creates the object when it does not exist,
+ * otherwise merges the applied configuration into it (field ownership is not tracked).
+ */
+export function serverSideApply(
+  store: Store,
+  resource: Resource,
+  namespace: string | undefined,
+  name: string,
+  body: KubeObject,
+  dryRun: boolean,
+): Answer {
+  if (body?.metadata?.name !== undefined && body.metadata.name !== name)
+    return {
+      code: 400,
+      body: statusOf(400, 'BadRequest', 'the name of the object does not match the name on the URL'),
+    };
+  const object = { ...body, metadata: { ...body.metadata, name } } as KubeObject;
+  if (!store.get(resource, namespace, name))
+    return dryRun ? dryRunCreate(store, resource, namespace, object) : createObject(store, resource, namespace, object);
+  return patchObject(store, resource, namespace, name, 'application/strategic-merge-patch+json', object, false, dryRun);
 }

@@ -1,13 +1,23 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { API_GROUP_LIST, apiVersions, CORE_V1_RESOURCES, VERSION_INFO } from './discovery.js';
+import { API_GROUP_LIST, apiVersions, CORE_V1_RESOURCES, resourceList, VERSION_INFO } from './discovery.js';
+import { openApiDocument, openApiRoot } from './openapi.js';
 import { Faults, type Fault } from './faults.js';
 import { serveList } from './list.js';
-import { createObject, deleteObject, getObject, patchObject, type Answer } from './objects.js';
+import {
+  createObject,
+  deleteObject,
+  dryRunCreate,
+  getObject,
+  patchObject,
+  serverSideApply,
+  type Answer,
+} from './objects.js';
 import { routeOf, type Route } from './route.js';
 import { statusOf } from './status.js';
 import { eventTable, wantsTable } from './table.js';
 import { Store } from './store.js';
+import { writeChecks } from './write-checks.js';
 import type { KubeObject } from './types.js';
 import { serveWatch } from './watch.js';
 
@@ -25,6 +35,11 @@ export interface RequestRecord {
 export interface KubeApiOptions {
   readonly bookmarkMs?: number;
   readonly historyLimit?: number;
+  /**
+   * The NamespaceLifecycle admission plugin: a namespaced object is created only in an existing
+   * namespace (`default` and `kube-system` exist from the start), as on a real cluster.
+   */
+  readonly namespaceLifecycle?: boolean;
   /** Listen address (default 127.0.0.1) and port (default 0: a free one). */
   readonly host?: string;
   readonly port?: number;
@@ -55,7 +70,20 @@ async function readBody(req: IncomingMessage): Promise<unknown> {
   return JSON.parse(text);
 }
 
-function discovery(route: Extract<Route, { kind: 'discovery' }>, host: string): Answer {
+const NOT_FOUND: Answer = {
+  code: 404,
+  body: statusOf(404, 'NotFound', 'the server could not find the requested resource'),
+};
+
+function discovery(route: Extract<Route, { kind: 'discovery' | 'group-version' | 'openapi' }>, host: string): Answer {
+  if (route.kind === 'group-version') {
+    const list = resourceList(route.group, route.version);
+    return list ? { code: 200, body: list } : NOT_FOUND;
+  }
+  if (route.kind === 'openapi') {
+    const document = route.groupVersion === undefined ? openApiRoot() : openApiDocument(route.groupVersion);
+    return document ? { code: 200, body: document } : NOT_FOUND;
+  }
   const documents = { version: VERSION_INFO, api: apiVersions(host), apis: API_GROUP_LIST, v1: CORE_V1_RESOURCES };
   return { code: 200, body: documents[route.document] };
 }
@@ -65,8 +93,13 @@ function handleObject(
   route: Extract<Route, { kind: 'object' }>,
   req: IncomingMessage,
   body: unknown,
+  query: URLSearchParams,
 ): Answer {
   const { resource, namespace, name } = route;
+  const contentType = req.headers['content-type'] ?? '';
+  const dryRun = query.has('dryRun');
+  if (req.method === 'PATCH' && contentType.startsWith('application/apply-patch'))
+    return serverSideApply(store, resource, namespace, name, body as KubeObject, dryRun);
   switch (req.method) {
     case 'GET':
       return getObject(store, resource, namespace, name);
@@ -79,7 +112,7 @@ function handleObject(
         body as { preconditions?: { uid?: string; resourceVersion?: string } },
       );
     case 'PATCH':
-      return patchObject(store, resource, namespace, name, req.headers['content-type'] ?? '', body, route.status);
+      return patchObject(store, resource, namespace, name, contentType, body, route.status, dryRun);
     default:
       return {
         code: 405,
@@ -135,8 +168,16 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
       code: 404,
       body: statusOf(404, 'NotFound', 'the server could not find the requested resource'),
     });
-  if (route.kind === 'discovery') return reply(res, discovery(route, req.headers.host ?? ''));
-  if (route.kind === 'object') return reply(res, handleObject(context.store, route, req, body));
+  if (route.kind === 'discovery' || route.kind === 'group-version' || route.kind === 'openapi')
+    return reply(res, discovery(route, req.headers.host ?? ''));
+  const checked = writeChecks(context, route, req, body, query);
+  if (checked.answer) return reply(res, checked.answer);
+  if (checked.warnings.length > 0)
+    res.setHeader(
+      'warning',
+      checked.warnings.map((text) => `299 - ${JSON.stringify(text)}`),
+    );
+  if (route.kind === 'object') return reply(res, handleObject(context.store, route, req, body, query));
   const scope = {
     resource: route.resource,
     namespace: route.namespace,
@@ -144,7 +185,12 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
     labelSelector: query.get('labelSelector'),
   };
   if (req.method === 'POST')
-    return reply(res, createObject(context.store, route.resource, route.namespace, body as KubeObject));
+    return reply(
+      res,
+      query.has('dryRun')
+        ? dryRunCreate(context.store, route.resource, route.namespace, body as KubeObject)
+        : createObject(context.store, route.resource, route.namespace, body as KubeObject),
+    );
   if (watch) {
     context.watches.add(res);
     res.on('close', () => context.watches.delete(res));

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { crashLoopPod, nodeObject } from './pods.js';
+import { RESOURCE_TABLE } from './resources.js';
 import { startKubeApi, type KubeApi } from './server.js';
 import type { KubeObject } from './types.js';
 
@@ -63,10 +64,40 @@ describe('the Kubernetes API stand-in', () => {
     expect((await get<{ resources: Array<{ name: string }> }>('/api/v1')).body.resources.map((r) => r.name)).toEqual([
       'pods',
       'pods/status',
-      'events',
-      'nodes',
+      ...RESOURCE_TABLE.filter((info) => info.group === '' && info.name !== 'pods').map((info) => info.name),
     ]);
-    expect((await get('/apis/apps/v1')).status).toBe(404);
+    const apps = await get<{ resources: Array<{ name: string; kind: string }> }>('/apis/apps/v1');
+    expect(apps.body.resources.find((r) => r.name === 'daemonsets')?.kind).toBe('DaemonSet');
+    expect((await get('/apis/apps/v2')).status).toBe(404);
+    expect((await get('/apis/apps/v1/pods')).status).toBe(404);
+    const root = await get<{ paths: Record<string, { serverRelativeURL: string }> }>('/openapi/v3');
+    const policy = root.body.paths['apis/policy/v1']!.serverRelativeURL;
+    const document = await get<{ paths: Record<string, { patch?: { parameters: { name: string }[] } }> }>(policy);
+    const patch = document.body.paths['/apis/policy/v1/namespaces/{namespace}/poddisruptionbudgets/{name}']!.patch!;
+    expect(patch.parameters.map((p) => p.name)).toContain('fieldValidation');
+  });
+
+  it('refuses unknown fields with fieldValidation=Strict, warns with Warn, and stores nothing refused', async () => {
+    const role = {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'r', namespace: 'default' },
+      rules: [{ apiGroups: [''], resources: ['events'], verbs: ['create'], verb: ['get'] }],
+    };
+    const path = '/apis/rbac.authorization.k8s.io/v1/namespaces/default/roles';
+    const strict = await send('POST', `${path}?fieldValidation=Strict`, role);
+    expect(strict.status).toBe(400);
+    expect((strict.body as { message: string }).message).toBe(
+      'Role in version "v1" cannot be handled as a Role: strict decoding error: unknown field "rules[0].verb"',
+    );
+    expect(api.store.get('roles', 'default', 'r')).toBeUndefined();
+    const warned = await fetch(`${api.url}${path}?fieldValidation=Warn`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(role),
+    });
+    expect(warned.status).toBe(201);
+    expect(warned.headers.get('warning')).toBe('299 - "unknown field \\"rules[0].verb\\""');
   });
 
   it('lists in chunks with one resourceVersion, filtered by spec.nodeName', async () => {

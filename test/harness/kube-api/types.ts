@@ -1,3 +1,5 @@
+import type { ResourceName } from './resources.js';
+
 /** A Kubernetes object as JSON: only metadata is known to the stand-in; the rest is carried as is. */
 export interface KubeObject {
   apiVersion?: string;
@@ -17,8 +19,8 @@ export interface KubeMeta {
   [field: string]: unknown;
 }
 
-/** The resources the stand-in serves: pods and events are namespaced, nodes are not. */
-export type Resource = 'pods' | 'events' | 'nodes';
+/** The resources the stand-in serves (resources.ts). */
+export type Resource = ResourceName;
 
 export type WatchType = 'ADDED' | 'MODIFIED' | 'DELETED';
 

@@ -1,4 +1,5 @@
 import type { ServerResponse } from 'node:http';
+import { apiVersionOf, resourceInfo } from './resources.js';
 import { gone } from './status.js';
 import { matchesFields, matchesLabels, parseSelector } from './selectors.js';
 import type { Store } from './store.js';
@@ -18,8 +19,6 @@ export function inScope(scope: Scope, object: KubeObject): boolean {
     matchesLabels(object, parseSelector(scope.labelSelector))
   );
 }
-
-const KINDS: Record<Resource, string> = { pods: 'Pod', events: 'Event', nodes: 'Node' };
 
 /**
  * What a field-selected watch sees of a change, as the API server's filter does: an object that
@@ -55,8 +54,12 @@ export function serveWatch(store: Store, scope: Scope, options: WatchOptions, re
   const send = (type: string, object: unknown): void => {
     res.write(`${JSON.stringify({ type, object })}\n`);
   };
-  const kind = KINDS[scope.resource];
-  const withKind = (object: KubeObject): KubeObject => ({ apiVersion: 'v1', kind, ...object });
+  const info = resourceInfo(scope.resource);
+  const withKind = (object: KubeObject): KubeObject => ({
+    apiVersion: info ? apiVersionOf(info) : 'v1',
+    kind: info?.kind,
+    ...object,
+  });
   const rv = options.resourceVersion;
   if (rv === null || rv === '' || rv === '0') {
     for (const object of store.list(scope.resource).filter((candidate) => inScope(scope, candidate)))
@@ -81,8 +84,8 @@ export function serveWatch(store: Store, scope: Scope, options: WatchOptions, re
     ? setInterval(
         () =>
           send('BOOKMARK', {
-            kind,
-            apiVersion: 'v1',
+            kind: info?.kind,
+            apiVersion: info ? apiVersionOf(info) : 'v1',
             metadata: {
               resourceVersion: String(store.resourceVersion),
               annotations: { 'k8s.io/initial-events-end': 'true' },

@@ -1,0 +1,154 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { waitFor } from './agent-process.js';
+
+/** The fields of a printed container the launcher honours; anything else it does not know fails the test. */
+export interface PrintedContainer {
+  readonly name: string;
+  readonly command: readonly string[];
+  readonly args: readonly string[];
+  readonly env: readonly { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
+  readonly volumeMounts: readonly { name: string; mountPath: string; readOnly?: boolean }[];
+  readonly securityContext: { runAsUser: number; runAsGroup: number; capabilities?: { drop?: string[] } };
+}
+
+export interface PrintedVolume {
+  readonly name: string;
+  readonly hostPath?: { path: string; type?: string };
+}
+
+/** The DaemonSet's first container and its volumes, from `interlock manifest --node-agent` output. */
+export function daemonSetContainer(yamlText: string): { container: PrintedContainer; volumes: PrintedVolume[] } {
+  const daemonSet = parseAllDocuments(yamlText)
+    .map((doc) => doc.toJS() as { kind?: string; spec?: { template: { spec: Record<string, unknown> } } })
+    .find((object) => object.kind === 'DaemonSet');
+  if (!daemonSet?.spec) throw new Error('no DaemonSet in the printed manifest');
+  const pod = daemonSet.spec.template.spec as { containers: PrintedContainer[]; volumes?: PrintedVolume[] };
+  return { container: pod.containers[0]!, volumes: pod.volumes ?? [] };
+}
+
+export interface LaunchOptions {
+  /** spec.nodeName, for the downward API. */
+  readonly nodeName: string;
+  /** Where the image's `interlock` is: a directory put first on PATH. */
+  readonly imageBin: string;
+  /** A directory the launcher may use for its staging mounts. */
+  readonly stage: string;
+  /** The directory that stands for the container's own filesystem: an empty tmpfs hides the host's there. */
+  readonly hide: string;
+  /** Environment the cluster adds (KUBECONFIG in place of the in-cluster service account). */
+  readonly clusterEnv: Readonly<Record<string, string>>;
+}
+
+function resolveEnv(container: PrintedContainer, nodeName: string): string[] {
+  return container.env.map(({ name, value, valueFrom }) => {
+    if (value !== undefined) return `${name}=${value}`;
+    const field = valueFrom?.fieldRef?.fieldPath;
+    if (field !== 'spec.nodeName') throw new Error(`the launcher has no downward-API value for ${name} (${field})`);
+    return `${name}=${nodeName}`;
+  });
+}
+
+const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The kubelet's part, in a private mount namespace: each hostPath volume (type Directory checked)
+ * is bound at its volumeMount's mountPath, read-only when the mount says so, after `hide` has been
+ * covered by an empty tmpfs, so the container sees the node's directories only through its
+ * volumes. Then the printed command and args run as the printed uid/gid with no capability and
+ * no_new_privs, with exactly the printed environment (plus the cluster's).
+ */
+export function launchScript(
+  container: PrintedContainer,
+  volumes: readonly PrintedVolume[],
+  options: LaunchOptions,
+): string {
+  const lines = ['set -eu', `mount -t tmpfs stage ${quote(options.stage)}`];
+  container.volumeMounts.forEach((mount, index) => {
+    const volume = volumes.find((candidate) => candidate.name === mount.name);
+    if (!volume?.hostPath) throw new Error(`volumeMount ${mount.name} has no hostPath volume`);
+    if (volume.hostPath.type === 'Directory') lines.push(`test -d ${quote(volume.hostPath.path)}`);
+    lines.push(
+      `mkdir ${quote(`${options.stage}/${index}`)}`,
+      `mount --bind ${quote(volume.hostPath.path)} ${quote(`${options.stage}/${index}`)}`,
+    );
+  });
+  lines.push(`mount -t tmpfs container ${quote(options.hide)}`);
+  container.volumeMounts.forEach((mount, index) => {
+    lines.push(
+      `mkdir -p ${quote(mount.mountPath)}`,
+      `mount --bind ${quote(`${options.stage}/${index}`)} ${quote(mount.mountPath)}`,
+    );
+    if (mount.readOnly) lines.push(`mount -o remount,bind,ro ${quote(mount.mountPath)}`);
+  });
+  lines.push(`umount -l ${quote(options.stage)}`);
+  const { runAsUser, runAsGroup, capabilities } = container.securityContext;
+  if (!capabilities?.drop?.includes('ALL')) throw new Error('the printed container keeps capabilities');
+  const env = [
+    `PATH=${options.imageBin}:/usr/local/bin:/usr/bin:/bin`,
+    ...resolveEnv(container, options.nodeName),
+    ...Object.entries(options.clusterEnv).map(([key, value]) => `${key}=${value}`),
+  ];
+  const user = `--reuid=${runAsUser} --regid=${runAsGroup} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs`;
+  lines.push(
+    `exec setpriv ${user} env -i ${env.map(quote).join(' ')} ${[...container.command, ...container.args].map(quote).join(' ')}`,
+  );
+  return lines.join('\n');
+}
+
+export interface LaunchedAgent {
+  readonly child: ChildProcess;
+  readonly logs: Record<string, unknown>[];
+  stderr(): string;
+  stop(): Promise<void>;
+}
+
+/**
+ * An `interlock` for the image's PATH: the built CLI as `launch` starts it (the staged,
+ * world-readable copy, which the printed uid can read wherever the checkout is).
+ */
+export function writeImageBin(dir: string, launch: readonly string[]): string {
+  const shim = join(dir, 'interlock');
+  writeFileSync(shim, `#!/bin/sh\nexec ${launch.map(quote).join(' ')} "$@"\n`);
+  chmodSync(shim, 0o755);
+  return dir;
+}
+
+/** Runs the printed container (unshare keeps one PID through the execs) and waits for its start line. */
+export async function launch(script: string): Promise<LaunchedAgent> {
+  const child = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: {},
+  });
+  const logs: Record<string, unknown>[] = [];
+  let buffer = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    const lines = buffer.split('\n');
+    buffer = lines.pop()!;
+    for (const line of lines) if (line.trim().startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
+  await waitFor(
+    'the agent to start',
+    () => {
+      if (child.exitCode !== null) throw new Error(`the container exited ${child.exitCode}: ${stderr}`);
+      return logs.some((line) => line.msg === 'node agent started');
+    },
+    20_000,
+  );
+  return {
+    child,
+    logs,
+    stderr: () => stderr,
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 6000))]);
+      if (child.exitCode === null) child.kill('SIGKILL');
+    },
+  };
+}

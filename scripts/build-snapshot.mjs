@@ -56,6 +56,35 @@ const stampBuildInfo = {
   },
 };
 
+// pino's worker-thread transports: Interlock logs synchronously to a file descriptor
+// (src/output/logger.ts) and never starts one, yet pino loads them, and with them thread-stream and
+// node:worker_threads, when it loads. Left out, they are not in every init container's heap.
+const noPinoTransport = {
+  name: 'no-pino-transport',
+  setup(pluginBuild) {
+    pluginBuild.onLoad({ filter: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/ }, () => ({
+      contents:
+        "module.exports = function transport() { throw new Error('pino transports are not in the interlock snapshot'); };",
+      loader: 'js',
+    }));
+  },
+};
+
+/**
+ * V8 holds a script's source in the heap for as long as its functions live, one byte a character
+ * only when every character is Latin-1; esbuild leaves non-ASCII characters in regular
+ * expressions as they are (Go's "μs", U+03BC). Each becomes its \u escape, which means the same in a string,
+ * a regular expression, a template or an identifier; only one after a backslash would not, and
+ * that fails the build.
+ */
+function asciiOnly(source) {
+  // One UTF-16 unit at a time: a character outside the BMP becomes its two surrogate escapes.
+  return source.replace(/[^\t\n\r\x20-\x7e]/g, (unit, offset) => {
+    if (source[offset - 1] === '\\') throw new Error(`snapshot: an escaped non-ASCII character at ${offset}`);
+    return `\\u${unit.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
 const bundle = path.join(out, 'interlock.snapshot.cjs');
 await build({
   entryPoints: [path.join(root, 'src/snapshot/entry.ts')],
@@ -64,14 +93,19 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  plugins: [lazyNetlinkAddon, stampBuildInfo],
+  plugins: [lazyNetlinkAddon, stampBuildInfo, noPinoTransport],
   legalComments: 'none',
+  // Every byte of the source and every name is deserialised by each process the blob starts: a
+  // minified bundle is half the heap. keepNames keeps what error and class names say.
+  minify: true,
+  keepNames: true,
   // Built-ins node:net loads on the first listen() (the host lookup, and the cluster check every
   // listen makes): loaded here, they are in the blob instead of compiled while the probe waits.
   // esbuild drops a bare `import 'node:dns'` as free of side effects, so they are required by hand.
   banner: { js: 'require("node:dns"); require("node:cluster");' },
   logLevel: 'error',
 });
+writeFileSync(bundle, asciiOnly(readFileSync(bundle, 'utf8')));
 copyFileSync(addon, path.join(out, 'netlink.node'));
 writeFileSync(path.join(out, 'node-flags'), `${runtimeFlags.join(' ')}\n`);
 // The entry rehearses the validate pass path while the blob is built (src/snapshot/rehearsal.ts).

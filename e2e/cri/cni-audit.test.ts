@@ -23,7 +23,8 @@ afterAll(async () => {
   await node?.stop();
 });
 afterEach(async () => {
-  for (const pod of pods.splice(0)) await pod.stop();
+  // As the kubelet tears pods down: each on its own, not one after the other.
+  await Promise.all(pods.splice(0).map((pod) => pod.stop()));
   await node.clearConfigs();
 });
 

@@ -103,7 +103,7 @@ export class CriNode {
     try {
       await node.waitReady();
       await writeFile(join(root, 'mntns'), await readlink(`/proc/${daemon.pid}/ns/mnt`));
-      for (const image of [PAUSE_IMAGE, INTERLOCK_IMAGE]) await importImage(socket, image);
+      await Promise.all([PAUSE_IMAGE, INTERLOCK_IMAGE].map((image) => importImage(socket, image)));
       return node;
     } catch (error) {
       await node.stop();
@@ -203,10 +203,13 @@ export class CriNode {
   async removeAllPods(): Promise<void> {
     if (this.daemon && this.daemon.exitCode !== null) return;
     const listed = await this.cri.call('ListPodSandbox', {}, 10_000).catch(() => ({ items: [] }));
-    for (const sandbox of (listed['items'] as Array<{ id: string }> | undefined) ?? []) {
-      await this.cri.call('StopPodSandbox', { pod_sandbox_id: sandbox.id }).catch(() => undefined);
-      await this.cri.call('RemovePodSandbox', { pod_sandbox_id: sandbox.id }).catch(() => undefined);
-    }
+    const sandboxes = (listed['items'] as Array<{ id: string }> | undefined) ?? [];
+    await Promise.all(
+      sandboxes.map(async (sandbox) => {
+        await this.cri.call('StopPodSandbox', { pod_sandbox_id: sandbox.id }).catch(() => undefined);
+        await this.cri.call('RemovePodSandbox', { pod_sandbox_id: sandbox.id }).catch(() => undefined);
+      }),
+    );
   }
 }
 

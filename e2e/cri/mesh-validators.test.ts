@@ -34,7 +34,8 @@ afterAll(async () => {
   await node?.stop();
 });
 afterEach(async () => {
-  for (const pod of pods.splice(0)) await pod.stop();
+  // As the kubelet tears pods down: each on its own, not one after the other.
+  await Promise.all(pods.splice(0).map((pod) => pod.stop()));
 });
 
 /** Points the node's chain at a mesh's rules (or at no mesh), and waits for the CRI to load it. */
@@ -124,13 +125,33 @@ describe("the meshes' injected validators, image swapped for Interlock's", () =>
   }
 });
 
-describe('a validator memory limit the drop-in cannot meet', () => {
-  it("Linkerd stable-2.14.0 injects its validator with a 20Mi limit: Interlock's drop-in is OOM-killed (137), failing closed", async () => {
-    const file = 'linkerd/stable-2.14.0/inject_emojivoto_deployment_no_init_container.golden.yml';
+describe("the validator's memory limit", () => {
+  const file = 'linkerd/stable-2.14.0/inject_emojivoto_deployment_no_init_container.golden.yml';
+
+  it("Linkerd stable-2.14.0 injects its validator with a 20Mi limit: Interlock's drop-in passes within it", async () => {
     const { pod, validator } = await injectedPod(file, 'linkerd-network-validator');
     expect(validator.resources?.limits?.['memory']).toBe('20Mi');
     await chain('linkerd', 'linkerd/cni-default/iptables-nft-save.v4.txt');
     const run = await verdictOf(pod, 'linkerd-network-validator');
+    expect(run.exitCode, run.message).toBe(0);
+    expect(await run.run.outcome).toMatchObject({ kind: 'running' });
+  });
+
+  it('a limit node cannot start under (the same pod at 12Mi): the drop-in is OOM-killed (137), failing closed', async () => {
+    const { pod } = await injectedPod(file, 'linkerd-network-validator');
+    const starved: PodObject = {
+      ...pod,
+      spec: {
+        ...pod.spec,
+        initContainers: pod.spec.initContainers?.map((container) =>
+          container.name === 'linkerd-network-validator'
+            ? { ...container, resources: { ...container.resources, limits: { memory: '12Mi' } } }
+            : container,
+        ),
+      },
+    };
+    await chain('linkerd', 'linkerd/cni-default/iptables-nft-save.v4.txt');
+    const run = await verdictOf(starved, 'linkerd-network-validator');
     expect(run.exitCode).toBe(137);
     expect(run.run.statuses.get('linkerd-network-validator')?.lastState).toMatchObject({
       terminated: { exitCode: 137, reason: 'OOMKilled' },

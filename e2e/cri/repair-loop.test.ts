@@ -58,7 +58,7 @@ afterEach(async () => {
   agent = undefined;
   for (const set of sets.splice(0)) {
     await set.close();
-    for (const run of set.runs) await run.stop();
+    await Promise.all(set.runs.map((run) => run.stop()));
   }
 });
 

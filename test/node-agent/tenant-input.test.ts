@@ -126,6 +126,24 @@ describe('item 13: metric labels are never tenant text', () => {
     expect(metric(text, 'interlock_node_blocked_pods_total{reason="ConfigInvalid"}')).toBe(1);
   });
 
+  it('every gauge without a value yet is absent before the first list, and present after it', async () => {
+    // The pod list fails until the test lets it through: /metrics is scraped before any list is in.
+    api.faults.add({ method: 'GET', watch: false, path: /^\/api\/v1\/pods$/, fault: { kind: 'status', code: 500 } });
+    api.store.put('pods', crashLoopPod({ name: 'first', message: 'ConfigInvalid: first', finishedAt: now() }));
+    agent = await startAgent(api, []);
+    await waitFor('a failed list', () => api.requests.some((request) => request.path === '/api/v1/pods'));
+    const before = await agent.metrics();
+    expect(before).not.toMatch(/^interlock_node_pods_watched /m);
+    expect(before).not.toMatch(/^interlock_node_cni_audit_healthy /m);
+    // The breaker is known closed from the start: a value, not an absence.
+    expect(before).toMatch(/^interlock_node_breaker_open 0$/m);
+    api.faults.clear();
+    await barrier();
+    const after = await agent.metrics();
+    expect(after).toMatch(/^interlock_node_pods_watched 2$/m);
+    expect(after).not.toMatch(/^interlock_node_cni_audit_healthy /m);
+  });
+
   it('interlock_node_cni_audit_healthy is absent without an audit, not 0', async () => {
     agent = await startAgent(api, []);
     await barrier();

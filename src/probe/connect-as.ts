@@ -30,6 +30,26 @@ const CHILD = [
  * Spawning as another uid needs CAP_SETUID and CAP_SETGID; without them this answers EPERM.
  */
 export function connectAs(target: ProbeTarget, as: RunAs, timeoutMs: number, signal: AbortSignal): Promise<Opened> {
+  const until = performance.now() + timeoutMs;
+  const opened = turn.then(() => {
+    const left = until - performance.now();
+    if (signal.aborted) return { opened: { kind: 'aborted' } as const, exited: Promise.resolve() };
+    if (left <= 0) return { opened: { kind: 'no-answer', stage: 'connect' } as const, exited: Promise.resolve() };
+    return spawnChild(target, as, left, signal);
+  });
+  // One child at a time: the validator's memory limit has room for one more node process, not several.
+  turn = opened.then(async (child) => child.exited).catch(() => undefined);
+  return opened.then(async (child) => child.opened);
+}
+
+let turn: Promise<unknown> = Promise.resolve();
+
+interface Child {
+  readonly opened: Promise<Opened> | Opened;
+  readonly exited: Promise<void>;
+}
+
+function spawnChild(target: ProbeTarget, as: RunAs, timeoutMs: number, signal: AbortSignal): Child {
   const args = [
     '-e',
     CHILD,
@@ -48,9 +68,16 @@ export function connectAs(target: ProbeTarget, as: RunAs, timeoutMs: number, sig
       stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
     });
   } catch (error) {
-    return Promise.resolve({ kind: 'error', code: (error as NodeJS.ErrnoException).code ?? 'EPERM' });
+    return {
+      opened: { kind: 'error', code: (error as NodeJS.ErrnoException).code ?? 'EPERM' },
+      exited: Promise.resolve(),
+    };
   }
-  return awaitChild(child, timeoutMs, signal);
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
+  return { opened: awaitChild(child, timeoutMs, signal), exited };
 }
 
 function awaitChild(child: ChildProcess, timeoutMs: number, signal: AbortSignal): Promise<Opened> {
@@ -61,7 +88,8 @@ function awaitChild(child: ChildProcess, timeoutMs: number, signal: AbortSignal)
       done = true;
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
-      if (opened.kind !== 'connected') child.kill('SIGKILL');
+      // The socket, once here, is this process's own descriptor: the child has nothing left to do.
+      child.kill('SIGKILL');
       resolve(opened);
     };
     const onAbort = (): void => finish({ kind: 'aborted' });

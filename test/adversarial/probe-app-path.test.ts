@@ -48,6 +48,15 @@ describe('Istio as uid 1337 (its injected identity)', () => {
     expect(run.terminationMessage).not.toMatch(/not probed/);
   });
 
+  it('spread over several ports, the child connections (one at a time) each prove their port', async () => {
+    const ns = pod({ sink: 'reject' });
+    ns.applyRulesText(GOLDEN, 'nft');
+    const run = await ns.runInterlock([...ARGS, '--exclude-outbound-ports', '15020'], { uid: 1337, extraCaps: SWITCH });
+    expect(run.exitCode, run.terminationMessage).toBe(0);
+    const childPorts = [...run.terminationMessage.matchAll(/(\d+) \(outbound capture, as uid 65534 gid 65534\)/g)];
+    expect(childPorts.length).toBeGreaterThanOrEqual(3);
+  });
+
   it('without CAP_SETUID/SETGID: passes on the proxy path it proved and says the app path was not probed', async () => {
     const ns = pod({ sink: 'reject' });
     ns.applyRulesText(onlyProxyPath(), 'nft');

@@ -1,3 +1,4 @@
+import { readCapabilities } from '../rules/read/capabilities.js';
 import { formatDuration } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
@@ -125,7 +126,12 @@ async function verdictOf(
     return await runValidate(config, {
       readPodNetwork: () => readPodNetwork(adapters.loadRtNetlink),
       inspectRules: adapters.inspectRules,
-      identity: { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0, groups: process.getgroups?.() ?? [] },
+      identity: {
+        uid: process.getuid?.() ?? 0,
+        gid: process.getgid?.() ?? 0,
+        groups: process.getgroups?.() ?? [],
+        canSwitch: readCapabilities()?.setIds === true,
+      },
       logger,
       signal,
       deadline: config.timeoutMs,

@@ -85,19 +85,22 @@ export async function labelPod(
   return { ok: true, value: outcome };
 }
 
-/** Creates a core/v1 Event (about a pod or a node) in `namespace`. */
+export type CreateOutcome = 'created' | 'exists';
+
+/** Creates a core/v1 Event (about a pod or a node) in `namespace`; one of that name already there is `exists` (409). */
 export async function createEvent(
   access: ClusterAccess,
   namespace: string,
   event: object,
   timeoutMs: number,
-): Promise<ApiResult<true>> {
+): Promise<ApiResult<CreateOutcome>> {
   const answer = await call(
     access,
     { method: 'POST', path: `/api/v1/namespaces/${encodeURIComponent(namespace)}/events`, body: event, timeoutMs },
-    [200, 201],
+    [200, 201, 409],
   );
-  return answer.ok ? { ok: true, value: true } : answer;
+  if (!answer.ok) return answer;
+  return { ok: true, value: answer.value.status === 409 ? 'exists' : 'created' };
 }
 
 export interface PodPage {

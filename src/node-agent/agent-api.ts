@@ -1,13 +1,21 @@
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { setNodeTaint, type Taint } from '../kube/nodes-taint.js';
-import { createEvent, deletePod, labelPod, type ApiResult, type DeleteOutcome, type PodRef } from '../kube/pods-api.js';
+import {
+  createEvent,
+  deletePod,
+  labelPod,
+  type ApiResult,
+  type CreateOutcome,
+  type DeleteOutcome,
+  type PodRef,
+} from '../kube/pods-api.js';
 import type { AgentEvent } from './agent-events.js';
 
 /** The writes the agent makes, as a port: the Kubernetes adapter in production, fakes in unit tests. */
 export interface AgentApi {
   deletePod(ref: PodRef): Promise<ApiResult<DeleteOutcome>>;
   labelPod(ref: PodRef): Promise<ApiResult<DeleteOutcome>>;
-  createEvent(event: AgentEvent): Promise<ApiResult<true>>;
+  createEvent(event: AgentEvent): Promise<ApiResult<CreateOutcome>>;
   setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>>;
 }
 

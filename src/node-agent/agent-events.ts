@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { PodView } from './pod-view.js';
 
 const EVENT_COMPONENT = 'interlock-node';
@@ -31,6 +32,18 @@ const seconds = (now: Date): string => now.toISOString().replace(/\.\d{3}Z$/, 'Z
 // client-go names an Event `<object>.<unix nanos in hex>`: unique per report and sortable.
 const eventName = (object: string, now: Date, sequence: number): string =>
   `${object}.${(BigInt(now.getTime()) * 1_000_000n + BigInt(sequence)).toString(16)}`;
+/**
+ * A pod Event's name is derived from what it reports (the pod's uid and `key`), not from the time:
+ * the API server refuses a second Event of that name (409), so an agent that restarted and lost
+ * its memory posts nothing new for a report that is already on the pod.
+ */
+const MAX_NAME = 253;
+const HASH_CHARS = 16;
+const reportEventName = (pod: string, uid: string, key: string): string => {
+  const hash = createHash('sha256').update(`${uid}\0${key}`).digest('hex').slice(0, HASH_CHARS);
+  const prefix = pod.slice(0, MAX_NAME - HASH_CHARS - 1).replace(/[.-]+$/, '');
+  return `${prefix}.${hash}`;
+};
 const clip = (text: string): string => (text.length > MAX_MESSAGE ? `${text.slice(0, MAX_MESSAGE - 3)}...` : text);
 
 type InvolvedObject = AgentEvent['involvedObject'];
@@ -44,11 +57,11 @@ interface EventContent {
   readonly type: 'Warning' | 'Normal';
 }
 
-function agentEvent(content: EventContent, node: string, now: Date, sequence: number): AgentEvent {
+function agentEvent(content: EventContent, node: string, now: Date, name: string): AgentEvent {
   return {
     apiVersion: 'v1',
     kind: 'Event',
-    metadata: { name: eventName(content.involvedObject.name, now, sequence), namespace: content.namespace },
+    metadata: { name, namespace: content.namespace },
     involvedObject: content.involvedObject,
     reason: content.reason,
     message: clip(content.message),
@@ -62,17 +75,18 @@ function agentEvent(content: EventContent, node: string, now: Date, sequence: nu
   };
 }
 
+/** The report a pod Event makes: its reason, what the agent did, and what names it once per pod. */
+export interface PodReport {
+  readonly reason: string;
+  readonly note: string;
+  readonly validatorMessage: string;
+  /** Equal for a report the agent must post only once on this pod (reason and run, or reason and Reason). */
+  readonly key: string;
+}
+
 /** The Warning on a pod: the agent's reason, what it did, and the validator's own message. */
-export function podEvent(
-  view: PodView,
-  reason: string,
-  note: string,
-  validatorMessage: string,
-  container: string,
-  node: string,
-  now: Date,
-  sequence: number,
-): AgentEvent {
+export function podEvent(view: PodView, report: PodReport, container: string, node: string, now: Date): AgentEvent {
+  const { reason, note, validatorMessage } = report;
   const detail = validatorMessage ? ` Validator said: ${validatorMessage.split('\n', 1)[0]}` : '';
   const involvedObject: InvolvedObject = {
     apiVersion: 'v1',
@@ -86,7 +100,7 @@ export function podEvent(
     { involvedObject, namespace: view.namespace, reason, message: `${note}${detail}`, type: 'Warning' },
     node,
     now,
-    sequence,
+    reportEventName(view.name, view.uid, report.key),
   );
 }
 
@@ -101,5 +115,10 @@ export function nodeEvent(
   sequence: number,
 ): AgentEvent {
   const involvedObject: InvolvedObject = { apiVersion: 'v1', kind: 'Node', name: node, uid: nodeUid };
-  return agentEvent({ involvedObject, namespace: 'default', reason, message, type }, node, now, sequence);
+  return agentEvent(
+    { involvedObject, namespace: 'default', reason, message, type },
+    node,
+    now,
+    eventName(node, now, sequence),
+  );
 }

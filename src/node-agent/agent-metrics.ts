@@ -16,9 +16,11 @@ export interface AgentMetrics {
 
 export function promAgentMetrics(registry: Registry): AgentMetrics {
   const registers = [registry];
-  const watched = new Gauge({
+  // Gauges are registered at their first value: before it (the first list, the first audit) they
+  // are absent, never a 0 that reads as "no pods" or "failing".
+  const watched = lazyGauge({
     name: 'interlock_node_pods_watched',
-    help: 'Pods on this node that carry the validator container.',
+    help: 'Pods on this node that carry the validator container (absent until the first list).',
     registers,
   });
   const blocked = new Counter({
@@ -50,24 +52,27 @@ export function promAgentMetrics(registry: Registry): AgentMetrics {
     labelNames: ['operation', 'status'],
     registers,
   });
-  const depth = new Gauge({ name: 'interlock_node_queue_depth', help: 'Pods waiting in the work queue.', registers });
-  // Registered at the first verdict: a gauge with no value yet is absent, never a 0 that reads as "failing".
-  let audit: Gauge | undefined;
-  const auditGauge = (): Gauge =>
-    (audit ??= new Gauge({
-      name: 'interlock_node_cni_audit_healthy',
-      help: "1 while the node's CNI configuration audit is healthy, 0 while it fails (absent without an audit).",
-      registers,
-    }));
+  const depth = lazyGauge({ name: 'interlock_node_queue_depth', help: 'Pods waiting in the work queue.', registers });
+  const audit = lazyGauge({
+    name: 'interlock_node_cni_audit_healthy',
+    help: "1 while the node's CNI configuration audit is healthy, 0 while it fails (absent without an audit).",
+    registers,
+  });
   breaker.set(0);
   return {
-    podsWatched: (count) => watched.set(count),
+    podsWatched: (count) => watched(count),
     blocked: (reason) => blocked.inc({ reason }),
     action: (kind, result) => actions.inc({ kind, result }),
     breakerOpen: (open) => breaker.set(open ? 1 : 0),
     watchRestart: (cause) => restarts.inc({ cause }),
     apiError: (operation, status) => errors.inc({ operation, status: String(status) }),
-    queueDepth: (value) => depth.set(value),
-    cniAudit: (healthy) => auditGauge().set(healthy ? 1 : 0),
+    queueDepth: (value) => depth(value),
+    cniAudit: (healthy) => audit(healthy ? 1 : 0),
   };
+}
+
+/** A label-less gauge that exists only once it has a value: prom-client prints an unset one as 0. */
+function lazyGauge(config: { name: string; help: string; registers: Registry[] }): (value: number) => void {
+  let gauge: Gauge | undefined;
+  return (value) => (gauge ??= new Gauge(config)).set(value);
 }

@@ -296,7 +296,7 @@ export class NodeAgent implements PodWatchSink {
     if (decision.kind === 'hold') {
       if (memory.held !== blocked.runId) {
         memory.held = blocked.runId;
-        await this.postPodEvent(view, blocked, decision.event, decision.note);
+        await this.postPodEvent(view, blocked, decision, `${decision.event}@${blocked.runId}`);
       }
       this.deps.metrics.action('none', 'held');
       return;
@@ -307,7 +307,7 @@ export class NodeAgent implements PodWatchSink {
       if (memory.reported === report) return;
       memory.reported = report;
       this.deps.metrics.action('report', decision.event);
-      await this.postPodEvent(view, blocked, decision.event, decision.note);
+      await this.postPodEvent(view, blocked, decision, report);
       return;
     }
     const ref: PodRef = {
@@ -336,7 +336,7 @@ export class NodeAgent implements PodWatchSink {
     memory.done = blocked.runId;
     if (outcome === 'already-gone') return;
     this.backoff = recordRecreation(this.backoff, view.ownerUid, this.settings.backoff, this.deps.clock.now());
-    await this.postPodEvent(view, blocked, decision.event, decision.note);
+    await this.postPodEvent(view, blocked, decision, `${decision.event}@${blocked.runId}`);
   }
 
   /**
@@ -395,18 +395,19 @@ export class NodeAgent implements PodWatchSink {
     this.retries.set(key, { attempts, cancel });
   }
 
-  private async postPodEvent(view: PodView, blocked: Blocked, reason: string, note: string): Promise<void> {
-    const event = podEvent(
-      view,
-      reason,
-      note,
-      blocked.message,
-      this.settings.container,
-      this.settings.node,
-      this.deps.clock.wall?.() ?? new Date(this.deps.clock.now()),
-      this.sequence++,
-    );
-    await this.postEvent(event);
+  /**
+   * The run memory above is this process's; the Event's name (from the pod's uid and `key`) is the
+   * memory that survives a restart: an Event already on the pod answers 409 and nothing is added.
+   */
+  private async postPodEvent(
+    view: PodView,
+    blocked: Blocked,
+    decision: { readonly event: string; readonly note: string },
+    key: string,
+  ): Promise<void> {
+    const report = { reason: decision.event, note: decision.note, validatorMessage: blocked.message, key };
+    const now = this.deps.clock.wall?.() ?? new Date(this.deps.clock.now());
+    await this.postEvent(podEvent(view, report, this.settings.container, this.settings.node, now));
   }
 
   /** As the kubelet does, the node's name is the Event's uid: `kubectl describe node` looks for exactly that. */
@@ -427,7 +428,16 @@ export class NodeAgent implements PodWatchSink {
   /** An Event is the agent's account of a decision: it is retried (rate-limited) a few times before it is given up and logged. */
   private async postEvent(event: AgentEvent): Promise<void> {
     for (let attempt = 0; attempt < 4; attempt++) {
-      if (await this.write('event', () => this.deps.api.createEvent(event))) {
+      const outcome = await this.write('event', () => this.deps.api.createEvent(event));
+      if (outcome === 'exists') {
+        this.deps.metrics.action('event', 'exists');
+        this.deps.log.info(
+          { object: event.involvedObject.name, reason: event.reason },
+          'already reported: its Event is there',
+        );
+        return;
+      }
+      if (outcome) {
         this.deps.metrics.action('event', 'posted');
         return;
       }

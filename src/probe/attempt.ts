@@ -1,6 +1,7 @@
 import { connect, type Socket } from 'node:net';
 import { formatIp } from '../addr/ip.js';
 import { readExactly, type BoundedRead } from './bounded-read.js';
+import { connectAs, type Opened } from './connect-as.js';
 import type { Endpoint } from './endpoint.js';
 import { decode, encode, MESSAGE_BYTES, newHandshake, type Handshake } from './handshake.js';
 import type { Arrival, ProbeListener } from './listener.js';
@@ -39,15 +40,6 @@ export async function attemptProbe(
 ): Promise<AttemptOutcome> {
   if (signal.aborted) return { kind: 'aborted' };
   const handshake = newHandshake();
-  // Bound to the wildcard before connecting, the socket gets a source port no other socket holds:
-  // connect()'s own choice may share a port across destinations, and two probes redirected to one
-  // listener from one port would make NAT rewrite the source port, hiding the probe's 4-tuple.
-  const socket = connect({
-    host: formatIp(target.destination),
-    port: target.port,
-    family: target.family === 'ipv4' ? 4 : 6,
-    localAddress: target.family === 'ipv4' ? '0.0.0.0' : '::',
-  });
   const started = performance.now();
   const remaining = (): number => Math.max(1, timeoutMs - (performance.now() - started));
   let onAbort = (): void => undefined;
@@ -56,10 +48,15 @@ export async function attemptProbe(
     signal.addEventListener('abort', onAbort, { once: true });
   });
   let forget = (): void => undefined;
+  let socket: Socket | undefined;
   try {
-    const connected = await Promise.race([awaitConnect(socket, remaining()), aborted]);
-    if (connected === 'aborted') return { kind: 'aborted' };
-    if (connected.kind !== 'connected') return connected;
+    const opened = target.as
+      ? await connectAs(target, target.as, remaining(), signal)
+      : await connectHere(target, listener, remaining(), signal);
+    if (opened.kind === 'aborted') return opened;
+    if (opened.kind === 'error') return classifyError(opened.code);
+    if (opened.kind !== 'connected') return opened;
+    socket = opened.socket;
     const source: Endpoint = { address: socket.localAddress ?? '?', port: socket.localPort ?? 0 };
     let arrival: Arrival | undefined;
     forget = listener.expect(handshake.clientNonce, handshake.serverNonce, source, (seen) => {
@@ -71,12 +68,44 @@ export async function attemptProbe(
     return judgeReply(reply, handshake, socket, source, arrival, timeoutMs);
   } finally {
     // An attempt abandoned mid-handshake may still reach the listener: it is ours, not a stranger.
-    if (socket.localPort !== undefined)
+    if (socket?.localPort !== undefined)
       listener.ownSource({ address: socket.localAddress ?? '?', port: socket.localPort });
     signal.removeEventListener('abort', onAbort);
     forget();
-    socket.destroy();
+    socket?.destroy();
   }
+}
+
+/**
+ * Connects from this process. Bound to the wildcard before connecting, the socket gets a source
+ * port no other socket holds: connect()'s own choice may share a port across destinations, and two
+ * probes redirected to one listener from one port would make NAT rewrite the source port, hiding
+ * the probe's 4-tuple.
+ */
+async function connectHere(
+  target: ProbeTarget,
+  listener: ProbeListener,
+  timeoutMs: number,
+  signal: AbortSignal,
+): Promise<Opened | AttemptOutcome> {
+  const socket = connect({
+    host: formatIp(target.destination),
+    port: target.port,
+    family: target.family === 'ipv4' ? 4 : 6,
+    localAddress: target.family === 'ipv4' ? '0.0.0.0' : '::',
+  });
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<{ kind: 'aborted' }>((resolve) => {
+    onAbort = () => resolve({ kind: 'aborted' });
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+  const connected = await Promise.race([awaitConnect(socket, timeoutMs), aborted]);
+  signal.removeEventListener('abort', onAbort);
+  if (connected.kind === 'connected') return { kind: 'connected', socket };
+  if (socket.localPort !== undefined)
+    listener.ownSource({ address: socket.localAddress ?? '?', port: socket.localPort });
+  socket.destroy();
+  return connected;
 }
 
 function awaitConnect(socket: Socket, timeoutMs: number): Promise<AttemptOutcome | { readonly kind: 'connected' }> {

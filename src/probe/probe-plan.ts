@@ -12,10 +12,18 @@ import { loopbackPortProblem, outboundPortProblem, PREFERRED_PORTS, spreadPorts 
 /** Which path the probe takes: the app's outbound capture, or Istio's proxy-loopback capture. */
 export type ProbePath = 'outbound' | 'proxy-loopback';
 
+/** The uid and gid a probe connection is made as, when it is not the validator's own. */
+export interface RunAs {
+  readonly uid: number;
+  readonly gid: number;
+}
+
 /** One connection to make and where it must arrive if the rules intercept it. */
 export interface ProbeTarget {
   readonly family: Family;
   readonly path: ProbePath;
+  /** Set when the connection is made by a child process as another identity (connect-as.ts). */
+  readonly as?: RunAs;
   readonly destination: IpAddress;
   readonly port: number;
   /** The listener port interception must deliver the connection to. */
@@ -32,14 +40,27 @@ export interface PlanProblem {
   readonly message: string;
 }
 
+/** A path the mesh's rules give that the probe did not try, and why: said in the verdict, never claimed. */
+export interface UnprobedPath {
+  readonly path: ProbePath;
+  readonly message: string;
+}
+
 export type ProbePlan =
-  | { readonly ok: true; readonly targets: readonly ProbeTarget[]; readonly notes: readonly string[] }
+  | {
+      readonly ok: true;
+      readonly targets: readonly ProbeTarget[];
+      readonly notes: readonly string[];
+      readonly unprobed: readonly UnprobedPath[];
+    }
   | { readonly ok: false; readonly problem: PlanProblem };
 
 export interface ProbeIdentity {
   readonly uid: number;
   readonly gid: number;
   readonly groups: readonly number[];
+  /** CAP_SETUID and CAP_SETGID are effective: a child can connect as another uid and gid. */
+  readonly canSwitch?: boolean;
 }
 
 export interface PlanInput {
@@ -65,7 +86,10 @@ type FamilyPlan = { readonly targets: readonly ProbeTarget[]; readonly notes: re
 export function planProbes(input: PlanInput): ProbePlan {
   const { spec, identity } = input;
   const runsAsProxy = spec.proxyUids.includes(identity.uid) || spec.proxyGids.includes(identity.gid);
-  const listenerPorts = [runsAsProxy ? spec.inboundPort : spec.outboundPort];
+  const paths = pathsOf(spec, identity, runsAsProxy);
+  const listenerPorts = [paths.own, ...(paths.other ? [paths.other.path] : [])].map((path) =>
+    path === 'proxy-loopback' ? spec.inboundPort : spec.outboundPort,
+  );
   if (input.probePort !== undefined && listenerPorts.includes(input.probePort)) {
     return fail(
       'ConfigInvalid',
@@ -96,12 +120,18 @@ export function planProbes(input: PlanInput): ProbePlan {
   const targets: ProbeTarget[] = [];
   const notes: string[] = [];
   for (const family of input.assessment.familiesToProve) {
-    const planned = runsAsProxy
-      ? planProxyLoopback(input, family, listenerPorts)
-      : planOutbound(input, family, listenerPorts);
-    if ('kind' in planned) return { ok: false, problem: planned };
-    targets.push(...planned.targets);
-    notes.push(...planned.notes);
+    for (const [path, as] of [[paths.own, undefined], ...(paths.other ? [[paths.other.path, paths.other.as]] : [])] as [
+      ProbePath,
+      RunAs | undefined,
+    ][]) {
+      const planned =
+        path === 'proxy-loopback'
+          ? planProxyLoopback(input, family, listenerPorts)
+          : planOutbound(input, family, listenerPorts);
+      if ('kind' in planned) return { ok: false, problem: planned };
+      targets.push(...planned.targets.map((target) => (as ? { ...target, as } : target)));
+      notes.push(...planned.notes);
+    }
   }
   // The plan's own proof obligation: no target may reach the listener except through the rules.
   const direct = targets
@@ -113,7 +143,67 @@ export function planProbes(input: PlanInput): ProbePlan {
       undefined,
       `a probe target can reach the validator's listener without any rule: ${direct}`,
     );
-  return { ok: true, targets, notes };
+  return { ok: true, targets, notes: [...notes, paths.note], unprobed: paths.unprobed };
+}
+
+interface Paths {
+  /** The path this process's own connections take. */
+  readonly own: ProbePath;
+  /** The mesh's other path, probed by a child process as the identity that takes it. */
+  readonly other: { readonly path: ProbePath; readonly as: RunAs } | undefined;
+  readonly unprobed: readonly UnprobedPath[];
+  readonly note: string;
+}
+
+const APP_PATH = "the application's outbound capture (any uid but the proxy's)";
+const PROXY_PATH = "the proxy-loopback capture (the proxy uid's own traffic to the pod's address)";
+
+/**
+ * Istio's rules give two outbound paths by owner: the proxy uid's traffic RETURNs except its
+ * loopback traffic to the pod's address (into the inbound port), everyone else's is redirected to
+ * the outbound port. A connection proves only the path of the identity that made it, so the other
+ * path is probed as the identity that takes it when this process may switch, else named unprobed.
+ */
+function pathsOf(spec: InterceptionSpec, identity: ProbeIdentity, runsAsProxy: boolean): Paths {
+  const own: ProbePath = runsAsProxy ? 'proxy-loopback' : 'outbound';
+  const self = `uid ${identity.uid} gid ${identity.gid} (this process)`;
+  const proxyUid = spec.proxyUids[0];
+  if (!spec.proxyLoopbackToInbound || proxyUid === undefined)
+    return { own, other: undefined, unprobed: [], note: `probe path: ${pathName(own)} as ${self}` };
+  const otherPath: ProbePath = runsAsProxy ? 'outbound' : 'proxy-loopback';
+  const as = runsAsProxy ? appIdentity(spec) : { uid: proxyUid, gid: spec.proxyGids[0] ?? proxyUid };
+  if (identity.canSwitch !== true) {
+    const message = `${pathName(otherPath)} was not probed: the validator runs as uid ${identity.uid} without CAP_SETUID and CAP_SETGID, so it cannot connect as uid ${as.uid}, and its own connections prove only ${pathName(own)}`;
+    return {
+      own,
+      other: undefined,
+      unprobed: [{ path: otherPath, message }],
+      note: `probe path: ${pathName(own)} as ${self}; ${message}`,
+    };
+  }
+  return {
+    own,
+    other: { path: otherPath, as },
+    unprobed: [],
+    note: `probe paths: ${pathName(own)} as ${self}; ${pathName(otherPath)} as uid ${as.uid} gid ${as.gid} (a child process)`,
+  };
+}
+
+const pathName = (path: ProbePath): string => (path === 'outbound' ? APP_PATH : PROXY_PATH);
+
+/** An identity the rules treat as the application's: not the proxy's, in no excluded group. */
+function appIdentity(spec: InterceptionSpec): RunAs {
+  const free = (id: number, taken: readonly number[]): number => {
+    let candidate = id;
+    while (taken.includes(candidate)) candidate--;
+    return candidate;
+  };
+  const uid = free(65534, spec.proxyUids);
+  const gid =
+    spec.includeOutboundGids.kind === 'list' && spec.includeOutboundGids.ids[0] !== undefined
+      ? spec.includeOutboundGids.ids[0]
+      : free(65534, [...spec.proxyGids, ...spec.excludeOutboundGids]);
+  return { uid, gid };
 }
 
 function excludedIdentity(spec: InterceptionSpec, identity: ProbeIdentity): string | undefined {

@@ -15,7 +15,9 @@ export function describeTarget(target: ProbeTarget): string {
 }
 
 function pathText(target: ProbeTarget): string {
-  return target.path === 'proxy-loopback' ? "proxy-loopback capture (the proxy uid's own traffic)" : 'outbound capture';
+  const path =
+    target.path === 'proxy-loopback' ? "proxy-loopback capture (the proxy uid's own traffic)" : 'outbound capture';
+  return target.as ? `${path}, as uid ${target.as.uid} gid ${target.as.gid}` : path;
 }
 
 function evidenceLine(result: ProbeResult): string {
@@ -52,7 +54,13 @@ export function familyProbeCheck(family: Family, results: readonly ProbeResult[]
   if (!first || results.some((result) => result.status !== 'passed' || !result.proof)) {
     return { name, status: 'not-run', message: `${label} probe was interrupted`, evidence, required: true };
   }
-  const also = results.slice(1).map((result) => result.target.port);
+  const also = results
+    .slice(1)
+    .map((result) =>
+      result.target.path === first.target.path
+        ? String(result.target.port)
+        : `${result.target.port} (${pathText(result.target)})`,
+    );
   const port = first.proof?.arrival.listenerPort ?? first.target.expectedPort;
   const head = `${label} connection to ${describeTarget(first.target)} was intercepted into port ${port} (${pathText(first.target)}, attempt ${first.interceptedAttempt} of ${first.launched}, ${first.elapsedMs} ms)`;
   return passed(name, also.length > 0 ? `${head}; ports ${also.join(', ')} too` : head, evidence);

@@ -88,6 +88,15 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
     checks.push(...familyChecks(assessment.familiesToProve, probeRun.results, config.timeoutMs));
     for (const result of probeRun.results) if (result.proof) proofs.push(result.proof);
   }
+  // Not required (the pod's own path was proven), and never a pass: the verdict says what was not tried.
+  for (const path of plan.unprobed)
+    checks.push({
+      name: `probe-path-${path.path}`,
+      status: 'not-run',
+      message: path.message,
+      evidence: [],
+      required: false,
+    });
   const obligations: ProofObligations = {
     families: assessment.familiesToProve,
     targets: plan.targets,
@@ -233,6 +242,7 @@ function targetLog(target: ProbeTarget): Record<string, unknown> {
   return {
     family: target.family,
     path: target.path,
+    ...(target.as ? { as: target.as } : {}),
     destination: describeTarget(target),
     expectedPort: target.expectedPort,
     via: target.via,

@@ -159,6 +159,8 @@ export class PodNamespace {
       uid?: number;
       gid?: number;
       caps?: boolean;
+      /** Other capabilities kept as ambient ones (`setuid`, `setgid`), with or without `caps`. */
+      extraCaps?: readonly string[];
       env?: Record<string, string>;
       launcher?: Launcher;
       /** A descriptor for the validator's stdout instead of a pipe the test reads (a stalled log pipe). */
@@ -171,13 +173,12 @@ export class PodNamespace {
   ): ChildProcess {
     const uid = options.uid ?? 65534;
     const gid = options.gid ?? uid;
-    const capArgs = options.caps
-      ? [
-          '--inh-caps=+net_admin,+net_raw',
-          '--ambient-caps=+net_admin,+net_raw',
-          '--bounding-set=-all,+net_admin,+net_raw',
-        ]
-      : ['--inh-caps=-all', '--bounding-set=-all'];
+    const kept = [...(options.caps ? ['net_admin', 'net_raw'] : []), ...(options.extraCaps ?? [])];
+    const plus = kept.map((cap) => `+${cap}`).join(',');
+    const capArgs =
+      kept.length > 0
+        ? [`--inh-caps=${plus}`, `--ambient-caps=${plus}`, `--bounding-set=-all,${plus}`]
+        : ['--inh-caps=-all', '--bounding-set=-all'];
     return spawn(
       'ip',
       [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiResult, DeleteOutcome, PodRef } from '../../src/kube/pods-api.js';
+import type { ApiResult, CreateOutcome, DeleteOutcome, PodRef } from '../../src/kube/pods-api.js';
 import { NodeAgent } from '../../src/node-agent/agent.js';
 import type { AgentApi } from '../../src/node-agent/agent-api.js';
 import type { AgentEvent } from '../../src/node-agent/agent-events.js';
@@ -50,9 +50,9 @@ class FakeApi implements AgentApi {
   async labelPod(): Promise<ApiResult<DeleteOutcome>> {
     return { ok: true, value: 'deleted' };
   }
-  async createEvent(event: AgentEvent): Promise<ApiResult<true>> {
+  async createEvent(event: AgentEvent): Promise<ApiResult<CreateOutcome>> {
     this.events.push(event);
-    return { ok: true, value: true };
+    return { ok: true, value: 'created' };
   }
   async setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>> {
     this.taints.push(present);

@@ -115,6 +115,32 @@ describe('item 12: old failures do not trip the breaker at every start', () => {
   });
 });
 
+describe('item 12: run memory survives an agent restart', () => {
+  it('a second agent process posts nothing new for runs the first one reported', async () => {
+    api.store.put(
+      'pods',
+      crashLoopPod({ name: 'misconf', exitCode: 64, message: 'ConfigInvalid: typo', finishedAt: now() }),
+    );
+    api.store.put('pods', crashLoopPod({ name: 'unknown', message: 'ConfigInvalid: bad', finishedAt: now() }));
+    agent = await startAgent(api, []);
+    await waitFor('both Events', () => eventsFor('misconf').length + eventsFor('unknown').length === 2);
+    expect((await agent.terminate()).code).toBe(0);
+    agent = await startAgent(api, []);
+    // The second agent decides both runs again and finds their Events there: proof it got that far.
+    const exists = 'interlock_node_actions_total{kind="event",result="exists"}';
+    await waitFor(
+      'both reports found already posted, or posted again',
+      async () => metric(await agent!.metrics(), exists) === 2 || storedEvents().length > 2,
+    );
+    expect(eventsFor('misconf')).toHaveLength(1);
+    expect(eventsFor('unknown')).toHaveLength(1);
+    // A run the first agent never saw is still reported by the second.
+    api.store.put('pods', crashLoopPod({ name: 'later', message: 'ConfigInvalid: later', finishedAt: now() }));
+    await waitFor('the Event on later', () => eventsFor('later').length === 1);
+    expect(await agent.metrics()).not.toMatch(/interlock_node_actions_total\{kind="event",result="error"\}/);
+  });
+});
+
 describe('item 13: metric labels are never tenant text', () => {
   it('a termination message starting with any word is counted as Other; known reasons keep their name', async () => {
     agent = await startAgent(api, []);
@@ -124,6 +150,24 @@ describe('item 13: metric labels are never tenant text', () => {
     expect(text).not.toMatch(/reason="Evil/);
     expect(metric(text, 'interlock_node_blocked_pods_total{reason="Other"}')).toBe(1);
     expect(metric(text, 'interlock_node_blocked_pods_total{reason="ConfigInvalid"}')).toBe(1);
+  });
+
+  it('every gauge without a value yet is absent before the first list, and present after it', async () => {
+    // The pod list fails until the test lets it through: /metrics is scraped before any list is in.
+    api.faults.add({ method: 'GET', watch: false, path: /^\/api\/v1\/pods$/, fault: { kind: 'status', code: 500 } });
+    api.store.put('pods', crashLoopPod({ name: 'first', message: 'ConfigInvalid: first', finishedAt: now() }));
+    agent = await startAgent(api, []);
+    await waitFor('a failed list', () => api.requests.some((request) => request.path === '/api/v1/pods'));
+    const before = await agent.metrics();
+    expect(before).not.toMatch(/^interlock_node_pods_watched /m);
+    expect(before).not.toMatch(/^interlock_node_cni_audit_healthy /m);
+    // The breaker is known closed from the start: a value, not an absence.
+    expect(before).toMatch(/^interlock_node_breaker_open 0$/m);
+    api.faults.clear();
+    await barrier();
+    const after = await agent.metrics();
+    expect(after).toMatch(/^interlock_node_pods_watched 2$/m);
+    expect(after).not.toMatch(/^interlock_node_cni_audit_healthy /m);
   });
 
   it('interlock_node_cni_audit_healthy is absent without an audit, not 0', async () => {

@@ -126,6 +126,36 @@ describe('choosing where the probe goes', () => {
     ]);
   });
 
+  it("as Istio's proxy uid that may switch: the app path too, as an identity the rules capture", () => {
+    const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
+    const spec: InterceptionSpec = { ...PRESETS.istio.spec, excludeOutboundGids: [65534] };
+    const result = plan(network, spec, { uid: 1337, gid: 1337, groups: [], canSwitch: true });
+    if (!result.ok) throw new Error(result.problem.message);
+    expect(result.unprobed).toEqual([]);
+    const app = result.targets.filter((target) => target.path === 'outbound');
+    expect(app.length).toBeGreaterThan(0);
+    // Never the proxy's uid, never a group the rules exclude.
+    for (const target of app) expect(target.as).toEqual({ uid: 65534, gid: 65533 });
+    expect(result.targets.filter((target) => target.path === 'proxy-loopback' && target.as)).toEqual([]);
+  });
+
+  it("as Istio's proxy uid that may not switch: the app path is named unprobed, never planned", () => {
+    const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
+    const result = plan(network, PRESETS.istio.spec, { uid: 1337, gid: 1337, groups: [] });
+    if (!result.ok) throw new Error(result.problem.message);
+    expect(result.targets.map((target) => target.path)).not.toContain('outbound');
+    expect(result.unprobed.map((path) => path.path)).toEqual(['outbound']);
+  });
+
+  it("as another uid that may switch, Istio's proxy-loopback path is probed as the proxy uid", () => {
+    const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
+    const result = plan(network, PRESETS.istio.spec, { ...APP, canSwitch: true });
+    if (!result.ok) throw new Error(result.problem.message);
+    const loopback = result.targets.filter((target) => target.path === 'proxy-loopback');
+    expect(loopback.length).toBeGreaterThan(0);
+    for (const target of loopback) expect(target.as).toEqual({ uid: 1337, gid: 1337 });
+  });
+
   it("as Linkerd's proxy uid: a configuration problem, never a plan", () => {
     const result = plan(podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' }), PRESETS.linkerd.spec, {
       uid: 2102,

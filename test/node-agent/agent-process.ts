@@ -18,6 +18,21 @@ export interface AgentProcess {
   kill(): void;
 }
 
+/** The agent's JSON log lines as they arrive (other stdout lines skipped), and its stderr so far. */
+export function captureOutput(child: ChildProcess): { logs: Record<string, unknown>[]; stderr: () => string } {
+  const logs: Record<string, unknown>[] = [];
+  let buffer = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    const lines = buffer.split('\n');
+    buffer = lines.pop()!;
+    for (const line of lines) if (line.trim().startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  return { logs, stderr: () => stderr };
+}
+
 /** Polls `check` until it returns a value (bounded: a hung agent fails the test, it never hangs it). */
 export async function waitFor<T>(
   what: string,
@@ -42,18 +57,7 @@ export async function startAgent(api: KubeApi, args: readonly string[]): Promise
     [MAIN, 'node', '--node-name', 'node-a', '--mesh', 'linkerd', '--listen', '127.0.0.1:0', ...args],
     { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
-  const logs: Record<string, unknown>[] = [];
-  let buffer = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    const lines = buffer.split('\n');
-    buffer = lines.pop()!;
-    for (const line of lines) if (line.trim()) logs.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
+  const { logs, stderr } = captureOutput(child);
   const exited = new Promise<number | null>((resolve) =>
     child.on('exit', (code) => {
       rmSync(dir, { recursive: true, force: true });
@@ -61,7 +65,7 @@ export async function startAgent(api: KubeApi, args: readonly string[]): Promise
     }),
   );
   const started = await waitFor(
-    `the agent to start (stderr: ${stderr})`,
+    `the agent to start (stderr: ${stderr()})`,
     () => logs.find((line) => line.msg === 'node agent started'),
     20_000,
   );

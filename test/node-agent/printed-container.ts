@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { waitFor } from './agent-process.js';
+import { captureOutput, waitFor } from './agent-process.js';
 
 /** The fields of a printed container the launcher honours; anything else it does not know fails the test. */
 export interface PrintedContainer {
@@ -122,21 +122,12 @@ export async function launch(script: string): Promise<LaunchedAgent> {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: {},
   });
-  const logs: Record<string, unknown>[] = [];
-  let buffer = '';
-  let stderr = '';
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    buffer += chunk;
-    const lines = buffer.split('\n');
-    buffer = lines.pop()!;
-    for (const line of lines) if (line.trim().startsWith('{')) logs.push(JSON.parse(line) as Record<string, unknown>);
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const { logs, stderr } = captureOutput(child);
   const exited = new Promise<void>((resolve) => child.on('exit', () => resolve()));
   await waitFor(
     'the agent to start',
     () => {
-      if (child.exitCode !== null) throw new Error(`the container exited ${child.exitCode}: ${stderr}`);
+      if (child.exitCode !== null) throw new Error(`the container exited ${child.exitCode}: ${stderr()}`);
       return logs.some((line) => line.msg === 'node agent started');
     },
     20_000,
@@ -144,7 +135,7 @@ export async function launch(script: string): Promise<LaunchedAgent> {
   return {
     child,
     logs,
-    stderr: () => stderr,
+    stderr,
     stop: async () => {
       if (child.exitCode === null) child.kill('SIGTERM');
       await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 6000))]);

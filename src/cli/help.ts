@@ -25,6 +25,7 @@ Commands:
   inject     Add the validator to every pod template of Kubernetes YAML (-f FILE or stdin).
   node       Node agent: recreate pods the CNI failed, without ever looping; audit the CNI config.
   cni-check  Predict which CNI configuration the runtime loads and check the mesh plugin is chained.
+  webhook    Admission webhook: put Interlock in place of the mesh's validator as pods are created.
 
 Run 'interlock <command> --help' for its flags. 'interlock --version' prints the version.
 `;

@@ -1,7 +1,15 @@
 import type { CommandName, FlagDef } from './flag-def.js';
 import { fail } from '../reason/result.js';
 
-const EVERY_COMMAND: readonly CommandName[] = ['validate', 'explain', 'manifest', 'inject', 'node', 'cni-check'];
+const EVERY_COMMAND: readonly CommandName[] = [
+  'validate',
+  'explain',
+  'manifest',
+  'inject',
+  'node',
+  'cni-check',
+  'webhook',
+];
 
 // Switches without `env`: the process environment can never print help or a version instead of
 // running the command (INTERLOCK_HELP in a pod's env must not turn a validation into an exit 0).

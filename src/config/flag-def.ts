@@ -1,7 +1,7 @@
 import type { Result } from '../reason/result.js';
 
 /** Every command of the `interlock` binary. */
-export type CommandName = 'validate' | 'explain' | 'manifest' | 'inject' | 'node' | 'cni-check';
+export type CommandName = 'validate' | 'explain' | 'manifest' | 'inject' | 'node' | 'cni-check' | 'webhook';
 
 /**
  * One flag, declared once as data: the argv parser, the environment reader, the help text and the

@@ -90,7 +90,7 @@ export const LOG_LEVEL_FLAG = value<LogLevel>(
   'LEVEL',
   'trace, debug, info (default), warn, error, fatal, silent.',
   oneOf(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']),
-  { default: 'info', commands: ['validate', 'node'] },
+  { default: 'info', commands: ['validate', 'node', 'webhook'] },
 );
 const PROBE_ADDRESS_FLAG = value(
   'probe-address',

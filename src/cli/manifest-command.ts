@@ -9,6 +9,8 @@ import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
 import { HELP_FLAG } from '../config/command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { CommandOutcome } from './command-outcome.js';
+import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
+import { webhookDocuments } from './manifest-webhook.js';
 
 const oneOf =
   <T extends string>(values: readonly T[]) =>
@@ -86,6 +88,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     commands: ['manifest'],
     parse: on,
   },
+  ...WEBHOOK_MANIFEST_FLAGS,
   HELP_FLAG,
 ];
 
@@ -144,7 +147,11 @@ export async function runManifest(
   const image = values.get('image') as string;
   const namespace = values.get('namespace') as string;
   let documents: ManifestDocument[];
-  if (values.has('node-agent')) {
+  if (values.has('webhook')) {
+    const webhook = webhookDocuments(values, argv);
+    if (!webhook.ok) return usageError(webhook.error.message);
+    documents = webhook.value;
+  } else if (values.has('node-agent')) {
     const mesh = values.get('mesh') as Mesh | undefined;
     // --namespace defaults to `default` for the validator's RBAC; the agent has its own default namespace.
     const explicitNamespace = argv.some((arg) => arg === '--namespace' || arg.startsWith('--namespace='));

@@ -24,7 +24,10 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === '--version' || command === 'version')
     return { exitCode: EXIT.pass, stdout: `${VERSION}\n`, stderr: '' };
   const foreign = command === 'validate' ? rest : argv;
-  if (isForeignValidatorArgv(foreign)) return runCompat(foreign, adapters);
+  if (mayBeForeignValidatorArgv(foreign)) {
+    const compat = await runCompat(foreign, adapters);
+    if (compat) return compat;
+  }
   if (command === 'validate')
     return runValidateCommand(rest, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
   if (command === 'node') {
@@ -62,19 +65,30 @@ function abortOnSignals(): AbortSignal {
   return controller.signal;
 }
 
-/** Linkerd's validator binary or flags, or Istio's `istio-iptables ... --run-validation`: a drop-in swap of the image. */
-function isForeignValidatorArgv(argv: readonly string[]): boolean {
+/**
+ * A cheap pre-check before loading src/compat: a first word that is not a flag (a program name,
+ * a command, a stray word) or one of Linkerd's own flags. src/compat decides, by exact name.
+ */
+function mayBeForeignValidatorArgv(argv: readonly string[]): boolean {
+  const first = argv[0];
   return (
-    /^(istio-iptables|linkerd2-network-validator|\/usr\/lib\/linkerd\/)/.test(argv[0] ?? '') ||
-    argv.some((arg) => /^--(connect|listen)-addr(=|$)/.test(arg))
+    (first !== undefined && !first.startsWith('-')) || argv.some((arg) => /^--(connect|listen)-addr(=|$)/.test(arg))
   );
 }
 
-/** Linkerd's and Istio's validator argv, mapped onto validate (src/compat); a bad option exits 64 naming it. */
-async function runCompat(foreign: readonly string[], adapters: CliAdapters): Promise<CommandOutcome> {
-  const mapped = (await import('../compat/compat-argv.js')).compatToValidate(foreign, process.env);
-  if (mapped === undefined || mapped.ok) return runCli(mapped?.value ?? ['validate', ...foreign], adapters);
-  return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: ConfigInvalid: ${mapped.error.message}\n` };
+/**
+ * Linkerd's and Istio's validator argv, mapped onto validate (src/compat); a bad option or an
+ * unknown program name exits 64 naming it. Undefined: not a drop-in argv. Never re-enters runCli,
+ * so no argv can recurse.
+ */
+async function runCompat(foreign: readonly string[], adapters: CliAdapters): Promise<CommandOutcome | undefined> {
+  const identity = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+  const mapped = (await import('../compat/compat-argv.js')).compatToValidate(foreign, process.env, identity);
+  if (mapped === undefined) return undefined;
+  if (!mapped.ok)
+    return { exitCode: EXIT.invalidConfig, stdout: '', stderr: `interlock: ConfigInvalid: ${mapped.error.message}\n` };
+  const [, ...validateArgv] = mapped.value;
+  return runValidateCommand(validateArgv, process.env, abortOnSignals(), inspectRules, adapters.loadRtNetlink);
 }
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */

@@ -1,71 +1,41 @@
 import { fail, ok, type Result } from '../reason/result.js';
-import { readForeignArgs, type ForeignArg, type ForeignOption } from './option-reader.js';
+import { ISTIO_IPTABLES_NAME } from './drop-in-programs.js';
+import { goDurationMs } from './go-duration.js';
+import { ISTIO_IPTABLES_OPTIONS } from './istio-iptables-options.js';
+import { goBool, readForeignArgs } from './option-reader.js';
 
-export const ISTIO_IPTABLES_NAME = 'istio-iptables';
+export { ISTIO_IPTABLES_NAME } from './drop-in-programs.js';
 
-const value = (key: string, ...names: string[]): ForeignOption => ({ key, names, takesValue: true });
-const flag = (key: string, ...names: string[]): ForeignOption => ({ key, names, takesValue: false });
+/** The uid and gid the validator process runs as (the pod's runAsUser / runAsGroup). */
+export interface ProcessIdentity {
+  readonly uid: number;
+  readonly gid: number;
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
 
 /** Options whose meaning maps onto an `interlock validate` flag (docs/rules.md's table). */
 const MAPPED: Readonly<Record<string, string>> = {
-  'proxy-port': '--outbound-port',
+  'envoy-port': '--outbound-port',
   'inbound-capture-port': '--inbound-port',
   'inbound-tunnel-port': '--inbound-tunnel-port',
   'proxy-uid': '--proxy-uid',
-  'proxy-gid': '--proxy-gid',
-  'service-cidr': '--include-outbound-cidrs',
-  'service-exclude-cidr': '--exclude-outbound-cidrs',
-  'inbound-ports': '--include-inbound-ports',
-  'local-exclude-ports': '--exclude-inbound-ports',
-  'outbound-ports-exclude': '--exclude-outbound-ports',
-  'outbound-ports': '--include-outbound-ports',
+  'istio-service-cidr': '--include-outbound-cidrs',
+  'istio-service-exclude-cidr': '--exclude-outbound-cidrs',
+  'istio-inbound-ports': '--include-inbound-ports',
+  'istio-local-exclude-ports': '--exclude-inbound-ports',
+  'istio-outbound-ports': '--include-outbound-ports',
   'kube-virt-interfaces': '--reroute-interfaces',
-  'exclude-interfaces': '--exclude-interfaces',
-  'host-loopback-cidr': '--host-loopback-cidr',
-  'probe-port': '--probe-port',
-  'probe-timeout': '--timeout',
+  'istio-exclude-interfaces': '--exclude-interfaces',
+  'iptables-probe-port': '--probe-port',
 };
 
-const OPTIONS: readonly ForeignOption[] = [
-  value('proxy-port', '-p', '--envoy-port', '--proxy-port'),
-  value('inbound-capture-port', '-z', '--inbound-capture-port'),
-  value('inbound-tunnel-port', '-e', '--inbound-tunnel-port'),
-  value('proxy-uid', '-u', '--proxy-uid'),
-  value('proxy-gid', '-g', '--proxy-gid'),
-  value('interception-mode', '-m', '--istio-inbound-interception-mode'),
-  value('tproxy-mark', '-t', '--istio-inbound-tproxy-mark'),
-  value('tproxy-route-table', '-r', '--istio-inbound-tproxy-route-table'),
-  value('inbound-ports', '-b', '--istio-inbound-ports'),
-  value('local-exclude-ports', '-d', '--istio-local-exclude-ports'),
-  value('outbound-ports-exclude', '-o', '--istio-local-outbound-ports-exclude'),
-  value('outbound-ports', '-q', '--istio-outbound-ports'),
-  value('service-cidr', '-i', '--istio-service-cidr'),
-  value('service-exclude-cidr', '-x', '--istio-service-exclude-cidr'),
-  value('kube-virt-interfaces', '-k', '--kube-virt-interfaces'),
-  value('exclude-interfaces', '-c', '--exclude-interfaces'),
-  value('host-loopback-cidr', '--host-ipv4-loopback-cidr'),
-  value('probe-port', '--iptables-probe-port'),
-  value('probe-timeout', '--probe-timeout'),
-  value('log-level', '--log_output_level'),
-  value(
-    'log-ignored',
-    '--log_caller',
-    '--log_stacktrace_level',
-    '--log_target',
-    '--log_rotate',
-    '--log_rotate_max_age',
-    '--log_rotate_max_size',
-    '--log_rotate_max_backups',
-  ),
-  flag('log-json', '--log_as_json'),
-  flag('native-nftables', '--native-nftables'),
-  flag('run-validation', '--run-validation'),
-  flag('skip-rule-apply', '--skip-rule-apply'),
-  flag('dry-run', '-n', '--dry-run'),
-  flag('redirect-dns', '--redirect-dns'),
-  flag('capture-all-dns', '--capture-all-dns'),
-  flag('drop-invalid', '--drop-invalid'),
-];
+/** istio-cni's outbound exclusion when the pod has no excludeOutboundPorts annotation (cni/pkg/plugin/sidecar_redirect.go). */
+const CNI_DEFAULT_OUTBOUND_EXCLUDE = '15020';
+/** istio-cni's uid/gid when the proxy container sets none (or 0). */
+const CNI_DEFAULT_PROXY_ID = 1337;
+const MIN_TIMEOUT_MS = 100;
+const MAX_TIMEOUT_MS = 3_600_000;
 
 /**
  * istio-iptables' argv (what Istio's injector puts in `istio-validation`'s args, after the program
@@ -75,61 +45,92 @@ const OPTIONS: readonly ForeignOption[] = [
  */
 export function istioIptablesToValidate(
   argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
+  env: Env,
+  identity?: ProcessIdentity,
 ): Result<string[], 'ConfigInvalid'> {
-  const read = readForeignArgs(argv, OPTIONS, ISTIO_IPTABLES_NAME);
+  const read = readForeignArgs(argv, ISTIO_IPTABLES_OPTIONS, ISTIO_IPTABLES_NAME);
   if (!read.ok) return read;
-  const last = new Map(read.value.map((arg) => [arg.key, arg] as const));
-  if (!last.has('run-validation') || !last.has('skip-rule-apply')) {
-    const missing = ['--run-validation', '--skip-rule-apply'].filter((name) => !last.has(name.slice(2))).join(' and ');
+  const given = new Map(read.value.map((arg) => [arg.key, arg.value] as const));
+  const values = withEnvironment(given, env);
+  if (values.get('help') === 'true') return ok(['validate', '--help']);
+  const modes = ['run-validation', 'skip-rule-apply'].filter((key) => values.get(key) !== 'true');
+  if (modes.length > 0) {
+    const missing = modes.map((key) => `--${key}`).join(' and ');
     return fail(
       'ConfigInvalid',
       `${ISTIO_IPTABLES_NAME} without ${missing} would write iptables rules; Interlock only validates and never writes rules. Keep Istio's CNI mode (istio-validation runs with --run-validation --skip-rule-apply)`,
     );
   }
-  const out = ['validate', '--mesh', 'istio', '--log-format', last.has('log-json') ? 'json' : 'plain'];
-  const mapped = mappedFlags(read.value, env);
-  if (!mapped.ok) return mapped;
-  out.push(...mapped.value);
-  const mode = last.get('interception-mode')?.value;
-  if (mode !== undefined && mode !== 'REDIRECT' && mode !== 'TPROXY')
+  const out = ['validate', '--mesh', 'istio', '--log-format', values.get('log_as_json') === 'true' ? 'json' : 'plain'];
+  for (const [key, target] of Object.entries(MAPPED)) {
+    const text = values.get(key);
+    if (text !== undefined) out.push(`${target}=${text}`);
+  }
+  out.push(`--proxy-gid=${proxyGid(values, identity)}`);
+  // Always explicit, so the probe knows the exclusions and may spread over other ports.
+  out.push(
+    `--exclude-outbound-ports=${values.get('istio-local-outbound-ports-exclude') ?? CNI_DEFAULT_OUTBOUND_EXCLUDE}`,
+  );
+  const behaviour = behaviourFlags(values);
+  if (!behaviour.ok) return behaviour;
+  out.push(...behaviour.value);
+  return ok(out);
+}
+
+/** pflag's order: the environment is read when the flag is bound, argv overrides it; a later env name wins. */
+function withEnvironment(given: ReadonlyMap<string, string>, env: Env): Map<string, string> {
+  const values = new Map(given);
+  for (const option of ISTIO_IPTABLES_OPTIONS) {
+    if (given.has(option.key)) continue;
+    for (const name of option.env) {
+      const text = env[name];
+      if (text === undefined) continue;
+      if (!option.takesValue) {
+        // An unparseable boolean is ignored, as pflag's `_ = fs.Set(...)` ignores it.
+        const state = goBool(text);
+        if (state !== undefined) values.set(option.key, String(state));
+      } else values.set(option.key, text);
+    }
+  }
+  return values;
+}
+
+/**
+ * With `-g` absent istio-iptables takes the uid as the gid; under istio-cni the rules use the
+ * proxy's runAsGroup (1337 when unset or 0), which the template also gives istio-validation: so
+ * when the validator runs as the proxy's uid, its own gid is the rules' gid.
+ */
+function proxyGid(values: ReadonlyMap<string, string>, identity: ProcessIdentity | undefined): string {
+  const gid = values.get('proxy-gid');
+  if (gid !== undefined) return gid;
+  const uid = values.get('proxy-uid') ?? String(CNI_DEFAULT_PROXY_ID);
+  if (identity && uid.split(',').includes(String(identity.uid)))
+    return String(identity.gid === 0 ? CNI_DEFAULT_PROXY_ID : identity.gid);
+  return uid;
+}
+
+function behaviourFlags(values: ReadonlyMap<string, string>): Result<string[], 'ConfigInvalid'> {
+  const out: string[] = [];
+  const mode = values.get('istio-inbound-interception-mode') ?? '';
+  if (mode !== '' && mode !== 'REDIRECT' && mode !== 'TPROXY')
     return fail('ConfigInvalid', `${ISTIO_IPTABLES_NAME} -m ${JSON.stringify(mode)}: expected REDIRECT or TPROXY`);
   if (mode === 'TPROXY') out.push('--tproxy');
-  if (last.has('capture-all-dns')) out.push('--dns-capture');
-  if (last.has('drop-invalid')) out.push('--drop-invalid');
-  const level = last.get('log-level')?.value;
+  // istio-cni captures DNS to every server (it cannot read the pod's resolv.conf).
+  if (values.get('redirect-dns') === 'true' || values.get('capture-all-dns') === 'true') out.push('--dns-capture');
+  if (values.get('drop-invalid') === 'true') out.push('--drop-invalid');
+  const timeout = values.get('probe-timeout');
+  if (timeout !== undefined) {
+    const ms = goDurationMs(timeout);
+    if (ms === undefined)
+      return fail(
+        'ConfigInvalid',
+        `${ISTIO_IPTABLES_NAME} --probe-timeout ${JSON.stringify(timeout)}: not a Go duration`,
+      );
+    out.push(`--timeout=${Math.min(MAX_TIMEOUT_MS, Math.max(MIN_TIMEOUT_MS, ms))}ms`);
+  }
+  const level = values.get('log_output_level');
   if (level !== undefined) out.push('--log-level', istioLogLevel(level));
   return ok(out);
-}
-
-function mappedFlags(
-  args: readonly ForeignArg[],
-  env: Readonly<Record<string, string | undefined>>,
-): Result<string[], 'ConfigInvalid'> {
-  const out: string[] = [];
-  const seen = new Set<string>();
-  for (const arg of args) {
-    const target = MAPPED[arg.key];
-    if (!target) continue;
-    seen.add(arg.key);
-    out.push(`${target}=${arg.key === 'probe-timeout' ? goDuration(arg.value) : arg.value}`);
-  }
-  // istio-iptables reads these two from the environment when the flags are absent.
-  if (!seen.has('probe-port') && env.IPTABLES_PROBE_PORT) out.push(`--probe-port=${env.IPTABLES_PROBE_PORT}`);
-  if (!seen.has('probe-timeout') && env.PROBE_TIMEOUT) out.push(`--timeout=${goDuration(env.PROBE_TIMEOUT)}`);
-  return ok(out);
-}
-
-/** Go durations Interlock's parser also takes pass through; `1m30s` becomes `90s`. */
-function goDuration(text: string): string {
-  const parts = [...text.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h)/g)];
-  if (parts.length <= 1 || parts.map((part) => part[0]).join('') !== text) return text;
-  const ms = parts.reduce(
-    (sum, part) =>
-      sum + Number(part[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[part[2] as 'ms' | 's' | 'm' | 'h'],
-    0,
-  );
-  return `${ms}ms`;
 }
 
 /** `default:info,validation:debug` (Istio's scoped levels) -> the default scope's level; `none` is silent. */

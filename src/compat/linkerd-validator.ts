@@ -1,9 +1,12 @@
+import { formatIp, parseIp, type IpAddress } from '../addr/ip.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { LINKERD_VALIDATOR_NAME } from './drop-in-programs.js';
+import { parseLinkerdTimeout } from './linkerd-timeout.js';
 import { readForeignArgs, type ForeignOption } from './option-reader.js';
 
-/** The path Linkerd's injector puts in `command:`; the image provides it. */
-export const LINKERD_VALIDATOR_PATH = '/usr/lib/linkerd/linkerd2-network-validator';
-export const LINKERD_VALIDATOR_NAME = 'linkerd2-network-validator';
+/** Interlock's --timeout range; the validator's own syntax allows 0 and days, clamped into it. */
+const MIN_TIMEOUT_MS = 100n;
+const MAX_TIMEOUT_MS = 3_600_000n;
 
 const OPTIONS: readonly ForeignOption[] = [
   { key: 'log-format', names: ['--log-format'], takesValue: true },
@@ -11,6 +14,8 @@ const OPTIONS: readonly ForeignOption[] = [
   { key: 'connect-addr', names: ['--connect-addr'], takesValue: true },
   { key: 'listen-addr', names: ['--listen-addr'], takesValue: true },
   { key: 'timeout', names: ['--timeout'], takesValue: true },
+  { key: 'help', names: ['--help', '-h'], takesValue: false },
+  { key: 'version', names: ['--version', '-V'], takesValue: false },
 ];
 
 /**
@@ -40,26 +45,39 @@ export function linkerdValidatorToValidate(
   if (level !== undefined) out.push('--log-level', tracingLevel(level));
   const listen = given.get('listen-addr');
   if (listen !== undefined) {
-    const port = portOf(listen);
-    if (port === undefined)
+    const address = socketAddress(listen);
+    if (address === undefined)
       return fail(
         'ConfigInvalid',
-        `${LINKERD_VALIDATOR_NAME} --listen-addr ${JSON.stringify(listen)}: expected ADDRESS:PORT`,
+        `${LINKERD_VALIDATOR_NAME} --listen-addr ${JSON.stringify(listen)}: expected ADDRESS:PORT (IPv6 as [ADDRESS]:PORT)`,
       );
-    out.push('--outbound-port', port);
+    out.push(`--outbound-port=${address.port}`);
   }
+  // The connect port is the one Linkerd's validator probes, so the one Linkerd guarantees captured;
+  // the address is only a hint (1.1.1.1 is unreachable air-gapped; Interlock chooses a routed one).
   const connect = given.get('connect-addr');
   if (connect !== undefined) {
-    const port = portOf(connect);
-    if (port === undefined)
+    const address = socketAddress(connect);
+    if (address === undefined)
       return fail(
         'ConfigInvalid',
-        `${LINKERD_VALIDATOR_NAME} --connect-addr ${JSON.stringify(connect)}: expected ADDRESS:PORT`,
+        `${LINKERD_VALIDATOR_NAME} --connect-addr ${JSON.stringify(connect)}: expected ADDRESS:PORT (IPv6 as [ADDRESS]:PORT)`,
       );
-    out.push('--probe-address-hint', connect);
+    out.push(`--probe-address-hint=${formatIp(address.ip)}`, `--probe-port=${address.port}`);
   }
   const timeout = given.get('timeout');
-  if (timeout !== undefined) out.push('--timeout', timeout);
+  if (timeout !== undefined) {
+    const ms = parseLinkerdTimeout(timeout);
+    if (!ms.ok)
+      return fail(
+        'ConfigInvalid',
+        `${LINKERD_VALIDATOR_NAME} --timeout ${JSON.stringify(timeout)}: ${ms.error.message}`,
+      );
+    const clamped = ms.value < MIN_TIMEOUT_MS ? MIN_TIMEOUT_MS : ms.value > MAX_TIMEOUT_MS ? MAX_TIMEOUT_MS : ms.value;
+    out.push(`--timeout=${clamped}ms`);
+  }
+  if (given.has('help')) out.push('--help');
+  if (given.has('version')) out.push('--version');
   return ok(out);
 }
 
@@ -68,6 +86,7 @@ export function linkerdValidatorToValidate(
  * level: the bare directive, or the most verbose one named.
  */
 export function tracingLevel(filter: string): string {
+  if (filter.trim().toLowerCase() === 'off') return 'silent';
   const order = ['trace', 'debug', 'info', 'warn', 'error'];
   const levels = filter
     .split(',')
@@ -81,9 +100,15 @@ export function tracingLevel(filter: string): string {
   return levels.sort((a, b) => order.indexOf(a) - order.indexOf(b))[0] ?? 'info';
 }
 
-/** `0.0.0.0:4140`, `[::]:4140`, `1.1.1.1:20001` -> the port; undefined when there is none. */
-function portOf(address: string): string | undefined {
-  const match = /^(?:\[[0-9a-fA-F:.]+\]|[^:[\]]+):(\d{1,5})$/.exec(address.trim());
-  const port = match ? Number(match[1]) : NaN;
-  return port >= 1 && port <= 65535 ? String(port) : undefined;
+/**
+ * A Rust `SocketAddr`: `0.0.0.0:4140`, `1.1.1.1:20001`, `[fd00::1]:20001`, `[::]:4140`. Port 0
+ * is refused: nothing can be probed or listened for on it.
+ */
+function socketAddress(text: string): { readonly ip: IpAddress; readonly port: number } | undefined {
+  const match = /^(?:\[([0-9a-fA-F:.]+)\]|([0-9.]+)):([0-9]{1,5})$/.exec(text);
+  if (!match) return undefined;
+  const ip = parseIp(match[1] ?? match[2] ?? '');
+  const port = Number(match[3]);
+  if (!ip || (match[1] !== undefined) !== (ip.family === 'ipv6') || port < 1 || port > 65535) return undefined;
+  return { ip, port };
 }

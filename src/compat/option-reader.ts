@@ -47,9 +47,10 @@ export function readForeignArgs(
       );
     }
     if (!option.takesValue) {
-      if (inline !== undefined && inline !== 'true')
-        return fail('ConfigInvalid', `${tool} option ${name} takes no value, got ${JSON.stringify(inline)}`);
-      args.push({ key: option.key, name, value: 'true' });
+      const state = inline === undefined ? true : goBool(inline);
+      if (state === undefined)
+        return fail('ConfigInvalid', `${tool} option ${name} takes true or false, got ${JSON.stringify(inline)}`);
+      args.push({ key: option.key, name, value: String(state) });
       continue;
     }
     const value = inline ?? argv[index + 1];
@@ -60,4 +61,11 @@ export function readForeignArgs(
     args.push({ key: option.key, name, value });
   }
   return ok(args);
+}
+
+/** Go's strconv.ParseBool, which pflag applies to `--switch=VALUE` and Istio to its boolean environment. */
+export function goBool(text: string): boolean | undefined {
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
+  return undefined;
 }

@@ -57,6 +57,8 @@ describe('Istio: istio-iptables --run-validation --skip-rule-apply', () => {
         '--exclude-outbound-cidrs=',
         '--include-inbound-ports=*',
         '--exclude-inbound-ports=15090,15021,15020',
+        '--proxy-gid=1337',
+        '--exclude-outbound-ports=15020',
         '--log-level',
         'info',
       ],
@@ -100,7 +102,7 @@ describe('Istio: istio-iptables --run-validation --skip-rule-apply', () => {
       ]),
     );
     const fromEnv = istioIptablesToValidate(ISTIO_ARGS.slice(1), { IPTABLES_PROBE_PORT: '15333', PROBE_TIMEOUT: '5s' });
-    expect(fromEnv.ok && fromEnv.value).toEqual(expect.arrayContaining(['--probe-port=15333', '--timeout=5s']));
+    expect(fromEnv.ok && fromEnv.value).toEqual(expect.arrayContaining(['--probe-port=15333', '--timeout=5000ms']));
     const flagWins = istioIptablesToValidate([...ISTIO_ARGS.slice(1), '--iptables-probe-port=15002'], {
       IPTABLES_PROBE_PORT: '15333',
     });
@@ -122,7 +124,7 @@ describe('Istio: istio-iptables --run-validation --skip-rule-apply', () => {
   });
 
   it('an unknown option is an error naming it, never ignored', () => {
-    for (const bad of ['--cleanup-only', '-Z', '--reconcile=true', 'stray']) {
+    for (const bad of ['--cleanup-onl', '-Z', '--reconciles=true', 'stray', '--exclude-interfaces']) {
       const mapped = istioIptablesToValidate([...ISTIO_ARGS.slice(1), bad], {});
       expect(!mapped.ok && mapped.error.reason).toBe('ConfigInvalid');
       expect(!mapped.ok && mapped.error.message).toContain(JSON.stringify(bad.split('=')[0]));
@@ -132,7 +134,7 @@ describe('Istio: istio-iptables --run-validation --skip-rule-apply', () => {
   });
 
   it('reads pflag spellings: -p=1, -p1, long names', () => {
-    for (const spelling of [['-p=16001'], ['-p16001'], ['--envoy-port', '16001'], ['--proxy-port=16001']]) {
+    for (const spelling of [['-p=16001'], ['-p16001'], ['--envoy-port', '16001'], ['--envoy-port=16001']]) {
       const mapped = istioIptablesToValidate([...spelling, '--run-validation', '--skip-rule-apply'], {});
       expect(mapped.ok && mapped.value).toContain('--outbound-port=16001');
     }
@@ -155,12 +157,10 @@ describe('Linkerd: linkerd2-network-validator', () => {
       'plain',
       '--log-level',
       'debug',
-      '--outbound-port',
-      '4140',
-      '--probe-address-hint',
-      '1.1.1.1:20001',
-      '--timeout',
-      '10s',
+      '--outbound-port=4140',
+      '--probe-address-hint=1.1.1.1',
+      '--probe-port=20001',
+      '--timeout=10000ms',
     ];
     expect(compatToValidate(['/usr/lib/linkerd/linkerd2-network-validator', ...LINKERD_ARGS], {})).toEqual({
       ok: true,
@@ -179,10 +179,9 @@ describe('Linkerd: linkerd2-network-validator', () => {
       'validate',
       '--mesh',
       'linkerd',
-      '--outbound-port',
-      '4140',
-      '--probe-address-hint',
-      '[fd00::1]:20001',
+      '--outbound-port=4140',
+      '--probe-address-hint=fd00::1',
+      '--probe-port=20001',
     ]);
   });
 
@@ -228,8 +227,8 @@ describe('which mode', () => {
 describe('the entrypoint: `interlock validate` followed by what the mesh injects', () => {
   it('exits 64 naming the option or the refusal, before any validation runs', async () => {
     const { runCli } = await import('../../src/cli/run-cli.js');
-    const unknown = await runCli(['validate', ...ISTIO_ARGS, '--cleanup-only']);
-    expect(unknown).toMatchObject({ exitCode: 64, stderr: expect.stringContaining('"--cleanup-only"') });
+    const unknown = await runCli(['validate', ...ISTIO_ARGS, '--exclude-interfaces', 'eth9']);
+    expect(unknown).toMatchObject({ exitCode: 64, stderr: expect.stringContaining('"--exclude-interfaces"') });
     const writes = await runCli(['validate', ...ISTIO_ARGS.filter((arg) => arg !== '--run-validation')]);
     expect(writes).toMatchObject({ exitCode: 64, stderr: expect.stringContaining('never writes rules') });
     const linkerd = await runCli(['linkerd2-network-validator', '--listen-addr', 'nope']);

@@ -17,7 +17,7 @@ const NAME = 'interlock-webhook';
  * meshes' injectors (istio-sidecar-injector, linkerd-proxy-injector-webhook-config), so the pod
  * normally arrives already injected, and reinvocation covers any injector named later.
  */
-export const CONFIGURATION_NAME = `zz-${NAME}`;
+const CONFIGURATION_NAME = `zz-${NAME}`;
 const TLS_SECRET = `${NAME}-tls`;
 /** At most 5 s: every pod creation in the selected namespaces waits on it (the webhook answers within --request-deadline, 2 s). */
 const TIMEOUT_SECONDS = 5;
@@ -25,7 +25,7 @@ const PORT = 8443;
 /** A fresh object each time: a shared one would print as YAML anchors. */
 const labels = () => ({ 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/part-of': 'interlock' });
 /** Opt a workload out: `interlock.dev/admission: disabled` on the pod template. */
-export const OPT_OUT_LABEL = 'interlock.dev/admission';
+const OPT_OUT_LABEL = 'interlock.dev/admission';
 
 /** Every document `interlock manifest --webhook` prints, in the order they apply. */
 export function webhookManifest(options: WebhookManifestOptions): Document[] {

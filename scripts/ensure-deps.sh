@@ -19,6 +19,7 @@ declare -A provider=(
   [iptables-nft-restore]=iptables [iptables-legacy-restore]=iptables [iptables-nft-save]=iptables
   [iptables-legacy-save]=iptables [ip6tables-nft-restore]=iptables [ip6tables-legacy-restore]=iptables
   [nft]=nftables [setpriv]=util-linux [nsenter]=util-linux [sysctl]=procps [pgrep]=procps [git]=git
+  [openssl]=openssl [faketime]=faketime
 )
 need=()
 for command in "${!provider[@]}"; do

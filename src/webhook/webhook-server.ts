@@ -9,6 +9,8 @@ import type { TlsPair } from './tls-files.js';
 import type { PatchSettings } from './validator-patch.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+
 export interface WebhookServerOptions {
   readonly host: string;
   readonly port: number;
@@ -42,7 +44,16 @@ interface ServerState {
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
   const state: ServerState = { options, buffered: 0, inFlight: 0, draining: false };
   const server = createServer(
-    { cert: options.tls.cert, key: options.tls.key, minVersion: 'TLSv1.2', handshakeTimeout: options.deadlineMs },
+    {
+      cert: options.tls.cert,
+      key: options.tls.key,
+      minVersion: 'TLSv1.2',
+      // A handshake is CPU-bound on both sides: held to the request deadline, a starved node would
+      // drop connections the API server then retries; bounded all the same.
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      // How often header and request timeouts are checked (Node's default is 30 s).
+      connectionsCheckingInterval: 250,
+    },
     (req, res) => route(state, req, res),
   );
   server.headersTimeout = options.deadlineMs;

@@ -12,7 +12,12 @@ export interface WebhookProcess {
 }
 
 /** `interlock webhook` as the image runs it (the start-up snapshot), on 127.0.0.1 and a free port. */
-export async function startWebhook(cert: string, key: string, extra: readonly string[] = []): Promise<WebhookProcess> {
+export async function startWebhook(
+  cert: string,
+  key: string,
+  extra: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<WebhookProcess> {
   const [node, ...launch] = launchArgs('snapshot');
   const child = spawn(
     node!,
@@ -29,7 +34,7 @@ export async function startWebhook(cert: string, key: string, extra: readonly st
       'registry.example/interlock:1.0.0',
       ...extra,
     ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } },
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } },
   );
   const logs: Record<string, unknown>[] = [];
   let stderr = '';

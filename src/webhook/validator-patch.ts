@@ -1,4 +1,5 @@
 import { compatModeOf, type CompatMode } from '../compat/compat-argv.js';
+import { LINKERD_VALIDATOR_PATH } from '../compat/drop-in-programs.js';
 import { VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
 import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
@@ -10,16 +11,16 @@ const MESH_VALIDATORS: Readonly<Record<string, CompatMode>> = {
   'istio-validation': 'istio',
 };
 
-/** Where the image puts the binary (image/Dockerfile links it into /usr/local/bin). */
-const INTERLOCK_BINARY = '/usr/local/bin/interlock';
-
 /**
- * Interlock's command per drop-in mode: the mesh's args follow it unchanged and src/compat maps
- * them. Linkerd's args are bare flags, so the mode is named; Istio's start with `istio-iptables`.
+ * The command per drop-in mode, as Interlock's image runs it (image/Dockerfile): Linkerd's path is
+ * the image's shim into Interlock's Linkerd mode; Istio's has no command, so the image's
+ * entrypoint (`interlock validate`) reads the `istio-iptables ...` args. These are also the only
+ * commands the node agent trusts a validator's failure from (docs/node-agent.md, trust boundary).
+ * The mesh's args follow unchanged and src/compat maps them.
  */
-export const DROP_IN_COMMAND: Readonly<Record<CompatMode, readonly string[]>> = {
-  linkerd: [INTERLOCK_BINARY, 'linkerd2-network-validator'],
-  istio: [INTERLOCK_BINARY, 'validate'],
+export const DROP_IN_COMMAND: Readonly<Record<CompatMode, readonly string[] | undefined>> = {
+  linkerd: [LINKERD_VALIDATOR_PATH],
+  istio: undefined,
 };
 
 export interface PatchSettings {
@@ -72,11 +73,9 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
   return { ops, containers };
 }
 
-/** The drop-in mode the container runs: Interlock's own command, or the mesh's argv read by src/compat. */
+/** The drop-in mode the container runs: the mesh's argv, read by src/compat (Interlock's own commands included). */
 function dropInMode(container: Record<string, unknown>): CompatMode | undefined {
-  const command = stringList(container.command);
-  for (const [mode, ours] of Object.entries(DROP_IN_COMMAND)) if (sameJson(command, ours)) return mode as CompatMode;
-  return compatModeOf([...(command ?? []), ...(stringList(container.args) ?? [])]);
+  return compatModeOf([...(stringList(container.command) ?? []), ...(stringList(container.args) ?? [])]);
 }
 
 function containerPatch(
@@ -87,10 +86,13 @@ function containerPatch(
 ): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
   const set = (field: string, value: unknown) => {
-    if (!sameJson(container[field], value)) ops.push({ op: 'add', path: `${at}/${field}`, value });
+    if (value === undefined) {
+      if (container[field] !== undefined) ops.push({ op: 'remove', path: `${at}/${field}` });
+    } else if (!sameJson(container[field], value)) ops.push({ op: 'add', path: `${at}/${field}`, value });
   };
+  const command = DROP_IN_COMMAND[mode];
   set('image', settings.image);
-  set('command', [...DROP_IN_COMMAND[mode]]);
+  set('command', command && [...command]);
   set('env', mergedByName(container.env, [...podIdentityEnv(), ...podinfoEnv()]));
   set('volumeMounts', mergedByName(container.volumeMounts, [podinfoMount()]));
   set('resources', structuredClone(VALIDATOR_RESOURCES));

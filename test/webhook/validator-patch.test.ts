@@ -95,6 +95,26 @@ describe('the validator patch over the meshes’ rendered pods', () => {
     },
   );
 
+  it.each(withValidator.map((p) => [p.id, p] as const))(
+    "%s: the patched validator stays inside the node agent's trust boundary (docs/node-agent.md)",
+    (_id, fixture) => {
+      const mutated = applyOps(fixture.pod, podPatch(fixture.pod, SETTINGS).ops);
+      const now = (mutated.spec.initContainers as Json[]).find((c) => c.name === fixture.validator)!;
+      // The image as shipped: no command (its entrypoint), or Linkerd's path (its shim).
+      expect([undefined, '["/usr/lib/linkerd/linkerd2-network-validator"]']).toContain(
+        now.command && JSON.stringify(now.command),
+      );
+      for (const entry of now.env as Json[])
+        expect(entry.name).toMatch(
+          /^(INTERLOCK_.*|POD_NAME|POD_NAMESPACE|POD_UID|NODE_NAME|KUBERNETES_SERVICE_(HOST|PORT))$/,
+        );
+      for (const mount of now.volumeMounts as Json[])
+        expect(['/var/run/secrets/kubernetes.io/serviceaccount', '/etc/interlock/podinfo']).toContain(mount.mountPath);
+      expect(now.envFrom).toBeUndefined();
+      expect(now.lifecycle).toBeUndefined();
+    },
+  );
+
   it.each(withoutValidator.map((p) => [p.id, p] as const))(
     '%s: a pod without a mesh validator is not patched',
     (_id, fixture) => {

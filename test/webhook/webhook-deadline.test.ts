@@ -15,7 +15,9 @@ let clockFile: string;
 function hangingRequest(uid: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const head = `POST /mutate HTTP/1.1\r\nhost: x\r\ncontent-length: 4000\r\n\r\n{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"${uid}",`;
-    const socket = connect({ host: '127.0.0.1', port: webhook.port, ca: authority.ca, servername: 'localhost' }, () => socket.write(head));
+    const socket = connect({ host: '127.0.0.1', port: webhook.port, ca: authority.ca, servername: 'localhost' }, () =>
+      socket.write(head),
+    );
     let answer = '';
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
     socket.on('close', () => resolve(answer));
@@ -28,12 +30,17 @@ beforeAll(async () => {
   clockFile = join(authority.dir, 'faketime');
   writeFileSync(clockFile, '+0\n');
   // Only the wall clock is faked: a deadline kept on it would never come after a step back.
-  webhook = await startWebhook(join(authority.dir, 'tls.crt'), join(authority.dir, 'tls.key'), ['--request-deadline', '500ms'], {
-    LD_PRELOAD: FAKETIME,
-    FAKETIME_DONT_FAKE_MONOTONIC: '1',
-    FAKETIME_NO_CACHE: '1',
-    FAKETIME_TIMESTAMP_FILE: clockFile,
-  });
+  webhook = await startWebhook(
+    join(authority.dir, 'tls.crt'),
+    join(authority.dir, 'tls.key'),
+    ['--request-deadline', '500ms'],
+    {
+      LD_PRELOAD: FAKETIME,
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_TIMESTAMP_FILE: clockFile,
+    },
+  );
 });
 
 afterAll(async () => {

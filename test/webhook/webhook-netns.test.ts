@@ -64,13 +64,18 @@ function runContainer(ns: PodNamespace, mutated: Json, name: string) {
     if (typeof entry.value === 'string') env[entry.name] = entry.value.replace(mount.mountPath, podinfo);
     else if (entry.valueFrom?.fieldRef) env[entry.name] = POD_FIELDS[entry.valueFrom.fieldRef.fieldPath] ?? '';
   }
-  const [binary, ...command] = container.command as string[];
-  expect(binary).toBe('/usr/local/bin/interlock');
   const { runAsUser, runAsGroup } = container.securityContext;
-  return collect(
-    ns.spawnInterlock([...command, ...(container.args as string[])], { uid: runAsUser, gid: runAsGroup, env }),
-    ns.terminationLog,
-  );
+  const argv = imageArgv(container.command as string[] | undefined, container.args as string[]);
+  return collect(ns.spawnInterlock(argv, { uid: runAsUser, gid: runAsGroup, env }), ns.terminationLog);
+}
+
+/** What Interlock's image runs for a container's command and args (image/Dockerfile). */
+function imageArgv(command: string[] | undefined, args: string[]): string[] {
+  // No command: the image's ENTRYPOINT ["interlock", "validate"].
+  if (command === undefined) return ['validate', ...args];
+  // Linkerd's path is the image's shim: exec interlock linkerd2-network-validator "$@".
+  expect(command).toEqual(['/usr/lib/linkerd/linkerd2-network-validator']);
+  return ['linkerd2-network-validator', ...args];
 }
 
 const CASES = [

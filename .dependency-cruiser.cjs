@@ -14,6 +14,7 @@ const LAYERS = [
   ['validate', 'output'],
   ['kube', 'compat'],
   ['inject', 'cni', 'node-agent'],
+  ['webhook'],
   ['cli'],
   ['snapshot'],
 ];

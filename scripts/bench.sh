@@ -5,6 +5,7 @@
 #      analysis of every corpus case, of the synthetic tables and of a hostile 2,000-RETURN table;
 #   3. `interlock node` against the API stand-in: reaction, footprint (110/5,000 pods), 50-pod storm;
 #   4. `interlock cni-check` on a directory of 50 CNI configuration files;
+#   4b. `interlock webhook`: 1,000 admissions at 50 concurrent over TLS, p50/p99 and peak RSS;
 #   5. the image: `docker start` to exit of the init container vs `true` from the same base, and
 #      its size against its base;
 #   6. the kubelet's path: pod start through containerd's CRI with and without the validator.
@@ -22,6 +23,7 @@ node scripts/bench-validate.mjs
 bash scripts/ensure-containerd.sh
 node scripts/bench-cni.mjs
 node scripts/bench-node.mjs
+node scripts/bench-webhook.mjs
 if [ "${BENCH_SKIP_IMAGE:-}" != 1 ]; then
   bash scripts/ensure-docker.sh
   npm run image --silent

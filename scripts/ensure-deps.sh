@@ -19,7 +19,7 @@ declare -A provider=(
   [ip]=iproute2 [ss]=iproute2
   [iptables-nft-restore]=iptables [iptables-legacy-restore]=iptables [iptables-nft-save]=iptables
   [iptables-legacy-save]=iptables [ip6tables-nft-restore]=iptables [ip6tables-legacy-restore]=iptables
-  [faketime]=faketime [nft]=nftables [setpriv]=util-linux [nsenter]=util-linux [sysctl]=procps [pgrep]=procps [git]=git
+  [faketime]=faketime [nft]=nftables [setpriv]=util-linux [nsenter]=util-linux [sysctl]=procps [pgrep]=procps [git]=git [openssl]=openssl
   [zsh]=zsh [fish]=fish
 )
 need=()

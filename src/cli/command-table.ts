@@ -8,6 +8,7 @@ import { INJECT_FLAGS } from './inject-command.js';
 import { MANIFEST_FLAGS } from './manifest-command.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { VERSION_COMMAND_FLAGS } from './version-command.js';
+import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
 
 type Code = keyof typeof EXIT;
 const code = (key: Code, meaning: string = EXIT_MEANINGS[key]): readonly [string, string] => [
@@ -76,7 +77,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   {
     name: 'manifest',
     usage: '--mesh linkerd|istio|generic [flags]',
-    summary: 'Print the Kubernetes objects that install the validator, or with --node-agent the node agent.',
+    summary:
+      'Print the Kubernetes objects that install the validator, or with --node-agent the node agent, or with --webhook the admission webhook.',
     description: [
       'Prints YAML (or JSON) to apply with kubectl or to paste into a pod spec, for the mesh named by --mesh.',
     ],
@@ -129,6 +131,21 @@ export const COMMANDS: readonly CommandSpec[] = [
       USAGE,
       code('dataError', 'the directory holds more than an audit reads'),
       code('noInput', 'the directory cannot be read'),
+      code('internalError'),
+    ],
+  },
+  {
+    name: 'webhook',
+    usage: '[--tls-cert FILE --tls-key FILE] [flags]',
+    summary: "Admission webhook: put Interlock in place of the mesh's validator as pods are created.",
+    description: [
+      "Serves AdmissionReview admission.k8s.io/v1 over TLS at POST /mutate. For a Pod CREATE holding linkerd-network-validator or istio-validation it answers a JSONPatch that runs Interlock in that container, in the mesh's place; every other request is allowed unchanged. Also /healthz, /readyz and /metrics. The serving certificate is reloaded when its files change. Runs until SIGTERM, then drains in-flight requests. 'interlock manifest --webhook' prints its deployment (docs/admission.md).",
+    ],
+    flags: WEBHOOK_COMMAND_FLAGS,
+    exitCodes: [
+      code('pass', 'stopped by SIGTERM or SIGINT after draining'),
+      USAGE,
+      code('noInput', 'the serving certificate or key cannot be read or parsed, or the address cannot be listened on'),
       code('internalError'),
     ],
   },

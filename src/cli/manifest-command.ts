@@ -12,6 +12,7 @@ import type { NodeAction } from '../node-agent/decide.js';
 import type { NodeAgentManifestOptions } from '../node-agent/manifest.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
 import { commandError } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 
@@ -41,8 +42,8 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'image',
     kind: 'value',
     placeholder: 'IMAGE',
-    help: `Interlock's image (default ${DEFAULT_IMAGE}).`,
-    commands: ['manifest', 'inject'],
+    help: `Interlock's image (default ${DEFAULT_IMAGE}); webhook: the image it puts in place of the mesh's validator.`,
+    commands: ['manifest', 'inject', 'webhook'],
     parse: text,
     default: DEFAULT_IMAGE,
   },
@@ -76,7 +77,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'namespace',
     kind: 'value',
     placeholder: 'NS',
-    help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent: the agent's namespace (default interlock-system).",
+    help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent, --webhook: the agent's or the webhook's namespace (default interlock-system).",
     commands: ['manifest'],
     parse: dnsName,
   },
@@ -102,6 +103,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     commands: ['manifest'],
     parse: on,
   },
+  ...WEBHOOK_MANIFEST_FLAGS,
   HELP_FLAG,
   VERSION_FLAG,
 ];
@@ -133,7 +135,7 @@ export type NodeAgentManifest = (options: NodeAgentManifestOptions) => Promise<r
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
   (await import('../node-agent/manifest.js')).nodeAgentManifest(options);
 
-type Mode = 'container' | 'rbac' | 'node-agent';
+type Mode = 'container' | 'rbac' | 'node-agent' | 'webhook';
 
 /** The flags each output mode takes; any other flag given is an error naming the mode. */
 export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
@@ -149,6 +151,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
   ],
   rbac: ['rbac', 'namespace', 'service-account', 'output'],
   'node-agent': ['node-agent', 'mesh', 'image', 'namespace', 'output'],
+  webhook: ['webhook', 'image', 'namespace', 'output', 'ca-bundle', 'failure-policy', 'canary-namespace'],
 };
 
 /** Node flags `manifest --node-agent` passes to the agent (mesh and help are manifest's own). */
@@ -159,11 +162,7 @@ export async function runManifest(
   env: Readonly<Record<string, string | undefined>>,
   nodeAgent: NodeAgentManifest = nodeAgentDocuments,
 ): Promise<CommandOutcome> {
-  const mode: Mode = argv.some((arg) => arg === '--node-agent' || arg.startsWith('--node-agent='))
-    ? 'node-agent'
-    : argv.some((arg) => arg === '--rbac' || arg.startsWith('--rbac='))
-      ? 'rbac'
-      : 'container';
+  const mode = modeOf(argv);
   const { own, agent } = mode === 'node-agent' ? splitAgentArgs(argv) : { own: argv, agent: [] };
   const parsed = parseCommandFlags('manifest', own, MANIFEST_FLAGS, env);
   if (!parsed.ok) return usageError(parsed.error.message);
@@ -176,11 +175,20 @@ export async function runManifest(
   return { exitCode: 0, stdout, stderr: '' };
 }
 
+/** The output mode, named by its switch; several switches at once leave all but one misplaced, hence refused. */
+function modeOf(argv: readonly string[]): Mode {
+  const given = (name: string) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
+  if (given('node-agent')) return 'node-agent';
+  if (given('webhook')) return 'webhook';
+  return given('rbac') ? 'rbac' : 'container';
+}
+
 function modeName(mode: Mode): string {
   return {
-    container: 'the init container (no --rbac or --node-agent)',
+    container: 'the init container (no --rbac, --node-agent or --webhook)',
     rbac: 'manifest --rbac',
     'node-agent': 'manifest --node-agent',
+    webhook: 'manifest --webhook',
   }[mode];
 }
 
@@ -196,6 +204,10 @@ async function modeDocuments(
     return eventRbacDocuments({ namespace, serviceAccounts }).map((value) => ({ value }));
   }
   if (mode === 'node-agent') return agentDocuments(values, agent, nodeAgent);
+  if (mode === 'webhook') {
+    const webhook = (await import('./manifest-webhook.js')).webhookDocuments(values);
+    return webhook.ok ? webhook.value : webhook.error.message;
+  }
   const mesh = values.get('mesh') as Mesh | undefined;
   if (!mesh) return '--mesh is required: linkerd, istio or generic';
   const ports = portArgs(values, mesh);

@@ -43,6 +43,10 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     const { runNodeCommand } = await import('./node-command.js');
     return runNodeCommand(rest, process.env, abortOnSignals());
   }
+  if (command === 'webhook') {
+    const { runWebhookCommand } = await import('./webhook-command.js');
+    return runWebhookCommand(rest, process.env, abortOnSignals());
+  }
   if (command === 'explain') {
     const { runExplain } = await import('./explain-command.js');
     return runExplain(rest, process.env);

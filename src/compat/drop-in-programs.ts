@@ -2,7 +2,7 @@
 export type CompatMode = 'linkerd' | 'istio';
 
 /** The path Linkerd's injector puts in `command:`; the image provides it (a shim that passes the name below first). */
-const LINKERD_VALIDATOR_PATH = '/usr/lib/linkerd/linkerd2-network-validator';
+export const LINKERD_VALIDATOR_PATH = '/usr/lib/linkerd/linkerd2-network-validator';
 export const LINKERD_VALIDATOR_NAME = 'linkerd2-network-validator';
 /** Istio's istio-validation args start with this subcommand of pilot-agent. */
 export const ISTIO_IPTABLES_NAME = 'istio-iptables';

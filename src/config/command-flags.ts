@@ -10,6 +10,7 @@ const EVERY_COMMAND: readonly CommandName[] = [
   'cni-check',
   'version',
   'completion',
+  'webhook',
 ];
 
 // Switches without `env`: the process environment can never print help or a version instead of

@@ -100,7 +100,7 @@ export const LOG_LEVEL_FLAG = value<LogLevel>(
   'LEVEL',
   'trace, debug, info (default), warn, error, fatal, silent.',
   oneOf(LOG_LEVELS),
-  { default: 'info', commands: ['validate', 'node'], choices: LOG_LEVELS },
+  { default: 'info', commands: ['validate', 'node', 'webhook'], choices: LOG_LEVELS },
 );
 const PROBE_ADDRESS_FLAG = value(
   'probe-address',

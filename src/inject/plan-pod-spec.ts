@@ -146,7 +146,7 @@ function refusal(pod: PodInput, options: InjectOptions): string | undefined {
     return `a container named ${nameOf(impostor)} (image ${scalarText(impostor.image)}) is not Interlock's validator; rename it`;
   const admission = admissionMesh(pod.metadata, names.map(nameOf), pod.namespace);
   if (admission)
-    return `${admission === 'linkerd' ? "Linkerd's proxy injector" : "Istio's sidecar injector"} injects this pod at admission and adds its own validator there; only an admission-time mutation after that injector can swap it (Interlock's admission webhook is not released yet), not inject`;
+    return `${admission === 'linkerd' ? "Linkerd's proxy injector" : "Istio's sidecar injector"} injects this pod at admission and adds its own validator there; use the admission path (\`interlock webhook\`, deployed by \`interlock manifest --webhook\`; docs/admission.md), not inject`;
   return undefined;
 }
 

@@ -47,6 +47,8 @@ export const REASONS = {
   KubeUnavailable:
     'no Kubernetes API could be found or its credentials could not be read (KUBECONFIG, in-cluster service account)',
   KubeApiError: 'the Kubernetes API did not answer in time, could not be reached, or refused the request',
+  AdmissionRequestInvalid:
+    'the admission webhook could not read a request (not an AdmissionReview v1, malformed, oversized or too slow); answered per --on-error',
 } as const;
 
 export type Reason = keyof typeof REASONS;

@@ -1,0 +1,75 @@
+import { Registry } from 'prom-client';
+import { EXIT } from '../config/exit-codes.js';
+import { parseCommandLine } from '../config/parse-command-line.js';
+import type { LogLevel } from '../config/validate-config.js';
+import { createLogger } from '../output/logger.js';
+import type { OnError } from '../webhook/admit.js';
+import { loadTlsPair, watchTlsPair } from '../webhook/tls-files.js';
+import { promWebhookMetrics } from '../webhook/webhook-metrics.js';
+import { startWebhookServer } from '../webhook/webhook-server.js';
+import { WEBHOOK_ANNOTATIONS } from '../webhook/webhook-annotations.js';
+import type { CommandOutcome } from './command-outcome.js';
+import { commandError } from './command-error.js';
+import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
+
+const TLS_POLL_MS = 5000;
+
+const usage = (message: string): CommandOutcome =>
+  commandError('webhook', EXIT.invalidConfig, { reason: 'ConfigInvalid', message });
+
+/** `interlock webhook`: serves until `stop` aborts, then drains in-flight requests and exits 0. */
+export async function runWebhookCommand(
+  argv: readonly string[],
+  env: Readonly<Record<string, string | undefined>>,
+  stop: AbortSignal,
+): Promise<CommandOutcome> {
+  const parsed = parseCommandLine('webhook', argv, env, WEBHOOK_COMMAND_FLAGS);
+  if (!parsed.ok) return usage(parsed.error.message);
+  const values = parsed.value.values;
+  const paths = { cert: values.get('tls-cert') as string, key: values.get('tls-key') as string };
+  const tls = await loadTlsPair(paths);
+  if (!tls.ok) return commandError('webhook', EXIT.noInput, tls.error);
+  const log = createLogger('json', values.get('log-level') as LogLevel);
+  const registry = new Registry();
+  const metrics = promWebhookMetrics(registry);
+  const { host, port } = values.get('bind') as { host: string; port: number };
+  const server = await startWebhookServer({
+    host,
+    port,
+    tls: tls.value,
+    settings: { image: values.get('image') as string, annotations: WEBHOOK_ANNOTATIONS },
+    onError: values.get('on-error') as OnError,
+    deadlineMs: values.get('request-deadline') as number,
+    maxBodyBytes: values.get('max-request-bytes') as number,
+    bufferBudgetBytes: 64 * 1024 * 1024,
+    metrics,
+    registry,
+    log,
+  }).catch((error: Error) => error);
+  if (server instanceof Error)
+    return commandError('webhook', EXIT.noInput, {
+      reason: 'ConfigInvalid',
+      message: `cannot listen on ${host}:${port}: ${server.message}`,
+    });
+  const watch = watchTlsPair(
+    paths,
+    tls.value,
+    TLS_POLL_MS,
+    (pair) => {
+      server.setTls(pair);
+      metrics.tlsReload('ok');
+      log.info({ cert: paths.cert }, 'serving certificate reloaded');
+    },
+    (message) => {
+      metrics.tlsReload('error');
+      log.warn({ reason: 'ConfigInvalid', message }, 'serving certificate not reloaded; the current one stays');
+    },
+  );
+  log.info({ host, port: server.port, image: values.get('image') }, 'webhook listening');
+  if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
+  log.info({}, 'draining');
+  watch.close();
+  await server.drain(values.get('drain-timeout') as number);
+  log.info({}, 'drained');
+  return { exitCode: EXIT.pass, stdout: '', stderr: '' };
+}

@@ -1,0 +1,41 @@
+import { isPodCreate, leadingUid, readReview, reviewResponse, type ReviewResponse } from './admission-review.js';
+import { podPatch, type ContainerDecision, type PatchSettings } from './validator-patch.js';
+
+/** What a request the webhook cannot read gets: `allow` leaves the pod as the mesh made it (its own validator still runs). */
+export type OnError = 'allow' | 'deny';
+
+/** Why a request was answered without reading it: each is a metric label and a log field. */
+export type InvalidCause = 'malformed' | 'too-large' | 'deadline' | 'busy';
+
+export interface Admission {
+  readonly response: ReviewResponse;
+  /** patched: a patch returned; unchanged: a validator already Interlock's; skipped: nothing to do; invalid: see cause. */
+  readonly outcome: 'patched' | 'unchanged' | 'skipped' | 'invalid';
+  readonly cause?: InvalidCause;
+  readonly message?: string;
+  readonly containers: readonly ContainerDecision[];
+}
+
+/** The whole decision for one request body: pure, so dry-run requests are as safe as any. */
+export function admit(body: string, settings: PatchSettings, onError: OnError): Admission {
+  const review = readReview(body);
+  if (!review.ok) return refuse(leadingUid(body), 'malformed', review.error.message, onError);
+  const request = review.value;
+  if (!isPodCreate(request))
+    return { response: reviewResponse(request.uid, { allowed: true }), outcome: 'skipped', containers: [] };
+  const { ops, containers } = podPatch(request.object, settings);
+  const outcome = ops.length ? 'patched' : containers.some((c) => c.outcome === 'unchanged') ? 'unchanged' : 'skipped';
+  return { response: reviewResponse(request.uid, { allowed: true, patch: ops }), outcome, containers };
+}
+
+/** The configured decision for a request that was not read (cut off, oversized, too slow, or over the budget). */
+export function refuse(uid: string, cause: InvalidCause, message: string, onError: OnError): Admission {
+  const sentence = `interlock webhook: ${message}; ${onError === 'allow' ? 'admitted unchanged (the mesh validator stays)' : 'denied (--on-error deny)'}`;
+  return {
+    response: reviewResponse(uid, { allowed: onError === 'allow', message: sentence }),
+    outcome: 'invalid',
+    cause,
+    message,
+    containers: [],
+  };
+}

@@ -1,0 +1,174 @@
+export interface WebhookManifestOptions {
+  readonly image: string;
+  readonly namespace: string;
+  readonly failurePolicy: 'Ignore' | 'Fail';
+  /** The CA that signed the serving certificate, PEM; without it cert-manager issues and injects it. */
+  readonly caBundlePem?: string;
+  /** Only pods created in this namespace are sent to the webhook. */
+  readonly canaryNamespace?: string;
+}
+
+type Document = Record<string, unknown>;
+
+const NAME = 'interlock-webhook';
+/**
+ * The API server calls mutating webhook configurations in the order of their names, and calls one
+ * again (reinvocationPolicy IfNeeded) when a later one changed the pod. `zz-` sorts after the
+ * meshes' injectors (istio-sidecar-injector, linkerd-proxy-injector-webhook-config), so the pod
+ * normally arrives already injected, and reinvocation covers any injector named later.
+ */
+const CONFIGURATION_NAME = `zz-${NAME}`;
+const TLS_SECRET = `${NAME}-tls`;
+/** At most 5 s: every pod creation in the selected namespaces waits on it (the webhook answers within --request-deadline, 2 s). */
+const TIMEOUT_SECONDS = 5;
+const PORT = 8443;
+/** A fresh object each time: a shared one would print as YAML anchors. */
+const labels = () => ({ 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/part-of': 'interlock' });
+/** Opt a workload out: `interlock.dev/admission: disabled` on the pod template. */
+const OPT_OUT_LABEL = 'interlock.dev/admission';
+
+/** Every document `interlock manifest --webhook` prints, in the order they apply. */
+export function webhookManifest(options: WebhookManifestOptions): Document[] {
+  const meta = (extra: Document = {}) => ({ name: NAME, namespace: options.namespace, labels: labels(), ...extra });
+  return [
+    // No Role and no binding: the webhook answers the API server and never calls it.
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(), automountServiceAccountToken: false },
+    ...(options.caBundlePem === undefined ? certManagerDocuments(options.namespace, meta) : []),
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: meta(),
+      spec: { selector: labels(), ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
+    },
+    deployment(options, meta()),
+    {
+      apiVersion: 'policy/v1',
+      kind: 'PodDisruptionBudget',
+      metadata: meta(),
+      spec: { minAvailable: 1, selector: { matchLabels: labels() } },
+    },
+    webhookConfiguration(options),
+  ];
+}
+
+function certManagerDocuments(namespace: string, meta: (extra?: Document) => Document): Document[] {
+  const service = `${NAME}.${namespace}.svc`;
+  return [
+    {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Issuer',
+      metadata: { ...meta(), name: `${NAME}-selfsigned` },
+      spec: { selfSigned: {} },
+    },
+    {
+      apiVersion: 'cert-manager.io/v1',
+      kind: 'Certificate',
+      metadata: meta(),
+      spec: {
+        secretName: TLS_SECRET,
+        dnsNames: [service, `${service}.cluster.local`],
+        duration: '2160h',
+        renewBefore: '360h',
+        privateKey: { algorithm: 'ECDSA', size: 256, rotationPolicy: 'Always' },
+        issuerRef: { name: `${NAME}-selfsigned`, kind: 'Issuer', group: 'cert-manager.io' },
+      },
+    },
+  ];
+}
+
+function deployment(options: WebhookManifestOptions, metadata: Document): Document {
+  const probe = (path: string) => ({
+    httpGet: { path, port: 'https', scheme: 'HTTPS' },
+    periodSeconds: 5,
+    failureThreshold: 3,
+  });
+  const container = {
+    name: 'webhook',
+    image: options.image,
+    command: ['interlock'],
+    args: ['webhook', `--image=${options.image}`, `--bind=0.0.0.0:${PORT}`],
+    ports: [{ name: 'https', containerPort: PORT, protocol: 'TCP' }],
+    livenessProbe: probe('/healthz'),
+    readinessProbe: probe('/readyz'),
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
+    volumeMounts: [{ name: 'tls', mountPath: '/etc/interlock/tls', readOnly: true }],
+    securityContext: {
+      runAsNonRoot: true,
+      runAsUser: 65532,
+      runAsGroup: 65532,
+      allowPrivilegeEscalation: false,
+      readOnlyRootFilesystem: true,
+      capabilities: { drop: ['ALL'] },
+      seccompProfile: { type: 'RuntimeDefault' },
+    },
+  };
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata,
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: labels() },
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
+      template: {
+        metadata: { labels: labels() },
+        spec: {
+          serviceAccountName: NAME,
+          automountServiceAccountToken: false,
+          // Longer than --drain-timeout (20 s): in-flight admissions finish before SIGKILL.
+          terminationGracePeriodSeconds: 30,
+          affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [antiAffinity()] } },
+          containers: [container],
+          volumes: [{ name: 'tls', secret: { secretName: TLS_SECRET } }],
+        },
+      },
+    },
+  };
+}
+
+function antiAffinity(): Document {
+  return {
+    weight: 100,
+    podAffinityTerm: { topologyKey: 'kubernetes.io/hostname', labelSelector: { matchLabels: labels() } },
+  };
+}
+
+function webhookConfiguration(options: WebhookManifestOptions): Document {
+  const notIn = { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', options.namespace] };
+  const canary = options.canaryNamespace
+    ? [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [options.canaryNamespace] }]
+    : [];
+  const caBundle =
+    options.caBundlePem === undefined ? {} : { caBundle: Buffer.from(options.caBundlePem).toString('base64') };
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'MutatingWebhookConfiguration',
+    metadata: {
+      name: CONFIGURATION_NAME,
+      labels: labels(),
+      ...(options.caBundlePem === undefined
+        ? { annotations: { 'cert-manager.io/inject-ca-from': `${options.namespace}/${NAME}` } }
+        : {}),
+    },
+    webhooks: [
+      {
+        name: 'validator.webhook.interlock.dev',
+        admissionReviewVersions: ['v1'],
+        clientConfig: {
+          service: { name: NAME, namespace: options.namespace, path: '/mutate', port: 443 },
+          ...caBundle,
+        },
+        rules: [
+          { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+        ],
+        namespaceSelector: { matchExpressions: [notIn, ...canary] },
+        objectSelector: { matchExpressions: [{ key: OPT_OUT_LABEL, operator: 'NotIn', values: ['disabled'] }] },
+        matchPolicy: 'Equivalent',
+        sideEffects: 'None',
+        timeoutSeconds: TIMEOUT_SECONDS,
+        failurePolicy: options.failurePolicy,
+        reinvocationPolicy: 'IfNeeded',
+      },
+    ],
+  };
+}

@@ -1,0 +1,186 @@
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import type { Registry } from 'prom-client';
+import type { Logger } from '../output/logger.js';
+import { leadingUid } from './admission-review.js';
+import { admit, refuse, type Admission, type InvalidCause, type OnError } from './admit.js';
+import type { TlsPair } from './tls-files.js';
+import type { PatchSettings } from './validator-patch.js';
+import type { WebhookMetrics } from './webhook-metrics.js';
+
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+export interface WebhookServerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly tls: TlsPair;
+  readonly settings: PatchSettings;
+  readonly onError: OnError;
+  /** Every request is answered within this, on the monotonic clock: a slow client gets the --on-error decision. */
+  readonly deadlineMs: number;
+  readonly maxBodyBytes: number;
+  /** Request bytes buffered at once across all requests; over it a request is answered at once. */
+  readonly bufferBudgetBytes: number;
+  readonly metrics: WebhookMetrics;
+  readonly registry: Registry;
+  readonly log: Logger;
+}
+
+export interface WebhookServer {
+  readonly port: number;
+  setTls(pair: TlsPair): void;
+  /** Stops accepting, answers what is in flight (at most `timeoutMs`), then closes every connection. */
+  drain(timeoutMs: number): Promise<void>;
+}
+
+interface ServerState {
+  readonly options: WebhookServerOptions;
+  buffered: number;
+  inFlight: number;
+  draining: boolean;
+}
+
+export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
+  const state: ServerState = { options, buffered: 0, inFlight: 0, draining: false };
+  const server = createServer(
+    {
+      cert: options.tls.cert,
+      key: options.tls.key,
+      minVersion: 'TLSv1.2',
+      // A handshake is CPU-bound on both sides: held to the request deadline, a starved node would
+      // drop connections the API server then retries; bounded all the same.
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      // How often header and request timeouts are checked (Node's default is 30 s).
+      connectionsCheckingInterval: 250,
+    },
+    (req, res) => route(state, req, res),
+  );
+  server.headersTimeout = options.deadlineMs;
+  server.requestTimeout = options.deadlineMs + 1000;
+  // The API server reuses its connections; a new TLS handshake per pod would cost more than the admission.
+  server.keepAliveTimeout = 30_000;
+  server.on('tlsClientError', (error) => options.log.debug({ err: error.message }, 'TLS handshake failed'));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const address = server.address();
+  return {
+    port: typeof address === 'object' && address ? address.port : options.port,
+    setTls: (pair) => server.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }),
+    drain: (timeoutMs) => drain(server, state, timeoutMs),
+  };
+}
+
+function route(state: ServerState, req: IncomingMessage, res: ServerResponse): void {
+  const path = (req.url ?? '/').split('?', 1)[0];
+  if (state.draining) res.setHeader('connection', 'close');
+  if (path === '/mutate' && req.method === 'POST') return admitRequest(state, req, res);
+  if (path === '/healthz') return plain(res, 200, 'ok\n');
+  if (path === '/readyz') return state.draining ? plain(res, 503, 'draining\n') : plain(res, 200, 'ok\n');
+  if (path === '/metrics') {
+    state.options.registry.metrics().then(
+      (text) => {
+        res.writeHead(200, { 'content-type': state.options.registry.contentType });
+        res.end(text);
+      },
+      () => plain(res, 500, 'metrics unavailable\n'),
+    );
+    return;
+  }
+  req.resume();
+  plain(res, path === '/mutate' ? 405 : 404, path === '/mutate' ? 'POST an AdmissionReview\n' : 'not found\n');
+}
+
+/** Reads the body within the byte caps and the deadline, then answers exactly once. */
+function admitRequest(state: ServerState, req: IncomingMessage, res: ServerResponse): void {
+  const { options } = state;
+  const started = performance.now();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let answered = false;
+  state.inFlight += 1;
+  const answer = (admission: Admission, closeAfter: boolean) => {
+    if (answered) return;
+    answered = true;
+    clearTimeout(timer);
+    state.buffered -= size;
+    state.inFlight -= 1;
+    sendReview(res, admission, closeAfter ? () => req.destroy() : undefined);
+    options.metrics.admitted(admission, (performance.now() - started) / 1000);
+    logAdmission(options.log, admission);
+  };
+  const cut = (cause: InvalidCause, message: string) => {
+    const head = Buffer.concat(chunks).subarray(0, 1024).toString('utf8');
+    answer(refuse(leadingUid(head), cause, message, options.onError), true);
+  };
+  const timer = setTimeout(
+    () => cut('deadline', `the request body was not complete within ${options.deadlineMs} ms`),
+    options.deadlineMs,
+  );
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  req.on('data', (chunk: Buffer) => {
+    if (answered) return;
+    if (declared > options.maxBodyBytes || size + chunk.length > options.maxBodyBytes) {
+      // Keep the head: the uid is in it, so the decision still reaches the API server.
+      if (size === 0) chunks.push(chunk.subarray(0, 1024));
+      return cut('too-large', tooLarge(options.maxBodyBytes));
+    }
+    if (state.buffered + chunk.length > options.bufferBudgetBytes)
+      return cut('busy', `more than ${options.bufferBudgetBytes} bytes of requests are being read at once`);
+    chunks.push(chunk);
+    size += chunk.length;
+    state.buffered += chunk.length;
+  });
+  req.on('end', () => {
+    if (!answered) answer(admit(Buffer.concat(chunks).toString('utf8'), options.settings, options.onError), false);
+  });
+  req.on('error', () => cut('malformed', 'the request was cut off'));
+  req.on('close', () => {
+    if (!answered) cut('malformed', 'the connection closed before the request was complete');
+  });
+}
+
+const tooLarge = (max: number) => `the request body is over ${max} bytes`;
+
+function sendReview(res: ServerResponse, admission: Admission, after?: () => void): void {
+  if (res.destroyed || res.headersSent) return after?.();
+  const body = JSON.stringify(admission.response);
+  res.writeHead(200, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(body),
+    ...(after ? { connection: 'close' } : {}),
+  });
+  res.end(body, after);
+}
+
+function logAdmission(log: Logger, admission: Admission): void {
+  const fields = {
+    uid: admission.response.response.uid,
+    outcome: admission.outcome,
+    allowed: admission.response.response.allowed,
+    ...(admission.cause
+      ? { cause: admission.cause, reason: 'AdmissionRequestInvalid', message: admission.message }
+      : {}),
+    ...(admission.containers.length ? { containers: admission.containers } : {}),
+  };
+  if (admission.outcome === 'invalid') log.warn(fields, 'admission request not read');
+  else if (admission.outcome === 'patched') log.info(fields, 'mesh validator replaced by Interlock');
+  else log.debug(fields, 'admission answered without a patch');
+}
+
+function plain(res: ServerResponse, status: number, text: string): void {
+  res.writeHead(status, { 'content-type': 'text/plain' });
+  res.end(text);
+}
+
+async function drain(server: Server, state: ServerState, timeoutMs: number): Promise<void> {
+  state.draining = true;
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  const deadline = performance.now() + timeoutMs;
+  while (state.inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  server.closeAllConnections();
+  await closed;
+}

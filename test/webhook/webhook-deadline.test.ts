@@ -1,0 +1,80 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect } from 'node:tls';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { makeAuthority, removeAuthority, type Authority } from './certs.js';
+import { send, startWebhook, type WebhookProcess } from './webhook-process.js';
+
+const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
+let authority: Authority;
+let webhook: WebhookProcess;
+let clockFile: string;
+
+/** A request that sends its headers and half its body, then waits: what the server answers before it closes. */
+function hangingRequest(uid: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const head = `POST /mutate HTTP/1.1\r\nhost: x\r\ncontent-length: 4000\r\n\r\n{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"${uid}",`;
+    const socket = connect({ host: '127.0.0.1', port: webhook.port, ca: authority.ca, servername: 'localhost' }, () =>
+      socket.write(head),
+    );
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', reject);
+  });
+}
+
+beforeAll(async () => {
+  authority = makeAuthority('deadline');
+  clockFile = join(authority.dir, 'faketime');
+  writeFileSync(clockFile, '+0\n');
+  // Only the wall clock is faked: a deadline kept on it would never come after a step back.
+  webhook = await startWebhook(
+    join(authority.dir, 'tls.crt'),
+    join(authority.dir, 'tls.key'),
+    ['--request-deadline', '500ms'],
+    {
+      LD_PRELOAD: FAKETIME,
+      FAKETIME_DONT_FAKE_MONOTONIC: '1',
+      FAKETIME_NO_CACHE: '1',
+      FAKETIME_TIMESTAMP_FILE: clockFile,
+    },
+  );
+});
+
+afterAll(async () => {
+  webhook.child.kill('SIGKILL');
+  await webhook.exited;
+  removeAuthority(authority);
+});
+
+describe('the request deadline is kept on the monotonic clock', () => {
+  it('the wall clock really is faked in the server (the step below is not a no-op)', async () => {
+    writeFileSync(clockFile, '-3600\n');
+    const date = (await send(webhook.port, authority.ca, '/healthz')).headers.date as string;
+    expect(Math.abs(Date.parse(date) - (Date.now() - 3_600_000))).toBeLessThan(120_000);
+  });
+
+  it('a slow client is still answered after the wall clock stepped back an hour', async () => {
+    writeFileSync(clockFile, '-3600\n');
+    const answer = await hangingRequest('u-back');
+    expect(answer).toMatch(/"uid":"u-back","allowed":true/);
+    expect(answer).toMatch(/not complete within 500 ms/);
+  });
+
+  it('and under CPU starvation (busy loops on every core), with the server still up after', async () => {
+    writeFileSync(clockFile, '+3600\n');
+    const loops: ChildProcess[] = Array.from({ length: 16 }, () =>
+      spawn('timeout', ['20', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }),
+    );
+    try {
+      const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => hangingRequest(`u-starved-${i}`)));
+      answers.forEach((answer, i) => expect(answer).toMatch(new RegExp(`"uid":"u-starved-${i}","allowed":true`)));
+    } finally {
+      for (const loop of loops) loop.kill('SIGKILL');
+    }
+    expect((await send(webhook.port, authority.ca, '/healthz')).body).toBe('ok\n');
+    expect(webhook.child.exitCode).toBeNull();
+  });
+});

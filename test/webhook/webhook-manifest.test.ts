@@ -1,0 +1,204 @@
+import { Certificate, Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1';
+import { MutatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
+import { Deployment } from 'kubernetes-models/apps/v1';
+import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { Service, ServiceAccount } from 'kubernetes-models/v1';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { runManifest } from '../../src/cli/manifest-command.js';
+import { WEBHOOK_COMMAND_FLAGS } from '../../src/cli/webhook-command-flags.js';
+import { parseCommandLine } from '../../src/config/parse-command-line.js';
+
+/** Parsed YAML, read loosely. */
+type Doc = Record<string, ReturnType<typeof JSON.parse>>;
+
+/** The Kubernetes OpenAPI schema (kubernetes-models, and cert-manager's CRD schema) of each kind printed. */
+const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/ServiceAccount': ServiceAccount,
+  'v1/Service': Service,
+  'apps/v1/Deployment': Deployment,
+  'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration': MutatingWebhookConfiguration,
+  'cert-manager.io/v1/Issuer': Issuer,
+  'cert-manager.io/v1/Certificate': Certificate,
+};
+
+async function printed(...argv: string[]): Promise<Doc[]> {
+  const outcome = await runManifest(['--webhook', '--image', 'registry.example/interlock:1.0.0', ...argv], {});
+  expect(outcome.exitCode, outcome.stderr).toBe(0);
+  return parseAllDocuments(outcome.stdout).map((document) => document.toJS() as Doc);
+}
+
+const byKind = (documents: Doc[], kind: string) => documents.find((document) => document.kind === kind)!;
+
+describe('interlock manifest --webhook', () => {
+  const ca = mkdtempSync(join(tmpdir(), 'interlock-ca-'));
+  const caFile = join(ca, 'ca.crt');
+  writeFileSync(caFile, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+
+  it.each([
+    [[]],
+    [['--ca-bundle', caFile]],
+    [['--namespace', 'mesh-admission', '--failure-policy', 'Fail', '--canary-namespace', 'shop', '--output', 'json']],
+  ])('every document validates against the Kubernetes OpenAPI schema (%j)', async (argv) => {
+    const documents = argv.includes('json')
+      ? (JSON.parse((await runManifest(['--webhook', ...argv], {})).stdout) as { kind: string; items: Doc[] }).items
+      : await printed(...argv);
+    expect(documents.length).toBeGreaterThanOrEqual(5);
+    for (const document of documents) {
+      const Model = MODELS[`${document.apiVersion}/${document.kind}`];
+      expect(Model, `${document.apiVersion}/${document.kind}`).toBeDefined();
+      new Model!(document as never).validate();
+    }
+  });
+
+  it('a document that breaks the schema is caught by the same check', () => {
+    expect(() => new Deployment({ metadata: { name: 'x' }, spec: { replicas: 'two' } } as never).validate()).toThrow();
+    expect(() =>
+      new MutatingWebhookConfiguration({ metadata: { name: 'x' }, webhooks: [{ name: 'a' }] } as never).validate(),
+    ).toThrow();
+  });
+
+  it('the same check fails each printed document once a field of it is broken', async () => {
+    const documents = await printed();
+    const breakers: Record<string, (document: Doc) => void> = {
+      Deployment: (d) => (d.spec.replicas = 'two'),
+      MutatingWebhookConfiguration: (d) => delete d.webhooks[0].sideEffects,
+      Service: (d) => (d.spec.ports[0].port = 'https'),
+      PodDisruptionBudget: (d) => (d.spec.selector = 'app'),
+      ServiceAccount: (d) => (d.automountServiceAccountToken = 'no'),
+      Issuer: (d) => (d.spec = 'self-signed'),
+      Certificate: (d) => delete d.spec.secretName,
+    };
+    for (const document of documents) {
+      const broken = structuredClone(document);
+      const breaker = breakers[String(document.kind)];
+      expect(breaker, String(document.kind)).toBeDefined();
+      breaker!(broken);
+      const Model = MODELS[`${document.apiVersion}/${document.kind}`]!;
+      expect(() => new Model(broken as never).validate(), String(document.kind)).toThrow();
+    }
+  });
+
+  it('refuses flags of other modes with --webhook, and --webhook flags without it, exit 64', async () => {
+    for (const argv of [
+      ['--webhook', '--mesh', 'linkerd'],
+      ['--webhook', '--rules-check'],
+      ['--webhook', '--node-agent'],
+      ['--webhook', '--rbac'],
+      ['--webhook', '--service-account', 'app'],
+      ['--mesh', 'linkerd', '--failure-policy', 'Fail'],
+      ['--rbac', '--canary-namespace', 'shop'],
+    ]) {
+      const outcome = await runManifest(argv, {});
+      expect(outcome.exitCode, argv.join(' ')).toBe(64);
+      expect(outcome.stderr, argv.join(' ')).toMatch(/ConfigInvalid: --[a-z-]+ does not apply to /);
+    }
+  });
+
+  it('runs 2 non-root, read-only replicas spread over nodes, with a PDB, and no API rights at all', async () => {
+    const documents = await printed();
+    expect(documents.map((d) => d.kind).filter((kind) => /Role/.test(kind))).toEqual([]);
+    expect(byKind(documents, 'ServiceAccount').automountServiceAccountToken).toBe(false);
+    const deployment = byKind(documents, 'Deployment');
+    expect(deployment.spec.replicas).toBe(2);
+    const pod = deployment.spec.template.spec;
+    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(
+      pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey,
+    ).toBe('kubernetes.io/hostname');
+    const container = pod.containers[0];
+    expect(container.securityContext).toMatchObject({
+      runAsNonRoot: true,
+      readOnlyRootFilesystem: true,
+      allowPrivilegeEscalation: false,
+      capabilities: { drop: ['ALL'] },
+    });
+    expect(byKind(documents, 'PodDisruptionBudget').spec).toMatchObject({
+      minAvailable: 1,
+      selector: { matchLabels: deployment.spec.selector.matchLabels },
+    });
+    expect(byKind(documents, 'Service').spec.selector).toEqual(deployment.spec.template.metadata.labels);
+  });
+
+  it("the Deployment's command line is one `interlock webhook` accepts, and it mounts the certificate's Secret", async () => {
+    const documents = await printed();
+    const pod = byKind(documents, 'Deployment').spec.template.spec;
+    const [command, ...flags] = pod.containers[0].args as string[];
+    expect(command).toBe('webhook');
+    const parsed = parseCommandLine('webhook', flags, {}, WEBHOOK_COMMAND_FLAGS);
+    expect(parsed.ok && parsed.value.values.get('image')).toBe('registry.example/interlock:1.0.0');
+    expect(pod.volumes[0].secret.secretName).toBe(byKind(documents, 'Certificate').spec.secretName);
+    expect(byKind(documents, 'Certificate').spec.dnsNames).toContain('interlock-webhook.interlock-system.svc');
+  });
+
+  it('registers for Pod CREATE with the safe defaults, outside kube-system and its own namespace', async () => {
+    const documents = await printed('--namespace', 'mesh-admission');
+    const configuration = byKind(documents, 'MutatingWebhookConfiguration');
+    expect(configuration.metadata.annotations['cert-manager.io/inject-ca-from']).toBe(
+      'mesh-admission/interlock-webhook',
+    );
+    const [webhook] = configuration.webhooks;
+    expect(webhook).toMatchObject({
+      sideEffects: 'None',
+      failurePolicy: 'Ignore',
+      reinvocationPolicy: 'IfNeeded',
+      admissionReviewVersions: ['v1'],
+    });
+    expect(webhook.timeoutSeconds).toBeLessThanOrEqual(5);
+    expect(webhook.rules).toEqual([
+      { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
+    ]);
+    expect(webhook.namespaceSelector.matchExpressions).toContainEqual({
+      key: 'kubernetes.io/metadata.name',
+      operator: 'NotIn',
+      values: ['kube-system', 'mesh-admission'],
+    });
+    expect(webhook.clientConfig.service).toMatchObject({
+      name: 'interlock-webhook',
+      namespace: 'mesh-admission',
+      path: '/mutate',
+    });
+    expect(webhook.clientConfig.caBundle).toBeUndefined();
+    // Named after the meshes' injectors: called after them in name order.
+    for (const injector of [
+      'istio-sidecar-injector',
+      'istio-revision-tag-default',
+      'linkerd-proxy-injector-webhook-config',
+    ])
+      expect(configuration.metadata.name > injector).toBe(true);
+  });
+
+  it('--ca-bundle writes the CA and drops cert-manager; --canary-namespace selects one namespace; --failure-policy Fail', async () => {
+    const documents = await printed('--ca-bundle', caFile, '--canary-namespace', 'shop', '--failure-policy', 'Fail');
+    expect(documents.some((d) => String(d.apiVersion).startsWith('cert-manager'))).toBe(false);
+    const configuration = byKind(documents, 'MutatingWebhookConfiguration');
+    expect(configuration.metadata.annotations).toBeUndefined();
+    const [webhook] = configuration.webhooks;
+    expect(Buffer.from(webhook.clientConfig.caBundle, 'base64').toString()).toMatch(/BEGIN CERTIFICATE/);
+    expect(webhook.failurePolicy).toBe('Fail');
+    expect(webhook.namespaceSelector.matchExpressions).toContainEqual({
+      key: 'kubernetes.io/metadata.name',
+      operator: 'In',
+      values: ['shop'],
+    });
+  });
+
+  it('refuses a CA file without a certificate, a missing one and a bad policy, exit 64', async () => {
+    const bad = join(ca, 'bad.pem');
+    writeFileSync(bad, 'hello');
+    for (const argv of [
+      ['--ca-bundle', bad],
+      ['--ca-bundle', join(ca, 'missing')],
+      ['--failure-policy', 'ignore'],
+    ]) {
+      const outcome = await runManifest(['--webhook', ...argv], {});
+      expect(outcome.exitCode, argv.join(' ')).toBe(64);
+      expect(outcome.stderr).toMatch(/ConfigInvalid/);
+    }
+    rmSync(ca, { recursive: true, force: true });
+  });
+});

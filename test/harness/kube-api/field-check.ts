@@ -21,8 +21,8 @@ let built: Checker | undefined;
  */
 let ts: typeof TypeScript;
 
-/** kubernetes-models' module of a kind: `v1/Pod`, `apps/v1/DaemonSet`. */
-const modulePath = (apiVersion: string, kind: string): string => `kubernetes-models/${apiVersion}/${kind}`;
+/** The generated module of a kind: `kubernetes-models/v1/Pod`, `@kubernetes-models/cert-manager/cert-manager.io/v1/Issuer`. */
+const modulePath = (models: string, apiVersion: string, kind: string): string => `${models}/${apiVersion}/${kind}`;
 
 function build(): Checker {
   const require = createRequire(import.meta.url);
@@ -30,7 +30,7 @@ function build(): Checker {
   const here = dirname(require.resolve('kubernetes-models/package.json'));
   const entries = RESOURCE_TABLE.map((info) => {
     const apiVersion = apiVersionOf(info);
-    return `  '${apiVersion}/${info.kind}': import('${modulePath(apiVersion, info.kind)}').I${info.kind};`;
+    return `  '${apiVersion}/${info.kind}': import('${modulePath(info.models ?? 'kubernetes-models', apiVersion, info.kind)}').I${info.kind};`;
   });
   const source = `export interface Kinds {\n${entries.join('\n')}\n}\n`;
   const fileName = `${dirname(here)}/__stand_in_kinds__.ts`;

@@ -13,6 +13,8 @@ export interface ResourceInfo {
   readonly version: string;
   readonly namespaced: boolean;
   readonly shortNames?: readonly string[];
+  /** The package whose generated types hold the kind's fields: kubernetes-models, or a CRD's own. */
+  readonly models?: string;
 }
 
 const core = (name: string, kind: string, namespaced: boolean, shortNames?: string[]): ResourceInfo => ({
@@ -54,6 +56,12 @@ export const RESOURCE_TABLE = [
   grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   grouped('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   grouped('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
+  // cert-manager's CRDs, as a cluster that runs cert-manager serves them (`manifest --webhook` uses them).
+  { ...grouped('cert-manager.io', 'v1', 'issuers', 'Issuer', true), models: '@kubernetes-models/cert-manager' },
+  {
+    ...grouped('cert-manager.io', 'v1', 'certificates', 'Certificate', true),
+    models: '@kubernetes-models/cert-manager',
+  },
   grouped(
     'admissionregistration.k8s.io',
     'v1',

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
-import { launchArgs } from '../harness/pod-namespace.js';
 
 export interface WebhookProcess {
   readonly child: ChildProcess;
@@ -11,18 +10,19 @@ export interface WebhookProcess {
   stderr(): string;
 }
 
-/** `interlock webhook` as the image runs it (the start-up snapshot), on 127.0.0.1 and a free port. */
-export async function startWebhook(
+/** `interlock webhook` launched by `launch` (node and its flags), on 127.0.0.1 and a free port. */
+export async function spawnWebhook(
+  launch: readonly string[],
   cert: string,
   key: string,
   extra: readonly string[] = [],
   env: Record<string, string> = {},
 ): Promise<WebhookProcess> {
-  const [node, ...launch] = launchArgs('snapshot');
+  const [node, ...flags] = launch;
   const child = spawn(
     node!,
     [
-      ...launch,
+      ...flags,
       'webhook',
       '--bind',
       '127.0.0.1:0',
@@ -102,7 +102,14 @@ export function tlsConnect(port: number, ca: Buffer): Promise<TLSSocket> {
 }
 
 export interface Review {
-  response: { uid: string; allowed: boolean; patchType?: string; patch?: string; status?: { message: string } };
+  response: {
+    uid: string;
+    allowed: boolean;
+    patchType?: string;
+    patch?: string;
+    status?: { message: string };
+    warnings?: string[];
+  };
 }
 
 export function patchOf(review: Review): unknown[] {

@@ -3,7 +3,7 @@ import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { annotationFlags } from './annotation-flags.js';
 import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
-import { MEASURED_PEAK_RSS_MIB } from './resources.js';
+import { memoryLimitNote, memoryLimitTooLow } from './resources.js';
 import {
   podIdentityEnv,
   podInfoMount,
@@ -257,26 +257,7 @@ function updated(existing: Plain, mesh: Mesh, extraArgs: string[], options: Inje
 /** A memory limit the validator's own measured peak does not fit under is an OOM kill waiting. */
 function memoryNote(label: string, container: Plain): string[] {
   const limits = (container.resources as Plain | undefined)?.limits as Plain | undefined;
-  const mib = quantityMiB(limits?.memory);
-  if (mib === undefined || mib >= MEASURED_PEAK_RSS_MIB) return [];
-  return [
-    `warning: ${label}: container ${nameOf(container)} keeps its memory limit ${scalarText(limits?.memory)}, below Interlock's measured peak RSS of ${MEASURED_PEAK_RSS_MIB} MiB; raise it to at least 128Mi or it may be OOM-killed`,
-  ];
-}
-
-const UNITS: Readonly<Record<string, number>> = {
-  '': 1,
-  k: 1e3,
-  M: 1e6,
-  G: 1e9,
-  Ki: 1024,
-  Mi: 1024 ** 2,
-  Gi: 1024 ** 3,
-};
-
-/** A Kubernetes memory quantity in MiB; undefined when it is not one this check can read. */
-function quantityMiB(value: unknown): number | undefined {
-  const match = /^(\d+(?:\.\d+)?)(k|M|G|Ki|Mi|Gi)?$/.exec(scalarText(value).trim());
-  if (!match) return undefined;
-  return (Number(match[1]) * (UNITS[match[2] ?? ''] ?? 1)) / 1024 ** 2;
+  const limit = limits?.memory === undefined ? undefined : scalarText(limits.memory);
+  if (limit === undefined || !memoryLimitTooLow(limit)) return [];
+  return [`warning: ${label}: ${memoryLimitNote(nameOf(container), limit, 'kept')}`];
 }

@@ -72,12 +72,14 @@ export interface ReviewResponse {
     readonly patchType?: 'JSONPatch';
     readonly patch?: string;
     readonly status?: { readonly code: number; readonly message: string };
+    /** Shown to the client that created the pod (kubectl, a controller's log). */
+    readonly warnings?: readonly string[];
   };
 }
 
 export function reviewResponse(
   uid: string,
-  decision: { allowed: boolean; patch?: readonly unknown[]; message?: string },
+  decision: { allowed: boolean; patch?: readonly unknown[]; message?: string; warnings?: readonly string[] },
 ): ReviewResponse {
   const patch = decision.patch?.length
     ? { patchType: 'JSONPatch' as const, patch: Buffer.from(JSON.stringify(decision.patch)).toString('base64') }
@@ -86,7 +88,13 @@ export function reviewResponse(
   return {
     apiVersion: REVIEW_API_VERSION,
     kind: 'AdmissionReview',
-    response: { uid, allowed: decision.allowed, ...patch, ...status },
+    response: {
+      uid,
+      allowed: decision.allowed,
+      ...patch,
+      ...status,
+      ...(decision.warnings?.length ? { warnings: [...decision.warnings] } : {}),
+    },
   };
 }
 

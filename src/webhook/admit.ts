@@ -23,9 +23,9 @@ export function admit(body: string, settings: PatchSettings, onError: OnError): 
   const request = review.value;
   if (!isPodCreate(request))
     return { response: reviewResponse(request.uid, { allowed: true }), outcome: 'skipped', containers: [] };
-  const { ops, containers } = podPatch(request.object, settings);
+  const { ops, containers, warnings } = podPatch(request.object, settings);
   const outcome = ops.length ? 'patched' : containers.some((c) => c.outcome === 'unchanged') ? 'unchanged' : 'skipped';
-  return { response: reviewResponse(request.uid, { allowed: true, patch: ops }), outcome, containers };
+  return { response: reviewResponse(request.uid, { allowed: true, patch: ops, warnings }), outcome, containers };
 }
 
 /** The configured decision for a request that was not read (cut off, oversized, too slow, or over the budget). */

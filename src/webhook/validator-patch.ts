@@ -1,6 +1,6 @@
 import { compatModeOf, type CompatMode } from '../compat/compat-argv.js';
 import { LINKERD_VALIDATOR_PATH } from '../compat/drop-in-programs.js';
-import { VALIDATOR_RESOURCES } from '../inject/resources.js';
+import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
 import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
 import { PODINFO, podinfoEnv, podinfoMount, podinfoVolume } from './podinfo.js';
@@ -40,6 +40,8 @@ export interface ContainerDecision {
 export interface PodPatch {
   readonly ops: JsonPatchOp[];
   readonly containers: ContainerDecision[];
+  /** Said back to the API server (AdmissionResponse warnings): a mesh memory limit the patch raised. */
+  readonly warnings: string[];
 }
 
 /**
@@ -52,6 +54,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
   const inits = Array.isArray(spec.initContainers) ? spec.initContainers : [];
   const ops: JsonPatchOp[] = [];
   const containers: ContainerDecision[] = [];
+  const warnings: string[] = [];
   inits.forEach((container: unknown, index) => {
     if (!isRecord(container) || typeof container.name !== 'string') return;
     const mesh = MESH_VALIDATORS[container.name];
@@ -67,10 +70,13 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
     // rewriting another container.
     if (containerOps.length)
       ops.push({ op: 'test', path: `/spec/initContainers/${index}/name`, value: container.name }, ...containerOps);
+    const limit = memoryLimitOf(container);
+    if (limit !== undefined && memoryLimitTooLow(limit))
+      warnings.push(memoryLimitNote(container.name, limit, 'raised'));
   });
   if (containers.some((decision) => decision.outcome !== 'unrecognised'))
     ops.push(...podLevelPatch(isRecord(pod) ? pod : {}, spec, settings));
-  return { ops, containers };
+  return { ops, containers, warnings };
 }
 
 /** The drop-in mode the container runs: the mesh's argv, read by src/compat (Interlock's own commands included). */
@@ -127,6 +133,12 @@ function mergedByName(list: unknown, wanted: readonly Record<string, unknown>[])
   const current: unknown[] = Array.isArray(list) ? (list as unknown[]) : [];
   const names = new Set(current.map((item) => (isRecord(item) ? item.name : undefined)));
   return [...current, ...wanted.filter((item) => !names.has(item.name))];
+}
+
+function memoryLimitOf(container: Record<string, unknown>): string | undefined {
+  const limits =
+    isRecord(container.resources) && isRecord(container.resources.limits) ? container.resources.limits : {};
+  return typeof limits.memory === 'string' ? limits.memory : undefined;
 }
 
 function stringList(value: unknown): string[] | undefined {

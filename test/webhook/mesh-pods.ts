@@ -1,9 +1,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { REPO_ROOT } from '../harness/pod-namespace.js';
 
-const MESHES = join(REPO_ROOT, 'test/fixtures/meshes');
+const MESHES = resolve(import.meta.dirname, '../fixtures/meshes');
 
 export interface MeshPod {
   /** `istio/1.29.0/hello.yaml.cni.injected#0`: the fixture file and the document in it. */

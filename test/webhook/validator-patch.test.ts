@@ -44,6 +44,27 @@ describe('the validator patch over the meshes’ rendered pods', () => {
     expect(withoutValidator.length).toBeGreaterThan(0);
   });
 
+  it('a mesh memory limit under Interlock’s measured peak is raised, and the patch says so', () => {
+    const limitOf = (pod: unknown, name: string) =>
+      (((pod as Json).spec.initContainers as Json[]).find((c) => c.name === name)?.resources?.limits?.memory ??
+        undefined) as string | undefined;
+    const low = withValidator.filter((p) => limitOf(p.pod, p.validator!) === '20Mi');
+    // Linkerd stable-2.14 and edge-24.5 inject the validator with a 20Mi limit.
+    expect(low.map((p) => p.id.split('/')[1])).toEqual(expect.arrayContaining(['stable-2.14.0', 'edge-24.5.4']));
+    for (const fixture of withValidator) {
+      const { ops, warnings } = podPatch(fixture.pod, SETTINGS);
+      const raised = limitOf(applyOps(fixture.pod, ops), fixture.validator!);
+      expect(raised, fixture.id).toBe('128Mi');
+      if (low.includes(fixture))
+        expect(warnings, fixture.id).toEqual([
+          expect.stringMatching(
+            /memory limit 20Mi, below Interlock's measured peak RSS of [\d.]+ MiB, is raised to 128Mi/,
+          ),
+        ]);
+      else expect(warnings, fixture.id).toEqual([]);
+    }
+  });
+
   it.each(withValidator.map((p) => [p.id, p] as const))(
     '%s: Interlock runs in the validator’s place, the rest is kept',
     (_id, fixture) => {
@@ -118,7 +139,7 @@ describe('the validator patch over the meshes’ rendered pods', () => {
   it.each(withoutValidator.map((p) => [p.id, p] as const))(
     '%s: a pod without a mesh validator is not patched',
     (_id, fixture) => {
-      expect(podPatch(fixture.pod, SETTINGS)).toEqual({ ops: [], containers: [] });
+      expect(podPatch(fixture.pod, SETTINGS)).toEqual({ ops: [], containers: [], warnings: [] });
     },
   );
 });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAuthority, removeAuthority, type Authority } from './certs.js';
-import { send, startWebhook, type WebhookProcess } from './webhook-process.js';
+import { send, type WebhookProcess } from './webhook-client.js';
+import { startWebhook } from './webhook-process.js';
 
 const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 let authority: Authority;

@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 import { makeAuthority, removeAuthority, type Authority } from './certs.js';
 import { admissionReview, meshPods, type MeshPod } from './mesh-pods.js';
-import { patchOf, send, startWebhook, type Review, type WebhookProcess } from './webhook-process.js';
+import { patchOf, send, type Review, type WebhookProcess } from './webhook-client.js';
+import { startWebhook } from './webhook-process.js';
 
 const pod = usePods(afterEach);
 let authority: Authority;

@@ -1,112 +1,12 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { request } from 'node:https';
-import { connect, type TLSSocket } from 'node:tls';
 import { launchArgs } from '../harness/pod-namespace.js';
-
-export interface WebhookProcess {
-  readonly child: ChildProcess;
-  readonly port: number;
-  readonly logs: Record<string, unknown>[];
-  readonly exited: Promise<number | null>;
-  stderr(): string;
-}
+import { spawnWebhook, type WebhookProcess } from './webhook-client.js';
 
 /** `interlock webhook` as the image runs it (the start-up snapshot), on 127.0.0.1 and a free port. */
-export async function startWebhook(
+export function startWebhook(
   cert: string,
   key: string,
   extra: readonly string[] = [],
   env: Record<string, string> = {},
 ): Promise<WebhookProcess> {
-  const [node, ...launch] = launchArgs('snapshot');
-  const child = spawn(
-    node!,
-    [
-      ...launch,
-      'webhook',
-      '--bind',
-      '127.0.0.1:0',
-      '--tls-cert',
-      cert,
-      '--tls-key',
-      key,
-      '--image',
-      'registry.example/interlock:1.0.0',
-      ...extra,
-    ],
-    { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } },
-  );
-  const logs: Record<string, unknown>[] = [];
-  let stderr = '';
-  let pending = '';
-  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
-    child.stdout!.on('data', (chunk: Buffer) => {
-      pending += chunk.toString();
-      const lines = pending.split('\n');
-      pending = lines.pop() ?? '';
-      for (const line of lines) {
-        const entry = JSON.parse(line) as Record<string, unknown>;
-        logs.push(entry);
-        if (entry.msg === 'webhook listening') resolve(entry.port as number);
-      }
-    });
-    void exited.then((code) => reject(new Error(`webhook exited ${code}: ${stderr}`)));
-  });
-  return { child, port, logs, exited, stderr: () => stderr };
-}
-
-export interface Reply {
-  readonly status: number;
-  readonly body: string;
-  readonly headers: Record<string, unknown>;
-}
-
-/** One HTTPS request that trusts only `ca` (the API server's caBundle) and checks the name 127.0.0.1. */
-export function send(
-  port: number,
-  ca: Buffer,
-  path: string,
-  body?: string | Buffer,
-  method = body ? 'POST' : 'GET',
-): Promise<Reply> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method,
-        ca,
-        agent: false,
-        headers: body ? { 'content-type': 'application/json' } : {},
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** A TLS connection pinned to `ca`: resolves once the handshake verified the server, rejects otherwise. */
-export function tlsConnect(port: number, ca: Buffer): Promise<TLSSocket> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () => resolve(socket));
-    socket.on('error', reject);
-  });
-}
-
-export interface Review {
-  response: { uid: string; allowed: boolean; patchType?: string; patch?: string; status?: { message: string } };
-}
-
-export function patchOf(review: Review): unknown[] {
-  return review.response.patch
-    ? (JSON.parse(Buffer.from(review.response.patch, 'base64').toString('utf8')) as unknown[])
-    : [];
+  return spawnWebhook(launchArgs('snapshot'), cert, key, extra, env);
 }

@@ -8,7 +8,8 @@ import { Pod } from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPair, makeAuthority, removeAuthority, type Authority } from './certs.js';
 import { admissionReview, meshPods } from './mesh-pods.js';
-import { patchOf, send, startWebhook, tlsConnect, type Review, type WebhookProcess } from './webhook-process.js';
+import { patchOf, send, tlsConnect, type Review, type WebhookProcess } from './webhook-client.js';
+import { startWebhook } from './webhook-process.js';
 
 const IMAGE = 'registry.example/interlock:1.0.0';
 const pods = meshPods();

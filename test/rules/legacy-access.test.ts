@@ -316,10 +316,29 @@ describe('the capability mask decides whether rules are read', () => {
     expect(capabilitiesFromStatus('Name:\tnode\nCapEff:\t0000000000003000\n')).toEqual({
       netAdmin: true,
       netRaw: true,
+      setIds: false,
     });
-    expect(capabilitiesFromStatus('CapEff:\t0000000000001000\n')).toEqual({ netAdmin: true, netRaw: false });
-    expect(capabilitiesFromStatus('CapEff:\t0000000000002000\n')).toEqual({ netAdmin: false, netRaw: true });
-    expect(capabilitiesFromStatus('CapEff:\t0000000000000000\n')).toEqual({ netAdmin: false, netRaw: false });
+    expect(capabilitiesFromStatus('CapEff:\t0000000000001000\n')).toEqual({
+      netAdmin: true,
+      netRaw: false,
+      setIds: false,
+    });
+    expect(capabilitiesFromStatus('CapEff:\t0000000000002000\n')).toEqual({
+      netAdmin: false,
+      netRaw: true,
+      setIds: false,
+    });
+    expect(capabilitiesFromStatus('CapEff:\t0000000000000000\n')).toEqual({
+      netAdmin: false,
+      netRaw: false,
+      setIds: false,
+    });
+  });
+
+  it('switching identity needs both CAP_SETUID (bit 7) and CAP_SETGID (bit 6)', () => {
+    expect(capabilitiesFromStatus('CapEff:\t00000000000000c0\n')?.setIds).toBe(true);
+    expect(capabilitiesFromStatus('CapEff:\t0000000000000080\n')?.setIds).toBe(false);
+    expect(capabilitiesFromStatus('CapEff:\t0000000000000040\n')?.setIds).toBe(false);
   });
 
   it('no CapEff line is no answer, never "capable"', () => {

@@ -90,33 +90,8 @@ export function planProbes(input: PlanInput): ProbePlan {
   const listenerPorts = [paths.own, ...(paths.other ? [paths.other.path] : [])].map((path) =>
     path === 'proxy-loopback' ? spec.inboundPort : spec.outboundPort,
   );
-  if (input.probePort !== undefined && listenerPorts.includes(input.probePort)) {
-    return fail(
-      'ConfigInvalid',
-      undefined,
-      `--probe-port ${input.probePort} is the port the validator itself listens on: a probe to it can arrive without any rule, so its pass would prove nothing; choose another port`,
-    );
-  }
-  // Every given address is checked, probed family or not: a nonsensical flag is an error, not ignored.
-  for (const override of Object.values(input.overrides)) {
-    const local = localWhy(input.network, override);
-    if (local)
-      return fail(
-        'ConfigInvalid',
-        override.family,
-        `--probe-address ${formatIp(override)} ${local}: a probe to it never leaves the pod, so it cannot show that the rules capture anything; give an address outside the pod`,
-      );
-  }
-  if (!runsAsProxy) {
-    const excluded = excludedIdentity(spec, identity);
-    if (excluded) return fail('ProbeIdentityExcluded', undefined, excluded);
-  } else if (!spec.proxyLoopbackToInbound) {
-    return fail(
-      'ProbeIdentityExcluded',
-      undefined,
-      `the validator runs as uid ${identity.uid} gid ${identity.gid}, the proxy's own identity, whose traffic the ${spec.mesh} rules exclude from capture; run it as another uid (for example 65534)`,
-    );
-  }
+  const refused = refusal(input, runsAsProxy, listenerPorts);
+  if (refused) return refused;
   const targets: ProbeTarget[] = [];
   const notes: string[] = [];
   for (const family of input.assessment.familiesToProve) {
@@ -144,6 +119,39 @@ export function planProbes(input: PlanInput): ProbePlan {
       `a probe target can reach the validator's listener without any rule: ${direct}`,
     );
   return { ok: true, targets, notes: [...notes, paths.note], unprobed: paths.unprobed };
+}
+
+/** A flag or identity under which no probe could prove anything: refused before any target is planned. */
+function refusal(input: PlanInput, runsAsProxy: boolean, listenerPorts: readonly number[]): ProbePlan | undefined {
+  const { spec, identity } = input;
+  if (input.probePort !== undefined && listenerPorts.includes(input.probePort)) {
+    return fail(
+      'ConfigInvalid',
+      undefined,
+      `--probe-port ${input.probePort} is the port the validator itself listens on: a probe to it can arrive without any rule, so its pass would prove nothing; choose another port`,
+    );
+  }
+  // Every given address is checked, probed family or not: a nonsensical flag is an error, not ignored.
+  for (const override of Object.values(input.overrides)) {
+    const local = localWhy(input.network, override);
+    if (local)
+      return fail(
+        'ConfigInvalid',
+        override.family,
+        `--probe-address ${formatIp(override)} ${local}: a probe to it never leaves the pod, so it cannot show that the rules capture anything; give an address outside the pod`,
+      );
+  }
+  if (!runsAsProxy) {
+    const excluded = excludedIdentity(spec, identity);
+    if (excluded) return fail('ProbeIdentityExcluded', undefined, excluded);
+  } else if (!spec.proxyLoopbackToInbound) {
+    return fail(
+      'ProbeIdentityExcluded',
+      undefined,
+      `the validator runs as uid ${identity.uid} gid ${identity.gid}, the proxy's own identity, whose traffic the ${spec.mesh} rules exclude from capture; run it as another uid (for example 65534)`,
+    );
+  }
+  return undefined;
 }
 
 interface Paths {

@@ -1,7 +1,7 @@
 // Stages what another uid runs (the validator as 65534 or 1337) in a world-readable temporary
-// directory: the built dist/ (the plain modules and the start-up snapshot with its netlink
-// addon), the production node_modules the modules load, and the package.json that makes dist/
-// ESM. A checkout in a 0700 directory (/root, any `mktemp -d`) is unreadable to those uids.
+// directory: the built dist/ (the plain modules, the npm bin and the start-up snapshot with its
+// netlink addon), the production node_modules the modules load, and the package.json that makes
+// dist/ ESM. A checkout in a 0700 directory (/root, any `mktemp -d`) is unreadable to those uids.
 //
 //   node scripts/stage-runtime.mjs        prints the staged directory; the caller removes it
 import {
@@ -43,7 +43,12 @@ function openUp(target) {
 
 /** Copies the runtime into a new world-readable directory under the system's temp dir and returns it. */
 export function stageRuntime() {
-  for (const built of ['dist/cli/main.js', 'dist/snapshot/interlock.blob', 'dist/snapshot/netlink.node']) {
+  for (const built of [
+    'dist/cli/main.js',
+    'dist/bin/interlock.cjs',
+    'dist/snapshot/interlock.blob',
+    'dist/snapshot/netlink.node',
+  ]) {
     if (!existsSync(path.join(root, built))) throw new Error(`${built} is missing: run \`npm run build\` first`);
   }
   const stage = mkdtempSync(path.join(tmpdir(), 'interlock-stage-'));

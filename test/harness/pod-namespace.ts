@@ -23,7 +23,8 @@ function stagedRuntime(): string {
 
 /**
  * How the validator is started: `snapshot` is what the image runs (the start-up snapshot);
- * `modules` is the npm package's bin. Namespace tests default to what ships in pods.
+ * `modules` is the npm package's bin (dist/bin: the CLI bundled, with its code cache). Namespace
+ * tests default to what ships in pods.
  */
 export type Launcher = 'snapshot' | 'modules';
 
@@ -36,7 +37,17 @@ export function launchArgs(launcher: Launcher): string[] {
   const stage = stagedRuntime();
   return launcher === 'snapshot'
     ? [process.execPath, ...snapshotNodeFlags(stage), '--snapshot-blob', join(stage, 'dist/snapshot/interlock.blob')]
-    : [process.execPath, join(stage, 'dist/cli/main.js')];
+    : [process.execPath, ...binShebangFlags(stage), join(stage, 'dist/bin/interlock.cjs')];
+}
+
+/** The node flags of the npm bin's shebang (the heap cap its code cache was made under), as npm runs it. */
+function binShebangFlags(stage: string): string[] {
+  const shebang = readFileSync(join(stage, 'dist/bin/interlock.cjs'), 'utf8').split('\n')[0] ?? '';
+  return shebang
+    .replace(/^#!.*\bnode\b/, '')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
 }
 
 /**

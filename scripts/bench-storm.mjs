@@ -304,12 +304,26 @@ function builds() {
     {
       name: 'npm bin',
       launch: onHost,
-      node: [process.execPath, join(stage, 'dist/cli/main.js')],
+      node: npmBin(),
       inside: (path) => path,
     },
   ];
   if (process.env.STORM_IMAGE) list.push(imageBuild(process.env.STORM_IMAGE));
   return list;
+}
+
+/**
+ * package.json's bin as npm runs it: its shebang's node flags (the heap cap, which its code cache
+ * was made under), with this node rather than the first on PATH.
+ */
+function npmBin() {
+  const bin = join(stage, JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')).bin.interlock);
+  const flags = readFileSync(bin, 'utf8')
+    .split('\n')[0]
+    .replace(/^#!.*\bnode\b/, '')
+    .trim()
+    .split(/\s+/);
+  return [process.execPath, ...flags.filter(Boolean), bin];
 }
 
 /**

@@ -17,6 +17,15 @@ chmodSync(tmp, 0o777);
 const stage = stageRuntime();
 const sh = (...args) => execFileSync(args[0], args.slice(1), { stdio: ['ignore', 'pipe', 'pipe'] });
 
+/** The node flags of the npm bin's shebang (its code cache is only taken under them). */
+function binShebangFlags(stage) {
+  const shebang = readFileSync(join(stage, 'dist/bin/interlock.cjs'), 'utf8').split('\n')[0];
+  return shebang
+    .replace(/^#!.*\bnode\b/, '')
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
+}
 function setUp() {
   sh('ip', 'netns', 'add', pod);
   sh('ip', 'netns', 'add', sink);
@@ -112,6 +121,8 @@ try {
       ...args,
     ],
     modules: [process.execPath, join(stage, 'dist/cli/main.js'), ...args],
+    // package.json's bin (scripts/build-bin.mjs) as npm runs it: with its shebang's heap cap.
+    bin: [process.execPath, ...binShebangFlags(stage), join(stage, 'dist/bin/interlock.cjs'), ...args],
     // The snapshot's fixed cost alone: deserialising the blob, then the smallest command.
     version: [
       process.execPath,
@@ -133,7 +144,7 @@ try {
   for (let i = 0; i < 2; i++)
     for (const env of Object.values(environments)) for (const command of Object.values(commands)) measure(command, env); // warm the page cache
   const samples = Object.fromEntries(
-    Object.keys(environments).map((env) => [env, { baseline: [], snapshot: [], modules: [], version: [] }]),
+    Object.keys(environments).map((env) => [env, { baseline: [], snapshot: [], modules: [], bin: [], version: [] }]),
   );
   // Interleaved, so drift on the machine hits every side alike.
   for (let i = 0; i < runs; i++) {
@@ -158,6 +169,7 @@ try {
     line('node -e 0 (baseline)', base);
     line('interlock validate, start-up snapshot (ships)', row(sides.snapshot));
     line('interlock validate, plain modules (dist/cli)', row(sides.modules));
+    line('interlock validate, npm bin (dist/bin bundle)', row(sides.bin));
     line('interlock version, start-up snapshot', row(sides.version));
   }
   console.log('  targets: shipped validate median wall <= 1.5x node -e 0 in the pod environment, peak RSS <= 64 MiB');

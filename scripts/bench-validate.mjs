@@ -169,7 +169,7 @@ try {
     line('node -e 0 (baseline)', base);
     line('interlock validate, start-up snapshot (ships)', row(sides.snapshot));
     line('interlock validate, plain modules (dist/cli)', row(sides.modules));
-    line('interlock validate, npm bin (dist/bin bundle)', row(sides.bin));
+    line('interlock validate, npm bin (dist/bin)', row(sides.bin));
     line('interlock version, start-up snapshot', row(sides.version));
   }
   console.log('  targets: shipped validate median wall <= 1.5x node -e 0 in the pod environment, peak RSS <= 64 MiB');

@@ -51,6 +51,20 @@ export function steppedClock(): { env: Record<string, string>; step: (offset: st
   };
 }
 
+/**
+ * Node flags for a full garbage collection every 10 ms for the whole run: a signal, listener or
+ * timer reachable only weakly is collected mid-wait, and its abort or wake-up lost. For the npm
+ * bin only (a start-up snapshot refuses V8 flags it was not built with).
+ */
+export function gcStormFlags(): { flags: string[]; remove: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), 'interlock-gc-'));
+  chmodSync(dir, 0o755);
+  const file = join(dir, 'gc-storm.cjs');
+  writeFileSync(file, 'setInterval(() => globalThis.gc(), 10).unref();\n');
+  chmodSync(file, 0o644);
+  return { flags: ['--expose-gc', '--require', file], remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
 /** The child's exit code and signal, whenever it comes (it may already have exited). */
 export function exitOf(child: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (child.exitCode !== null || child.signalCode !== null)

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { crashLoopPod, nodeObject } from '../harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
-import { startBusyLoops, steppedClock, untilOrExit } from '../harness/starvation.js';
+import { gcStormFlags, startBusyLoops, steppedClock, untilOrExit } from '../harness/starvation.js';
 import { startAgent, waitFor, type AgentProcess } from './agent-process.js';
 
 // The agent's deadlines: every API call ends at its timeout (10 s), and SIGTERM ends the agent
@@ -26,8 +26,11 @@ afterEach(async () => {
 const logged = (pattern: RegExp) => () => agent!.logs.some((line) => pattern.test(String(line.msg)));
 
 /** The agent, ready, with one DELETE on its way that the API server accepts and never answers. */
-async function agentWithAnUnansweredDelete(env: Record<string, string> = {}): Promise<AgentProcess> {
-  agent = await startAgent(api, [], env);
+async function agentWithAnUnansweredDelete(
+  env: Record<string, string> = {},
+  nodeFlags: readonly string[] = [],
+): Promise<AgentProcess> {
+  agent = await startAgent(api, [], env, nodeFlags);
   await waitFor('readyz', async () => (await fetch(`${agent!.base}/readyz`)).status === 200, 30_000);
   api.faults.add({ method: 'DELETE', fault: { kind: 'delay', ms: NEVER_MS }, times: 1 });
   api.store.put('pods', crashLoopPod({ name: 'web-1' }));
@@ -70,6 +73,18 @@ describe('interlock node keeps its deadlines on the monotonic clock', () => {
     // Mid-wait: the stop deadline is already armed.
     clock.step('-3600');
     const { code } = await stopping;
+    expect(code).toBe(0);
+    expect(logged(/^stopped: in-flight actions cut off at the deadline$/)()).toBe(true);
+  }, 90_000);
+});
+
+describe('interlock node under forced garbage collection', () => {
+  it('a collection every 10 ms loses neither the stop signal nor the stop deadline', async () => {
+    const storm = gcStormFlags();
+    cleanups.push(storm.remove);
+    const running = await agentWithAnUnansweredDelete({}, storm.flags);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const { code } = await bounded(running);
     expect(code).toBe(0);
     expect(logged(/^stopped: in-flight actions cut off at the deadline$/)()).toBe(true);
   }, 90_000);

@@ -2,9 +2,10 @@ import { connect as tcp, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startBusyLoops, steppedClock, untilOrExit } from '../harness/starvation.js';
+import { gcStormFlags, startBusyLoops, steppedClock, untilOrExit } from '../harness/starvation.js';
 import { makeAuthority, removeAuthority, type Authority } from './certs.js';
-import type { WebhookProcess } from './webhook-client.js';
+import { launchArgs } from '../harness/pod-namespace.js';
+import { spawnWebhook, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
 
 // The webhook's stop deadline: on SIGTERM it answers what is in flight for at most
@@ -16,17 +17,22 @@ afterEach(() => {
   for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
+const FLAGS = ['--drain-timeout', '1s', '--request-deadline', '4s', '--log-level', 'debug'];
+
+/** The shipped start-up snapshot, or with `gc` the npm bin under a collection every 10 ms. */
 async function webhookToStop(
   env: Record<string, string> = {},
+  gc = false,
 ): Promise<{ webhook: WebhookProcess; authority: Authority }> {
   const authority = makeAuthority(`drain-${process.pid}`);
   cleanups.push(() => removeAuthority(authority));
-  const webhook = await startWebhook(
-    join(authority.dir, 'tls.crt'),
-    join(authority.dir, 'tls.key'),
-    ['--drain-timeout', '1s', '--request-deadline', '4s', '--log-level', 'debug'],
-    env,
-  );
+  const [cert, key] = [join(authority.dir, 'tls.crt'), join(authority.dir, 'tls.key')];
+  const storm = gcStormFlags();
+  cleanups.push(storm.remove);
+  const [node, ...bin] = launchArgs('modules');
+  const webhook = gc
+    ? await spawnWebhook([node!, ...storm.flags, ...bin], cert, key, FLAGS, env)
+    : await startWebhook(cert, key, FLAGS, env);
   cleanups.push(() => webhook.child.kill('SIGKILL'));
   // A webhook still running long after its drain deadline is hung: killed, so the test fails.
   const guard = setTimeout(() => webhook.child.kill('SIGKILL'), 60_000);
@@ -83,6 +89,16 @@ describe('the webhook keeps its drain deadline', () => {
     expect(stopped.answer).toBe('');
     // ... and the stalled connection closed by the drain, not by its 10 s handshake timeout.
     expect(stopped.drained?.connectionsCutOff).toBeGreaterThanOrEqual(2);
+    expect(handshakeTimedOut(webhook)).toBe(false);
+  }, 90_000);
+});
+
+describe('the webhook under forced garbage collection (the npm bin)', () => {
+  it('a collection every 10 ms loses neither the stop signal nor the drain deadline', async () => {
+    const { webhook, authority } = await webhookToStop({}, true);
+    const stopped = await stopWhileHeld(webhook, authority, () => undefined);
+    expect(stopped.code).toBe(0);
+    expect(stopped.answer).toBe('');
     expect(handshakeTimedOut(webhook)).toBe(false);
   }, 90_000);
 });

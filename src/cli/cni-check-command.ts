@@ -156,11 +156,13 @@ function parseCniCheckFlags(
 export async function runCniCheck(
   argv: readonly string[],
   env: Readonly<Record<string, string | undefined>>,
+  stop?: AbortSignal,
 ): Promise<CommandOutcome> {
   try {
     const config = parseCniCheckFlags(argv, env);
     if (!config.ok) return commandError('cni-check', EXIT.invalidConfig, config.error);
-    return await check(config.value);
+    const outcome = await check(config.value, stop);
+    return stop?.aborted ? interrupted(stop) : outcome;
   } catch (error) {
     return commandError('cni-check', EXIT.internalError, {
       reason: 'InternalError',
@@ -169,7 +171,16 @@ export async function runCniCheck(
   }
 }
 
-async function check(config: CniCheckConfig): Promise<CommandOutcome> {
+/** SIGTERM or SIGINT before the verdict: the plugins under way were killed, and no verdict is claimed. */
+function interrupted(stop: AbortSignal): CommandOutcome {
+  const name = stop.reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM';
+  return commandError('cni-check', name === 'SIGINT' ? EXIT.sigint : EXIT.sigterm, {
+    reason: 'Interrupted',
+    message: `${name} ended the CNI audit before a verdict; the plugin processes it had started were killed`,
+  });
+}
+
+async function check(config: CniCheckConfig, signal: AbortSignal | undefined): Promise<CommandOutcome> {
   const { runCniAudit } = await import('../cni/run-cni-audit.js');
   const { verdictJson, verdictText } = await import('../cni/verdict-report.js');
   const verdict = await runCniAudit({
@@ -180,6 +191,7 @@ async function check(config: CniCheckConfig): Promise<CommandOutcome> {
     versionTimeoutMs: config.versionTimeoutMs,
     maxConfNum: config.maxConfNum,
     ...(config.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: config.crioDefaultNetwork }),
+    ...(signal ? { signal } : {}),
   });
   if (!verdict.ok)
     return commandError(

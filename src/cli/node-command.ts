@@ -128,6 +128,9 @@ export async function runNodeCommand(
   return { exitCode: 0, stdout: '', stderr: '' };
 }
 
+/** In-flight actions get this long after SIGTERM; well inside the kubelet's default 30 s grace. */
+const STOP_DEADLINE_MS = 4000;
+
 interface Running {
   readonly values: Values;
   readonly settings: AgentSettings;
@@ -166,7 +169,8 @@ async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Pro
   });
   clearInterval(ticker);
   stopAudit?.();
-  const drained = await agent.stop(4000);
+  log.info({ deadlineMs: STOP_DEADLINE_MS }, 'stopping: finishing in-flight actions');
+  const drained = await agent.stop(STOP_DEADLINE_MS);
   await Promise.race([Promise.allSettled([informer, worker]), REAL_CLOCK.sleep(200)]);
   server.closeAllConnections();
   server.close();

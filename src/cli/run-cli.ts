@@ -51,7 +51,8 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     const { runExplain } = await import('./explain-command.js');
     return runExplain(rest, process.env);
   }
-  if (command === 'cni-check') return (await import('./cni-check-command.js')).runCniCheck(rest, process.env);
+  if (command === 'cni-check')
+    return (await import('./cni-check-command.js')).runCniCheck(rest, process.env, abortOnSignals());
   if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
   if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
   return unknownCommand(command);

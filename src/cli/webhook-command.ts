@@ -69,7 +69,7 @@ export async function runWebhookCommand(
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   log.info({}, 'draining');
   watch.close();
-  await server.drain(values.get('drain-timeout') as number);
-  log.info({}, 'drained');
+  const cutOff = await server.drain(values.get('drain-timeout') as number);
+  log.info({ connectionsCutOff: cutOff }, 'drained');
   return { exitCode: EXIT.pass, stdout: '', stderr: '' };
 }

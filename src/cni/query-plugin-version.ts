@@ -22,8 +22,13 @@ export function queryPluginVersion(
   path: string,
   binDirs: readonly string[],
   timeoutMs: number,
+  signal?: AbortSignal,
 ): Promise<VersionAnswer> {
   return new Promise((resolve) => {
+    if (signal?.aborted) {
+      resolve({ ok: false, error: INTERRUPTED });
+      return;
+    }
     const child = spawn(path, [], {
       env: { CNI_COMMAND: 'VERSION', CNI_PATH: binDirs.join(':'), PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -38,9 +43,14 @@ export function queryPluginVersion(
       if (settled) return;
       settled = true;
       clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
       killGroup(child);
       resolve(answer);
     };
+    // The caller stopping (a signal to cni-check, the agent stopping) ends the plugin's group too:
+    // it runs in a session of its own, so nothing else would (an orphan that ignores SIGTERM).
+    const onAbort = (): void => finish({ ok: false, error: INTERRUPTED });
+    signal?.addEventListener('abort', onAbort, { once: true });
     const timer = setTimeout(
       () => finish({ ok: false, error: `no answer within ${timeoutMs} ms${exited ? HELD_OUTPUT : ''}` }),
       timeoutMs,
@@ -63,6 +73,8 @@ export function queryPluginVersion(
     child.stdin.end(JSON.stringify({ cniVersion: REQUEST_VERSION }));
   });
 }
+
+const INTERRUPTED = 'not answered: the audit was stopped, and the plugin killed';
 
 const HELD_OUTPUT = ' (the plugin exited, but a process it started still holds its output open)';
 

@@ -23,6 +23,8 @@ export interface CniAuditOptions {
   readonly partialRetryDelayMs?: number;
   readonly maxConfNum?: number;
   readonly crioDefaultNetwork?: string;
+  /** Aborted: every VERSION query under way is ended, its plugin's process group killed. */
+  readonly signal?: AbortSignal;
 }
 
 /** The audit's adapters: read the directory, stat and ask the binaries, then the pure verdict. */
@@ -39,7 +41,7 @@ export async function runCniAudit(options: CniAuditOptions): Promise<Result<CniV
     ...(options.maxConfNum === undefined ? {} : { maxConfNum: options.maxConfNum }),
     ...(options.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: options.crioDefaultNetwork }),
   };
-  const inventory = await buildInventory(base, options.versionTimeoutMs ?? 2000);
+  const inventory = await buildInventory(base, options.versionTimeoutMs ?? 2000, options.signal);
   return ok(auditCni({ ...base, inventory }));
 }
 
@@ -64,7 +66,11 @@ async function readSettled(options: CniAuditOptions): Promise<Result<{ listing: 
  * concurrently, of the binaries whose answer decides: the loaded chains for containerd, every
  * parseable file's plugins for CRI-O (which validates each file that way).
  */
-async function buildInventory(base: Omit<CniAuditInput, 'inventory'>, timeoutMs: number): Promise<PluginInventory> {
+async function buildInventory(
+  base: Omit<CniAuditInput, 'inventory'>,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<PluginInventory> {
   const libcni = base.runtime === 'crio' ? '1.3' : '1.1';
   const named = new Set<string>();
   for (const entry of confFiles(base.listing.entries)) {
@@ -81,7 +87,7 @@ async function buildInventory(base: Omit<CniAuditInput, 'inventory'>, timeoutMs:
     [...named].map(async (type): Promise<PluginBinary> => {
       const found = await findPluginBinary(type, base.binDirs);
       if (!found.path || !found.executable || !asked.has(type)) return { type, ...found };
-      const answer = await queryPluginVersion(found.path, base.binDirs, timeoutMs);
+      const answer = await queryPluginVersion(found.path, base.binDirs, timeoutMs, signal);
       return answer.ok
         ? { type, ...found, supportedVersions: answer.supportedVersions }
         : { type, ...found, versionError: answer.error };

@@ -24,6 +24,8 @@ export function watchCniConfig(options: CniWatchOptions, onVerdict: CniVerdictLi
   let again = false;
   let closed = false;
   let debounce: NodeJS.Timeout | undefined;
+  // Closing ends an audit under way: its plugins' process groups are killed, not orphaned.
+  const stop = new AbortController();
 
   const audit = async (): Promise<void> => {
     if (running) {
@@ -33,7 +35,7 @@ export function watchCniConfig(options: CniWatchOptions, onVerdict: CniVerdictLi
     running = true;
     do {
       again = false;
-      const verdict = await runCniAudit(options);
+      const verdict = await runCniAudit({ ...options, signal: stop.signal });
       const key = keyOf(verdict);
       if (!closed && key !== lastKey) {
         const previous = last;
@@ -68,6 +70,7 @@ export function watchCniConfig(options: CniWatchOptions, onVerdict: CniVerdictLi
   return {
     close(): void {
       closed = true;
+      stop.abort();
       clearTimeout(debounce);
       clearInterval(timer);
       events.close();

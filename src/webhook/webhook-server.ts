@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Registry } from 'prom-client';
 import type { Logger } from '../output/logger.js';
@@ -30,19 +31,28 @@ export interface WebhookServerOptions {
 export interface WebhookServer {
   readonly port: number;
   setTls(pair: TlsPair): void;
-  /** Stops accepting, answers what is in flight (at most `timeoutMs`), then closes every connection. */
-  drain(timeoutMs: number): Promise<void>;
+  /**
+   * Stops accepting, answers what is in flight (at most `timeoutMs`), then closes every connection;
+   * resolves with how many were still open then.
+   */
+  drain(timeoutMs: number): Promise<number>;
 }
 
 interface ServerState {
   readonly options: WebhookServerOptions;
+  /**
+   * Every TCP connection, from accept: one still in its TLS handshake is not yet an HTTP
+   * connection, so closeAllConnections misses it and it would hold the drain to the handshake
+   * timeout, past the drain deadline.
+   */
+  readonly sockets: Set<Socket>;
   buffered: number;
   inFlight: number;
   draining: boolean;
 }
 
 export async function startWebhookServer(options: WebhookServerOptions): Promise<WebhookServer> {
-  const state: ServerState = { options, buffered: 0, inFlight: 0, draining: false };
+  const state: ServerState = { options, sockets: new Set(), buffered: 0, inFlight: 0, draining: false };
   const server = createServer(
     {
       cert: options.tls.cert,
@@ -60,6 +70,10 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   server.requestTimeout = options.deadlineMs + 1000;
   // The API server reuses its connections; a new TLS handshake per pod would cost more than the admission.
   server.keepAliveTimeout = 30_000;
+  server.on('connection', (socket: Socket) => {
+    state.sockets.add(socket);
+    socket.once('close', () => state.sockets.delete(socket));
+  });
   server.on('tlsClientError', (error) => options.log.debug({ err: error.message }, 'TLS handshake failed'));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -175,12 +189,15 @@ function plain(res: ServerResponse, status: number, text: string): void {
   res.end(text);
 }
 
-async function drain(server: Server, state: ServerState, timeoutMs: number): Promise<void> {
+async function drain(server: Server, state: ServerState, timeoutMs: number): Promise<number> {
   state.draining = true;
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeIdleConnections();
   const deadline = performance.now() + timeoutMs;
   while (state.inFlight > 0 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   server.closeAllConnections();
+  const cutOff = state.sockets.size;
+  for (const socket of state.sockets) socket.destroy();
   await closed;
+  return cutOff;
 }

@@ -49,13 +49,18 @@ export async function waitFor<T>(
 }
 
 /** The real `interlock node` (dist/), as its own process, against the stand-in. */
-export async function startAgent(api: KubeApi, args: readonly string[]): Promise<AgentProcess> {
+export async function startAgent(
+  api: KubeApi,
+  args: readonly string[],
+  env: Record<string, string> = {},
+  nodeFlags: readonly string[] = [],
+): Promise<AgentProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-node-'));
   const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), api.url);
   const child = spawn(
     process.execPath,
-    [MAIN, 'node', '--node-name', 'node-a', '--mesh', 'linkerd', '--listen', '127.0.0.1:0', ...args],
-    { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig }, stdio: ['ignore', 'pipe', 'pipe'] },
+    [...nodeFlags, MAIN, 'node', '--node-name', 'node-a', '--mesh', 'linkerd', '--listen', '127.0.0.1:0', ...args],
+    { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const { logs, stderr } = captureOutput(child);
   const exited = new Promise<number | null>((resolve) =>

@@ -2,7 +2,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuthority, removeAuthority, type Authority } from '../../test/webhook/certs.js';
+import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
 import { admissionReview, meshPods } from '../../test/webhook/mesh-pods.js';
 import { patchOf, send, spawnWebhook, type Review, type WebhookProcess } from '../../test/webhook/webhook-client.js';
 import { VALIDATOR_RESOURCES } from '../../src/inject/resources.js';

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
-import { admissionReview, meshPods } from '../../test/webhook/mesh-pods.js';
+import { admissionReview, meshPods } from '../../scripts/mesh-pods.mjs';
 import { patchOf, send, spawnWebhook, type Review, type WebhookProcess } from '../../test/webhook/webhook-client.js';
 import { VALIDATOR_RESOURCES } from '../../src/inject/resources.js';
 import type { CriNode } from './cri-node.js';

@@ -7,7 +7,7 @@ import { connect } from 'node:tls';
 import { Pod } from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPair, makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
-import { admissionReview, meshPods } from './mesh-pods.js';
+import { admissionReview, meshPods } from '../../scripts/mesh-pods.mjs';
 import { patchOf, send, tlsConnect, type Review, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
 

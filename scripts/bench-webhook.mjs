@@ -4,12 +4,12 @@
 // a baseline measured in the same run: a bare Node https server that reads the body and answers a
 // fixed AdmissionReview. Asserts nothing. Everything listens on 127.0.0.1.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { parseAllDocuments } from 'yaml';
+import { admissionReview, meshPods } from './mesh-pods.mjs';
 
 const root = resolve(import.meta.dirname, '..');
 const TOTAL = Number(process.env.BENCH_WEBHOOK_REQUESTS ?? 1000);
@@ -33,36 +33,13 @@ function makeCertificate() {
   return { cert: join(tmp, 'tls.crt'), key: join(tmp, 'tls.key'), ca: readFileSync(join(tmp, 'tls.crt')) };
 }
 
-/** The pods of every rendered injection output, as the API server would send them. */
+/** The meshes' rendered pods as AdmissionReview bodies, given a request uid. */
 function reviews() {
-  const bodies = [];
-  const base = join(root, 'test/fixtures/meshes');
-  for (const mesh of ['linkerd', 'istio'])
-    for (const version of readdirSync(join(base, mesh)))
-      for (const file of readdirSync(join(base, mesh, version)))
-        for (const document of parseAllDocuments(readFileSync(join(base, mesh, version, file), 'utf8'))) {
-          const doc = document.toJS();
-          const template = doc?.spec?.template;
-          if (!template?.spec) continue;
-          const pod = { apiVersion: 'v1', kind: 'Pod', metadata: template.metadata, spec: template.spec };
-          bodies.push((uid) =>
-            JSON.stringify({
-              apiVersion: 'admission.k8s.io/v1',
-              kind: 'AdmissionReview',
-              request: {
-                uid,
-                kind: { group: '', version: 'v1', kind: 'Pod' },
-                resource: { group: '', version: 'v1', resource: 'pods' },
-                namespace: 'bench',
-                operation: 'CREATE',
-                object: pod,
-                oldObject: null,
-                dryRun: false,
-              },
-            }),
-          );
-        }
-  return bodies;
+  return meshPods().map(
+    ({ pod }) =>
+      (uid) =>
+        admissionReview(pod, uid),
+  );
 }
 
 const BASELINE = `

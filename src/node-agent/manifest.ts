@@ -1,4 +1,5 @@
 import type { Mesh } from '../config/interception.js';
+import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { NODE_TAINT } from './agent-api.js';
 import type { NodeAction } from './decide.js';
 
@@ -92,15 +93,7 @@ function agentContainer(options: NodeAgentManifestOptions): object {
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),
     resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: 65532,
-      runAsGroup: 65532,
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
+    securityContext: workloadSecurityContext(),
     ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
   };
 }

@@ -46,11 +46,9 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   const started = performance.now();
   const { deadline, progress } = env;
   const settleMs = settleWindowMs(config.timeoutMs);
-  const interruption = (): string | undefined =>
-    env.signal.aborted ? String(env.signal.reason ?? 'a signal') : undefined;
   const checks: Check[] = [];
   const unproven = (): Verdict =>
-    decideVerdict({ checks, obligations: undefined, proofs: [], interruptedBy: interruption() });
+    decideVerdict({ checks, obligations: undefined, proofs: [], interruptedBy: interruption(env.signal) });
 
   progress.enter('pod network');
   const { network, assessment } = await waitForPodNetwork(config, env, started + settleMs, deadline);
@@ -73,9 +71,27 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   }
   env.logger.info({ targets: plan.targets.map(targetLog), notes: plan.notes }, 'probing interception');
 
-  const { probeRun, rules } = await readRulesAndProbe(config, env, assessment, plan.targets, settleMs);
+  const gathered = await readRulesAndProbe(config, env, assessment, plan.targets, settleMs);
   progress.enter('verdict');
-  checks.push(rulesCheck(rules, config.rules));
+  return concludeVerdict(config, env, { checks, assessment, plan, ...gathered });
+}
+
+const interruption = (signal: AbortSignal): string | undefined =>
+  signal.aborted ? String(signal.reason ?? 'a signal') : undefined;
+
+/** What the run gathered up to the verdict: the checks before the probe, its plan and its results. */
+interface Gathered {
+  readonly checks: readonly Check[];
+  readonly assessment: NetworkAssessment;
+  readonly plan: Extract<ProbePlan, { ok: true }>;
+  readonly probeRun: ProbeRun;
+  readonly rules: RulesInspectionResult;
+}
+
+/** The "verdict" phase: the rules read and the probe, with the checks before them, to the one verdict. */
+function concludeVerdict(config: ValidateConfig, env: ValidateEnvironment, gathered: Gathered): Verdict {
+  const { assessment, plan, probeRun, rules } = gathered;
+  const checks = [...gathered.checks, rulesCheck(rules, config.rules)];
   env.logger.info(
     { rules: { status: rules.status, reason: rules.reason, message: rules.message }, report: rules.report },
     'rules inspection',
@@ -102,7 +118,7 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
     targets: plan.targets,
     rulesRequired: config.rules === 'required',
   };
-  return decideVerdict({ checks, obligations, proofs, interruptedBy: interruption() });
+  return decideVerdict({ checks, obligations, proofs, interruptedBy: interruption(env.signal) });
 }
 
 /** The rules read and the probe, concurrently, each named as pending until it is back. */

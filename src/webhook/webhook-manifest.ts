@@ -1,3 +1,5 @@
+import { workloadSecurityContext } from '../kube/workload-security-context.js';
+
 export interface WebhookManifestOptions {
   readonly image: string;
   readonly namespace: string;
@@ -92,15 +94,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
     readinessProbe: probe('/readyz'),
     resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
     volumeMounts: [{ name: 'tls', mountPath: '/etc/interlock/tls', readOnly: true }],
-    securityContext: {
-      runAsNonRoot: true,
-      runAsUser: 65532,
-      runAsGroup: 65532,
-      allowPrivilegeEscalation: false,
-      readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'] },
-      seccompProfile: { type: 'RuntimeDefault' },
-    },
+    securityContext: workloadSecurityContext(),
   };
   return {
     apiVersion: 'apps/v1',

@@ -1,5 +1,4 @@
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -7,84 +6,29 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoverCluster } from '../../src/kube/discover-cluster.js';
 import { kubeRequest } from '../../src/kube/request.js';
+import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 
 /**
  * The in-cluster path over real TLS: the API server's certificate must chain to the service
- * account's CA, or the token is never sent. Certificates are made here with openssl.
+ * account's CA, or the token is never sent.
  */
 const dir = mkdtempSync(join(tmpdir(), 'interlock-tls-'));
 const seen: Array<string | undefined> = [];
 let server: https.Server;
 let port = 0;
-
-function openssl(...args: string[]): void {
-  execFileSync('openssl', args, { stdio: 'ignore' });
-}
-
-function makeCa(name: string): void {
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-days',
-    '1',
-    '-subj',
-    `/CN=${name}`,
-    '-keyout',
-    join(dir, `${name}.key`),
-    '-out',
-    join(dir, `${name}.crt`),
-  );
-}
+let cluster: Authority;
+let impostor: Authority;
 
 beforeAll(async () => {
-  makeCa('cluster-ca');
-  makeCa('impostor-ca');
-  openssl(
-    'req',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-subj',
-    '/CN=kubernetes',
-    '-keyout',
-    join(dir, 'server.key'),
-    '-out',
-    join(dir, 'server.csr'),
-  );
-  writeFileSync(join(dir, 'san.ext'), 'subjectAltName=IP:127.0.0.1,DNS:kubernetes.default.svc\n');
-  openssl(
-    'x509',
-    '-req',
-    '-in',
-    join(dir, 'server.csr'),
-    '-CA',
-    join(dir, 'cluster-ca.crt'),
-    '-CAkey',
-    join(dir, 'cluster-ca.key'),
-    '-CAcreateserial',
-    '-days',
-    '1',
-    '-extfile',
-    join(dir, 'san.ext'),
-    '-out',
-    join(dir, 'server.crt'),
-  );
-  server = https.createServer(
-    { key: readFileSync(join(dir, 'server.key')), cert: readFileSync(join(dir, 'server.crt')) },
-    (req, res) => {
-      seen.push(req.headers.authorization);
-      req.resume();
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{"kind":"APIVersions","versions":["v1"]}');
-    },
-  );
+  const apiServer = { commonName: 'kubernetes', altNames: ['IP:127.0.0.1', 'DNS:kubernetes.default.svc'] };
+  cluster = makeAuthority('cluster', apiServer);
+  impostor = makeAuthority('impostor', apiServer);
+  server = https.createServer({ key: cluster.key, cert: cluster.cert }, (req, res) => {
+    seen.push(req.headers.authorization);
+    req.resume();
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end('{"kind":"APIVersions","versions":["v1"]}');
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });
@@ -92,12 +36,13 @@ afterAll(() => {
   server.closeAllConnections();
   server.close();
   rmSync(dir, { recursive: true, force: true });
+  for (const authority of [cluster, impostor]) removeAuthority(authority);
 });
 
-function serviceAccount(ca: string): string {
+function serviceAccount(authority: Authority): string {
   const sa = mkdtempSync(join(dir, 'sa-'));
   writeFileSync(join(sa, 'token'), 'sa-token');
-  writeFileSync(join(sa, 'ca.crt'), readFileSync(join(dir, `${ca}.crt`)));
+  writeFileSync(join(sa, 'ca.crt'), authority.ca);
   return sa;
 }
 
@@ -105,7 +50,7 @@ describe('in-cluster over TLS', () => {
   it("talks to a server whose certificate chains to the service account's CA, with the token", async () => {
     const access = discoverCluster(
       { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(port) },
-      serviceAccount('cluster-ca'),
+      serviceAccount(cluster),
     );
     expect(access.ok).toBe(true);
     if (!access.ok) return;
@@ -118,7 +63,7 @@ describe('in-cluster over TLS', () => {
     const before = seen.length;
     const access = discoverCluster(
       { KUBERNETES_SERVICE_HOST: '127.0.0.1', KUBERNETES_SERVICE_PORT: String(port) },
-      serviceAccount('impostor-ca'),
+      serviceAccount(impostor),
     );
     if (!access.ok) throw new Error(access.error.message);
     const answer = await kubeRequest(access.value, { method: 'GET', path: '/api', timeoutMs: 5000 });
@@ -128,8 +73,8 @@ describe('in-cluster over TLS', () => {
   });
 
   it('a kubeconfig with client certificate data and insecure-skip-tls-verify reaches it; without the skip and the CA it is refused', async () => {
-    const cert = readFileSync(join(dir, 'server.crt')).toString('base64');
-    const key = readFileSync(join(dir, 'server.key')).toString('base64');
+    const cert = cluster.cert.toString('base64');
+    const key = cluster.key.toString('base64');
     const config = (skip: boolean) =>
       `current-context: c\nclusters: [{name: k, cluster: {server: "https://127.0.0.1:${port}", insecure-skip-tls-verify: ${skip}}}]\nusers: [{name: u, user: {client-certificate-data: ${cert}, client-key-data: ${key}}}]\ncontexts: [{name: c, context: {cluster: k, user: u}}]\n`;
     writeFileSync(join(dir, 'skip.yaml'), config(true));

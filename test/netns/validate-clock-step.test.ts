@@ -1,7 +1,7 @@
-import type { ChildProcess } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { untilLogged } from '../harness/logged.js';
 import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 
 const pod = usePods(afterEach);
@@ -30,16 +30,6 @@ function steppedClock(ns: PodNamespace): { prefix: string[]; step: (offset: stri
   };
 }
 
-function whenLogged(child: ChildProcess, message: string): Promise<void> {
-  return new Promise((resolve) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes(`"msg":"${message}"`)) resolve();
-    });
-  });
-}
-
 async function runStepped(ns: PodNamespace, offset: string, meanwhile: () => void) {
   const clock = steppedClock(ns);
   const child = ns.spawnInterlock(
@@ -47,13 +37,15 @@ async function runStepped(ns: PodNamespace, offset: string, meanwhile: () => voi
     { prefix: clock.prefix },
   );
   const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
-  const running = collect(child, ns.terminationLog);
-  await whenLogged(child, 'probing interception');
-  clock.step(offset);
-  meanwhile();
-  const run = await running;
-  clearTimeout(guard);
-  return run;
+  try {
+    const running = collect(child, ns.terminationLog);
+    await untilLogged(child, 'probing interception', running);
+    clock.step(offset);
+    meanwhile();
+    return await running;
+  } finally {
+    clearTimeout(guard);
+  }
 }
 
 describe('the wall clock stepped by an hour mid-run changes neither the verdict nor its time', () => {

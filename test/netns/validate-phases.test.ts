@@ -2,6 +2,7 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, closeSync, constants, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { untilLogged } from '../harness/logged.js';
 import {
   collect,
   corpusFile,
@@ -15,17 +16,6 @@ import {
 const pod = usePods(afterEach);
 const LINKERD_RULES = corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt');
 const HUNG_AFTER_MS = 30_000;
-
-/** Resolves once the validator has logged `message` (it is then in the phase after it). */
-function logged(child: ChildProcess, message: string): Promise<void> {
-  return new Promise((resolve) => {
-    let seen = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      seen += chunk.toString();
-      if (seen.includes(`"msg":"${message}"`)) resolve();
-    });
-  });
-}
 
 async function bounded(child: ChildProcess, terminationLog: string): Promise<InterlockRun> {
   const guard = setTimeout(() => child.kill('SIGKILL'), HUNG_AFTER_MS);
@@ -164,7 +154,7 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
       ns.terminationLog,
     ]);
     const running = bounded(child, ns.terminationLog);
-    await logged(child, 'probing interception');
+    await untilLogged(child, 'probing interception', running);
     child.kill('SIGTERM');
     const run = await running;
     expect(run.exitCode).toBe(95);
@@ -187,7 +177,7 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
       ns.terminationLog,
     ]);
     const running = bounded(child, ns.terminationLog);
-    await logged(child, 'interlock validate starting');
+    await untilLogged(child, 'interlock validate starting', running);
     child.kill('SIGINT');
     const run = await running;
     expect(run.exitCode).toBe(95);
@@ -207,7 +197,7 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
         { caps: true, env: tools.env },
       );
       const running = bounded(child, ns.terminationLog);
-      await logged(child, 'probing interception');
+      await untilLogged(child, 'probing interception', running);
       child.kill('SIGTERM');
       const run = await running;
       expect(run.exitCode).toBe(95);

@@ -2,7 +2,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { Pod } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
 import { DROP_IN_COMMAND, podPatch, type PatchSettings } from '../../src/webhook/validator-patch.js';
-import { meshPods } from './mesh-pods.js';
+import { meshPods } from '../../scripts/mesh-pods.mjs';
 
 const SETTINGS: PatchSettings = {
   image: 'registry.example/interlock:1.0.0',

@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuthority, removeAuthority, type Authority } from './certs.js';
+import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { send, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
 

@@ -3,8 +3,8 @@ import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
-import { makeAuthority, removeAuthority, type Authority } from './certs.js';
-import { admissionReview, meshPods, type MeshPod } from './mesh-pods.js';
+import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
+import { admissionReview, meshPods, type MeshPod } from '../../scripts/mesh-pods.mjs';
 import { patchOf, send, type Review, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
 

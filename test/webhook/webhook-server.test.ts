@@ -6,8 +6,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect } from 'node:tls';
 import { Pod } from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installPair, makeAuthority, removeAuthority, type Authority } from './certs.js';
-import { admissionReview, meshPods } from './mesh-pods.js';
+import { installPair, makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
+import { admissionReview, meshPods } from '../../scripts/mesh-pods.mjs';
 import { patchOf, send, tlsConnect, type Review, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
 

@@ -1,22 +1,15 @@
+// The pods of the meshes' rendered injection outputs (test/fixtures/meshes: see its README and
+// sources.json), as the API server sends them to an admission webhook. Shared by the webhook
+// tests and scripts/bench-webhook.mjs, which runs on plain node and cannot import TypeScript.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
-const MESHES = resolve(import.meta.dirname, '../fixtures/meshes');
-
-export interface MeshPod {
-  /** `istio/1.29.0/hello.yaml.cni.injected#0`: the fixture file and the document in it. */
-  readonly id: string;
-  readonly mesh: 'linkerd' | 'istio';
-  readonly validator: string | undefined;
-  readonly pod: Record<string, unknown>;
-}
-
-/** Parsed YAML, read loosely: the shapes are the meshes’ own. */
-type Doc = Record<string, ReturnType<typeof JSON.parse>>;
+const MESHES = resolve(import.meta.dirname, '../test/fixtures/meshes');
+const VALIDATORS = ['linkerd-network-validator', 'istio-validation'];
 
 /** The pod a workload's template becomes at admission (the controller copies the template as is). */
-function podOf(doc: Doc): Record<string, unknown> | undefined {
+function podOf(doc) {
   if (doc?.kind === 'Pod') return doc;
   const template = doc?.spec?.template ?? doc?.spec?.jobTemplate?.spec?.template;
   if (!template?.spec) return undefined;
@@ -28,25 +21,25 @@ function podOf(doc: Doc): Record<string, unknown> | undefined {
   };
 }
 
-/** Every pod of every rendered injection output under test/fixtures/meshes (see its README and sources.json). */
-export function meshPods(): MeshPod[] {
-  const pods: MeshPod[] = [];
-  for (const mesh of ['linkerd', 'istio'] as const)
+/** Every pod of every rendered injection output, each with its mesh and its validator's name. */
+export function meshPods() {
+  const pods = [];
+  for (const mesh of ['linkerd', 'istio'])
     for (const version of readdirSync(join(MESHES, mesh)))
       for (const file of readdirSync(join(MESHES, mesh, version))) {
         const text = readFileSync(join(MESHES, mesh, version, file), 'utf8');
         parseAllDocuments(text).forEach((document, index) => {
-          const pod = podOf(document.toJS() as Doc);
+          const pod = podOf(document.toJS());
           if (!pod) return;
-          const inits = ((pod.spec as Doc).initContainers ?? []) as Doc[];
-          const validator = inits.find((c) => c.name === 'linkerd-network-validator' || c.name === 'istio-validation');
+          const validator = (pod.spec.initContainers ?? []).find((c) => VALIDATORS.includes(c.name));
           pods.push({ id: `${mesh}/${version}/${file}#${index}`, mesh, validator: validator?.name, pod });
         });
       }
   return pods;
 }
 
-export function admissionReview(pod: unknown, uid: string, overrides: Record<string, unknown> = {}): string {
+/** The AdmissionReview the API server sends for creating `pod`; `overrides` replace request fields. */
+export function admissionReview(pod, uid, overrides = {}) {
   return JSON.stringify({
     apiVersion: 'admission.k8s.io/v1',
     kind: 'AdmissionReview',

@@ -2,6 +2,8 @@
 //   interlock.blob   the start-up snapshot (scripts/build-snapshot.mjs): every JS module of the
 //                    CLI loaded and compiled into one V8 heap, valid only for the node binary
 //                    that built it, which is why the Dockerfile builds it on the image's own base;
+//   interlock.commands.cjs  every command but validate, loaded from beside the blob when used
+//                    (the blob holds only the init container's path);
 //   netlink.node     netlink's linux N-API prebuild, which no snapshot can hold;
 //   bin/interlock    the command: node started from the snapshot;
 //   THIRD_PARTY_NOTICES.txt  licences of the packages compiled into the snapshot.
@@ -29,14 +31,19 @@ try {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   await cp(path.join(work, 'interlock.blob'), path.join(out, 'interlock.blob'));
+  await cp(path.join(work, 'interlock.commands.cjs'), path.join(out, 'interlock.commands.cjs'));
   await cp(path.join(work, 'netlink.node'), path.join(out, 'netlink.node'));
   await cp(path.join(work, 'node-flags'), path.join(out, 'node-flags'));
 
   // import() with a computed specifier is left alone by esbuild, and its target is then missing
   // from the snapshot: say so at build time, not in a pod.
-  const bundled = await readFile(path.join(work, 'interlock.snapshot.cjs'), 'utf8');
-  for (const match of bundled.matchAll(/\bimport\(\s*([A-Za-z_$][\w$]*)\s*\)/g)) {
-    console.warn(`assemble: warning: import(${match[1]}) has a computed specifier; its target is not in the snapshot`);
+  for (const file of ['interlock.snapshot.cjs', 'interlock.commands.cjs']) {
+    const bundled = await readFile(path.join(work, file), 'utf8');
+    for (const match of bundled.matchAll(/\bimport\(\s*([A-Za-z_$][\w$]*)\s*\)/g)) {
+      console.warn(
+        `assemble: warning: import(${match[1]}) in ${file} has a computed specifier; its target is not bundled`,
+      );
+    }
   }
 } finally {
   await rm(work, { recursive: true, force: true });
@@ -87,6 +94,7 @@ async function du(p) {
 }
 const kib = async (p) => `${((await du(p)) / 1024).toFixed(0)} KiB`;
 console.log(
-  `assemble: snapshot ${await kib(path.join(out, 'interlock.blob'))}, addon ${await kib(path.join(out, 'netlink.node'))}, ` +
+  `assemble: snapshot ${await kib(path.join(out, 'interlock.blob'))}, ` +
+    `other commands ${await kib(path.join(out, 'interlock.commands.cjs'))}, addon ${await kib(path.join(out, 'netlink.node'))}, ` +
     `${sections.length} third-party licences; total ${await kib(out)}`,
 );

@@ -1,11 +1,13 @@
-// Builds the start-up snapshot Interlock ships: one V8 heap with every JavaScript module of the
-// CLI already loaded and compiled, so `node --snapshot-blob interlock.blob validate ...` skips
-// module resolution, parsing and evaluation (most of a short-lived init container's start-up).
+// Builds the start-up snapshot Interlock ships: one V8 heap with the init container's path of the
+// CLI (validate, its drop-in argv, version) already loaded and compiled, so
+// `node --snapshot-blob interlock.blob validate ...` skips module resolution, parsing and
+// evaluation (most of a short-lived init container's start-up).
 //
 //   node scripts/build-snapshot.mjs [out dir]   (default dist/snapshot)
 //
-// Out: interlock.blob, netlink.node (the addon, which no snapshot can hold), and the bundle the
-// blob was built from. The blob is only valid for the node binary that built it.
+// Out: interlock.blob, interlock.commands.cjs (every other command, loaded from beside the blob on
+// first use), netlink.node (the addon, which no snapshot can hold), and the bundle the blob was
+// built from. The blob is only valid for the node binary that built it.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -85,27 +87,85 @@ function asciiOnly(source) {
   });
 }
 
+/**
+ * Modules the CLI imports on demand that stay out of the blob: every command but validate (and
+ * what validate needs only with NET_ADMIN or on a failure it reports to the API server). Each
+ * process the blob starts deserialises all of it, so the init container's path is all it holds;
+ * these load from interlock.commands.cjs beside the blob when used (src/snapshot/entry.ts), a
+ * few milliseconds on commands that run for minutes or for an operator.
+ */
+const onDemand = [
+  'src/cli/node-command.ts',
+  'src/cli/webhook-command.ts',
+  'src/cli/explain-command.ts',
+  'src/cli/cni-check-command.ts',
+  'src/cli/inject-command.ts',
+  'src/cli/manifest-command.ts',
+  'src/cli/help-command.ts',
+  'src/rules-check/decide.ts',
+  'src/rules/read/read-live.ts',
+  'src/kube/report-failure-event.ts',
+];
+
+// In the blob, each on-demand module is a stub that asks the entry for it (esbuild keeps a module
+// reached only by import() unevaluated until that import() runs).
+const onDemandStubs = {
+  name: 'on-demand-stubs',
+  setup(pluginBuild) {
+    pluginBuild.onResolve({ filter: /^\.\.?\// }, (args) => {
+      if (args.kind !== 'dynamic-import') return undefined;
+      const target = path.relative(root, path.resolve(args.resolveDir, args.path)).replace(/\.js$/, '.ts');
+      return onDemand.includes(target) ? { path: target, namespace: 'on-demand' } : undefined;
+    });
+    pluginBuild.onLoad({ filter: /.*/, namespace: 'on-demand' }, (args) => ({
+      contents: `module.exports = globalThis.__interlockOnDemand(${JSON.stringify(args.path)});`,
+      loader: 'js',
+    }));
+  },
+};
+
+// The second bundle: one lazily evaluated module per on-demand path, under that path.
+const commandsEntry = [
+  'exports.load = (name) => {',
+  '  switch (name) {',
+  ...onDemand.map((file) => `    case ${JSON.stringify(file)}: return require(${JSON.stringify(`./${file}`)});`),
+  '  }',
+  '  throw new Error(`interlock: ${name} is not in interlock.commands.cjs`);',
+  '};',
+].join('\n');
+
 const bundle = path.join(out, 'interlock.snapshot.cjs');
-await build({
-  entryPoints: [path.join(root, 'src/snapshot/entry.ts')],
-  outfile: bundle,
+const commands = path.join(out, 'interlock.commands.cjs');
+const shared = {
   bundle: true,
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  plugins: [lazyNetlinkAddon, stampBuildInfo, noPinoTransport],
   legalComments: 'none',
   // Every byte of the source and every name is deserialised by each process the blob starts: a
   // minified bundle is half the heap. keepNames keeps what error and class names say.
   minify: true,
   keepNames: true,
+  logLevel: 'error',
+};
+await build({
+  ...shared,
+  stdin: { contents: commandsEntry, resolveDir: root, sourcefile: 'interlock-commands.cjs', loader: 'js' },
+  outfile: commands,
+  plugins: [lazyNetlinkAddon, stampBuildInfo, noPinoTransport],
+});
+await build({
+  ...shared,
+  entryPoints: [path.join(root, 'src/snapshot/entry.ts')],
+  outfile: bundle,
+  plugins: [onDemandStubs, lazyNetlinkAddon, stampBuildInfo, noPinoTransport],
   // Built-ins node:net loads on the first listen() (the host lookup, and the cluster check every
   // listen makes): loaded here, they are in the blob instead of compiled while the probe waits.
   // esbuild drops a bare `import 'node:dns'` as free of side effects, so they are required by hand.
   banner: { js: 'require("node:dns"); require("node:cluster");' },
-  logLevel: 'error',
 });
 writeFileSync(bundle, asciiOnly(readFileSync(bundle, 'utf8')));
+writeFileSync(commands, asciiOnly(readFileSync(commands, 'utf8')));
 copyFileSync(addon, path.join(out, 'netlink.node'));
 writeFileSync(path.join(out, 'node-flags'), `${runtimeFlags.join(' ')}\n`);
 // The entry rehearses the validate pass path while the blob is built (src/snapshot/rehearsal.ts).

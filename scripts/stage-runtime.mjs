@@ -43,13 +43,15 @@ function openUp(target) {
 
 /** Copies the runtime into a new world-readable directory under the system's temp dir and returns it. */
 export function stageRuntime() {
-  for (const built of [
+  const built = [
     'dist/cli/main.js',
     'dist/bin/interlock.cjs',
     'dist/snapshot/interlock.blob',
+    'dist/snapshot/interlock.commands.cjs',
     'dist/snapshot/netlink.node',
-  ]) {
-    if (!existsSync(path.join(root, built))) throw new Error(`${built} is missing: run \`npm run build\` first`);
+  ];
+  for (const file of built) {
+    if (!existsSync(path.join(root, file))) throw new Error(`${file} is missing: run \`npm run build\` first`);
   }
   const stage = mkdtempSync(path.join(tmpdir(), 'interlock-stage-'));
   cpSync(path.join(root, 'dist'), path.join(stage, 'dist'), { recursive: true });

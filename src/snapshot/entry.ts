@@ -1,4 +1,5 @@
-import { dirname, join } from 'node:path';
+import { createRequire } from 'node:module';
+import { dirname, join, resolve } from 'node:path';
 import { startupSnapshot } from 'node:v8';
 // Evaluated while the blob is built (its addon stays closed until first use, see the build script).
 import * as rtNetlink from 'netlink/dist/rt/rt.js';
@@ -16,6 +17,7 @@ import '../compat/compat-argv.js';
  */
 declare global {
   var __interlockNetlinkAddon: () => Record<string, unknown>;
+  var __interlockOnDemand: (file: string) => unknown;
 }
 
 let addon: Record<string, unknown> | undefined;
@@ -26,6 +28,17 @@ globalThis.__interlockNetlinkAddon = () => {
     addon = module.exports;
   }
   return addon;
+};
+
+/**
+ * Every command but validate, and what validate needs only with NET_ADMIN or to report a failure,
+ * is left out of the blob (scripts/build-snapshot.mjs lists them) and loaded on first use from
+ * interlock.commands.cjs beside it: each init container deserialises only its own path.
+ */
+globalThis.__interlockOnDemand = (file) => {
+  const bundle = resolve(dirname(snapshotBlobPath()), 'interlock.commands.cjs');
+  const commands = createRequire(bundle)(bundle) as { load: (name: string) => unknown };
+  return commands.load(file);
 };
 
 // Compiles the pass path into the blob (see rehearsal.ts). A failed rehearsal fails the build.

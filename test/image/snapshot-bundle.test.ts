@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { copyFile, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -10,8 +11,12 @@ const SNAPSHOT = fileURLToPath(new URL('../../dist/snapshot/', import.meta.url))
 const bundle = await readFile(join(SNAPSHOT, 'interlock.snapshot.cjs'));
 
 async function snapshot(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return snapshotIn(SNAPSHOT, ...args);
+}
+
+async function snapshotIn(dir: string, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const flags = (await readFile(join(SNAPSHOT, 'node-flags'), 'utf8')).trim().split(/\s+/);
-  const argv = [...flags, '--snapshot-blob', join(SNAPSHOT, 'interlock.blob'), '--', ...args];
+  const argv = [...flags, '--snapshot-blob', join(dir, 'interlock.blob'), '--', ...args];
   try {
     const { stdout, stderr } = await promisify(execFile)(process.execPath, argv, { encoding: 'utf8', timeout: 20_000 });
     return { code: 0, stdout, stderr };
@@ -60,5 +65,58 @@ describe('the source the start-up snapshot holds', () => {
       '/nonexistent-interlock',
     );
     expect(refused.stdout + refused.stderr).toMatch(/ConfigInvalid: --version-timeout="20000xs"/);
+  });
+});
+
+describe("the blob holds the init container's path; every other command loads from beside it", () => {
+  // Every process the blob starts deserialises all of it: the webhook's AdmissionReview handling,
+  // the node agent's metrics (prom-client) and the YAML of manifest/inject stay out of it.
+  it('the blob is built without the other commands, which ship in interlock.commands.cjs', async () => {
+    const commands = await readFile(join(SNAPSHOT, 'interlock.commands.cjs'), 'latin1');
+    for (const marker of [
+      'admission.k8s.io',
+      'process_cpu_user_seconds_total',
+      'Implicit keys need to be on a single line',
+    ]) {
+      expect({ marker, inBlob: bundle.includes(marker) }).toEqual({ marker, inBlob: false });
+      expect({ marker, beside: commands.includes(marker) }).toEqual({ marker, beside: true });
+    }
+  });
+
+  async function installed(files: readonly string[]): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), 'interlock-blob-'));
+    for (const file of files) await copyFile(join(SNAPSHOT, file), join(dir, file));
+    return dir;
+  }
+
+  it('installed elsewhere, each command runs as before: manifest, help, node --help', async () => {
+    const dir = await installed(['interlock.blob', 'interlock.commands.cjs', 'netlink.node']);
+    try {
+      const manifest = await snapshotIn(dir, 'manifest', '--mesh', 'linkerd');
+      expect(manifest.code, manifest.stderr).toBe(0);
+      expect(manifest.stdout).toMatch(/^name: linkerd-network-validator$/m);
+      const help = await snapshotIn(dir, 'help');
+      expect(help.code, help.stderr).toBe(0);
+      expect(help.stdout).toMatch(/^Usage: interlock COMMAND/);
+      const node = await snapshotIn(dir, 'node', '--help');
+      expect(node.code, node.stderr).toBe(0);
+      expect(node.stdout).toMatch(/^Usage: interlock node/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('without interlock.commands.cjs, version still runs and manifest fails naming the file', async () => {
+    const dir = await installed(['interlock.blob', 'netlink.node']);
+    try {
+      const version = await snapshotIn(dir, 'version');
+      expect(version.code, version.stderr).toBe(0);
+      const manifest = await snapshotIn(dir, 'manifest', '--mesh', 'linkerd');
+      expect(manifest.code).toBe(70);
+      expect(manifest.stdout).toBe('');
+      expect(manifest.stderr).toMatch(/^interlock: InternalError: .*interlock\.commands\.cjs/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });

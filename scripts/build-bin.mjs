@@ -18,24 +18,13 @@ import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { buildInfo, buildInfoModule } from './build-info.mjs';
+import { noPinoTransport, stampBuildInfo } from './esbuild-plugins.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.join(root, 'dist/bin');
 const launcher = path.join(out, 'interlock.cjs');
 const bundle = path.join(out, 'interlock-bundle.cjs');
 const codeCache = path.join(out, 'interlock-bundle.code-cache');
-
-// `interlock version` reports the commit and time of this build, not the source's `unknown`.
-const stampBuildInfo = {
-  name: 'stamp-build-info',
-  setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: /src[\\/]cli[\\/]build-info\.ts$/ }, () => ({
-      contents: buildInfoModule(buildInfo(root)),
-      loader: 'ts',
-    }));
-  },
-};
 
 // netlink's raw.js finds its addon from its own __dirname, which a bundle does not have.
 const externalNetlinkRaw = {
@@ -49,19 +38,6 @@ const externalNetlinkRaw = {
   },
 };
 
-// pino loads its worker-thread transports (thread-stream, node:worker_threads) when it loads;
-// Interlock logs synchronously to a file descriptor (src/output/logger.ts) and never starts one.
-const noPinoTransport = {
-  name: 'no-pino-transport',
-  setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/ }, () => ({
-      contents:
-        "module.exports = function transport() { throw new Error('pino transports are not in the interlock bin'); };",
-      loader: 'js',
-    }));
-  },
-};
-
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
 await build({
@@ -71,7 +47,7 @@ await build({
   platform: 'node',
   format: 'cjs',
   target: 'node20',
-  plugins: [stampBuildInfo, externalNetlinkRaw, noPinoTransport],
+  plugins: [stampBuildInfo(root), externalNetlinkRaw, noPinoTransport('interlock bin')],
   legalComments: 'none',
   // Less to read and parse in every process; keepNames keeps what error and class names say.
   minify: true,

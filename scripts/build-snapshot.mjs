@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { buildInfo, buildInfoModule } from './build-info.mjs';
+import { noPinoTransport, stampBuildInfo } from './esbuild-plugins.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.resolve(process.argv[2] ?? path.join(root, 'dist/snapshot'));
@@ -44,31 +44,6 @@ const lazyNetlinkAddon = {
         'const binding = new Proxy({}, { get: (_target, key) => globalThis.__interlockNetlinkAddon()[key] });';
       return { contents: source.replace(eager, lazy), loader: 'js' };
     });
-  },
-};
-
-// `interlock version` reports the commit and time of this build, not the source's `unknown`.
-const stampBuildInfo = {
-  name: 'stamp-build-info',
-  setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: /src[\\/]cli[\\/]build-info\.ts$/ }, () => ({
-      contents: buildInfoModule(buildInfo(root)),
-      loader: 'ts',
-    }));
-  },
-};
-
-// pino's worker-thread transports: Interlock logs synchronously to a file descriptor
-// (src/output/logger.ts) and never starts one, yet pino loads them, and with them thread-stream and
-// node:worker_threads, when it loads. Left out, they are not in every init container's heap.
-const noPinoTransport = {
-  name: 'no-pino-transport',
-  setup(pluginBuild) {
-    pluginBuild.onLoad({ filter: /[\\/]node_modules[\\/]pino[\\/]lib[\\/]transport\.js$/ }, () => ({
-      contents:
-        "module.exports = function transport() { throw new Error('pino transports are not in the interlock snapshot'); };",
-      loader: 'js',
-    }));
   },
 };
 
@@ -152,13 +127,13 @@ await build({
   ...shared,
   stdin: { contents: commandsEntry, resolveDir: root, sourcefile: 'interlock-commands.cjs', loader: 'js' },
   outfile: commands,
-  plugins: [lazyNetlinkAddon, stampBuildInfo, noPinoTransport],
+  plugins: [lazyNetlinkAddon, stampBuildInfo(root), noPinoTransport('interlock snapshot')],
 });
 await build({
   ...shared,
   entryPoints: [path.join(root, 'src/snapshot/entry.ts')],
   outfile: bundle,
-  plugins: [onDemandStubs, lazyNetlinkAddon, stampBuildInfo, noPinoTransport],
+  plugins: [onDemandStubs, lazyNetlinkAddon, stampBuildInfo(root), noPinoTransport('interlock snapshot')],
   // Built-ins node:net loads on the first listen() (the host lookup, and the cluster check every
   // listen makes): loaded here, they are in the blob instead of compiled while the probe waits.
   // esbuild drops a bare `import 'node:dns'` as free of side effects, so they are required by hand.

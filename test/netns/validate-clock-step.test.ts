@@ -3,10 +3,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { untilLogged } from '../harness/logged.js';
 import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { LIBFAKETIME } from '../harness/starvation.js';
 
 const pod = usePods(afterEach);
 const LINKERD_RULES = corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt');
-const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 
 /**
  * libfaketime stepping only the wall clock of the validator (CLOCK_REALTIME), as NTP's first

@@ -6,8 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { send, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
+import { LIBFAKETIME } from '../harness/starvation.js';
 
-const FAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
 let authority: Authority;
 let webhook: WebhookProcess;
 let clockFile: string;
@@ -36,7 +36,7 @@ beforeAll(async () => {
     join(authority.dir, 'tls.key'),
     ['--request-deadline', '500ms'],
     {
-      LD_PRELOAD: FAKETIME,
+      LD_PRELOAD: LIBFAKETIME,
       FAKETIME_DONT_FAKE_MONOTONIC: '1',
       FAKETIME_NO_CACHE: '1',
       FAKETIME_TIMESTAMP_FILE: clockFile,

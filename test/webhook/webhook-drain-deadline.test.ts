@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { connect } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gcStormFlags, startBusyLoops, steppedClock, untilOrExit } from '../harness/starvation.js';
-import { makeAuthority, removeAuthority, type Authority } from './certs.js';
+import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { launchArgs } from '../harness/pod-namespace.js';
 import { spawnWebhook, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';

@@ -1,7 +1,7 @@
 import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
-import type { CommandName, FlagDef } from './flag-def.js';
+import { valueFlags, type CommandName, type FlagDef } from './flag-def.js';
 import { oneOf, parsePath } from './flag-parsers.js';
-import { envOf, INTERCEPTION_FLAGS } from './interception-flags.js';
+import { INTERCEPTION_FLAGS } from './interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG } from './validate-config.js';
 
 export type ReportFormat = 'text' | 'json';
@@ -9,24 +9,7 @@ export type IptablesBackendName = 'nft' | 'legacy';
 
 const EXPLAIN: readonly CommandName[] = ['explain'];
 
-function value<T>(
-  name: string,
-  placeholder: string,
-  help: string,
-  parse: FlagDef<T>['parse'],
-  fallback?: T,
-): FlagDef<T> {
-  return {
-    name,
-    kind: 'value',
-    env: envOf(name),
-    placeholder,
-    help,
-    commands: EXPLAIN,
-    parse,
-    ...(fallback === undefined ? {} : { default: fallback }),
-  };
-}
+const value = valueFlags(EXPLAIN);
 
 export const IPTABLES_SAVE_FLAG = value(
   'iptables-save',
@@ -53,10 +36,12 @@ export const IPTABLES_BACKEND_FLAG = value<IptablesBackendName>(
   'nft|legacy',
   'Backend of --iptables-save/--ip6tables-save files whose header does not say (default nft).',
   oneOf(['nft', 'legacy']),
-  'nft',
+  { default: 'nft' },
 );
 export const FORMAT_FLAG: FlagDef<ReportFormat> = {
-  ...value<ReportFormat>('format', 'text|json', 'Report format (default text).', oneOf(['text', 'json']), 'text'),
+  ...value<ReportFormat>('format', 'text|json', 'Report format (default text).', oneOf(['text', 'json']), {
+    default: 'text',
+  }),
   commands: ['explain', 'cni-check'],
 };
 

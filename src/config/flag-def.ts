@@ -37,3 +37,22 @@ export interface FlagDef<T = unknown> {
    */
   readonly choices?: readonly string[];
 }
+
+/** `--exclude-inbound-ports` is also read from `INTERLOCK_EXCLUDE_INBOUND_PORTS`. */
+export function envOf(flagName: string): string {
+  return `INTERLOCK_${flagName.replace(/-/g, '_').toUpperCase()}`;
+}
+
+/**
+ * The builder of one table's value flags: each belongs to `commands` and is read from its
+ * environment variable too; `extra` adds a default or choices, or names other commands.
+ */
+export function valueFlags(commands: readonly CommandName[]) {
+  return <T>(
+    name: string,
+    placeholder: string,
+    help: string,
+    parse: FlagDef<T>['parse'],
+    extra: Partial<FlagDef<T>> = {},
+  ): FlagDef<T> => ({ name, kind: 'value', env: envOf(name), placeholder, help, commands, parse, ...extra });
+}

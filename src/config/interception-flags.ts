@@ -1,7 +1,7 @@
 import type { Cidr } from '../addr/cidr.js';
 import type { IpAddress } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
-import type { CommandName, FlagDef } from './flag-def.js';
+import { envOf, valueFlags, type CommandName, type FlagDef } from './flag-def.js';
 import {
   oneOf,
   parseBoolean,
@@ -25,23 +25,10 @@ export const MESHES: readonly Mesh[] = ['linkerd', 'istio', 'generic'];
 /** The commands that judge rules against an interception spec. */
 const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
 
-function value<T>(
-  name: string,
-  placeholder: string,
-  help: string,
-  parse: FlagDef<T>['parse'],
-  extra: Partial<FlagDef<T>> = {},
-): FlagDef<T> {
-  return { name, kind: 'value', env: envOf(name), placeholder, help, commands: SPEC_COMMANDS, parse, ...extra };
-}
+const value = valueFlags(SPEC_COMMANDS);
 
 function toggle(name: string, help: string): FlagDef<boolean> {
   return { name, kind: 'switch', env: envOf(name), help, commands: SPEC_COMMANDS, parse: parseBoolean };
-}
-
-/** `--exclude-inbound-ports` is also read from `INTERLOCK_EXCLUDE_INBOUND_PORTS`. */
-export function envOf(flagName: string): string {
-  return `INTERLOCK_${flagName.replace(/-/g, '_').toUpperCase()}`;
 }
 
 export const MESH_FLAG = value<Mesh>(

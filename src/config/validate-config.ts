@@ -4,11 +4,11 @@ import { buildInterceptionSpec } from './build-interception.js';
 import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
 import type { ConfigResult } from './config-error.js';
 import { parseFailureExitCode } from './exit-codes.js';
-import type { CommandName, FlagDef } from './flag-def.js';
+import { envOf, valueFlags, type CommandName, type FlagDef } from './flag-def.js';
 import { oneOf, parseAddressPerFamily, parseBoolean, parseDuration, parsePath, parsePort } from './flag-parsers.js';
 import { PRESETS, type InterceptionSpec } from './interception.js';
 import * as F from './interception-flags.js';
-import { envOf, INTERCEPTION_FLAGS } from './interception-flags.js';
+import { INTERCEPTION_FLAGS } from './interception-flags.js';
 import { flagSource, flagValue, type ParsedFlags } from './parsed-flags.js';
 import { applyPodMetadata, type PodMetadata } from './pod-metadata.js';
 
@@ -49,15 +49,7 @@ export interface ValidateConfig {
 const VALIDATE: readonly CommandName[] = ['validate'];
 const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
 
-function value<T>(
-  name: string,
-  placeholder: string,
-  help: string,
-  parse: FlagDef<T>['parse'],
-  extra: Partial<FlagDef<T>> = {},
-): FlagDef<T> {
-  return { name, kind: 'value', env: envOf(name), placeholder, help, commands: VALIDATE, parse, ...extra };
-}
+const value = valueFlags(VALIDATE);
 
 export const FAMILY_FLAG = value<FamilyMode>(
   'family',

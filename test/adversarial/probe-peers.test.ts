@@ -29,7 +29,7 @@ describe('a peer at the probe address instead of interception', () => {
       "require('net').createServer(s=>{s.on('error',()=>{});s.on('data',d=>s.write(d));}).listen(20001,'192.0.2.1')",
     );
     try {
-      await settle();
+      await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode, run.stdout).toBe(95);
       expect(firstLine(run.terminationMessage)).toMatch(
@@ -48,7 +48,7 @@ describe('a peer at the probe address instead of interception', () => {
       "require('net').createServer(s=>{s.on('error',()=>{});s.end(Buffer.concat([Buffer.from('ILK1'),Buffer.alloc(32,7)]));}).listen(20001,'192.0.2.1')",
     );
     try {
-      await settle();
+      await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode, run.stdout).toBe(95);
       expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: .*different peer/);
@@ -70,7 +70,7 @@ describe('a peer at the probe address instead of interception', () => {
       ].join(';'),
     );
     try {
-      await settle();
+      await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode, run.stdout).toBe(95);
       expect(firstLine(run.terminationMessage)).toMatch(
@@ -92,7 +92,7 @@ describe('a peer at the probe address instead of interception', () => {
       ].join(';'),
     );
     try {
-      await settle();
+      await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock([...LINKERD_ARGS, '--family', 'ipv6']);
       expect(run.exitCode, run.stdout).toBe(95);
       expect(firstLine(run.terminationMessage)).toMatch(

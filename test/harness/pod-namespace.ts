@@ -161,6 +161,19 @@ export class PodNamespace {
   }
 
   /**
+   * Waits until a helper listens on `port` in the pod or sink namespace: a helper that is still
+   * starting on a loaded machine would turn the scenario under test into another one.
+   */
+  async untilListening(where: 'pod' | 'sink', port: number): Promise<void> {
+    const netns = where === 'pod' ? this.pod : this.sink;
+    for (let tries = 0; tries < 600; tries++) {
+      if (inNs(netns, 'ss', '-Hltn', `sport = :${port}`).trim() !== '') return;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    throw new Error(`nothing listens on port ${port} in the ${where} namespace ${netns} after 600 polls`);
+  }
+
+  /**
    * Runs `interlock` in the pod namespace as an unprivileged uid. `caps` keeps NET_ADMIN and
    * NET_RAW as ambient capabilities (what a validator granted them would have).
    */

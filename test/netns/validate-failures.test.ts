@@ -95,7 +95,7 @@ describe('the mesh rules are wrong', () => {
       "require('net').createServer(s=>{s.on('data',d=>s.write(d));}).listen(20001,'192.0.2.1');setTimeout(()=>process.exit(0),20000)",
     ]);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock([...LINKERD_ARGS, '--probe-address', '192.0.2.1']);
       expect(run.exitCode).toBe(95);
       expect(firstLine(run.terminationMessage)).toMatch(
@@ -169,7 +169,7 @@ describe('identity, ports and signals', () => {
       "require('net').createServer().listen(4140,'0.0.0.0');setTimeout(()=>process.exit(0),20000)",
     ]);
     try {
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await ns.untilListening('pod', 4140);
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode).toBe(95);
       expect(firstLine(run.terminationMessage)).toMatch(/^ProbePortInUse: port 4140 \(ipv4\) is already bound/);

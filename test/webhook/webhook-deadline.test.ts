@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect } from 'node:tls';
@@ -6,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { send, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
-import { LIBFAKETIME } from '../harness/starvation.js';
+import { LIBFAKETIME, startBusyLoops } from '../harness/starvation.js';
 
 let authority: Authority;
 let webhook: WebhookProcess;
@@ -66,14 +65,13 @@ describe('the request deadline is kept on the monotonic clock', () => {
 
   it('and under CPU starvation (busy loops on every core), with the server still up after', async () => {
     writeFileSync(clockFile, '+3600\n');
-    const loops: ChildProcess[] = Array.from({ length: 16 }, () =>
-      spawn('timeout', ['20', 'sh', '-c', 'while :; do :; done'], { stdio: 'ignore' }),
-    );
+    // Killing `timeout` once left its shell spinning for good; these end themselves.
+    const loops = startBusyLoops(16, 20_000);
     try {
       const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => hangingRequest(`u-starved-${i}`)));
       answers.forEach((answer, i) => expect(answer).toMatch(new RegExp(`"uid":"u-starved-${i}","allowed":true`)));
     } finally {
-      for (const loop of loops) loop.kill('SIGKILL');
+      loops.stop();
     }
     expect((await send(webhook.port, authority.ca, '/healthz')).body).toBe('ok\n');
     expect(webhook.child.exitCode).toBeNull();

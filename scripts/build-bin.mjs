@@ -18,7 +18,7 @@ import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { noPinoTransport, stampBuildInfo } from './esbuild-plugins.mjs';
+import { CLI_BUNDLE_OPTIONS, noPinoTransport, stampBuildInfo } from './cli-bundle.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.join(root, 'dist/bin');
@@ -43,16 +43,8 @@ mkdirSync(out, { recursive: true });
 await build({
   entryPoints: [path.join(root, 'src/cli/main.ts')],
   outfile: bundle,
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
+  ...CLI_BUNDLE_OPTIONS,
   plugins: [stampBuildInfo(root), externalNetlinkRaw, noPinoTransport('interlock bin')],
-  legalComments: 'none',
-  // Less to read and parse in every process; keepNames keeps what error and class names say.
-  minify: true,
-  keepNames: true,
-  logLevel: 'error',
 });
 // The launcher wraps the bundle in a function: main.ts's shebang line would not parse there.
 const source = readFileSync(bundle, 'utf8').replace(/^#!.*\n/, '');
@@ -62,12 +54,11 @@ writeFileSync(bundle, source);
 copyFileSync(path.join(root, 'scripts/bin-launcher.cjs'), launcher);
 chmodSync(launcher, 0o755);
 // The cache is made by running `interlock version` from the bundle, compiled as the launcher
-// compiles it, under the V8 flags the bin's shebang gives (V8 takes a cache only under the flags
-// that made it). Nothing else runs: no probe, no socket, nothing read from the build machine.
-const heapCap = readFileSync(launcher, 'utf8')
-  .split('\n')[0]
-  .replace(/^#!.*node /, '')
-  .split(/\s+/);
+// compiles it, under the V8 flags the bin's shebang gives, declared in
+// scripts/node-runtime-flags.json (V8 takes a cache only under the flags that made it; a test keeps
+// the shebang equal to that file). Nothing else runs: no probe, no socket, nothing read from the
+// build machine.
+const heapCap = JSON.parse(readFileSync(path.join(root, 'scripts/node-runtime-flags.json'), 'utf8'));
 const made = spawnSync(
   process.execPath,
   [

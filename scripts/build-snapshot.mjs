@@ -13,7 +13,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { noPinoTransport, stampBuildInfo } from './esbuild-plugins.mjs';
+import { CLI_BUNDLE_OPTIONS, noPinoTransport, stampBuildInfo } from './cli-bundle.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.resolve(process.argv[2] ?? path.join(root, 'dist/snapshot'));
@@ -111,26 +111,14 @@ const commandsEntry = [
 
 const bundle = path.join(out, 'interlock.snapshot.cjs');
 const commands = path.join(out, 'interlock.commands.cjs');
-const shared = {
-  bundle: true,
-  platform: 'node',
-  format: 'cjs',
-  target: 'node20',
-  legalComments: 'none',
-  // Every byte of the source and every name is deserialised by each process the blob starts: a
-  // minified bundle is half the heap. keepNames keeps what error and class names say.
-  minify: true,
-  keepNames: true,
-  logLevel: 'error',
-};
 await build({
-  ...shared,
+  ...CLI_BUNDLE_OPTIONS,
   stdin: { contents: commandsEntry, resolveDir: root, sourcefile: 'interlock-commands.cjs', loader: 'js' },
   outfile: commands,
   plugins: [lazyNetlinkAddon, stampBuildInfo(root), noPinoTransport('interlock snapshot')],
 });
 await build({
-  ...shared,
+  ...CLI_BUNDLE_OPTIONS,
   entryPoints: [path.join(root, 'src/snapshot/entry.ts')],
   outfile: bundle,
   plugins: [onDemandStubs, lazyNetlinkAddon, stampBuildInfo(root), noPinoTransport('interlock snapshot')],

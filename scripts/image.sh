@@ -39,7 +39,7 @@ else
 fi
 
 [ -d node_modules ] || die "node_modules is missing; run npm ci first"
-for f in src/snapshot/entry.ts scripts/build-snapshot.mjs scripts/esbuild-plugins.mjs scripts/build-info.mjs scripts/node-runtime-flags.json; do
+for f in src/snapshot/entry.ts scripts/build-snapshot.mjs scripts/cli-bundle.mjs scripts/build-info.mjs scripts/node-runtime-flags.json; do
   [ -f "$f" ] || die "$f is missing: the image ships the start-up snapshot built from it"
 done
 
@@ -68,7 +68,7 @@ trap 'rm -f "$build_log"' EXIT
 # The legacy builder is asked for explicitly: BuildKit's Dockerfile frontend may not be
 # available offline, and behaviour should not depend on whether buildx is installed.
 if ! tar -c --owner=0 --group=0 --hard-dereference \
-    package.json package-lock.json tsconfig.json src scripts/build-snapshot.mjs scripts/esbuild-plugins.mjs scripts/build-info.mjs scripts/node-runtime-flags.json image/Dockerfile image/assemble.mjs image/launcher.mjs image/runtime-rootfs.sh "${deps[@]}" |
+    package.json package-lock.json tsconfig.json src scripts/build-snapshot.mjs scripts/cli-bundle.mjs scripts/build-info.mjs scripts/node-runtime-flags.json image/Dockerfile image/assemble.mjs image/launcher.mjs image/runtime-rootfs.sh "${deps[@]}" |
   DOCKER_BUILDKIT=0 docker build -f image/Dockerfile -t "$IMAGE" \
     --build-arg "BASE_IMAGE=$base" \
     --build-arg "VERSION=$version" \

@@ -1,5 +1,5 @@
-// esbuild plugins shared by the two bundles Interlock ships: the npm bin's (scripts/build-bin.mjs)
-// and the start-up snapshot's (scripts/build-snapshot.mjs).
+// What the two bundles of the CLI Interlock ships have in common: the npm bin's
+// (scripts/build-bin.mjs) and the start-up snapshot's (scripts/build-snapshot.mjs).
 import { buildInfo, buildInfoModule } from './build-info.mjs';
 
 /** `interlock version` reports the commit and time of this build, not the source's `unknown`. */
@@ -31,3 +31,19 @@ export function noPinoTransport(bundleName) {
     },
   };
 }
+
+/**
+ * esbuild's options for a bundle of the CLI. Every byte of the source and every name is read and
+ * parsed (or deserialised from the blob) by each process: minified, it is half the heap;
+ * keepNames keeps what error and class names say.
+ */
+export const CLI_BUNDLE_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  format: 'cjs',
+  target: 'node20',
+  legalComments: 'none',
+  minify: true,
+  keepNames: true,
+  logLevel: 'error',
+};

@@ -6,6 +6,7 @@ import { queryPluginVersion } from '../../src/cni/query-plugin-version.js';
 import type { CniVerdict } from '../../src/cni/audit-cni.js';
 import { watchCniConfig } from '../../src/cni/watch-cni-config.js';
 import type { Result } from '../../src/reason/result.js';
+import { gone as goneWithin } from '../harness/process-gone.js';
 
 // Issue 21, item 9: --version-timeout is a deadline. A plugin that answers and exits but leaves a
 // child holding its stdout (a daemon it forgot to detach) must not keep the audit waiting for the
@@ -40,20 +41,8 @@ function stuckPlugin(dir: string, type: string): { path: string; childPidFile: s
   return { path, childPidFile };
 }
 
-/** Running or sleeping; a zombie (killed, not yet reaped by whoever inherited it) is dead. */
-const alive = (pid: number): boolean => {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-};
-
-async function gone(pid: number): Promise<boolean> {
-  // Bounded: SIGKILL of the group takes effect at once, but the kernel may take a moment to finish it.
-  for (let i = 0; i < 200 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 10));
-  return !alive(pid);
-}
+/** Each plugin process the test started is gone within 2 s. */
+const gone = (pid: number): Promise<boolean> => goneWithin(pid, 2000);
 
 describe('cni-check --version-timeout is a deadline', () => {
   it('a plugin whose child keeps stdout open: no answer at the deadline, and the child is killed with its group', async () => {

@@ -16,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { watchCniConfig } from '../../src/cni/watch-cni-config.js';
 import { launchArgs } from '../harness/pod-namespace.js';
 import { exitOf, startBusyLoops, steppedClock, untilOrExit } from '../harness/starvation.js';
+import { gone as goneWithin } from '../harness/process-gone.js';
 
 // cni-check's one deadline is each plugin's VERSION query (--version-timeout): at it the plugin's
 // whole process group is killed and the audit says so. These run the real command (the start-up
@@ -84,19 +85,8 @@ function killAll(pids: readonly number[]): void {
   }
 }
 
-/** Running or sleeping; a zombie (killed, not yet reaped) is dead. */
-function alive(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
-
-async function gone(pid: number): Promise<boolean> {
-  for (let i = 0; i < 400 && alive(pid); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-  return !alive(pid);
-}
+/** Each plugin process the test started is gone within 10 s. */
+const gone = (pid: number): Promise<boolean> => goneWithin(pid, 10_000);
 
 /**
  * The real command on the start-up snapshot; with `gcStorm`, on the npm bin (a snapshot refuses

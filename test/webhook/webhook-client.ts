@@ -117,3 +117,19 @@ export function patchOf(review: Review): unknown[] {
     ? (JSON.parse(Buffer.from(review.response.patch, 'base64').toString('utf8')) as unknown[])
     : [];
 }
+
+/**
+ * An AdmissionReview request that sends its headers and half its body, then waits: everything
+ * the server wrote before it closed the connection (a reset ends it too; the caller judges what
+ * arrived).
+ */
+export function halfSentReview(port: number, ca: Buffer, uid: string): Promise<string> {
+  return new Promise((resolve) => {
+    const head = `POST /mutate HTTP/1.1\r\nhost: x\r\ncontent-length: 4000\r\n\r\n{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"${uid}",`;
+    const socket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () => socket.write(head));
+    let answer = '';
+    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
+    socket.on('close', () => resolve(answer));
+    socket.on('error', () => undefined);
+  });
+}

@@ -1,9 +1,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
-import { send, type WebhookProcess } from './webhook-client.js';
+import { halfSentReview, send, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
 import { LIBFAKETIME, startBusyLoops } from '../harness/starvation.js';
 
@@ -11,19 +10,7 @@ let authority: Authority;
 let webhook: WebhookProcess;
 let clockFile: string;
 
-/** A request that sends its headers and half its body, then waits: what the server answers before it closes. */
-function hangingRequest(uid: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const head = `POST /mutate HTTP/1.1\r\nhost: x\r\ncontent-length: 4000\r\n\r\n{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"${uid}",`;
-    const socket = connect({ host: '127.0.0.1', port: webhook.port, ca: authority.ca, servername: 'localhost' }, () =>
-      socket.write(head),
-    );
-    let answer = '';
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-    socket.on('close', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
+const hangingRequest = (uid: string): Promise<string> => halfSentReview(webhook.port, authority.ca, uid);
 
 beforeAll(async () => {
   authority = makeAuthority('deadline');

@@ -1,11 +1,10 @@
 import { connect as tcp, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { connect } from 'node:tls';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gcStormFlags, startBusyLoops, steppedClock, untilOrExit } from '../harness/starvation.js';
 import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { launchArgs } from '../harness/pod-namespace.js';
-import { spawnWebhook, type WebhookProcess } from './webhook-client.js';
+import { halfSentReview, spawnWebhook, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
 
 // The webhook's stop deadline: on SIGTERM it answers what is in flight for at most
@@ -40,20 +39,6 @@ async function webhookToStop(
   return { webhook, authority };
 }
 
-/** A request that sends its headers and half its body, then waits: what it got when the server closed. */
-function hangingRequest(webhook: WebhookProcess, authority: Authority): Promise<string> {
-  return new Promise((resolve) => {
-    const head = `POST /mutate HTTP/1.1\r\nhost: x\r\ncontent-length: 4000\r\n\r\n{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"u-drain",`;
-    const socket = connect({ host: '127.0.0.1', port: webhook.port, ca: authority.ca, servername: 'localhost' }, () =>
-      socket.write(head),
-    );
-    let answer = '';
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
-    socket.on('close', () => resolve(answer));
-    socket.on('error', () => undefined);
-  });
-}
-
 /** A TCP connection that never starts its TLS handshake: a starved or broken client. */
 async function stalledHandshake(webhook: WebhookProcess): Promise<Socket> {
   const socket = tcp(webhook.port, '127.0.0.1');
@@ -68,7 +53,7 @@ const handshakeTimedOut = (webhook: WebhookProcess) =>
 
 /** SIGTERM with both clients holding on; `meanwhile` runs once the drain has started. */
 async function stopWhileHeld(webhook: WebhookProcess, authority: Authority, meanwhile: () => void) {
-  const answer = hangingRequest(webhook, authority);
+  const answer = halfSentReview(webhook.port, authority.ca, 'u-drain');
   await stalledHandshake(webhook);
   await new Promise((resolve) => setTimeout(resolve, 500));
   webhook.child.kill('SIGTERM');

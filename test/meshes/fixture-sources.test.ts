@@ -52,4 +52,19 @@ describe('mesh fixtures: sources.json pins every file', () => {
       expect(source.trim).toBe('whole file');
     }
   });
+
+  it('pins every ambient fact to a repository, tag, commit, path and line', () => {
+    const facts = JSON.parse(readFileSync(path.join(MESH_FIXTURES, 'facts/istio-ambient.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >[];
+    expect(facts.length).toBeGreaterThan(0);
+    for (const fact of facts) {
+      expect(fact['repository']).toMatch(/^istio\/(istio|ztunnel|api)$/);
+      expect(fact['commit']).toMatch(/^[0-9a-f]{40}$/);
+      expect(fact['tag']).toEqual(expect.any(String));
+      expect(fact['path']).toEqual(expect.any(String));
+      expect(Number.isInteger(fact['line']) && (fact['line'] as number) > 0).toBe(true);
+    }
+  });
 });

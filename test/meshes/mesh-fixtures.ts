@@ -6,14 +6,23 @@ const REPO_ROOT = path.resolve(import.meta.dirname, '../..');
 /** The meshes' own rendered injection outputs (test/fixtures/meshes, see its README). */
 export const MESH_FIXTURES = path.join(REPO_ROOT, 'test/fixtures/meshes');
 
-interface SourceEntry {
+/** One pinned file of sources.json: where upstream holds it and what its bytes hash to. */
+export interface SourceEntry {
   readonly file: string;
-  readonly mesh: 'linkerd' | 'istio';
+  readonly mesh: 'linkerd' | 'istio' | 'istio-ambient';
   readonly kind: string;
   readonly case: string;
+  readonly repository: string;
+  readonly path: string;
   readonly tag: string;
   readonly commit: string;
+  /** Upstream's git blob id of `path` at `commit`: the fixture's own when `trim` is "whole file". */
+  readonly blob: string;
+  readonly trim: string;
+  readonly sha256: string;
 }
+
+type InjectionSource = SourceEntry & { readonly mesh: 'linkerd' | 'istio' };
 
 interface Container {
   readonly name?: string;
@@ -53,8 +62,16 @@ export interface MeshValidatorCase {
   readonly fromIstioInit: boolean;
 }
 
-function sources(): SourceEntry[] {
+/** Every entry of sources.json, injection outputs and ambient rule goldens alike. */
+export function fixtureSources(): SourceEntry[] {
   return JSON.parse(readFileSync(path.join(MESH_FIXTURES, 'sources.json'), 'utf8')) as SourceEntry[];
+}
+
+/** The rendered injection outputs (YAML); the ambient goldens are iptables-save and nft text, not pods. */
+function injectionSources(): InjectionSource[] {
+  return fixtureSources().filter(
+    (source): source is InjectionSource => source.mesh === 'linkerd' || source.mesh === 'istio',
+  );
 }
 
 function podTemplates(text: string): PodTemplate[] {
@@ -76,7 +93,7 @@ const VALIDATORS = ['linkerd-network-validator', 'istio-validation', 'istio-init
 /** Every validator container of every fixture. */
 export function meshValidatorCases(): MeshValidatorCase[] {
   const cases: MeshValidatorCase[] = [];
-  for (const source of sources()) {
+  for (const source of injectionSources()) {
     const templates = podTemplates(readFileSync(path.join(MESH_FIXTURES, source.file), 'utf8'));
     templates.forEach((template, index) => {
       const container = template.spec?.initContainers?.find((c) => VALIDATORS.includes(c.name ?? ''));

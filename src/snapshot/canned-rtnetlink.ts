@@ -145,7 +145,9 @@ function link(index: number, name: string, loopback: boolean): LinkMessage {
       qdisc: 'noqueue',
       address: Buffer.alloc(6, loopback ? 0 : 2),
       broadcast: Buffer.alloc(6, loopback ? 0 : 0xff),
-      ...(loopback ? {} : { linkNetnsid: 0, link: Buffer.from([3, 0, 0, 0]) }),
+      map: Buffer.alloc(24),
+      afSpec: new Map([[2, Buffer.alloc(4)]]),
+      ...(loopback ? {} : { linkNetnsid: 0, link: Buffer.from([3, 0, 0, 0]), linkinfo: Buffer.alloc(8) }),
     },
   };
 }
@@ -178,7 +180,7 @@ function route(
     attrs: {
       table,
       oif: 2,
-      ...(type === 'LOCAL' ? { prefsrc: Buffer.from(dst) } : {}),
+      ...(type === 'LOCAL' ? { prefsrc: Buffer.from(dst) } : { priority: 0, pref: Buffer.from([0]) }),
       cacheInfo: { clntref: 0, lastuse: 0, expires: 0, error: 0, used: 0, id: 0, ts: 0, tsage: 0 },
       ...(dst.length > 0 ? { dst: Buffer.from(dst) } : {}),
       ...(gateway ? { gateway: Buffer.from(gateway) } : {}),

@@ -7,14 +7,27 @@
 //   node scripts/bench-storm.mjs            the snapshot (what the image runs) and the npm bin
 //   STORM_IMAGE=mesh-interlock:dev node scripts/bench-storm.mjs   also the image's files, chrooted
 //   STORM_PODS=20 STORM_BUILDS=snapshot STORM_CONDITIONS=busy      a smaller, narrower run
+//   STORM_PODS=100 STORM_CONDITIONS=idle STORM_BUILDS=snapshot   issue #37's storm (bench.sh runs it)
+//   STORM_RESULTS=dist/bench               where storm.json goes
 //   STORM_SHARED_SESSION=1                 every validator in the bench's session: the placement
 //                                          autogroup scheduling starves (see runValidator)
 // Each validator runs in its own session, as a container runtime starts a container. A verdict's
 // time is when its termination log was written; its exit (through /usr/bin/time) is reported apart.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  cpSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { loadAverage, machine } from './bench-machine.mjs';
 import { stageRuntime } from './stage-runtime.mjs';
 
 const root = resolve(import.meta.dirname, '..');
@@ -33,8 +46,16 @@ const onHost = (faketime) => [
 // A validator still running this long after its timeout is counted as hung and killed (a late
 // verdict, under starvation, is counted apart: later than +1 s).
 const HUNG_AFTER_MS = TIMEOUT_MS + 20_000;
+// Issue #37's targets for a storm at once on an idle node: every unmeshed pod's verdict by the
+// timeout + 2 s after launch, and the meshed pods' exits at a median of half the 10 s measured
+// before (100 pods, 2 cores, --timeout 10s).
+const UNMESHED_VERDICT_TARGET_MS = TIMEOUT_MS + 2000;
+const MESHED_P50_TARGET_MS = 5000;
+const RESULTS = resolve(root, process.env.STORM_RESULTS ?? 'dist/bench');
+const summaries = [];
 const LIBFAKETIME = '/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1';
-const POD_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' };
+// `env -i PATH=/usr/bin:/bin`: what a container's process gets when its image sets nothing else.
+const POD_ENV = { PATH: '/usr/bin:/bin' };
 const tag = `st${process.pid % 100000}`;
 const tmp = mkdtempSync(join(tmpdir(), 'interlock-storm-'));
 chmodSync(tmp, 0o777);
@@ -275,7 +296,7 @@ function report(label, results) {
   const falseFailures = meshed.filter((r) => r.code !== 0);
   const s = (ms) => `${(ms / 1000).toFixed(2)}s`;
   const spread = (list) => `p50 ${s(percentile(list, 50))} p99 ${s(percentile(list, 99))} max ${s(list.at(-1) ?? NaN)}`;
-  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  const load = loadAverage();
   console.log(
     `  ${label.padEnd(38)} meshed passed ${meshed.length - falseFailures.length}/${meshed.length}, false failures ${falseFailures.length}, ` +
       `unmeshed failed ${unmeshed.filter((r) => r.code === 95).length}/${unmeshed.length} (${reasons}), fail-open ${unmeshed.filter((r) => r.code === 0).length}, ` +
@@ -290,6 +311,25 @@ function report(label, results) {
   );
   if (falseFailures.length > 0)
     console.log(`    false failures: ${[...new Set(falseFailures.map((r) => `${r.code} ${r.reason}`))].join('; ')}`);
+  // A pod whose verdict never came counts as never (Infinity), so the figure cannot flatter.
+  const slowestUnmeshedMs = Math.max(...unmeshed.map((r) => (r.decided ? r.writtenMs : Infinity)));
+  const meshedExitP50Ms = percentile(sorted(meshed.map((r) => (r.hung ? Infinity : r.ms))), 50);
+  const met = (value, target) => (value <= target ? 'met' : 'NOT met');
+  console.log(
+    `  ${''.padEnd(38)} slowest unmeshed verdict ${s(slowestUnmeshedMs)} after launch (target <= ${s(UNMESHED_VERDICT_TARGET_MS)}: ${met(slowestUnmeshedMs, UNMESHED_VERDICT_TARGET_MS)}); ` +
+      `meshed exit p50 ${s(meshedExitP50Ms)} (target <= ${s(MESHED_P50_TARGET_MS)}: ${met(meshedExitP50Ms, MESHED_P50_TARGET_MS)})`,
+  );
+  return {
+    label,
+    pods: results.length,
+    hangs,
+    falseFailures: falseFailures.length,
+    failOpen: unmeshed.filter((r) => r.code === 0).length,
+    slowestUnmeshedMs,
+    meshedExitP50Ms,
+    cpuP50Ms: percentile(sorted(results.map((r) => r.cpu)), 50),
+    loadAfter: load,
+  };
 }
 
 function builds() {
@@ -377,7 +417,7 @@ try {
   chmodSync(join(tmp, 'libfaketime.so.1'), 0o755);
   const pods = Array.from({ length: PODS }, (_, index) => setUpPod(index));
   const setUpSeconds = ((performance.now() - started) / 1000).toFixed(1);
-  const load = readFileSync('/proc/loadavg', 'utf8').split(' ').slice(0, 3).join(' ');
+  const load = loadAverage();
   console.log(
     `boot storm: ${PODS} pods at once (${pods.filter((p) => !p.meshed).length} unmeshed, probes unanswered), ` +
       `--timeout ${TIMEOUT_MS / 1000}s, uid 65534, no capabilities, bare environment; ${PODS * 2} namespaces set up in ${setUpSeconds} s; load average before: ${load}`,
@@ -397,16 +437,30 @@ try {
       conditions.map((c) => c.label),
       process.env.STORM_CONDITIONS,
     ))
-      report(
-        condition,
-        await storm(
-          build,
-          pods,
-          conditions.find((c) => c.label === condition),
+      summaries.push({
+        build: build.name,
+        ...report(
+          condition,
+          await storm(
+            build,
+            pods,
+            conditions.find((c) => c.label === condition),
+          ),
         ),
-      );
+      });
   }
   console.log('  targets: 0 hangs, 0 false failures, 0 fail-open, every verdict by timeout + 1 s');
+  mkdirSync(RESULTS, { recursive: true });
+  const summary = {
+    machine: machine(),
+    pods: PODS,
+    timeoutMs: TIMEOUT_MS,
+    loadBefore: load,
+    unmeshedVerdictTargetMs: UNMESHED_VERDICT_TARGET_MS,
+    meshedExitP50TargetMs: MESHED_P50_TARGET_MS,
+    storms: summaries,
+  };
+  writeFileSync(join(RESULTS, `storm-${PODS}.json`), `${JSON.stringify(summary, null, 2)}\n`);
 } finally {
   tearDown();
 }

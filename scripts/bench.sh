@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Benchmarks, printed as figures beside baselines measured in the same run (never asserted):
-#   1. `interlock validate` vs `node -e 0` in a pod namespace: median wall time, peak RSS;
+#   1. start-up (issue #37): `interlock validate` from the snapshot vs `node -e 0` and the floor (an
+#      empty snapshot, one of validate's built-ins) in a pod namespace, bare environment: median
+#      wall, CPU, peak RSS, ratio and target; then issue #37's storm (100 pods at once, idle);
 #   2. the rules engine: the sample tracer on synthetic 1k/10k/100k-rule nat tables, and the complete
 #      analysis of every corpus case, of the synthetic tables and of a hostile 2,000-RETURN table;
 #   3. `interlock node` against the API stand-in: reaction, footprint (110/5,000 pods), 50-pod storm;
@@ -11,6 +13,9 @@
 #   6. the kubelet's path: pod start through containerd's CRI with and without the validator.
 #   7. a node boot storm: 110 validators at once, idle, beside 60 busy loops, with the wall clock
 #      stepped +/-1 h; the snapshot, the npm bin and the image's files (scripts/bench-storm.mjs).
+#
+# BENCH_ONLY=startup runs step 1 alone (and its storm), then prints the docs' table
+# (scripts/bench-table.mjs, from dist/bench/*.json; `--write README.md` places it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
@@ -18,6 +23,11 @@ command -v /usr/bin/time >/dev/null || { DEBIAN_FRONTEND=noninteractive apt-get 
 npm run build --silent
 
 node scripts/bench-validate.mjs
+STORM_PODS=100 STORM_CONDITIONS=idle STORM_BUILDS=snapshot node scripts/bench-storm.mjs
+if [ "${BENCH_ONLY:-}" = startup ]; then
+  node scripts/bench-table.mjs
+  exit 0
+fi
 [ -f scripts/bench-rules.mjs ] && node $(cat dist/snapshot/node-flags) scripts/bench-rules.mjs  # the heap cap the image runs with
 # cni-check on 50 files: the audit itself, the VERSION queries, the CLI (needs the CNI plugins).
 bash scripts/ensure-containerd.sh
@@ -34,3 +44,4 @@ if [ "${BENCH_SKIP_IMAGE:-}" != 1 ]; then
 else
   node scripts/bench-storm.mjs
 fi
+node scripts/bench-table.mjs

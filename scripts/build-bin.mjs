@@ -18,7 +18,13 @@ import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLI_BUNDLE_OPTIONS, noPinoTransport, stampBuildInfo } from './cli-bundle.mjs';
+import {
+  CLI_BUNDLE_OPTIONS,
+  noPinoDestinations,
+  noPinoTransport,
+  slimNetlinkLinkAttrs,
+  stampBuildInfo,
+} from './cli-bundle.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.join(root, 'dist/bin');
@@ -44,7 +50,13 @@ await build({
   entryPoints: [path.join(root, 'src/cli/main.ts')],
   outfile: bundle,
   ...CLI_BUNDLE_OPTIONS,
-  plugins: [stampBuildInfo(root), externalNetlinkRaw, noPinoTransport('interlock bin')],
+  plugins: [
+    stampBuildInfo(root),
+    externalNetlinkRaw,
+    noPinoTransport('interlock bin'),
+    noPinoDestinations('interlock bin'),
+    slimNetlinkLinkAttrs(),
+  ],
 });
 // The launcher wraps the bundle in a function: main.ts's shebang line would not parse there.
 const source = readFileSync(bundle, 'utf8').replace(/^#!.*\n/, '');

@@ -13,7 +13,13 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { CLI_BUNDLE_OPTIONS, noPinoTransport, stampBuildInfo } from './cli-bundle.mjs';
+import {
+  CLI_BUNDLE_OPTIONS,
+  noPinoDestinations,
+  noPinoTransport,
+  slimNetlinkLinkAttrs,
+  stampBuildInfo,
+} from './cli-bundle.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const out = path.resolve(process.argv[2] ?? path.join(root, 'dist/snapshot'));
@@ -115,13 +121,26 @@ await build({
   ...CLI_BUNDLE_OPTIONS,
   stdin: { contents: commandsEntry, resolveDir: root, sourcefile: 'interlock-commands.cjs', loader: 'js' },
   outfile: commands,
-  plugins: [lazyNetlinkAddon, stampBuildInfo(root), noPinoTransport('interlock snapshot')],
+  plugins: [
+    lazyNetlinkAddon,
+    stampBuildInfo(root),
+    noPinoTransport('interlock snapshot'),
+    noPinoDestinations('interlock snapshot'),
+    slimNetlinkLinkAttrs(),
+  ],
 });
 await build({
   ...CLI_BUNDLE_OPTIONS,
   entryPoints: [path.join(root, 'src/snapshot/entry.ts')],
   outfile: bundle,
-  plugins: [onDemandStubs, lazyNetlinkAddon, stampBuildInfo(root), noPinoTransport('interlock snapshot')],
+  plugins: [
+    onDemandStubs,
+    lazyNetlinkAddon,
+    stampBuildInfo(root),
+    noPinoTransport('interlock snapshot'),
+    noPinoDestinations('interlock snapshot'),
+    slimNetlinkLinkAttrs(),
+  ],
   // Built-ins node:net loads on the first listen() (the host lookup, and the cluster check every
   // listen makes): loaded here, they are in the blob instead of compiled while the probe waits.
   // esbuild drops a bare `import 'node:dns'` as free of side effects, so they are required by hand.

@@ -4,6 +4,8 @@ import { startupSnapshot } from 'node:v8';
 // Evaluated while the blob is built (its addon stays closed until first use, see the build script).
 import * as rtNetlink from 'netlink/dist/rt/rt.js';
 import { crashCli, finishCli, runCli } from '../cli/run-cli.js';
+import { readPodNetwork } from '../netlink/read-pod-network.js';
+import { cannedKernelAddon } from './canned-rtnetlink.js';
 import { rehearseValidate } from './rehearsal.js';
 // Imported on demand by the CLI (the plain modules load them only when used); here they are
 // evaluated while the blob is built. A Linkerd or Istio drop-in run goes through compat-argv.
@@ -21,7 +23,10 @@ declare global {
 }
 
 let addon: Record<string, unknown> | undefined;
+// While the blob is built, the rehearsal's stand-in for the kernel (then dropped: it is no addon).
+let rehearsalAddon: Record<string, unknown> | undefined;
 globalThis.__interlockNetlinkAddon = () => {
+  if (rehearsalAddon) return rehearsalAddon;
   if (!addon) {
     const module = { exports: {} as Record<string, unknown> };
     process.dlopen(module, join(dirname(snapshotBlobPath()), 'netlink.node'));
@@ -41,8 +46,16 @@ globalThis.__interlockOnDemand = (file) => {
   return commands.load(file);
 };
 
-// Compiles the pass path into the blob (see rehearsal.ts). A failed rehearsal fails the build.
-rehearseValidate()
+// Compiles the pass path into the blob (see rehearsal.ts), netlink's socket layers included: they
+// run over a canned kernel instead of the addon. A failed rehearsal fails the build.
+rehearseValidate(async () => {
+  rehearsalAddon = cannedKernelAddon();
+  try {
+    return await readPodNetwork(() => Promise.resolve(rtNetlink));
+  } finally {
+    rehearsalAddon = undefined;
+  }
+})
   .then(resetTimers)
   .catch((error: unknown) => {
     process.exitCode = 1;

@@ -83,6 +83,16 @@ describe("the blob holds the init container's path; every other command loads fr
     }
   });
 
+  // Issue #37: each of these was deserialised by every init container and used by none. pino's
+  // own destinations (sonic-boom, which loads node:assert) write nothing when pino is handed a
+  // stream; netlink's parsers for the link kinds (VXLAN, bonds, CAN, virtual functions, ...) parse
+  // nothing Interlock reads from a link (its name, index and flags).
+  it("the blob holds neither pino's destinations nor netlink's parsers of link kinds", () => {
+    for (const marker of ['sonic-boom', 'parseVxlan', 'parseBond', 'parseLinkStats64', 'parseVirtualFunction'])
+      expect({ marker, inBlob: bundle.includes(marker) }).toEqual({ marker, inBlob: false });
+    expect(bundle.includes('parseLinkAttrs')).toBe(true);
+  });
+
   async function installed(files: readonly string[]): Promise<string> {
     const dir = await mkdtemp(join(tmpdir(), 'interlock-blob-'));
     for (const file of files) await copyFile(join(SNAPSHOT, file), join(dir, file));

@@ -5,7 +5,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ALL_FLAGS } from '../dist/cli/all-flags.js';
 import { cliReference } from '../dist/cli/cli-reference.js';
 import { COMMANDS } from '../dist/cli/command-table.js';
-import { exitCodeTable, flagTable, reasonTable, replaceGenerated } from '../dist/cli/readme-tables.js';
+import {
+  exitCodeTable,
+  flagTable,
+  reasonTable,
+  replaceGenerated,
+  troubleshootingTable,
+} from '../dist/cli/readme-tables.js';
 
 const path = new URL('../README.md', import.meta.url);
 let readme = readFileSync(path, 'utf8');
@@ -14,5 +20,11 @@ readme = replaceGenerated(readme, 'exit-codes', exitCodeTable());
 readme = replaceGenerated(readme, 'reasons', reasonTable());
 writeFileSync(path, readme);
 console.log('README.md: flag, exit-code and reason tables regenerated');
+const troubleshooting = new URL('../docs/troubleshooting.md', import.meta.url);
+writeFileSync(
+  troubleshooting,
+  replaceGenerated(readFileSync(troubleshooting, 'utf8'), 'troubleshooting', troubleshootingTable()),
+);
+console.log('docs/troubleshooting.md: reason table regenerated');
 writeFileSync(new URL('../docs/cli.md', import.meta.url), cliReference(COMMANDS));
 console.log('docs/cli.md: regenerated from the command table');

@@ -1,7 +1,8 @@
 import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, MESHES } from '../config/interception.js';
-import { REASONS } from '../reason/reason.js';
+import { REASON_GUIDE } from '../reason/guide.js';
+import { REASONS, type Reason } from '../reason/reason.js';
 import { flagUsage } from './help.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
@@ -34,6 +35,18 @@ export function exitCodeTable(): string {
 export function reasonTable(): string {
   const rows = Object.entries(REASONS).map(([reason, meaning]) => `| \`${reason}\` | ${cell(meaning)} |`);
   return ['| reason | meaning |', '|---|---|', ...rows].join('\n');
+}
+
+/**
+ * docs/troubleshooting.md's table, one row per reason of the one Reason union: what it means
+ * (REASONS), what to check and what to run (REASON_GUIDE, the termination message's first line).
+ */
+export function troubleshootingTable(): string {
+  const rows = (Object.keys(REASONS) as Reason[]).map((reason) => {
+    const guide = REASON_GUIDE[reason];
+    return `| \`${reason}\` | ${cell(REASONS[reason])} | ${cell(guide.failed)}; ${cell(guide.check)} | \`${cell(guide.run)}\` |`;
+  });
+  return ['| reason | what it means | what to check | what to run |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** Replaces the text between `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`. */

@@ -148,7 +148,7 @@ function judge(analysis: Checked, set: ReadSet, options: Omit<InspectOptions, 't
   const count = countExpectations(
     check.answers.map((answer) => ({ constrained: answer.expectation.expected !== undefined, holds: answer.holds })),
   );
-  const message = `every packet goes where the configuration expects, : ${expectationsText(count.checked, count)} hold; checked: ${checked}`;
+  const message = `every packet goes where the configuration expects: ${expectationsText(count.checked, count)} hold (${checked})`;
   return {
     status: 'passed',
     message,

@@ -2,7 +2,10 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import { runExplain } from '../../src/cli/explain-command.js';
+import { decideInspection } from '../../src/rules-check/decide.js';
+import { specFromFlags } from '../harness/spec.js';
 import { dumpSets, explainArgv, loadManifest } from './corpus.js';
 
 // Issue #36 item 6: a dual-stack pod's rules with an empty IPv6 dump. `validate` fails such a pod
@@ -61,6 +64,18 @@ describe('explain says which family it did not check', () => {
 
   it('validate and explain count expectations the same way', async () => {
     const result = await runExplain(argv(), {});
+    const headline = /PASSED: every packet goes where the configuration expects: (\d+) of \1 expectations hold$/m.exec(
+      result.stdout,
+    );
+    const inspection = decideInspection(
+      specFromFlags(['--mesh=linkerd']),
+      [{ kind: 'read', dump: { backend: 'iptables-nft', family: 'ipv4', source: V4, text: readFileSync(V4, 'utf8') } }],
+      { mode: 'auto', families: ['ipv4'] },
+    );
+    expect(inspection.status).toBe('passed');
+    expect(inspection.message).toBe(
+      `every packet goes where the configuration expects: ${headline?.[1]} of ${headline?.[1]} expectations hold (iptables-nft)`,
+    );
     expect(result.stdout).toMatch(
       /^interlock explain: PASSED: every packet goes where the configuration expects: (\d+) of \1 expectations hold$/m,
     );

@@ -1,4 +1,5 @@
-// Regenerates the README's flag, exit-code and reason tables from the code (src/config), and
+// Regenerates docs/reference.md's flag, exit-code and reason tables from the code (src/config),
+// docs/troubleshooting.md's reason table, and
 // docs/cli.md from the command table (src/cli/command-table.ts): `npm run docs`.
 // test/unit/config-readme.test.ts and test/cli/cli-reference.test.ts fail when they disagree.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -13,13 +14,13 @@ import {
   troubleshootingTable,
 } from '../dist/cli/readme-tables.js';
 
-const path = new URL('../README.md', import.meta.url);
+const path = new URL('../docs/reference.md', import.meta.url);
 let readme = readFileSync(path, 'utf8');
 readme = replaceGenerated(readme, 'flags', flagTable(ALL_FLAGS));
 readme = replaceGenerated(readme, 'exit-codes', exitCodeTable());
 readme = replaceGenerated(readme, 'reasons', reasonTable());
 writeFileSync(path, readme);
-console.log('README.md: flag, exit-code and reason tables regenerated');
+console.log('docs/reference.md: flag, exit-code and reason tables regenerated');
 const troubleshooting = new URL('../docs/troubleshooting.md', import.meta.url);
 writeFileSync(
   troubleshooting,

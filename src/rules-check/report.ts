@@ -157,7 +157,7 @@ export function reportText(report: RulesReport, configuration: string): string {
       ? `PASSED: every packet goes where the configuration expects: ${expectationsText(count.checked, count)} hold`
       : report.status === 'failed'
         ? `FAILED: ${of} do not hold`
-        : `UNKNOWN: ${of} cannot be decided from these rules, never a pass`;
+        : `UNKNOWN: ${of} cannot be decided from these rules (not a pass)`;
   const lines = [
     `interlock explain: ${headline}`,
     `configuration: ${configuration}`,

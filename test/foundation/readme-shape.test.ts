@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { reasonHeadline } from '../../src/reason/guide.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -40,6 +41,10 @@ describe('the README is the page an operator reads in ten minutes', () => {
     const top = README.split('\n').slice(0, 40).join('\n');
     expect(top).toMatch(/^npm run demo {4}# /m);
     expect(top).toMatch(/^npm test {8}# /m);
+  });
+
+  it("its blocked pod's message opens with the headline validate writes", () => {
+    expect(README).toContain(`Message:      ${reasonHeadline('InterceptionMissing')}\n`);
   });
 
   it('its YAML is none: it shows the commands that print the manifests instead', () => {

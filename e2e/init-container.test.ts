@@ -209,11 +209,12 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
       const result = await runInterlock(pod, { security: WITH_NET_ADMIN, ...configure(LINKERD, FAILING_TIMEOUT) });
 
       expectFailure(result, LINKERD.failureExitCode, 'RulesMismatch');
-      const reasonLine = result.terminationMessage.split('\n')[0];
-      expect(reasonLine).toContain('PROXY_INIT_OUTPUT');
-      expect(reasonLine).toContain('REDIRECT --to-ports 4141');
+      // The first line is the reason's headline; the second names the rule at fault.
+      const sentence = result.terminationMessage.split('\n')[1];
+      expect(sentence).toContain('PROXY_INIT_OUTPUT');
+      expect(sentence).toContain('REDIRECT --to-ports 4141');
       // Linkerd names each of its rules in a comment; that name is what an operator searches for.
-      expect(reasonLine).toContain('proxy-init/redirect-all-outgoing-to-proxy-port');
+      expect(sentence).toContain('proxy-init/redirect-all-outgoing-to-proxy-port');
     });
 
     it('accepts the correct ruleset', async () => {

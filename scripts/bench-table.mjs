@@ -2,7 +2,7 @@
 // startup.json from scripts/bench-validate.mjs, storm-100.json from scripts/bench-storm.mjs), with
 // the machine and the date the figures were measured on. With --write FILE, replaces the text
 // between FILE's `<!-- bench:startup -->` and `<!-- /bench:startup -->` markers instead.
-//   node scripts/bench-table.mjs [--results DIR] [--write README.md]
+//   node scripts/bench-table.mjs [--results DIR] [--write docs/benchmarks.md]
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 

@@ -15,7 +15,7 @@
 #      stepped +/-1 h; the snapshot, the npm bin and the image's files (scripts/bench-storm.mjs).
 #
 # BENCH_ONLY=startup runs step 1 alone (and its storm), then prints the docs' table
-# (scripts/bench-table.mjs, from dist/bench/*.json; `--write README.md` places it).
+# (scripts/bench-table.mjs, from dist/bench/*.json; `--write docs/benchmarks.md` places it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh

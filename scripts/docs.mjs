@@ -1,18 +1,31 @@
-// Regenerates the README's flag, exit-code and reason tables from the code (src/config), and
+// Regenerates docs/reference.md's flag, exit-code and reason tables from the code (src/config),
+// docs/troubleshooting.md's reason table, and
 // docs/cli.md from the command table (src/cli/command-table.ts): `npm run docs`.
 // test/unit/config-readme.test.ts and test/cli/cli-reference.test.ts fail when they disagree.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { ALL_FLAGS } from '../dist/cli/all-flags.js';
 import { cliReference } from '../dist/cli/cli-reference.js';
 import { COMMANDS } from '../dist/cli/command-table.js';
-import { exitCodeTable, flagTable, reasonTable, replaceGenerated } from '../dist/cli/readme-tables.js';
+import {
+  exitCodeTable,
+  flagTable,
+  reasonTable,
+  replaceGenerated,
+  troubleshootingTable,
+} from '../dist/cli/readme-tables.js';
 
-const path = new URL('../README.md', import.meta.url);
+const path = new URL('../docs/reference.md', import.meta.url);
 let readme = readFileSync(path, 'utf8');
 readme = replaceGenerated(readme, 'flags', flagTable(ALL_FLAGS));
 readme = replaceGenerated(readme, 'exit-codes', exitCodeTable());
 readme = replaceGenerated(readme, 'reasons', reasonTable());
 writeFileSync(path, readme);
-console.log('README.md: flag, exit-code and reason tables regenerated');
+console.log('docs/reference.md: flag, exit-code and reason tables regenerated');
+const troubleshooting = new URL('../docs/troubleshooting.md', import.meta.url);
+writeFileSync(
+  troubleshooting,
+  replaceGenerated(readFileSync(troubleshooting, 'utf8'), 'troubleshooting', troubleshootingTable()),
+);
+console.log('docs/troubleshooting.md: reason table regenerated');
 writeFileSync(new URL('../docs/cli.md', import.meta.url), cliReference(COMMANDS));
 console.log('docs/cli.md: regenerated from the command table');

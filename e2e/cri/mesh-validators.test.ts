@@ -196,7 +196,7 @@ describe("Interlock's own manifest for each mesh", () => {
       expect(effective).toBe((1n << 12n) | (1n << 13n));
       const pass = await verdictOf(podOf(`rules-${mesh}`, { initContainers: [validator] }), validator.name);
       expect(pass.exitCode, pass.message).toBe(0);
-      expect(pass.message).toMatch(/^rules: passed/m);
+      expect(pass.message).toMatch(/^rules passed: /m);
       await chain(mesh, undefined);
       const fail = await verdictOf(podOf(`rules-${mesh}`, { initContainers: [validator] }), validator.name);
       expect(fail.exitCode, fail.message).toBe(FAILURE[mesh]);

@@ -1,5 +1,6 @@
 import { readCapabilities } from '../rules/read/capabilities.js';
 import { formatDuration } from '../config/duration.js';
+import { specSummary, VALIDATE_SPEC_FIELDS } from '../config/spec-summary.js';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { flagSource, flagValue } from '../config/parsed-flags.js';
@@ -39,8 +40,10 @@ export async function runValidateCommand(
     const terminationLog = terminationLogForRefusal(argv, env);
     writeTerminationLog(
       terminationLog.path,
-      `ConfigInvalid: ${config.error.message}
-`,
+      formatTerminationMessage(
+        { outcome: 'config', reason: 'ConfigInvalid', message: config.error.message, evidence: [], checks: [] },
+        [],
+      ),
       terminationLog.explicit,
     );
     // A misconfigured validator blocks the pod as surely as a failed probe; its owner hears of it the same way.
@@ -201,13 +204,8 @@ function exitCodeOf(verdict: Verdict, config: ValidateConfig): number {
 }
 
 function describeConfig(config: ValidateConfig): string {
-  const spec = config.interception;
   return [
-    `mesh=${spec.mesh}`,
-    `inbound-port=${spec.inboundPort}`,
-    `outbound-port=${spec.outboundPort}`,
-    `proxy-uid=${spec.proxyUids.join(',') || '-'}`,
-    `proxy-gid=${spec.proxyGids.join(',') || '-'}`,
+    specSummary(config.interception, VALIDATE_SPEC_FIELDS),
     `family=${config.family}`,
     `timeout=${formatDuration(config.timeoutMs)}`,
     `rules=${config.rules}`,

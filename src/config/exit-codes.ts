@@ -2,7 +2,7 @@ import { fail, ok, type Result } from '../reason/result.js';
 
 /**
  * Every exit code that is not a validation verdict (sysexits where one fits), with its meaning:
- * the README's exit-code table is generated from this one (see scripts/docs.mjs).
+ * docs/reference.md's exit-code table is generated from this one (see scripts/docs.mjs).
  */
 export const EXIT = {
   pass: 0,
@@ -40,7 +40,7 @@ export const RESERVED_EXIT_CODES: readonly number[] = Object.values(EXIT);
 const isFailureCode = (code: number) => code >= 1 && code <= 255 && !RESERVED_EXIT_CODES.includes(code);
 const LOWEST_FAILURE_CODE = Array.from({ length: 255 }, (_, index) => index + 1).find(isFailureCode) ?? 2;
 
-/** `2-255`: the range the README states and the parser's refusal names (1 is a crash's). */
+/** `2-255`: the range docs/reference.md states and the parser's refusal names (1 is a crash's). */
 export const FAILURE_EXIT_CODE_RANGE = `${LOWEST_FAILURE_CODE}-255`;
 
 /** `--failure-exit-code`: 2-255, never a reserved code. */

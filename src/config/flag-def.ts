@@ -6,7 +6,7 @@ export type CommandName =
 
 /**
  * One flag, declared once as data: the argv parser, the environment reader, the help text and the
- * README's flag tables are all derived from these declarations (see docs/ARCHITECTURE.md).
+ * flag tables of docs/reference.md are all derived from these declarations (see docs/ARCHITECTURE.md).
  *
  * - `switch` flags take no value at all (`--tproxy`; `--tproxy=false` is an error) and are never
  *   read from the environment unless `env` names a variable explicitly.
@@ -23,7 +23,7 @@ export interface FlagDef<T = unknown> {
   readonly env?: string;
   /** Shown in help: `--inbound-port PORT`. */
   readonly placeholder?: string;
-  /** One line, shown by --help and in the README's tables. */
+  /** One line, shown by --help and in docs/reference.md's tables. */
   readonly help: string;
   readonly commands: readonly CommandName[];
   /** Turns the text into a value; the failure message is the problem alone (`expected 1-65535`). */

@@ -1,5 +1,5 @@
 /**
- * The init container's resources, from measurement rather than habit (README, Benchmarks:
+ * The init container's resources, from measurement rather than habit (docs/benchmarks.md:
  * `npm run bench`, 2026-11-22): a passing validate peaks at 52.7 MiB RSS (start-up snapshot,
  * uid 65534, no capabilities); a failing one that posts an Event adds about 5 MiB
  * (docs/kube-client.md). The request is that peak plus a 20% margin, rounded up to 64Mi; the

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto';
+import { reasonHeadline } from '../reason/guide.js';
+import { isReason } from '../reason/reason.js';
 
 /** The pod an Event is about, from the downward API (POD_NAME, POD_NAMESPACE, POD_UID). */
 export interface PodRef {
@@ -94,12 +96,16 @@ function eventName(pod: PodRef, reason: string): string {
 }
 
 /**
- * The first sentence of a termination message, without its leading `Reason: ` (the Event has its
+ * The first sentence of a termination message (after the reason's headline line), without its leading `Reason: ` (the Event has its
  * own reason field). A sentence ends at a full stop followed by a space; dots inside addresses
  * (`192.0.2.1:20001`) do not end it.
  */
 export function firstSentence(message: string, reason: string): string {
-  const firstLine = message.split('\n', 1)[0] ?? '';
+  // Interlock's own messages open with the reason's headline; the sentence naming the address,
+  // port or rule is the next line, and the Event's reason field already says the rest.
+  const lines = message.split('\n', 2);
+  const headline = isReason(reason) && lines[0] === reasonHeadline(reason);
+  const firstLine = (headline ? lines[1] : lines[0]) ?? '';
   const body = firstLine.startsWith(`${reason}: `) ? firstLine.slice(reason.length + 2) : firstLine;
   const end = body.search(/\.\s/);
   const sentence = (end < 0 ? body : body.slice(0, end + 1)).trim();

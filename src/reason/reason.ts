@@ -1,6 +1,6 @@
 /**
  * Every reason Interlock can give, in one union: the first word of a termination message, the
- * `reason` of a check, an Event's reason. The README's reasons table is generated from REASONS
+ * `reason` of a check, an Event's reason. docs/reference.md's reasons table is generated from REASONS
  * (`npm run docs`) and tested against it.
  */
 export const REASONS = {

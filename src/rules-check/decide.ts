@@ -5,6 +5,7 @@ import { cannotRead, type InspectOptions, type RulesInspection } from './inspect
 import type { ParseError, Table } from '../rules/model.js';
 import type { ReadOutcome } from '../rules/read/classify.js';
 import { reportOf } from './report.js';
+import { countExpectations, expectationsText } from '../expect/count.js';
 
 type NotListable = Extract<ReadOutcome, { kind: 'not-listable' }>;
 type Unreadable = Extract<ReadOutcome, { kind: 'unreadable' }>;
@@ -144,7 +145,10 @@ function judge(analysis: Checked, set: ReadSet, options: Omit<InspectOptions, 't
   }
   const gap = set.gap;
   const checked = `${merged.backendsWithRules.join(', ') || 'no backend'}${gap ? `; legacy iptables not listable by ${uidText(gap.uid)}, not checked` : ''}`;
-  const message = `the rules send every packet of all ${check.answers.length} expectations where the configuration expects (${checked})`;
+  const count = countExpectations(
+    check.answers.map((answer) => ({ constrained: answer.expectation.expected !== undefined, holds: answer.holds })),
+  );
+  const message = `every packet goes where the configuration expects: ${expectationsText(count.checked, count)} hold (${checked})`;
   return {
     status: 'passed',
     message,

@@ -1,7 +1,5 @@
-import { formatCidr } from '../addr/cidr.js';
-import { formatPortSet } from '../addr/port-set.js';
-import type { InterceptionSpec } from '../config/interception.js';
 import type { ExpectationAnswer } from '../expect/check.js';
+import { countExpectations, expectationsText } from '../expect/count.js';
 import { describeExpected } from '../expect/expected.js';
 import { describeRule, type Finding } from '../expect/finding.js';
 import { describeRegion, regionJson } from '../expect/region-text.js';
@@ -53,6 +51,8 @@ export interface ReportFinding {
 export interface RulesReport {
   readonly status: 'passed' | 'failed' | 'unknown';
   readonly families: readonly string[];
+  /** Families the analysis did not ask about (no rules for them in the dumps, or not asked for). */
+  readonly notChecked: readonly string[];
   readonly backendsWithRules: readonly string[];
   readonly splitAcrossBackends: boolean;
   readonly notes: readonly string[];
@@ -115,6 +115,7 @@ export function reportOf(analysis: Extract<Analysis, { kind: 'checked' }>): Rule
   return {
     status: analysis.check.status,
     families: analysis.families,
+    notChecked: (['ipv4', 'ipv6'] as const).filter((family) => !analysis.families.includes(family)),
     backendsWithRules: analysis.merged.backendsWithRules,
     splitAcrossBackends: analysis.merged.splitAcrossBackends,
     notes: analysis.merged.notes,
@@ -130,38 +131,38 @@ function reportStepLine(step: ReportStep): string {
   return `${step.backend} ${where} [${step.effect}${step.note ? `: ${step.note}` : ''}] ${step.text}`;
 }
 
-/** The configuration in one line, for reports: what the expectations were derived from. */
-export function specSummary(spec: InterceptionSpec): string {
-  const cidrs =
-    spec.includeOutboundCidrs.kind === 'all' ? '*' : spec.includeOutboundCidrs.cidrs.map(formatCidr).join(',');
-  return [
-    `mesh=${spec.mesh}`,
-    `inbound=${spec.inboundPort}${spec.tproxy ? '(tproxy)' : ''}`,
-    `outbound=${spec.outboundPort}`,
-    `proxy-uid=${spec.proxyUids.join(',')}`,
-    `proxy-gid=${spec.proxyGids.join(',')}`,
-    `include-inbound-ports=${formatPortSet(spec.includeInboundPorts)}`,
-    `exclude-inbound-ports=${formatPortSet(spec.excludeInboundPorts)}`,
-    `include-outbound-cidrs=${cidrs}`,
-    `exclude-outbound-cidrs=${spec.excludeOutboundCidrs.map(formatCidr).join(',')}`,
-    `exclude-outbound-ports=${formatPortSet(spec.excludeOutboundPorts)}`,
-  ].join(' ');
+const FAMILY_NAME: Readonly<Record<string, string>> = { ipv4: 'IPv4', ipv6: 'IPv6' };
+
+/**
+ * Which families were checked and, as loudly, which were not: explain cannot see the pod's
+ * addresses, so a family with no rules in the dumps is left out under --family auto, where
+ * validate, which sees a dual-stack pod's IPv6 address, fails it.
+ */
+function familiesLine(report: RulesReport): string {
+  const names = (families: readonly string[]): string => families.map((f) => FAMILY_NAME[f] ?? f).join(', ');
+  const checked = `families checked: ${names(report.families)}`;
+  if (report.notChecked.length === 0) return checked;
+  const missing = names(report.notChecked);
+  return `${checked}; not checked: ${missing}, no dump holds ${missing} rules; validate fails a pod that has ${missing} and no rules for it: run with --family dual to check it the same way`;
 }
 
 /** The report as text: the headline, what is wrong (with each deciding path), every expectation. */
 export function reportText(report: RulesReport, configuration: string): string {
-  const checked = report.expectations.filter((e) => e.expected !== 'anything');
-  const failing = checked.filter((e) => !e.holds).length;
+  const count = countExpectations(
+    report.expectations.map((e) => ({ constrained: e.expected !== 'anything', holds: e.holds })),
+  );
+  const of = expectationsText(count.failing, count);
   const headline =
     report.status === 'passed'
-      ? `PASSED: all ${checked.length} expectations hold for every packet`
+      ? `PASSED: every packet goes where the configuration expects: ${expectationsText(count.checked, count)} hold`
       : report.status === 'failed'
-        ? `FAILED: ${failing} of ${checked.length} expectations do not hold`
-        : `UNKNOWN: ${failing} of ${checked.length} expectations cannot be decided from these rules (not a pass)`;
+        ? `FAILED: ${of} do not hold`
+        : `UNKNOWN: ${of} cannot be decided from these rules (not a pass)`;
   const lines = [
     `interlock explain: ${headline}`,
     `configuration: ${configuration}`,
-    `families: ${report.families.join(', ')}; backends with rules: ${report.backendsWithRules.join(', ') || 'none'}`,
+    familiesLine(report),
+    `backends with rules: ${report.backendsWithRules.join(', ') || 'none'}`,
   ];
   for (const note of report.notes) lines.push(`note: ${note}`);
   if (report.findings.length > 0) lines.push('', 'What is wrong:');

@@ -5,6 +5,7 @@ import type { AttemptOutcome } from '../probe/attempt.js';
 import type { ListenError } from '../probe/listener.js';
 import type { ProbeResult } from '../probe/probe-loop.js';
 import type { ProbeTarget } from '../probe/probe-plan.js';
+import { errnoWords, formatElapsed } from '../reason/words.js';
 import { failed, passed, type Check } from '../verdict/check.js';
 
 export const PRECEDENCE = { configuration: 0, network: 10, listener: 15, rules: 20, probe: 30 } as const;
@@ -16,8 +17,12 @@ export function describeTarget(target: ProbeTarget): string {
 
 function pathText(target: ProbeTarget): string {
   const path =
-    target.path === 'proxy-loopback' ? "proxy-loopback capture (the proxy uid's own traffic)" : 'outbound capture';
+    target.path === 'proxy-loopback' ? "proxy-loopback capture of the proxy uid's own traffic" : 'outbound capture';
   return target.as ? `${path}, as uid ${target.as.uid} gid ${target.as.gid}` : path;
+}
+
+function attemptsText(count: number): string {
+  return count === 1 ? '1 attempt' : `${count} attempts`;
 }
 
 function evidenceLine(result: ProbeResult): string {
@@ -25,7 +30,7 @@ function evidenceLine(result: ProbeResult): string {
   const counts = Object.entries(result.outcomes)
     .map(([kind, count]) => `${kind} x${count}`)
     .join(', ');
-  return `${target.family}: probe ${describeTarget(target)} via ${target.via}, ${pathText(target)}, must arrive at port ${target.expectedPort}; ${result.attempts} attempt(s) in ${result.elapsedMs} ms: ${counts || 'none'}${result.stranger ? `; stranger: ${result.stranger.sentence}` : ''}${result.status === 'aborted' ? '; stopped before it was decided' : ''}`;
+  return `${target.family}: probe ${describeTarget(target)} via ${target.via}, ${pathText(target)}, must arrive at port ${target.expectedPort}; ${attemptsText(result.attempts)} in ${formatElapsed(result.elapsedMs)}: ${counts || 'none'}${result.stranger ? `; stranger: ${result.stranger.sentence}` : ''}${result.status === 'aborted' ? '; stopped before it was decided' : ''}`;
 }
 
 /**
@@ -62,7 +67,7 @@ export function familyProbeCheck(family: Family, results: readonly ProbeResult[]
         : `${result.target.port} (${pathText(result.target)})`,
     );
   const port = first.proof?.arrival.listenerPort ?? first.target.expectedPort;
-  const head = `${label} connection to ${describeTarget(first.target)} was intercepted into port ${port} (${pathText(first.target)}, attempt ${first.interceptedAttempt} of ${first.launched}, ${first.elapsedMs} ms)`;
+  const head = `${label} connection to ${describeTarget(first.target)} was intercepted into port ${port} (${pathText(first.target)}, attempt ${first.interceptedAttempt} of ${first.launched}, ${formatElapsed(first.elapsedMs)})`;
   return passed(name, also.length > 0 ? `${head}; ports ${also.join(', ')} too` : head, evidence);
 }
 
@@ -75,13 +80,13 @@ function failureSentence(result: ProbeResult, label: string, timeoutMs: number):
     case 'refused':
       return `${head}: it was refused, so it reached no listener of ours (no REDIRECT, or a REDIRECT to a port other than ${target.expectedPort})`;
     case 'unreachable':
-      return `${head}: it left the pod uncaptured through ${target.via} and the network answered ${outcome.code}`;
+      return `${head}: it left the pod uncaptured through ${target.via} and the network answered: ${errnoWords(outcome.code)}`;
     case 'wrong-peer':
       return `${head}: a different peer answered (${outcome.detail})`;
     case 'error':
-      return `${head}: connect failed with ${outcome.code}`;
+      return `${head}: connect failed: ${errnoWords(outcome.code)}`;
     default:
-      return `${head}: no answer within ${formatDuration(timeoutMs)} over ${result.attempts} attempt(s); nothing captured it (the mesh's nat ${target.path === 'proxy-loopback' ? 'OUTPUT loopback' : 'OUTPUT'} rules are missing or skip it)`;
+      return `${head}: no answer to ${attemptsText(result.attempts)} in ${formatElapsed(result.elapsedMs)} of a ${formatDuration(timeoutMs)} budget; nothing captured it: the mesh's nat ${target.path === 'proxy-loopback' ? 'OUTPUT loopback' : 'OUTPUT'} rules are missing or skip it`;
   }
 }
 
@@ -92,7 +97,7 @@ export function listenerCheck(error: ListenError): Check {
       'probe-listener',
       'ProbePortInUse',
       `port ${error.port} (${error.family}) is already bound by another process in the pod, so the probe cannot stand in for the proxy there`,
-      [`listen ${where}: ${error.code}`],
+      [`listen ${where}: ${errnoWords(error.code)}`],
       'validation',
       PRECEDENCE.listener,
     );
@@ -100,8 +105,8 @@ export function listenerCheck(error: ListenError): Check {
   return failed(
     'probe-listener',
     'ProbePortUnbindable',
-    `cannot listen on ${where}: ${error.code}`,
-    [`listen ${where}: ${error.code}`],
+    `cannot listen on ${where}: ${errnoWords(error.code)}`,
+    [`listen ${where}: ${errnoWords(error.code)}`],
     'validation',
     PRECEDENCE.listener,
   );

@@ -49,7 +49,7 @@ export function decideVerdict(input: VerdictInput): Verdict {
     .filter((check) => check.status === 'failed')
     .sort((a, b) => (a.precedence ?? 50) - (b.precedence ?? 50))[0];
   if (first) {
-    const evidence = [...first.evidence, ...evidenceOf(checks.filter((check) => check !== first))];
+    const evidence = [...failedCheckLines(first), ...evidenceOf(checks.filter((check) => check !== first))];
     return verdict(
       first.failureClass === 'configuration' ? 'config' : first.failureClass === 'internal' ? 'internal' : 'fail',
       first.reason ?? 'ValidationFailed',
@@ -93,9 +93,17 @@ function verdict(
   return Object.freeze({ outcome, reason, message, evidence, checks });
 }
 
+/** One line per check, all alike: `<check> <status>[ <Reason>]: <sentence>`. */
+function checkLine(check: Check, sentence: string): string {
+  return `${check.name} ${check.status}${check.reason && check.status !== 'passed' ? ` ${check.reason}` : ''}: ${sentence}`;
+}
+
+/** The deciding check: its sentence is the message's, so its line points up and its evidence follows, indented. */
+function failedCheckLines(check: Check): string[] {
+  if (check.evidence.length === 0) return [];
+  return [checkLine(check, 'as above'), ...check.evidence.map((line) => `  ${line}`)];
+}
+
 function evidenceOf(checks: readonly Check[]): string[] {
-  return checks.map(
-    (check) =>
-      `${check.name}: ${check.status}${check.reason && check.status !== 'passed' ? ` (${check.reason})` : ''} - ${check.message}`,
-  );
+  return checks.map((check) => checkLine(check, check.message));
 }

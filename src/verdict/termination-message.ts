@@ -1,3 +1,4 @@
+import { reasonHeadline } from '../reason/guide.js';
 import type { Verdict } from './decide-verdict.js';
 
 /** The kubelet keeps at most 4096 bytes of a termination message. */
@@ -6,11 +7,18 @@ export const TERMINATION_MESSAGE_LIMIT = 4096;
 const ELLIPSIS = '\n[truncated]';
 
 /**
- * `<Reason>: <sentence>` first, so `kubectl describe pod` and `kubectl get pod -o jsonpath`
- * show the cause at a glance; evidence after. Cut on a UTF-8 character boundary.
+ * `<Reason>: <what failed>; <what to do>` first (at most 160 characters, the reason as the first
+ * word, which the node agent reads), so `kubectl describe pod` shows the cause at a glance; then
+ * the sentence naming the address, port, rule or file; then the configuration and the evidence.
+ * Cut on a UTF-8 character boundary.
  */
 export function formatTerminationMessage(verdict: Verdict, context: readonly string[] = []): string {
-  const lines = [`${verdict.reason}: ${oneLine(verdict.message)}`, ...context, ...verdict.evidence.map(oneLine)];
+  const lines = [
+    reasonHeadline(verdict.reason),
+    oneLine(verdict.message),
+    ...context,
+    ...verdict.evidence.map(oneLine),
+  ];
   return truncateUtf8(lines.join('\n') + '\n', TERMINATION_MESSAGE_LIMIT);
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { usePods } from '../harness/pod-namespace.js';
+import { usePods, verdictLine } from '../harness/pod-namespace.js';
 import { runCommand } from './cli-run.js';
 
 const pod = usePods(afterEach);
@@ -49,7 +49,7 @@ describe('messages never echo raw or huge values', () => {
       '3s',
     ]);
     expect(run.exitCode, run.stdout + run.stderr).toBe(64);
-    expect(run.terminationMessage).toMatch(/^ConfigInvalid: --mesh/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^ConfigInvalid: --mesh/);
   });
 
   it("INTERLOCK_MESH='' is an error too", async () => {

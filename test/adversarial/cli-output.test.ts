@@ -1,6 +1,6 @@
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, usePods } from '../harness/pod-namespace.js';
+import { corpusFile, usePods, verdictLine } from '../harness/pod-namespace.js';
 import { runCommand, STACK_LINE } from './cli-run.js';
 
 const pod = usePods(afterEach);
@@ -71,7 +71,7 @@ describe('--failure-exit-code may not collide with a reserved code', () => {
       const ns = pod();
       const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s', '--failure-exit-code', code]);
       expect(run.exitCode, run.stdout + run.stderr).toBe(64);
-      expect(run.terminationMessage).toMatch(/^ConfigInvalid: --failure-exit-code/);
+      expect(verdictLine(run.terminationMessage)).toMatch(/^ConfigInvalid: --failure-exit-code/);
     });
   }
 

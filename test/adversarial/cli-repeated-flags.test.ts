@@ -1,6 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, usePods } from '../harness/pod-namespace.js';
+import { corpusFile, usePods, verdictLine } from '../harness/pod-namespace.js';
 import { runCommand } from './cli-run.js';
 
 const pod = usePods(afterEach);
@@ -30,7 +30,7 @@ describe('a single-value flag given twice is a configuration error', () => {
       '20002',
     ]);
     expect(run.exitCode, run.stdout + run.stderr).toBe(64);
-    expect(run.terminationMessage).toMatch(/^ConfigInvalid: --probe-port/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^ConfigInvalid: --probe-port/);
   });
 
   it('validate --mesh linkerd --mesh istio exits 64', async () => {

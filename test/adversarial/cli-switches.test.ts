@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, usePods } from '../harness/pod-namespace.js';
+import { corpusFile, usePods, verdictLine } from '../harness/pod-namespace.js';
 import { runCommand } from './cli-run.js';
 
 const pod = usePods(afterEach);
@@ -27,7 +27,7 @@ describe('switches are argv-only and take no value (validate in a pod without me
       const ns = pod();
       const run = await ns.runInterlock([...LINKERD, flag]);
       expect(run.exitCode, run.stdout + run.stderr).toBe(64);
-      expect(run.terminationMessage).toMatch(/^ConfigInvalid: .*--(help|version|tproxy)/);
+      expect(verdictLine(run.terminationMessage)).toMatch(/^ConfigInvalid: .*--(help|version|tproxy)/);
     });
   }
 });

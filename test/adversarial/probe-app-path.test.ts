@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstLine, REPO_ROOT, usePods } from '../harness/pod-namespace.js';
+import { verdictLine, REPO_ROOT, usePods } from '../harness/pod-namespace.js';
 
 // Istio's rules give two outbound paths by owner: uid 1337's loopback traffic to the pod's address
 // goes to the inbound port (and its other traffic RETURNs), everyone else's goes to the outbound
@@ -32,7 +32,7 @@ describe('Istio as uid 1337 (its injected identity)', () => {
     ns.applyRulesText(onlyProxyPath(), 'nft');
     const run = await ns.runInterlock(ARGS, { uid: 1337, extraCaps: SWITCH });
     expect(run.exitCode, run.terminationMessage).toBe(ISTIO_FAILURE);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv4 connection to (192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:\d+ was not redirected to port 15001/,
     );
     expect(run.terminationMessage).toMatch(/outbound capture, as uid 65534 gid 65534/);
@@ -62,7 +62,7 @@ describe('Istio as uid 1337 (its injected identity)', () => {
     ns.applyRulesText(onlyProxyPath(), 'nft');
     const run = await ns.runInterlock(ARGS, { uid: 1337 });
     expect(run.exitCode, run.terminationMessage).toBe(0);
-    expect(firstLine(run.terminationMessage)).toMatch(/proxy-loopback capture/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/proxy-loopback capture/);
     expect(run.terminationMessage).toMatch(
       /the application's outbound capture \(any uid but the proxy's\) was not probed: the validator runs as uid 1337 without CAP_SETUID and CAP_SETGID/,
     );
@@ -78,7 +78,7 @@ describe('Istio as another uid (uid 0, as --rules-check pods run)', () => {
     const run = await ns.runInterlock(ARGS, { uid: 0, extraCaps: SWITCH });
     expect(run.exitCode, run.terminationMessage).toBe(ISTIO_FAILURE);
     expect(run.terminationMessage).toMatch(
-      /proxy-loopback capture \(the proxy uid's own traffic\), as uid 1337 gid 1337/,
+      /proxy-loopback capture of the proxy uid's own traffic, as uid 1337 gid 1337/,
     );
   });
 
@@ -87,7 +87,7 @@ describe('Istio as another uid (uid 0, as --rules-check pods run)', () => {
     ns.applyRulesText(onlyAppPath(), 'nft');
     const run = await ns.runInterlock(ARGS, { uid: 0 });
     expect(run.exitCode, run.terminationMessage).toBe(0);
-    expect(firstLine(run.terminationMessage)).toMatch(/\(outbound capture,/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/\(outbound capture,/);
     expect(run.terminationMessage).toMatch(/the proxy-loopback capture .* was not probed: the validator runs as uid 0/);
   });
 });

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { collect, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { collect, verdictLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 
 // Attackers at the probe's far end, in a pod with no mesh rules at all: none of them may pass.
 const pod = usePods(afterEach);
@@ -32,7 +32,7 @@ describe('a peer at the probe address instead of interception', () => {
       await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode, run.stdout).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected.*different peer/,
       );
     } finally {
@@ -51,7 +51,7 @@ describe('a peer at the probe address instead of interception', () => {
       await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode, run.stdout).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: .*different peer/);
+      expect(verdictLine(run.terminationMessage)).toMatch(/^InterceptionMissing: .*different peer/);
     } finally {
       peer.stop();
     }
@@ -73,7 +73,7 @@ describe('a peer at the probe address instead of interception', () => {
       await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode, run.stdout).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^InterceptionMissing: IPv4 connection to 192\.0\.2\.1:20001 was not redirected to port 4140: .*arrived at the listener from 10\.\d+\.\d+\.1:\d+, not from the probe socket/,
       );
     } finally {
@@ -95,7 +95,7 @@ describe('a peer at the probe address instead of interception', () => {
       await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock([...LINKERD_ARGS, '--family', 'ipv6']);
       expect(run.exitCode, run.stdout).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^InterceptionMissing: IPv6 connection to \[2001:db8:[0-9a-f:]+\]:20001 was not redirected to port 4140: .*arrived at the listener from \[fd00:[0-9a-f:]+::1\]:\d+, not from the probe socket/,
       );
     } finally {
@@ -124,7 +124,7 @@ describe('a peer at the probe address instead of interception', () => {
       );
       const run = await running;
       expect(run.exitCode, run.stdout).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^InterceptionMissing: .*a connection from 10\.\d+\.\d+\.1:\d+ that is not our probe arrived at the listener port 4140/,
       );
     } finally {

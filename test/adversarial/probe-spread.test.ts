@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, firstLine, usePods } from '../harness/pod-namespace.js';
+import { corpusFile, verdictLine, usePods } from '../harness/pod-namespace.js';
 
 // Without capabilities the probe is the only check: a ruleset that spares one popular port, or
 // every port but the probe's usual one, must not pass on a single sample port.
@@ -19,7 +19,7 @@ describe('a probe spread over ports when every exclusion is known, uid 65534, no
     ns.applyRulesText(withFirstRule('-p tcp -m tcp --dport 443 -j RETURN'), 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--exclude-outbound-ports=']);
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:443 was not redirected to port 4140/,
     );
   });
@@ -31,7 +31,7 @@ describe('a probe spread over ports when every exclusion is known, uid 65534, no
     expect(run.exitCode, run.stdout).toBe(95);
     const notes = run.logs.find((line) => line.msg === 'probing interception')?.notes as string[];
     const random = notes.join('\n').match(/random port (\d+)/)?.[1];
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       new RegExp(
         `^InterceptionMissing: IPv4 connection to (?:192\\.0\\.2|198\\.51\\.100|203\\.0\\.113)\\.\\d+:${random} was not redirected`,
       ),
@@ -43,7 +43,7 @@ describe('a probe spread over ports when every exclusion is known, uid 65534, no
     ns.applyRulesText(withFirstRule('-p tcp -m tcp --dport 8443 -j RETURN'), 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--include-outbound-ports', '8443']);
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:8443 was not redirected/,
     );
   });
@@ -109,7 +109,7 @@ describe('unknown exclusions: never probe a port the pod may legitimately skip',
       labels,
     ]);
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv4 connection to [0-9.]+:80 was not redirected/,
     );
   });

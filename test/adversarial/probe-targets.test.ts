@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { firstLine, usePods } from '../harness/pod-namespace.js';
+import { verdictLine, usePods } from '../harness/pod-namespace.js';
 
 // Probe targets that reach the validator's own listener without any rule: each must be refused as
 // a configuration error (exit 64), never probed, because a pass through them proves nothing.
@@ -20,7 +20,7 @@ describe('targets the listener can be reached at without the rules (no rules in 
       const ns = pod({ sink: 'reject' });
       const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s', ...args]);
       expect(run.exitCode, run.terminationMessage).toBe(64);
-      expect(firstLine(run.terminationMessage)).toMatch(CONFIG_ERROR);
+      expect(verdictLine(run.terminationMessage)).toMatch(CONFIG_ERROR);
     });
   }
 
@@ -37,7 +37,7 @@ describe('targets the listener can be reached at without the rules (no rules in 
       '4140',
     ]);
     expect(run.exitCode, run.terminationMessage).toBe(64);
-    expect(firstLine(run.terminationMessage)).toMatch(CONFIG_ERROR);
+    expect(verdictLine(run.terminationMessage)).toMatch(CONFIG_ERROR);
   });
 
   for (const [name, args] of [
@@ -49,7 +49,7 @@ describe('targets the listener can be reached at without the rules (no rules in 
       const ns = pod({ sink: 'reject', ipv6: true });
       const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '3s', ...args]);
       expect(run.exitCode, run.terminationMessage).toBe(64);
-      expect(firstLine(run.terminationMessage)).toMatch(CONFIG_ERROR);
+      expect(verdictLine(run.terminationMessage)).toMatch(CONFIG_ERROR);
     });
   }
 
@@ -57,7 +57,7 @@ describe('targets the listener can be reached at without the rules (no rules in 
     const ns = pod({ sink: 'reject' });
     const run = await ns.runInterlock(['--mesh', 'istio', '--timeout', '3s', '--probe-port', '15006'], { uid: 1337 });
     expect(run.exitCode, run.terminationMessage).toBe(64);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^ConfigInvalid: --probe-port 15006 is the port the validator itself listens on/,
     );
   });
@@ -68,7 +68,7 @@ describe('targets the listener can be reached at without the rules (no rules in 
     // The plan steps around the listener port (20001 would reach it directly); what it probes
     // instead needs the rules, which this pod lacks.
     expect(run.exitCode, run.terminationMessage).toBe(126);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv4 connection to 10\.\d+\.\d+\.2:20002 was not redirected to port 20001/,
     );
     const targets = run.logs.find((line) => line.msg === 'probing interception')?.targets as Array<{

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { corpusFile, verdictLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 
 // A dual-stack pod whose IPv6 address is still in duplicate address detection when the validator
 // starts: auto mode must wait for the family and prove it, never pass on IPv4 alone.
@@ -27,7 +27,7 @@ describe('a tentative IPv6 address in auto mode', () => {
     addTentativeIpv6(ns);
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '8s']);
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv6 connection to \[2001:db8:[0-9a-f:]+\]:20001 was not redirected/,
     );
   });

@@ -1,7 +1,7 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { corpusFile, verdictLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 
 /**
  * One backend that cannot be read must never hide what the others show, and a reader that is cut
@@ -44,7 +44,7 @@ describe('a backend that fails hides nothing', () => {
     const env = stubDir(ns, { nft: FAILING_NFT });
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s'], { uid: 0, caps: true, env });
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^RulesMismatch: /);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^RulesMismatch: /);
     const rules = rulesCheckOf(run.summary);
     expect(rules?.status).toBe('failed');
     expect(run.terminationMessage).toMatch(/nft -j list ruleset.*(exit 1|failed)/);
@@ -64,7 +64,7 @@ describe('a backend that fails hides nothing', () => {
       env,
     });
     expect(required.exitCode, required.stdout).toBe(95);
-    expect(firstLine(required.terminationMessage)).toMatch(/^RulesUnreadable: .*nft -j list ruleset/);
+    expect(verdictLine(required.terminationMessage)).toMatch(/^RulesUnreadable: .*nft -j list ruleset/);
   });
 
   it('a reader that times out says which command, after how long and how many bytes it printed', async () => {
@@ -77,7 +77,7 @@ describe('a backend that fails hides nothing', () => {
       env,
     });
     expect(run.exitCode, run.stdout).toBe(95);
-    const message = firstLine(run.terminationMessage);
+    const message = verdictLine(run.terminationMessage);
     expect(message).toMatch(/^RulesUnreadable: /);
     // 33 + 5 + 25 bytes: the three lines the stub printed.
     expect(message).toMatch(/iptables-nft-save failed \(timed out after \d+ ms having printed 63 bytes/);

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, firstLine, usePods } from '../harness/pod-namespace.js';
+import { corpusFile, verdictLine, usePods } from '../harness/pod-namespace.js';
 
 /**
  * `validate --rules required` in a pod namespace whose real rules are Linkerd's plus a NOTRACK in
@@ -28,7 +28,7 @@ describe('validate --rules required sees a NOTRACK in front of correct rules', (
         caps: true,
       });
       expect(run.exitCode, run.stdout).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^RulesMismatch: outbound TCP to 10\.96\.0\.0\/12, any port, from any uid but 2102.* is not redirected.*-j CT --notrack/,
       );
       expect(rulesCheckOf(run.summary)?.status).toBe('failed');

@@ -29,12 +29,12 @@ describe('explain names a dump that is missing for a family it was asked about',
       {},
     );
     expect(both.stderr).toBe('');
-    expect(both.stdout).toContain('families: ipv4, ipv6');
+    expect(both.stdout).toContain('families checked: IPv4, IPv6\n');
     const nft = await runExplain(
       ['--mesh', 'linkerd', '--nft-ruleset', `${DIR}nft-list-ruleset.json`, '--family', 'dual'],
       {},
     );
     expect(nft.stderr).toBe('');
-    expect(nft.stdout).toContain('families: ipv4, ipv6');
+    expect(nft.stdout).toContain('families checked: IPv4, IPv6\n');
   });
 });

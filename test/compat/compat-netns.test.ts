@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { collect, corpusFile, verdictLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 import { istioValidationArgs } from '../meshes/mesh-fixtures.js';
 
 const pod = usePods(afterEach);
@@ -39,14 +39,14 @@ describe("drop-in: Linkerd's validator argv, as uid 65534 with no capabilities",
     ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'nft');
     const result = await run(ns, LINKERD, 65534);
     expect(result.exitCode, result.stdout + result.stderr).toBe(0);
-    expect(firstLine(result.terminationMessage)).toMatch(/^Intercepted: .* into port 4140/);
+    expect(verdictLine(result.terminationMessage)).toMatch(/^Intercepted: .* into port 4140/);
   });
 
   it("fails with Linkerd's exit code 95 without them", async () => {
     const ns = pod();
     const result = await run(ns, LINKERD, 65534);
     expect(result.exitCode).toBe(95);
-    expect(firstLine(result.terminationMessage)).toMatch(/^InterceptionMissing: .* port 4140/);
+    expect(verdictLine(result.terminationMessage)).toMatch(/^InterceptionMissing: .* port 4140/);
   });
 
   it('a listen port the rules do not redirect to fails: the listen port is the outbound port', async () => {
@@ -58,7 +58,7 @@ describe("drop-in: Linkerd's validator argv, as uid 65534 with no capabilities",
       65534,
     );
     expect(result.exitCode).toBe(95);
-    expect(firstLine(result.terminationMessage)).toMatch(/port 4999/);
+    expect(verdictLine(result.terminationMessage)).toMatch(/port 4999/);
   });
 });
 
@@ -68,14 +68,14 @@ describe("drop-in: Istio's istio-validation args, as uid 1337 with no capabiliti
     ns.applyRules(corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'), 'nft');
     const result = await run(ns, ISTIO, 1337);
     expect(result.exitCode, result.stdout + result.stderr).toBe(0);
-    expect(firstLine(result.terminationMessage)).toMatch(/^Intercepted: /);
+    expect(verdictLine(result.terminationMessage)).toMatch(/^Intercepted: /);
   });
 
   it("fails with Istio's exit code 126 without them", async () => {
     const ns = pod();
     const result = await run(ns, ISTIO, 1337);
     expect(result.exitCode).toBe(126);
-    expect(firstLine(result.terminationMessage)).toMatch(/^InterceptionMissing: /);
+    expect(verdictLine(result.terminationMessage)).toMatch(/^InterceptionMissing: /);
   });
 
   it('refuses to write rules and names an unknown option, exit 64, before probing anything', async () => {

@@ -29,16 +29,16 @@ describe('the docs speak of the product only', () => {
 });
 
 describe("validate's peak RSS is stated once, and the manifests' resources use that figure", () => {
-  const bench = /^\| validate pass, start-up snapshot \|.*Peak RSS ([\d.]+) MiB/m.exec(read('README.md'));
+  const bench = /^\| validate pass, start-up snapshot \|.*Peak RSS ([\d.]+) MiB/m.exec(read('docs/benchmarks.md'));
   const used = /measured peak RSS ([\d.]+) MiB/.exec(NO_CPU_LIMIT_COMMENT);
 
-  it("the README's Benchmarks row (from `npm run bench`) is the figure the requests are computed from", () => {
+  it("docs/benchmarks.md's row (from `npm run bench`) is the figure the requests are computed from", () => {
     expect(bench?.[1]).toBeDefined();
     expect(used?.[1]).toBe(bench?.[1]);
   });
 
   it('no other page restates a peak RSS for a passing validate', () => {
-    for (const file of DOCS.filter((name) => name !== 'README.md'))
+    for (const file of DOCS.filter((name) => name !== 'docs/benchmarks.md'))
       expect(read(file), file).not.toMatch(/peak RSS (of a passing validate )?\d+(\.\d+)? MiB plus/i);
   });
 });

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process';
-import { firstLine, type InterlockRun } from './pod-namespace.js';
+import { verdictLine, type InterlockRun } from './pod-namespace.js';
 
 /**
  * Resolves once the validator has logged `message` (it is then in the phase after it). A run that
@@ -24,7 +24,7 @@ function notReached(message: string, run: InterlockRun): Error {
   const ended = run.signal === null ? `exit ${run.exitCode}` : `signal ${run.signal}`;
   return new Error(
     `the test's premise failed: the run ended (${ended}) before it logged "${message}"; ` +
-      `termination message: ${firstLine(run.terminationMessage) || '(none)'}\n` +
+      `termination message: ${verdictLine(run.terminationMessage) || '(none)'}\n` +
       `stdout:\n${run.stdout}\nstderr:\n${run.stderr}`,
   );
 }

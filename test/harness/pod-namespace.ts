@@ -314,8 +314,15 @@ export function corpusFile(caseDir: string, file: string): string {
   return join(CORPUS, caseDir, file);
 }
 
-export function firstLine(text: string): string {
-  return text.split('\n')[0] ?? '';
+/**
+ * The verdict as one line, `<Reason>: <sentence>`: the reason is the first word of the termination
+ * message's first line (its headline says what to do), the sentence naming the address, port, rule
+ * or file is the second line.
+ */
+export function verdictLine(text: string): string {
+  const [head = '', sentence = ''] = text.split('\n');
+  const reason = /^[A-Za-z][A-Za-z0-9]*/.exec(head)?.[0] ?? '';
+  return reason === '' ? '' : `${reason}: ${sentence}`;
 }
 
 /** A factory for pod namespaces that are all destroyed after each test of the calling file. */

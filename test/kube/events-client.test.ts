@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discoverCluster } from '../../src/kube/discover-cluster.js';
 import { buildFailureEvent, firstSentence } from '../../src/kube/pod-event.js';
+import { reasonHeadline } from '../../src/reason/guide.js';
 import { postEvent } from '../../src/kube/post-event.js';
 import { kubeRequest } from '../../src/kube/request.js';
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
@@ -234,6 +235,15 @@ describe('the Event message', () => {
       'no IPv4 address on eth0',
     );
     expect(firstSentence('x'.repeat(5000), 'R')).toHaveLength(1024);
+  });
+
+  it("skips Interlock's headline line: the Event says the sentence that names the address", () => {
+    const message = `${reasonHeadline('InterceptionMissing')}\nIPv4 connection to 192.0.2.1:20001 was not redirected to port 4140: refused\nconfig: mesh=linkerd\n`;
+    expect(firstSentence(message, 'InterceptionMissing')).toBe(
+      'IPv4 connection to 192.0.2.1:20001 was not redirected to port 4140: refused',
+    );
+    // Someone else's first line that only starts with the reason is still read as the sentence.
+    expect(firstSentence('InterceptionMissing: something else\nmore', 'InterceptionMissing')).toBe('something else');
   });
 });
 

@@ -6,7 +6,7 @@ import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { kubeconfigFor } from '../harness/kube-api/kubeconfig.js';
-import { corpusFile, firstLine, REPO_ROOT, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { corpusFile, verdictLine, REPO_ROOT, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 
 const pod = usePods(afterEach);
 const children: ChildProcess[] = [];
@@ -101,7 +101,7 @@ describe('validate --report-event: the failure in kubectl describe pod', () => {
       env: podEnv(kubeconfig, uid),
     });
     expect(run.exitCode, run.stdout + run.stderr).toBe(95);
-    const sentence = firstLine(run.terminationMessage).replace(/^InterceptionMissing: /, '');
+    const sentence = verdictLine(run.terminationMessage).replace(/^InterceptionMissing: /, '');
     // The destination is drawn at random from the documentation ranges the pod routes.
     expect(sentence).toMatch(
       /^IPv4 connection to (192\.0\.2|198\.51\.100|203\.0\.113)\.\d{1,3}:20001 was not redirected to port 4140/,
@@ -191,7 +191,7 @@ describe('a forbidden, unreachable or silent API never changes the verdict', () 
         env: podEnv(kubeconfig, 'u-1'),
       });
       expect(run.exitCode).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: /);
+      expect(verdictLine(run.terminationMessage)).toMatch(/^InterceptionMissing: /);
       const warning = run.logs.find((line) => String(line.msg).startsWith('failure Event not reported'));
       expect(String(warning?.msg)).toMatch(
         // What is left of the 1 s budget once the credentials are read.

@@ -1,7 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { collect, corpusFile, firstLine, usePods, type InterlockRun } from '../harness/pod-namespace.js';
+import { collect, corpusFile, verdictLine, usePods, type InterlockRun } from '../harness/pod-namespace.js';
 import { asIstioValidation, meshValidatorCases, type MeshValidatorCase } from './mesh-fixtures.js';
 
 /**
@@ -132,13 +132,13 @@ describe('conformance: the meshes rendered validators, in a pod with their CNI r
         it(`${mode}: exit 0 with the CNI's rules`, GUARD, async () => {
           const result = await run(scenario, scenario.rules, caps);
           expect(result.exitCode, result.stdout + result.stderr).toBe(0);
-          expect(firstLine(result.terminationMessage)).toMatch(/^Intercepted: /);
+          expect(verdictLine(result.terminationMessage)).toMatch(/^Intercepted: /);
         });
 
         it(`${mode}: the mesh's failure code and reason with the rules missing`, GUARD, async () => {
           const result = await run(scenario, undefined, caps);
           expect(result.exitCode, result.stdout + result.stderr).toBe(scenario.failureCode);
-          expect(firstLine(result.terminationMessage)).toMatch(caps ? /^RulesMismatch: / : /^InterceptionMissing: /);
+          expect(verdictLine(result.terminationMessage)).toMatch(caps ? /^RulesMismatch: / : /^InterceptionMissing: /);
         });
 
         it(`${mode}: the failure code with the rules partial`, GUARD, async () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, firstLine, usePods } from '../harness/pod-namespace.js';
+import { corpusFile, verdictLine, usePods } from '../harness/pod-namespace.js';
 
 const pod = usePods(afterEach);
 
@@ -10,7 +10,7 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
       ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), backend);
       const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
       expect(run.exitCode, run.stdout + run.stderr).toBe(0);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^Intercepted: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:20001 was intercepted into port 4140/,
       );
       expect(run.summary?.verdict).toBe('pass');
@@ -21,7 +21,7 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
       ns.applyRules(corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'), backend);
       const run = await ns.runInterlock(['--mesh', 'istio', '--timeout', '5s']);
       expect(run.exitCode, run.stdout + run.stderr).toBe(0);
-      expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: IPv4 connection .* into port 15001/);
+      expect(verdictLine(run.terminationMessage)).toMatch(/^Intercepted: IPv4 connection .* into port 15001/);
     });
   }
 
@@ -29,7 +29,7 @@ describe('interlock validate in a real pod namespace, unprivileged, no capabilit
     const ns = pod();
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s']);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:20001 was not redirected to port 4140/,
     );
   });
@@ -40,12 +40,12 @@ describe('the npm package bin (plain modules) behaves like the snapshot the imag
     const ns = pod();
     const unmeshed = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { launcher: 'modules' });
     expect(unmeshed.exitCode).toBe(95);
-    expect(firstLine(unmeshed.terminationMessage)).toMatch(
+    expect(verdictLine(unmeshed.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:20001/,
     );
     ns.applyRules(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'nft');
     const meshed = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { launcher: 'modules' });
     expect(meshed.exitCode, meshed.stdout).toBe(0);
-    expect(firstLine(meshed.terminationMessage)).toMatch(/^Intercepted: /);
+    expect(verdictLine(meshed.terminationMessage)).toMatch(/^Intercepted: /);
   });
 });

@@ -2,7 +2,7 @@ import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { untilLogged } from '../harness/logged.js';
-import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { collect, corpusFile, verdictLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 import { LIBFAKETIME } from '../harness/starvation.js';
 
 const pod = usePods(afterEach);
@@ -55,7 +55,7 @@ describe('the wall clock stepped by an hour mid-run changes neither the verdict 
       setTimeout(() => ns.applyRules(LINKERD_RULES, 'nft'), 1500);
     });
     expect(run.exitCode, run.stdout).toBe(0);
-    expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: /);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^Intercepted: /);
     // The log's timestamps are for people: they show the stepped wall clock, an hour on.
     const started = run.logs.find((line) => line.msg === 'interlock validate starting');
     const ended = run.logs.find((line) => 'verdict' in line);
@@ -70,6 +70,6 @@ describe('the wall clock stepped by an hour mid-run changes neither the verdict 
     const run = await runStepped(ns, '-3600', () => undefined);
     expect(run.exitCode).toBe(95);
     // The run's own verdict at its deadline (killed at 30 s otherwise), not the watchdog's.
-    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: .* no answer/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^InterceptionMissing: .* no answer/);
   });
 });

@@ -2,7 +2,7 @@ import { execFileSync, type ChildProcess } from 'node:child_process';
 import { closeSync, constants, openSync, readSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { collect, firstLine, usePods, type InterlockRun, type PodNamespace } from '../harness/pod-namespace.js';
+import { collect, verdictLine, usePods, type InterlockRun, type PodNamespace } from '../harness/pod-namespace.js';
 
 const pod = usePods(afterEach);
 
@@ -79,7 +79,7 @@ describe('the verdict arrives under starvation (the start-up snapshot, what ship
     stop();
     expect(run.hung, 'the validator never decided').toBe(false);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^(InterceptionMissing|ValidationTimeout): /);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^(InterceptionMissing|ValidationTimeout): /);
   });
 
   it('a pod without a network whose validator starts 6 s late fails, never exits 0', async () => {
@@ -95,6 +95,6 @@ describe('the verdict arrives under starvation (the start-up snapshot, what ship
     stop();
     expect(run.hung, 'the validator never decided').toBe(false);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^(PodNetworkMissing|ValidationTimeout): /);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^(PodNetworkMissing|ValidationTimeout): /);
   });
 });

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { collect, corpusFile, firstLine, usePods } from '../harness/pod-namespace.js';
+import { collect, corpusFile, verdictLine, usePods } from '../harness/pod-namespace.js';
 
 const pod = usePods(afterEach);
 
@@ -13,7 +13,7 @@ describe('the primary CNI never ran', () => {
     ns.applyRulesText(LINKERD, 'nft');
     const run = await ns.runInterlock(LINKERD_ARGS);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^PodNetworkMissing: .*IPv4: no global address/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^PodNetworkMissing: .*IPv4: no global address/);
   });
 
   it('an address but no route: PodNetworkMissing naming the missing route', async () => {
@@ -21,7 +21,7 @@ describe('the primary CNI never ran', () => {
     ns.applyRulesText(LINKERD, 'nft');
     const run = await ns.runInterlock(LINKERD_ARGS);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^PodNetworkMissing: .*no route out of the pod/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^PodNetworkMissing: .*no route out of the pod/);
   });
 
   it('--family ipv6 on an IPv4-only pod: PodNetworkMissing naming IPv6', async () => {
@@ -29,7 +29,7 @@ describe('the primary CNI never ran', () => {
     ns.applyRulesText(LINKERD, 'nft');
     const run = await ns.runInterlock([...LINKERD_ARGS, '--family', 'ipv6']);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^PodNetworkMissing: .*IPv6: no global address/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^PodNetworkMissing: .*IPv6: no global address/);
   });
 });
 
@@ -53,7 +53,7 @@ describe('the mesh rules are wrong', () => {
       ns.applyRulesText(mutated, 'nft');
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^InterceptionMissing: IPv4 connection to (?:192\.0\.2|198\.51\.100|203\.0\.113)\.\d+:20001 was not redirected to port 4140/,
       );
     });
@@ -64,7 +64,7 @@ describe('the mesh rules are wrong', () => {
     ns.applyRulesText(LINKERD, 'nft', 'ipv4');
     const run = await ns.runInterlock(LINKERD_ARGS);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^InterceptionMissing: IPv6 connection to \[2001:db8:[0-9a-f:]+\]:20001 was not redirected/,
     );
     const checks = run.summary?.checks as Array<{ name: string; status: string }>;
@@ -98,7 +98,7 @@ describe('the mesh rules are wrong', () => {
       await ns.untilListening('sink', 20001);
       const run = await ns.runInterlock([...LINKERD_ARGS, '--probe-address', '192.0.2.1']);
       expect(run.exitCode).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^InterceptionMissing: .*a different peer answered \(192\.0\.2\.1:20001 answered with 36 bytes that are not our listener's nonce\)/,
       );
     } finally {
@@ -140,7 +140,7 @@ describe('identity, ports and signals', () => {
     ns.applyRules(corpusFile('istio-cni/basic', 'iptables-nft-save.v4.txt'), 'nft');
     const run = await ns.runInterlock(['--mesh', 'istio', '--timeout', '5s'], { uid: 1337 });
     expect(run.exitCode, run.stdout).toBe(0);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^Intercepted: IPv4 connection to 10\.\d+\.\d+\.2:20001 was intercepted into port 15006 \(proxy-loopback capture/,
     );
   });
@@ -149,7 +149,7 @@ describe('identity, ports and signals', () => {
     const ns = pod();
     const run = await ns.runInterlock(['--mesh', 'istio', '--timeout', '4s'], { uid: 1337 });
     expect(run.exitCode).toBe(126);
-    expect(firstLine(run.terminationMessage)).toMatch(/^InterceptionMissing: .*not redirected to port 15006/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^InterceptionMissing: .*not redirected to port 15006/);
   });
 
   it("running as Linkerd's proxy uid is a configuration error, never a pass", async () => {
@@ -157,7 +157,7 @@ describe('identity, ports and signals', () => {
     ns.applyRulesText(LINKERD, 'nft');
     const run = await ns.runInterlock(LINKERD_ARGS, { uid: 2102 });
     expect(run.exitCode).toBe(64);
-    expect(firstLine(run.terminationMessage)).toMatch(/^ProbeIdentityExcluded: the validator runs as uid 2102/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^ProbeIdentityExcluded: the validator runs as uid 2102/);
   });
 
   it('the redirect port already bound by another process: ProbePortInUse', async () => {
@@ -172,7 +172,7 @@ describe('identity, ports and signals', () => {
       await ns.untilListening('pod', 4140);
       const run = await ns.runInterlock(LINKERD_ARGS);
       expect(run.exitCode).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(/^ProbePortInUse: port 4140 \(ipv4\) is already bound/);
+      expect(verdictLine(run.terminationMessage)).toMatch(/^ProbePortInUse: port 4140 \(ipv4\) is already bound/);
     } finally {
       squatter.kill('SIGKILL');
     }
@@ -194,13 +194,13 @@ describe('identity, ports and signals', () => {
     child.kill('SIGTERM');
     const run = await running;
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^Interrupted: SIGTERM ended the validation before a verdict/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^Interrupted: SIGTERM ended the validation before a verdict/);
   });
 
   it('an invalid flag value exits 64 naming the flag and the value', async () => {
     const ns = pod();
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', 'soon']);
     expect(run.exitCode).toBe(64);
-    expect(run.terminationMessage).toMatch(/^ConfigInvalid: --timeout="soon": expected a duration/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^ConfigInvalid: --timeout="soon": expected a duration/);
   });
 });

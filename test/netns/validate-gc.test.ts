@@ -3,7 +3,7 @@ import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { untilLogged } from '../harness/logged.js';
-import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { collect, corpusFile, verdictLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 
 const pod = usePods(afterEach);
 const LINKERD_RULES = corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt');
@@ -77,7 +77,7 @@ describe('forced garbage collections mid-probe lose no abort, no deadline and no
       ns.execSink('iptables-nft', '-t', 'raw', '-I', 'PREROUTING', '-j', 'DROP');
       const result = await run(ns, '20s', (child) => setTimeout(() => child.kill('SIGTERM'), 1500));
       expect(result.exitCode, result.stdout).toBe(95);
-      expect(firstLine(result.terminationMessage)).toMatch(/^Interrupted: SIGTERM .* waiting for the IPv4 probe/);
+      expect(verdictLine(result.terminationMessage)).toMatch(/^Interrupted: SIGTERM .* waiting for the IPv4 probe/);
     },
     TEST_TIMEOUT_MS,
   );
@@ -93,7 +93,7 @@ describe('forced garbage collections mid-probe lose no abort, no deadline and no
       expect(result.exitCode, result.stdout).toBe(95);
       // The probe's own verdict at the deadline: a lost deadline timer leaves the watchdog's
       // ValidationTimeout instead, naming the probe still pending.
-      expect(firstLine(result.terminationMessage), result.stdout).toMatch(/^InterceptionMissing: .* no answer/);
+      expect(verdictLine(result.terminationMessage), result.stdout).toMatch(/^InterceptionMissing: .* no answer/);
     },
     TEST_TIMEOUT_MS,
   );
@@ -104,7 +104,7 @@ describe('forced garbage collections mid-probe lose no abort, no deadline and no
       const ns = pod({ sink: 'drop' });
       const result = await run(ns, '8s', () => setTimeout(() => ns.applyRules(LINKERD_RULES, 'nft'), 1200));
       expect(result.exitCode, result.stdout).toBe(0);
-      expect(firstLine(result.terminationMessage)).toMatch(/^Intercepted: /);
+      expect(verdictLine(result.terminationMessage)).toMatch(/^Intercepted: /);
     },
     TEST_TIMEOUT_MS,
   );

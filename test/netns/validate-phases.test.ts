@@ -6,7 +6,7 @@ import { untilLogged } from '../harness/logged.js';
 import {
   collect,
   corpusFile,
-  firstLine,
+  verdictLine,
   REPO_ROOT,
   usePods,
   type InterlockRun,
@@ -105,7 +105,7 @@ describe('the deadline watchdog: each phase wedged, the verdict still arrives wi
         ns.terminationLog,
       );
       expect(run.exitCode, run.stderr).toBe(95);
-      const first = firstLine(run.terminationMessage);
+      const first = verdictLine(run.terminationMessage);
       expect(first).toMatch(/^ValidationTimeout: no verdict within the 2s timeout/);
       expect(first).toContain(`the "${phase}" phase`);
       expect(first).toMatch(pending);
@@ -119,7 +119,7 @@ describe('the deadline watchdog: each phase wedged, the verdict still arrives wi
       ns.terminationLog,
     );
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^ValidationTimeout: the validator stopped with no verdict and nothing left to wait for, in the "pod network" phase/,
     );
   });
@@ -132,7 +132,7 @@ describe('the deadline watchdog: each phase wedged, the verdict still arrives wi
       writeWedgedTool(ns, 'iptables-nft-save');
       const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '4s'], { caps: true, env: tools.env });
       expect(run.exitCode, run.stdout).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(
+      expect(verdictLine(run.terminationMessage)).toMatch(
         /^ValidationTimeout: no verdict within the 4s timeout: the validator was still in the "rules read and probe" phase, waiting for the rules read/,
       );
     } finally {
@@ -158,7 +158,7 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
     child.kill('SIGTERM');
     const run = await running;
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       new RegExp(
         `^Interrupted: SIGTERM ended the validation before a verdict, in the "rules read and probe" phase, waiting for the IPv4 probe to ${DOC_ADDRESS}:20001`,
       ),
@@ -181,7 +181,7 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
     child.kill('SIGINT');
     const run = await running;
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^Interrupted: SIGINT ended the validation before a verdict, in the "(start|pod network)" phase/,
     );
   });
@@ -201,7 +201,7 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
       child.kill('SIGTERM');
       const run = await running;
       expect(run.exitCode).toBe(95);
-      expect(firstLine(run.terminationMessage)).toMatch(/^Interrupted: SIGTERM .* waiting for .*the rules read/);
+      expect(verdictLine(run.terminationMessage)).toMatch(/^Interrupted: SIGTERM .* waiting for .*the rules read/);
     } finally {
       tools.release();
     }
@@ -219,6 +219,6 @@ describe('SIGTERM and SIGINT in each phase, on the snapshot: the termination mes
     const run = await bounded(child, ns.terminationLog);
     stdout.close();
     expect(run.exitCode).toBe(0);
-    expect(firstLine(run.terminationMessage)).toMatch(/^Intercepted: /);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^Intercepted: /);
   });
 });

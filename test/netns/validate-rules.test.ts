@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, firstLine, usePods } from '../harness/pod-namespace.js';
+import { corpusFile, verdictLine, usePods } from '../harness/pod-namespace.js';
 
 const pod = usePods(afterEach);
 
@@ -49,7 +49,7 @@ describe('validate with CAP_NET_ADMIN and CAP_NET_RAW reads and checks the rules
     ns.applyRulesText(LINKERD, 'legacy');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--rules', 'required'], { caps: true });
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^RulesUnreadable: .*legacy iptables tables cannot be listed by uid 65534/,
     );
   });
@@ -69,7 +69,7 @@ describe('validate with CAP_NET_ADMIN and CAP_NET_RAW reads and checks the rules
     ns.applyRulesText(LINKERD.replace('--to-ports 4140', '--to-ports 4141'), 'legacy');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s'], { uid: 0, caps: true });
     expect(run.exitCode, run.stdout).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^RulesMismatch: .*4141/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^RulesMismatch: .*4141/);
   });
 
   it('correct Istio rules: passes with the rules checked', async () => {
@@ -85,7 +85,7 @@ describe('validate with CAP_NET_ADMIN and CAP_NET_RAW reads and checks the rules
     ns.applyRulesText(WITHOUT_INBOUND_REDIRECT, 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s'], { caps: true });
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(
+    expect(verdictLine(run.terminationMessage)).toMatch(
       /^RulesMismatch: inbound TCP .* is not redirected .*nat PREROUTING.*expected redirected to local port 4143/,
     );
     expect(checksOf(run.summary).find((check) => check.name === 'probe-ipv4')?.status).toBe('passed');
@@ -96,7 +96,7 @@ describe('validate with CAP_NET_ADMIN and CAP_NET_RAW reads and checks the rules
     ns.applyRulesText(WITHOUT_PROXY_UID_EXCLUSION, 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s'], { caps: true });
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^RulesMismatch: .*uid 2102.*REDIRECT --to-ports 4140/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^RulesMismatch: .*uid 2102.*REDIRECT --to-ports 4140/);
   });
 
   it('outbound REDIRECT to the wrong port: the rules engine names the rule and the port', async () => {
@@ -104,7 +104,7 @@ describe('validate with CAP_NET_ADMIN and CAP_NET_RAW reads and checks the rules
     ns.applyRulesText(LINKERD.replace('--to-ports 4140', '--to-ports 4141'), 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s'], { caps: true });
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^RulesMismatch: .*4141/);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^RulesMismatch: .*4141/);
   });
 
   it('a ruleset split across the legacy and nft backends is reported', async () => {
@@ -133,6 +133,6 @@ describe('without capabilities the probe still decides', () => {
     ns.applyRulesText(LINKERD, 'nft');
     const run = await ns.runInterlock(['--mesh', 'linkerd', '--timeout', '5s', '--rules', 'required']);
     expect(run.exitCode).toBe(95);
-    expect(firstLine(run.terminationMessage)).toMatch(/^RulesUnreadable: /);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^RulesUnreadable: /);
   });
 });

@@ -12,6 +12,7 @@ import {
   TERMINATION_MESSAGE_LIMIT,
   truncateUtf8,
 } from '../../src/verdict/termination-message.js';
+import { reasonHeadline } from '../../src/reason/guide.js';
 
 // Behaviour of src/verdict that StrykerJS showed no test pinned down: what may discharge a proof
 // obligation, which failure leads, and the exact words an operator reads in the termination message.
@@ -155,7 +156,10 @@ describe('which failure leads', () => {
     };
     const verdict = decide([network, bare], undefined, []);
     expect(verdict).toMatchObject({ outcome: 'fail', reason: 'ValidationFailed' });
-    expect(formatTerminationMessage(verdict).split('\n')[0]).toBe('ValidationFailed: not redirected');
+    expect(formatTerminationMessage(verdict).split('\n').slice(0, 2)).toEqual([
+      reasonHeadline('ValidationFailed'),
+      'not redirected',
+    ]);
   });
 });
 
@@ -180,11 +184,13 @@ describe('the words an operator reads', () => {
     const verdict = decide([network, rulesSkipped, probeFailed, notRun6], undefined, []);
     expect(formatTerminationMessage(verdict)).toBe(
       [
-        'InterceptionMissing: the IPv4 probe to 192.0.2.1:20001 was refused',
-        'connect 192.0.2.1:20001: ECONNREFUSED',
-        'pod-network: passed - IPv4: 10.0.0.2/24 on eth0',
-        'rules: not-inspected (RulesNotInspected) - no CAP_NET_ADMIN',
-        'probe-ipv6: not-run - IPv6 probe was interrupted',
+        reasonHeadline('InterceptionMissing'),
+        'the IPv4 probe to 192.0.2.1:20001 was refused',
+        'probe-ipv4 failed InterceptionMissing: as above',
+        '  connect 192.0.2.1:20001: ECONNREFUSED',
+        'pod-network passed: IPv4: 10.0.0.2/24 on eth0',
+        'rules not-inspected RulesNotInspected: no CAP_NET_ADMIN',
+        'probe-ipv6 not-run: IPv6 probe was interrupted',
         '',
       ].join('\n'),
     );
@@ -193,7 +199,9 @@ describe('the words an operator reads', () => {
   it('a failed check made without evidence adds none', () => {
     const verdict = decide([failed('rules', 'RulesMismatch', 'REDIRECT to 4141 in PROXY_INIT_OUTPUT')], undefined, []);
     expect(verdict.evidence).toEqual([]);
-    expect(formatTerminationMessage(verdict)).toBe('RulesMismatch: REDIRECT to 4141 in PROXY_INIT_OUTPUT\n');
+    expect(formatTerminationMessage(verdict)).toBe(
+      `${reasonHeadline('RulesMismatch')}\nREDIRECT to 4141 in PROXY_INIT_OUTPUT\n`,
+    );
   });
 
   it("a pass: Intercepted, with every probe's sentence and no other check's, and a named pass reason is not shown as a cause", () => {
@@ -203,10 +211,11 @@ describe('the words an operator reads', () => {
     expect(verdict.outcome).toBe('pass');
     expect(formatTerminationMessage(verdict)).toBe(
       [
-        'Intercepted: IPv4 intercepted at 192.0.2.1:20001; IPv6 intercepted at [2001:db8::1]:20001',
-        'pod-network: passed - IPv4: 10.0.0.2/24 on eth0',
-        'probe-ipv4: passed - IPv4 intercepted at 192.0.2.1:20001',
-        'probe-ipv6: passed - IPv6 intercepted at [2001:db8::1]:20001',
+        reasonHeadline('Intercepted'),
+        'IPv4 intercepted at 192.0.2.1:20001; IPv6 intercepted at [2001:db8::1]:20001',
+        'pod-network passed: IPv4: 10.0.0.2/24 on eth0',
+        'probe-ipv4 passed: IPv4 intercepted at 192.0.2.1:20001',
+        'probe-ipv6 passed: IPv6 intercepted at [2001:db8::1]:20001',
         '',
       ].join('\n'),
     );
@@ -214,14 +223,17 @@ describe('the words an operator reads', () => {
 
   it('an interruption names the signal', () => {
     const verdict = decide([network, probe4, notRun6], undefined, [], 'SIGTERM');
-    expect(formatTerminationMessage(verdict).split('\n')[0]).toBe(
-      'Interrupted: validation was interrupted by SIGTERM before interception was proven',
-    );
+    expect(formatTerminationMessage(verdict).split('\n').slice(0, 2)).toEqual([
+      reasonHeadline('Interrupted'),
+      'validation was interrupted by SIGTERM before interception was proven',
+    ]);
   });
 
   it("a message of exactly the kubelet's 4096 bytes is kept whole; one byte more is cut and says so", () => {
-    const head = 'RulesMismatch: ';
-    const fits = 'é'.repeat((TERMINATION_MESSAGE_LIMIT - head.length - 1) / 2 - 1) + 'xx';
+    const head = `${reasonHeadline('RulesMismatch')}\n`;
+    const room = TERMINATION_MESSAGE_LIMIT - Buffer.byteLength(head) - 1;
+    const wide = Math.floor(room / 2) - 1;
+    const fits = 'é'.repeat(wide) + 'x'.repeat(room - 2 * wide);
     const whole = formatTerminationMessage(decide([failed('rules', 'RulesMismatch', fits)], undefined, []));
     expect(Buffer.byteLength(whole)).toBe(TERMINATION_MESSAGE_LIMIT);
     expect(whole).toBe(`${head}${fits}\n`);

@@ -11,6 +11,7 @@ import {
   TERMINATION_MESSAGE_LIMIT,
   truncateUtf8,
 } from '../../src/verdict/termination-message.js';
+import { reasonHeadline } from '../../src/reason/guide.js';
 
 const network = passed('pod-network', 'IPv4: 10.0.0.2/24 on eth0');
 const probe4 = passed('probe-ipv4', 'IPv4 intercepted');
@@ -202,7 +203,7 @@ describe('the verdict fails closed', () => {
     const rulesFailed = failed('rules', 'RulesMismatch', 'REDIRECT to 4141 in PROXY_INIT_OUTPUT', [], 'validation', 20);
     const verdict = decide([network, probeFailed, rulesFailed], V4, T4.map(proofOf));
     expect(verdict).toMatchObject({ outcome: 'fail', reason: 'RulesMismatch' });
-    expect(verdict.evidence.join('\n')).toMatch(/probe-ipv4: failed \(InterceptionMissing\)/);
+    expect(verdict.evidence.join('\n')).toMatch(/^probe-ipv4 failed InterceptionMissing: not redirected$/m);
   });
 
   it('a configuration problem is its own outcome', () => {
@@ -232,10 +233,10 @@ describe('the verdict fails closed', () => {
 });
 
 describe('the termination message', () => {
-  it('starts with `<Reason>: <sentence>` on one line', () => {
+  it('starts with `<Reason>: <what failed>; <what to do>`, then the sentence on one line', () => {
     const verdict = decide([network, failed('probe-ipv4', 'InterceptionMissing', 'line one\nline two')], V4, []);
     const message = formatTerminationMessage(verdict);
-    expect(message.split('\n')[0]).toBe('InterceptionMissing: line one line two');
+    expect(message.split('\n').slice(0, 2)).toEqual([reasonHeadline('InterceptionMissing'), 'line one line two']);
   });
 
   it('never exceeds 4096 bytes, even with multi-byte evidence, and says it was cut', () => {
@@ -245,7 +246,7 @@ describe('the termination message', () => {
     );
     expect(Buffer.byteLength(message)).toBeLessThanOrEqual(TERMINATION_MESSAGE_LIMIT);
     expect(message).toMatch(/\[truncated\]$/);
-    expect(message.startsWith('InterceptionMissing: missing')).toBe(true);
+    expect(message.startsWith(`${reasonHeadline('InterceptionMissing')}\nmissing\n`)).toBe(true);
     expect(message).not.toContain('\uFFFD');
   });
 

@@ -2,7 +2,7 @@ import fastJsonPatch from 'fast-json-patch';
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { collect, corpusFile, firstLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
+import { collect, corpusFile, verdictLine, usePods, type PodNamespace } from '../harness/pod-namespace.js';
 import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { admissionReview, meshPods, type MeshPod } from '../../scripts/mesh-pods.mjs';
 import { patchOf, send, type Review, type WebhookProcess } from './webhook-client.js';
@@ -103,7 +103,7 @@ describe('the pod the webhook returns runs Interlock in the validator’s place,
     ns.applyRules(corpusFile(rules, 'iptables-nft-save.v4.txt'), 'nft');
     const result = await runContainer(ns, await admitted(fixture), fixture.validator!);
     expect(result.exitCode, result.stdout + result.stderr).toBe(0);
-    expect(firstLine(result.terminationMessage)).toMatch(/^Intercepted: /);
+    expect(verdictLine(result.terminationMessage)).toMatch(/^Intercepted: /);
   });
 
   it.each(CASES)('$id: fails with the mesh’s code ($code) when not meshed', async ({ id, code }) => {
@@ -111,6 +111,6 @@ describe('the pod the webhook returns runs Interlock in the validator’s place,
     const ns = pod();
     const result = await runContainer(ns, await admitted(fixture), fixture.validator!);
     expect(result.exitCode, result.stdout + result.stderr).toBe(code);
-    expect(firstLine(result.terminationMessage)).toMatch(/^InterceptionMissing: /);
+    expect(verdictLine(result.terminationMessage)).toMatch(/^InterceptionMissing: /);
   });
 });

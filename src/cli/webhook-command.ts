@@ -6,6 +6,7 @@ import { createLogger } from '../output/logger.js';
 import type { OnError } from '../webhook/admit.js';
 import { loadTlsPair, watchTlsPair } from '../webhook/tls-files.js';
 import { promWebhookMetrics } from '../webhook/webhook-metrics.js';
+import { webhookBudget } from '../webhook/webhook-budget.js';
 import { startWebhookServer } from '../webhook/webhook-server.js';
 import { WEBHOOK_ANNOTATIONS } from '../webhook/webhook-annotations.js';
 import type { CommandOutcome } from './command-outcome.js';
@@ -41,7 +42,7 @@ export async function runWebhookCommand(
     onError: values.get('on-error') as OnError,
     deadlineMs: values.get('request-deadline') as number,
     maxBodyBytes: values.get('max-request-bytes') as number,
-    bufferBudgetBytes: 64 * 1024 * 1024,
+    budget: webhookBudget(values.get('max-request-bytes') as number),
     metrics,
     registry,
     log,

@@ -1,11 +1,12 @@
 import { isPodCreate, leadingUid, readReview, reviewResponse, type ReviewResponse } from './admission-review.js';
+import { jsonShapeProblem, type JsonShapeLimits } from './json-shape.js';
 import { podPatch, type ContainerDecision, type PatchSettings } from './validator-patch.js';
 
 /** What a request the webhook cannot read gets: `allow` leaves the pod as the mesh made it (its own validator still runs). */
 export type OnError = 'allow' | 'deny';
 
 /** Why a request was answered without reading it: each is a metric label and a log field. */
-export type InvalidCause = 'malformed' | 'too-large' | 'deadline' | 'busy';
+export type InvalidCause = 'malformed' | 'too-large' | 'too-complex' | 'deadline' | 'busy' | 'internal';
 
 export interface Admission {
   readonly response: ReviewResponse;
@@ -16,8 +17,14 @@ export interface Admission {
   readonly containers: readonly ContainerDecision[];
 }
 
-/** The whole decision for one request body: pure, so dry-run requests are as safe as any. */
-export function admit(body: string, settings: PatchSettings, onError: OnError): Admission {
+/**
+ * The whole decision for one request body: pure, so dry-run requests are as safe as any. The
+ * body's shape is bounded before it is parsed, so the parse and every walk of the pod after it
+ * stay within the stack and the memory the server is sized for (webhook-budget.ts).
+ */
+export function admit(body: string, settings: PatchSettings, onError: OnError, shape: JsonShapeLimits): Admission {
+  const problem = jsonShapeProblem(body, shape);
+  if (problem) return refuse(leadingUid(body), 'too-complex', problem, onError);
   const review = readReview(body);
   if (!review.ok) return refuse(leadingUid(body), 'malformed', review.error.message, onError);
   const request = review.value;

@@ -55,10 +55,14 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
   const ops: JsonPatchOp[] = [];
   const containers: ContainerDecision[] = [];
   const warnings: string[] = [];
+  const seen = new Set<string>();
   inits.forEach((container: unknown, index) => {
     if (!isRecord(container) || typeof container.name !== 'string') return;
     const mesh = MESH_VALIDATORS[container.name];
-    if (mesh === undefined) return;
+    // A second container of the same name makes the pod invalid (the API server refuses it after
+    // admission): patching it too would only let one request grow the response without bound.
+    if (mesh === undefined || seen.has(container.name)) return;
+    seen.add(container.name);
     const mode = dropInMode(container);
     if (mode !== mesh) {
       containers.push({ index, name: container.name, outcome: 'unrecognised' });
@@ -99,8 +103,8 @@ function containerPatch(
   const command = DROP_IN_COMMAND[mode];
   set('image', settings.image);
   set('command', command && [...command]);
-  set('env', mergedByName(container.env, [...podIdentityEnv(), ...podinfoEnv()]));
-  set('volumeMounts', mergedByName(container.volumeMounts, [podinfoMount()]));
+  ops.push(...appendedByName(container.env, `${at}/env`, [...podIdentityEnv(), ...podinfoEnv()]));
+  ops.push(...appendedByName(container.volumeMounts, `${at}/volumeMounts`, [podinfoMount()]));
   set('resources', structuredClone(VALIDATOR_RESOURCES));
   set('terminationMessagePolicy', 'FallbackToLogsOnError');
   return ops;
@@ -128,11 +132,14 @@ function podLevelPatch(
   return ops;
 }
 
-/** The list as it is, plus each wanted entry whose name it lacks: the mesh's own entries win. */
-function mergedByName(list: unknown, wanted: readonly Record<string, unknown>[]): unknown[] {
-  const current: unknown[] = Array.isArray(list) ? (list as unknown[]) : [];
-  const names = new Set(current.map((item) => (isRecord(item) ? item.name : undefined)));
-  return [...current, ...wanted.filter((item) => !names.has(item.name))];
+/**
+ * Each wanted entry whose name the list lacks, appended (`add …/-`): the pod's own entries are
+ * never sent back, so nothing the author wrote is re-encoded in the response.
+ */
+function appendedByName(list: unknown, at: string, wanted: readonly Record<string, unknown>[]): JsonPatchOp[] {
+  if (!Array.isArray(list)) return [{ op: 'add', path: at, value: wanted }];
+  const names = new Set(list.map((item: unknown) => (isRecord(item) ? item.name : undefined)));
+  return wanted.filter((item) => !names.has(item.name)).map((value) => ({ op: 'add', path: `${at}/-`, value }));
 }
 
 function memoryLimitOf(container: Record<string, unknown>): string | undefined {

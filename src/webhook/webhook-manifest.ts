@@ -1,4 +1,5 @@
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
+import { WEBHOOK_MEMORY_LIMIT_MIB } from './webhook-budget.js';
 
 export interface WebhookManifestOptions {
   readonly image: string;
@@ -92,7 +93,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
     ports: [{ name: 'https', containerPort: PORT, protocol: 'TCP' }],
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),
-    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: `${WEBHOOK_MEMORY_LIMIT_MIB}Mi` } },
     volumeMounts: [{ name: 'tls', mountPath: '/etc/interlock/tls', readOnly: true }],
     securityContext: workloadSecurityContext(),
   };

@@ -6,6 +6,7 @@ import type { Registry } from 'prom-client';
 import type { Logger } from '../output/logger.js';
 import { leadingUid } from './admission-review.js';
 import { admit, refuse, type Admission, type InvalidCause, type OnError } from './admit.js';
+import { SMALL_REQUEST_BYTES, type WebhookBudget } from './webhook-budget.js';
 import type { TlsPair } from './tls-files.js';
 import type { PatchSettings } from './validator-patch.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
@@ -21,8 +22,8 @@ export interface WebhookServerOptions {
   /** Every request is answered within this, on the monotonic clock: a slow client gets the --on-error decision. */
   readonly deadlineMs: number;
   readonly maxBodyBytes: number;
-  /** Request bytes buffered at once across all requests; over it a request is answered at once. */
-  readonly bufferBudgetBytes: number;
+  /** What the server may hold at once, from the container's memory limit (webhook-budget.ts). */
+  readonly budget: WebhookBudget;
   readonly metrics: WebhookMetrics;
   readonly registry: Registry;
   readonly log: Logger;
@@ -66,6 +67,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     },
     (req, res) => route(state, req, res),
   );
+  // Past it a connection is closed at accept: slow senders cannot hold more than the budget planned.
+  server.maxConnections = options.budget.maxConnections;
   server.headersTimeout = options.deadlineMs;
   server.requestTimeout = options.deadlineMs + 1000;
   // The API server reuses its connections; a new TLS handshake per pod would cost more than the admission.
@@ -119,7 +122,7 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
     if (answered) return;
     answered = true;
     clearTimeout(timer);
-    state.buffered -= size;
+    state.buffered -= sharedBytes(size);
     state.inFlight -= 1;
     sendReview(res, admission, closeAfter ? () => req.destroy() : undefined);
     options.metrics.admitted(admission, (performance.now() - started) / 1000);
@@ -141,14 +144,15 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
       if (size === 0) chunks.push(chunk.subarray(0, 1024));
       return cut('too-large', tooLarge(options.maxBodyBytes));
     }
-    if (state.buffered + chunk.length > options.bufferBudgetBytes)
-      return cut('busy', `more than ${options.bufferBudgetBytes} bytes of requests are being read at once`);
+    const shared = sharedBytes(size + chunk.length) - sharedBytes(size);
+    if (state.buffered + shared > options.budget.bufferBudgetBytes)
+      return cut('busy', `more than ${options.budget.bufferBudgetBytes} bytes of requests are being read at once`);
     chunks.push(chunk);
     size += chunk.length;
-    state.buffered += chunk.length;
+    state.buffered += shared;
   });
   req.on('end', () => {
-    if (!answered) answer(admit(Buffer.concat(chunks).toString('utf8'), options.settings, options.onError), false);
+    if (!answered) answer(decide(options, Buffer.concat(chunks).toString('utf8')), false);
   });
   req.on('error', () => cut('malformed', 'the request was cut off'));
   req.on('close', () => {
@@ -157,6 +161,19 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
 }
 
 const tooLarge = (max: number) => `the request body is over ${max} bytes`;
+
+/** A request's bytes held on the shared buffer budget: those past the share every connection has. */
+const sharedBytes = (size: number) => Math.max(0, size - SMALL_REQUEST_BYTES);
+
+/** admit(), and a clean refusal if it throws anyway: no request may end the process. */
+function decide(options: WebhookServerOptions, body: string): Admission {
+  try {
+    return admit(body, options.settings, options.onError, options.budget.shape);
+  } catch (error) {
+    const message = `the request could not be decided (${String((error as Error).message).slice(0, 120)})`;
+    return refuse(leadingUid(body), 'internal', message, options.onError);
+  }
+}
 
 function sendReview(res: ServerResponse, admission: Admission, after?: () => void): void {
   if (res.destroyed || res.headersSent) return after?.();

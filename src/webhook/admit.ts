@@ -10,8 +10,11 @@ export type InvalidCause = 'malformed' | 'too-large' | 'too-complex' | 'deadline
 
 export interface Admission {
   readonly response: ReviewResponse;
-  /** patched: a patch returned; unchanged: a validator already Interlock's; skipped: nothing to do; invalid: see cause. */
-  readonly outcome: 'patched' | 'unchanged' | 'skipped' | 'invalid';
+  /**
+   * patched: a patch returned; unchanged: a validator already Interlock's; skipped: nothing to do;
+   * denied: the pod forges Interlock's plumbing; invalid: see cause.
+   */
+  readonly outcome: 'patched' | 'unchanged' | 'skipped' | 'denied' | 'invalid';
   readonly cause?: InvalidCause;
   readonly message?: string;
   readonly containers: readonly ContainerDecision[];
@@ -30,7 +33,14 @@ export function admit(body: string, settings: PatchSettings, onError: OnError, s
   const request = review.value;
   if (!isPodCreate(request))
     return { response: reviewResponse(request.uid, { allowed: true }), outcome: 'skipped', containers: [] };
-  const { ops, containers, warnings } = podPatch(request.object, settings);
+  const { ops, containers, warnings, denial } = podPatch(request.object, settings);
+  if (denial)
+    return {
+      response: reviewResponse(request.uid, { allowed: false, message: `interlock webhook: ${denial}` }),
+      outcome: 'denied',
+      message: denial,
+      containers,
+    };
   const outcome = ops.length ? 'patched' : containers.some((c) => c.outcome === 'unchanged') ? 'unchanged' : 'skipped';
   return { response: reviewResponse(request.uid, { allowed: true, patch: ops, warnings }), outcome, containers };
 }

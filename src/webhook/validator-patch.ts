@@ -1,5 +1,6 @@
 import { compatModeOf, type CompatMode } from '../compat/compat-argv.js';
 import { LINKERD_VALIDATOR_PATH } from '../compat/drop-in-programs.js';
+import { authorPlumbingProblem } from '../inject/author-plumbing.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
 import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
@@ -42,6 +43,8 @@ export interface PodPatch {
   readonly containers: ContainerDecision[];
   /** Said back to the API server (AdmissionResponse warnings): a mesh memory limit the patch raised. */
   readonly warnings: string[];
+  /** Why the pod is denied instead (plumbing its author wrote, src/inject/author-plumbing.ts); no ops then. */
+  readonly denial?: string;
 }
 
 /**
@@ -56,6 +59,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
   const containers: ContainerDecision[] = [];
   const warnings: string[] = [];
   const seen = new Set<string>();
+  let denial: string | undefined;
   inits.forEach((container: unknown, index) => {
     if (!isRecord(container) || typeof container.name !== 'string') return;
     const mesh = MESH_VALIDATORS[container.name];
@@ -68,6 +72,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
       containers.push({ index, name: container.name, outcome: 'unrecognised' });
       return;
     }
+    denial ??= authorPlumbingProblem(spec, container, podinfoEnv());
     const containerOps = containerPatch(container, `/spec/initContainers/${index}`, mode, settings);
     containers.push({ index, name: container.name, outcome: containerOps.length ? 'patched' : 'unchanged' });
     // Guard the index: if the list moved under us, the API server rejects the patch instead of
@@ -78,6 +83,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
     if (limit !== undefined && memoryLimitTooLow(limit))
       warnings.push(memoryLimitNote(container.name, limit, 'raised'));
   });
+  if (denial) return { ops: [], containers, warnings: [], denial };
   if (containers.some((decision) => decision.outcome !== 'unrecognised'))
     ops.push(...podLevelPatch(isRecord(pod) ? pod : {}, spec, settings));
   return { ops, containers, warnings };

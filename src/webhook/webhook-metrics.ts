@@ -11,7 +11,7 @@ export function promWebhookMetrics(registry: Registry): WebhookMetrics {
   const registers = [registry];
   const requests = new Counter({
     name: 'interlock_webhook_requests_total',
-    help: 'Admission requests answered, by outcome (patched, unchanged, skipped, invalid).',
+    help: 'Admission requests answered, by outcome (patched, unchanged, skipped, denied, invalid).',
     labelNames: ['outcome'],
     registers,
   });

@@ -197,6 +197,7 @@ function logAdmission(log: Logger, admission: Admission): void {
     ...(admission.containers.length ? { containers: admission.containers } : {}),
   };
   if (admission.outcome === 'invalid') log.warn(fields, 'admission request not read');
+  else if (admission.outcome === 'denied') log.warn({ ...fields, message: admission.message }, 'pod denied');
   else if (admission.outcome === 'patched') log.info(fields, 'mesh validator replaced by Interlock');
   else log.debug(fields, 'admission answered without a patch');
 }

@@ -2,7 +2,6 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Registry } from 'prom-client';
 import type { Logger } from '../output/logger.js';
 import { leadingUid } from './admission-review.js';
 import { admit, refuse, type Admission, type InvalidCause, type OnError } from './admit.js';
@@ -17,6 +16,8 @@ export interface WebhookServerOptions {
   readonly host: string;
   readonly port: number;
   readonly tls: TlsPair;
+  /** PEM CAs a client certificate must chain to; without it any client may call (docs/admission.md). */
+  readonly clientCa?: Buffer;
   readonly settings: PatchSettings;
   readonly onError: OnError;
   /** Every request is answered within this, on the monotonic clock: a slow client gets the --on-error decision. */
@@ -25,12 +26,13 @@ export interface WebhookServerOptions {
   /** What the server may hold at once, from the container's memory limit (webhook-budget.ts). */
   readonly budget: WebhookBudget;
   readonly metrics: WebhookMetrics;
-  readonly registry: Registry;
   readonly log: Logger;
 }
 
 export interface WebhookServer {
   readonly port: number;
+  /** True once drain() started: /readyz (on the metrics port, too) answers 503. */
+  readonly draining: () => boolean;
   setTls(pair: TlsPair): void;
   /**
    * Stops accepting, answers what is in flight (at most `timeoutMs`), then closes every connection;
@@ -56,9 +58,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const state: ServerState = { options, sockets: new Set(), buffered: 0, inFlight: 0, draining: false };
   const server = createServer(
     {
-      cert: options.tls.cert,
-      key: options.tls.key,
-      minVersion: 'TLSv1.2',
+      ...secureOptions(options.tls, options.clientCa),
       // A handshake is CPU-bound on both sides: held to the request deadline, a starved node would
       // drop connections the API server then retries; bounded all the same.
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
@@ -85,8 +85,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : options.port,
-    setTls: (pair) => server.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }),
+    draining: () => state.draining,
+    setTls: (pair) => server.setSecureContext(secureOptions(pair, options.clientCa)),
     drain: (timeoutMs) => drain(server, state, timeoutMs),
+  };
+}
+
+/**
+ * The serving pair, and with a client CA the client's certificate required at the handshake: a
+ * caller without one never gets to send a byte of a request.
+ */
+function secureOptions(pair: TlsPair, clientCa: Buffer | undefined) {
+  return {
+    cert: pair.cert,
+    key: pair.key,
+    minVersion: 'TLSv1.2' as const,
+    ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}),
   };
 }
 
@@ -96,16 +110,6 @@ function route(state: ServerState, req: IncomingMessage, res: ServerResponse): v
   if (path === '/mutate' && req.method === 'POST') return admitRequest(state, req, res);
   if (path === '/healthz') return plain(res, 200, 'ok\n');
   if (path === '/readyz') return state.draining ? plain(res, 503, 'draining\n') : plain(res, 200, 'ok\n');
-  if (path === '/metrics') {
-    state.options.registry.metrics().then(
-      (text) => {
-        res.writeHead(200, { 'content-type': state.options.registry.contentType });
-        res.end(text);
-      },
-      () => plain(res, 500, 'metrics unavailable\n'),
-    );
-    return;
-  }
   req.resume();
   plain(res, path === '/mutate' ? 405 : 404, path === '/mutate' ? 'POST an AdmissionReview\n' : 'not found\n');
 }

@@ -2,13 +2,13 @@ import { Registry } from 'prom-client';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import type { LogLevel } from '../config/validate-config.js';
-import { createLogger } from '../output/logger.js';
+import { createLogger, type Logger } from '../output/logger.js';
 import type { OnError } from '../webhook/admit.js';
 import { startMetricsServer } from '../webhook/metrics-server.js';
-import { loadClientCa, loadTlsPair, watchTlsPair } from '../webhook/tls-files.js';
-import { promWebhookMetrics } from '../webhook/webhook-metrics.js';
+import { loadClientCa, loadTlsPair, watchTlsPair, type TlsPair, type TlsPaths } from '../webhook/tls-files.js';
+import { promWebhookMetrics, type WebhookMetrics } from '../webhook/webhook-metrics.js';
 import { webhookBudget } from '../webhook/webhook-budget.js';
-import { startWebhookServer } from '../webhook/webhook-server.js';
+import { startWebhookServer, type WebhookServer } from '../webhook/webhook-server.js';
 import { WEBHOOK_ANNOTATIONS } from '../webhook/webhook-annotations.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { commandError } from './command-error.js';
@@ -65,20 +65,7 @@ export async function runWebhookCommand(
     await server.drain(0);
     return cannotListen(scrape.host, scrape.port, metricsServer);
   }
-  const watch = watchTlsPair(
-    paths,
-    tls.value,
-    TLS_POLL_MS,
-    (pair) => {
-      server.setTls(pair);
-      metrics.tlsReload('ok');
-      log.info({ cert: paths.cert }, 'serving certificate reloaded');
-    },
-    (message) => {
-      metrics.tlsReload('error');
-      log.warn({ reason: 'ConfigInvalid', message }, 'serving certificate not reloaded; the current one stays');
-    },
-  );
+  const watch = watchPair(paths, tls.value, server, metrics, log);
   log.info(
     {
       host,
@@ -96,4 +83,22 @@ export async function runWebhookCommand(
   await metricsServer.close();
   log.info({ connectionsCutOff: cutOff }, 'drained');
   return { exitCode: EXIT.pass, stdout: '', stderr: '' };
+}
+
+/** Reloads the serving pair when its Secret changes; a broken new pair is reported and the current one kept. */
+function watchPair(paths: TlsPaths, current: TlsPair, server: WebhookServer, metrics: WebhookMetrics, log: Logger) {
+  return watchTlsPair(
+    paths,
+    current,
+    TLS_POLL_MS,
+    (pair) => {
+      server.setTls(pair);
+      metrics.tlsReload('ok');
+      log.info({ cert: paths.cert }, 'serving certificate reloaded');
+    },
+    (message) => {
+      metrics.tlsReload('error');
+      log.warn({ reason: 'ConfigInvalid', message }, 'serving certificate not reloaded; the current one stays');
+    },
+  );
 }

@@ -18,9 +18,14 @@ let webhook: WebhookProcess;
 
 /** What the kernel's limit is for: the same figure the manifest prints. */
 function printedLimit(): string {
-  const deployment = webhookManifest({ image: 'x', namespace: 'ns', failurePolicy: 'Ignore' }).find(
-    (d) => d.kind === 'Deployment',
-  ) as { spec: { template: { spec: { containers: { resources: { limits: { memory: string } } }[] } } } };
+  const deployment = webhookManifest({
+    image: 'x',
+    namespace: 'ns',
+    failurePolicy: 'Ignore',
+    metricsNamespace: 'monitoring',
+  }).find((d) => d.kind === 'Deployment') as {
+    spec: { template: { spec: { containers: { resources: { limits: { memory: string } } }[] } } };
+  };
   return deployment.spec.template.spec.containers[0]!.resources.limits.memory;
 }
 

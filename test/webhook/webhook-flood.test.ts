@@ -63,6 +63,19 @@ function slowSender(uid: string): Promise<void> {
   });
 }
 
+/** Headers past Node's 16 KiB cap, or headers that stop half-way: each ends in a 431 or a closed connection. */
+function headerFlood(bytes: number, finish: boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port: webhook.port, ca: authority.ca, servername: 'localhost' }, () =>
+      socket.write(`POST /mutate HTTP/1.1\r\nhost: x\r\n${'x-flood: a\r\n'.repeat(bytes / 12)}${finish ? '\r\n' : ''}`),
+    );
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve());
+    socket.setTimeout(15_000, () => socket.destroy());
+  });
+}
+
 const wrapped = (object: string, uid: string) =>
   `{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"${uid}","kind":{"group":"","version":"v1","kind":"Pod"},"operation":"CREATE","object":${object}}}`;
 
@@ -107,7 +120,10 @@ describe(`a flood of hostile requests, in a memory cgroup of the printed limit (
 
   it('answers every valid admission alongside it: no crash, no OOM kill', async () => {
     let seq = 0;
-    const slow = Array.from({ length: 60 }, (_, i) => slowSender(`u-slow-${i}`));
+    const slow = [
+      ...Array.from({ length: 60 }, (_, i) => slowSender(`u-slow-${i}`)),
+      ...Array.from({ length: 20 }, (_, i) => headerFlood(40_000, i % 2 === 0)),
+    ];
     const valids: (Review | undefined)[] = [];
     const hostiles = Promise.all([
       flood(40, 4, () => hostile.deep(`u-deep-${++seq}`)),

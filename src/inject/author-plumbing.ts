@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { scalarText, type Plain } from './plain.js';
-import { POD_INFO_DIR, POD_INFO_VOLUME_NAME } from './validator-container.js';
+import { podIdentityEnv, POD_INFO_DIR, POD_INFO_VOLUME_NAME } from './validator-container.js';
 
 /** Every setting of `interlock validate` has an environment variable with this prefix (envOf). */
 const SETTING_PREFIX = 'INTERLOCK_';
@@ -42,6 +42,9 @@ export function authorPlumbingProblem(
   );
   if (forged)
     return `container ${name} sets ${scalarText(forged.name)}, a setting of the validator that only Interlock writes: remove it`;
+  const identity = listOf(validator.env).find((entry) => !isOwnIdentity(entry));
+  if (identity)
+    return `container ${name} sets ${scalarText(identity.name)} itself; Interlock reads it from the downward API, to name the pod in its termination message and Events: remove it`;
   const mount = listOf(validator.volumeMounts).find((item) => !isPodInfoMount(item) && touchesPodInfo(item));
   if (mount)
     return `container ${name} mounts ${scalarText(mount.name)} at ${scalarText(mount.mountPath)}, over ${POD_INFO_DIR} where the validator reads the pod's annotations: remove it`;
@@ -84,4 +87,25 @@ function isPodInfoMount(mount: Plain): boolean {
 function touchesPodInfo(mount: Plain): boolean {
   const path = posix.normalize(`${scalarText(mount.mountPath)}/`);
   return mount.name === POD_INFO_VOLUME_NAME || path.startsWith(`${POD_INFO_DIR}/`);
+}
+
+const IDENTITY_FIELDS = new Map(
+  podIdentityEnv().map((entry) => [entry.name, ((entry.valueFrom as Plain).fieldRef as Plain).fieldPath]),
+);
+
+/** Not an identity variable, or Interlock's downward-API one (fieldRef.apiVersion as the API server defaults it). */
+function isOwnIdentity(entry: Plain): boolean {
+  const field = IDENTITY_FIELDS.get(scalarText(entry.name));
+  if (field === undefined) return true;
+  const from = entry.valueFrom as Plain | undefined;
+  const ref = from?.fieldRef as Plain | undefined;
+  return (
+    keysWithin(entry, ['name', 'valueFrom']) &&
+    keysWithin(from ?? {}, ['fieldRef']) &&
+    typeof ref === 'object' &&
+    ref !== null &&
+    keysWithin(ref, ['fieldPath', 'apiVersion']) &&
+    (ref.apiVersion === undefined || ref.apiVersion === 'v1') &&
+    ref.fieldPath === field
+  );
 }

@@ -52,6 +52,11 @@ const FORGERIES: Array<[string, (spec: Json, validator: Json) => void, RegExp]> 
     /INTERLOCK_RULES/,
   ],
   [
+    'POD_NAME naming another pod (the termination message and Event would blame it)',
+    (_spec, v) => (v.env = [...(v.env ?? []), { name: 'POD_NAME', value: 'someone-else' }]),
+    /POD_NAME/,
+  ],
+  [
     'envFrom on the validator (any INTERLOCK_* a ConfigMap holds)',
     (_spec, v) => (v.envFrom = [{ configMapRef: { name: 'settings' } }]),
     /envFrom/,

@@ -133,7 +133,9 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
     logAdmission(options.log, admission);
   };
   const cut = (cause: InvalidCause, message: string) => {
-    const head = Buffer.concat(chunks).subarray(0, 1024).toString('utf8');
+    // Only the head is copied: the uid is in its first KiB.
+    const held = chunks.reduce((total, chunk) => total + chunk.length, 0);
+    const head = Buffer.concat(chunks, Math.min(held, 1024)).toString('utf8');
     answer(refuse(leadingUid(head), cause, message, options.onError), true);
   };
   const timer = setTimeout(

@@ -160,6 +160,8 @@ const interlock = [
   'webhook',
   '--bind',
   '127.0.0.1:0',
+  '--metrics-bind',
+  '127.0.0.1:0',
   '--tls-cert',
   tls.cert,
   '--tls-key',

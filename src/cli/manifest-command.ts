@@ -151,7 +151,18 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
   ],
   rbac: ['rbac', 'namespace', 'service-account', 'output'],
   'node-agent': ['node-agent', 'mesh', 'image', 'namespace', 'output'],
-  webhook: ['webhook', 'image', 'namespace', 'output', 'ca-bundle', 'failure-policy', 'canary-namespace'],
+  webhook: [
+    'webhook',
+    'image',
+    'namespace',
+    'output',
+    'ca-bundle',
+    'failure-policy',
+    'canary-namespace',
+    'api-server-cidr',
+    'metrics-namespace',
+    'webhook-client-ca',
+  ],
 };
 
 /** Node flags `manifest --node-agent` passes to the agent (mesh and help are manifest's own). */

@@ -2,6 +2,7 @@ import { compatToValidate } from '../compat/compat-argv.js';
 import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { annotationFlags } from './annotation-flags.js';
+import { authorPlumbingProblem } from './author-plumbing.js';
 import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
 import { memoryLimitNote, memoryLimitTooLow } from './resources.js';
 import {
@@ -144,6 +145,8 @@ function refusal(pod: PodInput, options: InjectOptions): string | undefined {
     listOf(inits).find((item) => nameOf(item) === 'interlock' && !isInterlockImage(item.image, options.image));
   if (impostor)
     return `a container named ${nameOf(impostor)} (image ${scalarText(impostor.image)}) is not Interlock's validator; rename it`;
+  const plumbing = authorPlumbingProblem(spec, listOf(inits).find((item) => VALIDATOR_NAMES.has(nameOf(item))) ?? {});
+  if (plumbing) return plumbing;
   const admission = admissionMesh(pod.metadata, names.map(nameOf), pod.namespace);
   if (admission)
     return `${admission === 'linkerd' ? "Linkerd's proxy injector" : "Istio's sidecar injector"} injects this pod at admission and adds its own validator there; use the admission path (\`interlock webhook\`, deployed by \`interlock manifest --webhook\`; docs/admission.md), not inject`;

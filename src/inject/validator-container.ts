@@ -22,7 +22,7 @@ export type Container = Record<string, unknown>;
  * The pod's annotations and labels as downward-API files, so validate applies the mesh's
  * exclusion annotations exactly as its CNI plugin reads them (and only then spreads its probe).
  */
-const POD_INFO_DIR = '/etc/interlock/podinfo';
+export const POD_INFO_DIR = '/etc/interlock/podinfo';
 export const POD_INFO_VOLUME_NAME = 'interlock-podinfo';
 
 export function podInfoVolume(): Container {

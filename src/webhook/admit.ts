@@ -1,29 +1,46 @@
 import { isPodCreate, leadingUid, readReview, reviewResponse, type ReviewResponse } from './admission-review.js';
+import { jsonShapeProblem, type JsonShapeLimits } from './json-shape.js';
 import { podPatch, type ContainerDecision, type PatchSettings } from './validator-patch.js';
 
 /** What a request the webhook cannot read gets: `allow` leaves the pod as the mesh made it (its own validator still runs). */
 export type OnError = 'allow' | 'deny';
 
 /** Why a request was answered without reading it: each is a metric label and a log field. */
-export type InvalidCause = 'malformed' | 'too-large' | 'deadline' | 'busy';
+export type InvalidCause = 'malformed' | 'too-large' | 'too-complex' | 'deadline' | 'busy' | 'internal';
 
 export interface Admission {
   readonly response: ReviewResponse;
-  /** patched: a patch returned; unchanged: a validator already Interlock's; skipped: nothing to do; invalid: see cause. */
-  readonly outcome: 'patched' | 'unchanged' | 'skipped' | 'invalid';
+  /**
+   * patched: a patch returned; unchanged: a validator already Interlock's; skipped: nothing to do;
+   * denied: the pod forges Interlock's plumbing; invalid: see cause.
+   */
+  readonly outcome: 'patched' | 'unchanged' | 'skipped' | 'denied' | 'invalid';
   readonly cause?: InvalidCause;
   readonly message?: string;
   readonly containers: readonly ContainerDecision[];
 }
 
-/** The whole decision for one request body: pure, so dry-run requests are as safe as any. */
-export function admit(body: string, settings: PatchSettings, onError: OnError): Admission {
+/**
+ * The whole decision for one request body: pure, so dry-run requests are as safe as any. The
+ * body's shape is bounded before it is parsed, so the parse and every walk of the pod after it
+ * stay within the stack and the memory the server is sized for (webhook-budget.ts).
+ */
+export function admit(body: string, settings: PatchSettings, onError: OnError, shape: JsonShapeLimits): Admission {
+  const problem = jsonShapeProblem(body, shape);
+  if (problem) return refuse(leadingUid(body), 'too-complex', problem, onError);
   const review = readReview(body);
   if (!review.ok) return refuse(leadingUid(body), 'malformed', review.error.message, onError);
   const request = review.value;
   if (!isPodCreate(request))
     return { response: reviewResponse(request.uid, { allowed: true }), outcome: 'skipped', containers: [] };
-  const { ops, containers, warnings } = podPatch(request.object, settings);
+  const { ops, containers, warnings, denial } = podPatch(request.object, settings);
+  if (denial)
+    return {
+      response: reviewResponse(request.uid, { allowed: false, message: `interlock webhook: ${denial}` }),
+      outcome: 'denied',
+      message: denial,
+      containers,
+    };
   const outcome = ops.length ? 'patched' : containers.some((c) => c.outcome === 'unchanged') ? 'unchanged' : 'skipped';
   return { response: reviewResponse(request.uid, { allowed: true, patch: ops, warnings }), outcome, containers };
 }

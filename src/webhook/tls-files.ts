@@ -95,3 +95,20 @@ export function watchTlsPair(
     },
   };
 }
+
+/** The client CA bundle of --client-ca, checked to hold at least one certificate Node can use; none given, none. */
+export async function loadClientCa(path: string | undefined): Promise<Result<Buffer | undefined, 'ConfigInvalid'>> {
+  if (path === undefined) return ok(undefined);
+  const pem = await readFile(path).catch((error: NodeJS.ErrnoException) => error);
+  if (pem instanceof Error)
+    return fail('ConfigInvalid', `--client-ca ${path} cannot be read (${pem.code ?? pem.message})`);
+  if (pem.length > MAX_TLS_FILE_BYTES) return fail('ConfigInvalid', `--client-ca ${path} is over 1 MiB`);
+  if (!pem.includes('-----BEGIN CERTIFICATE-----'))
+    return fail('ConfigInvalid', `--client-ca ${path}: no PEM certificate in it`);
+  try {
+    createSecureContext({ ca: pem });
+  } catch (error) {
+    return fail('ConfigInvalid', `--client-ca ${path}: not a usable CA bundle (${(error as Error).message})`);
+  }
+  return ok(pem);
+}

@@ -1,5 +1,6 @@
 import { compatModeOf, type CompatMode } from '../compat/compat-argv.js';
 import { LINKERD_VALIDATOR_PATH } from '../compat/drop-in-programs.js';
+import { authorPlumbingProblem } from '../inject/author-plumbing.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
 import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
@@ -42,6 +43,8 @@ export interface PodPatch {
   readonly containers: ContainerDecision[];
   /** Said back to the API server (AdmissionResponse warnings): a mesh memory limit the patch raised. */
   readonly warnings: string[];
+  /** Why the pod is denied instead (plumbing its author wrote, src/inject/author-plumbing.ts); no ops then. */
+  readonly denial?: string;
 }
 
 /**
@@ -55,15 +58,21 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
   const ops: JsonPatchOp[] = [];
   const containers: ContainerDecision[] = [];
   const warnings: string[] = [];
+  const seen = new Set<string>();
+  let denial: string | undefined;
   inits.forEach((container: unknown, index) => {
     if (!isRecord(container) || typeof container.name !== 'string') return;
     const mesh = MESH_VALIDATORS[container.name];
-    if (mesh === undefined) return;
+    // A second container of the same name makes the pod invalid (the API server refuses it after
+    // admission): patching it too would only let one request grow the response without bound.
+    if (mesh === undefined || seen.has(container.name)) return;
+    seen.add(container.name);
     const mode = dropInMode(container);
     if (mode !== mesh) {
       containers.push({ index, name: container.name, outcome: 'unrecognised' });
       return;
     }
+    denial ??= authorPlumbingProblem(spec, container, podinfoEnv());
     const containerOps = containerPatch(container, `/spec/initContainers/${index}`, mode, settings);
     containers.push({ index, name: container.name, outcome: containerOps.length ? 'patched' : 'unchanged' });
     // Guard the index: if the list moved under us, the API server rejects the patch instead of
@@ -74,6 +83,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
     if (limit !== undefined && memoryLimitTooLow(limit))
       warnings.push(memoryLimitNote(container.name, limit, 'raised'));
   });
+  if (denial) return { ops: [], containers, warnings: [], denial };
   if (containers.some((decision) => decision.outcome !== 'unrecognised'))
     ops.push(...podLevelPatch(isRecord(pod) ? pod : {}, spec, settings));
   return { ops, containers, warnings };
@@ -99,8 +109,8 @@ function containerPatch(
   const command = DROP_IN_COMMAND[mode];
   set('image', settings.image);
   set('command', command && [...command]);
-  set('env', mergedByName(container.env, [...podIdentityEnv(), ...podinfoEnv()]));
-  set('volumeMounts', mergedByName(container.volumeMounts, [podinfoMount()]));
+  ops.push(...appendedByName(container.env, `${at}/env`, [...podIdentityEnv(), ...podinfoEnv()]));
+  ops.push(...appendedByName(container.volumeMounts, `${at}/volumeMounts`, [podinfoMount()]));
   set('resources', structuredClone(VALIDATOR_RESOURCES));
   set('terminationMessagePolicy', 'FallbackToLogsOnError');
   return ops;
@@ -128,11 +138,14 @@ function podLevelPatch(
   return ops;
 }
 
-/** The list as it is, plus each wanted entry whose name it lacks: the mesh's own entries win. */
-function mergedByName(list: unknown, wanted: readonly Record<string, unknown>[]): unknown[] {
-  const current: unknown[] = Array.isArray(list) ? (list as unknown[]) : [];
-  const names = new Set(current.map((item) => (isRecord(item) ? item.name : undefined)));
-  return [...current, ...wanted.filter((item) => !names.has(item.name))];
+/**
+ * Each wanted entry whose name the list lacks, appended (`add …/-`): the pod's own entries are
+ * never sent back, so nothing the author wrote is re-encoded in the response.
+ */
+function appendedByName(list: unknown, at: string, wanted: readonly Record<string, unknown>[]): JsonPatchOp[] {
+  if (!Array.isArray(list)) return [{ op: 'add', path: at, value: wanted }];
+  const names = new Set(list.map((item: unknown) => (isRecord(item) ? item.name : undefined)));
+  return wanted.filter((item) => !names.has(item.name)).map((value) => ({ op: 'add', path: `${at}/-`, value }));
 }
 
 function memoryLimitOf(container: Record<string, unknown>): string | undefined {

@@ -15,10 +15,12 @@ const duration =
       ? ok(ms)
       : fail('ConfigInvalid', `expected a duration from ${range} (2s, 500ms)`);
   };
+/** The API server refuses a request over 3 MiB, so no AdmissionReview is larger; the memory budget assumes it. */
+const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
 const bytes = (value: string): Result<number, 'ConfigInvalid'> =>
-  /^\d{1,9}$/.test(value) && Number(value) >= 4096 && Number(value) <= 16 * 1024 * 1024
+  /^\d{1,9}$/.test(value) && Number(value) >= 4096 && Number(value) <= MAX_REQUEST_BYTES
     ? ok(Number(value))
-    : fail('ConfigInvalid', 'expected a byte count from 4096 to 16777216');
+    : fail('ConfigInvalid', `expected a byte count from 4096 to ${MAX_REQUEST_BYTES}`);
 const bind = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
   const match = /^(.*):(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[2]) : NaN;
@@ -34,10 +36,29 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_WEBHOOK_BIND',
     placeholder: 'HOST:PORT',
-    help: 'Where the webhook serves HTTPS: /mutate, /healthz, /readyz, /metrics (default 0.0.0.0:8443).',
+    help: 'Where the webhook serves HTTPS for the API server: /mutate (and /healthz, /readyz) (default 0.0.0.0:8443).',
     commands,
     parse: bind,
     default: { host: '0.0.0.0', port: 8443 },
+  },
+  {
+    name: 'metrics-bind',
+    kind: 'value',
+    env: 'INTERLOCK_WEBHOOK_METRICS_BIND',
+    placeholder: 'HOST:PORT',
+    help: 'Where the webhook serves plain HTTP for Prometheus and the kubelet: /metrics, /healthz, /readyz (default 0.0.0.0:9090).',
+    commands,
+    parse: bind,
+    default: { host: '0.0.0.0', port: 9090 },
+  },
+  {
+    name: 'client-ca',
+    kind: 'value',
+    env: 'INTERLOCK_WEBHOOK_CLIENT_CA',
+    placeholder: 'FILE',
+    help: "PEM CAs the caller's client certificate must chain to; a caller without one fails the TLS handshake (default: any caller; docs/admission.md).",
+    commands,
+    parse: path,
   },
   {
     name: 'tls-cert',
@@ -85,10 +106,10 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_WEBHOOK_MAX_BYTES',
     placeholder: 'BYTES',
-    help: 'Largest AdmissionReview read (default 3145728, the API server request cap).',
+    help: 'Largest AdmissionReview read (default and most 3145728, the API server request cap).',
     commands,
     parse: bytes,
-    default: 3 * 1024 * 1024,
+    default: MAX_REQUEST_BYTES,
   },
   {
     name: 'drain-timeout',

@@ -1,4 +1,5 @@
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
+import { WEBHOOK_MEMORY_LIMIT_MIB } from './webhook-budget.js';
 
 export interface WebhookManifestOptions {
   readonly image: string;
@@ -8,6 +9,12 @@ export interface WebhookManifestOptions {
   readonly caBundlePem?: string;
   /** Only pods created in this namespace are sent to the webhook. */
   readonly canaryNamespace?: string;
+  /** The namespace whose pods may scrape the metrics port. */
+  readonly metricsNamespace: string;
+  /** The API servers' addresses: the only sources of the webhook port; unset, any source. */
+  readonly apiServerCidrs?: readonly string[];
+  /** The CA of the API server's client certificate: the webhook then requires one (--client-ca). */
+  readonly clientCaPem?: string;
 }
 
 type Document = Record<string, unknown>;
@@ -24,6 +31,8 @@ const TLS_SECRET = `${NAME}-tls`;
 /** At most 5 s: every pod creation in the selected namespaces waits on it (the webhook answers within --request-deadline, 2 s). */
 const TIMEOUT_SECONDS = 5;
 const PORT = 8443;
+const METRICS_PORT = 9090;
+const CLIENT_CA = { configMap: `${NAME}-client-ca`, dir: '/etc/interlock/client-ca', file: 'ca.crt' } as const;
 /** A fresh object each time: a shared one would print as YAML anchors. */
 const labels = () => ({ 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/part-of': 'interlock' });
 /** Opt a workload out: `interlock.dev/admission: disabled` on the pod template. */
@@ -36,6 +45,16 @@ export function webhookManifest(options: WebhookManifestOptions): Document[] {
     // No Role and no binding: the webhook answers the API server and never calls it.
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(), automountServiceAccountToken: false },
     ...(options.caBundlePem === undefined ? certManagerDocuments(options.namespace, meta) : []),
+    ...(options.clientCaPem === undefined
+      ? []
+      : [
+          {
+            apiVersion: 'v1',
+            kind: 'ConfigMap',
+            metadata: { ...meta(), name: CLIENT_CA.configMap },
+            data: { [CLIENT_CA.file]: options.clientCaPem },
+          },
+        ]),
     {
       apiVersion: 'v1',
       kind: 'Service',
@@ -43,6 +62,7 @@ export function webhookManifest(options: WebhookManifestOptions): Document[] {
       spec: { selector: labels(), ports: [{ name: 'https', port: 443, targetPort: 'https', protocol: 'TCP' }] },
     },
     deployment(options, meta()),
+    networkPolicy(options, meta()),
     {
       apiVersion: 'policy/v1',
       kind: 'PodDisruptionBudget',
@@ -79,8 +99,9 @@ function certManagerDocuments(namespace: string, meta: (extra?: Document) => Doc
 }
 
 function deployment(options: WebhookManifestOptions, metadata: Document): Document {
+  // On the metrics port: the kubelet presents no client certificate, which --client-ca requires.
   const probe = (path: string) => ({
-    httpGet: { path, port: 'https', scheme: 'HTTPS' },
+    httpGet: { path, port: 'metrics', scheme: 'HTTP' },
     periodSeconds: 5,
     failureThreshold: 3,
   });
@@ -88,12 +109,24 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
     name: 'webhook',
     image: options.image,
     command: ['interlock'],
-    args: ['webhook', `--image=${options.image}`, `--bind=0.0.0.0:${PORT}`],
-    ports: [{ name: 'https', containerPort: PORT, protocol: 'TCP' }],
+    args: [
+      'webhook',
+      `--image=${options.image}`,
+      `--bind=0.0.0.0:${PORT}`,
+      `--metrics-bind=0.0.0.0:${METRICS_PORT}`,
+      ...(options.clientCaPem === undefined ? [] : [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`]),
+    ],
+    ports: [
+      { name: 'https', containerPort: PORT, protocol: 'TCP' },
+      { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
+    ],
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),
-    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-    volumeMounts: [{ name: 'tls', mountPath: '/etc/interlock/tls', readOnly: true }],
+    resources: { requests: { cpu: '50m', memory: '64Mi' }, limits: { memory: `${WEBHOOK_MEMORY_LIMIT_MIB}Mi` } },
+    volumeMounts: [
+      { name: 'tls', mountPath: '/etc/interlock/tls', readOnly: true },
+      ...(options.clientCaPem === undefined ? [] : [{ name: 'client-ca', mountPath: CLIENT_CA.dir, readOnly: true }]),
+    ],
     securityContext: workloadSecurityContext(),
   };
   return {
@@ -113,9 +146,41 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
           terminationGracePeriodSeconds: 30,
           affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [antiAffinity()] } },
           containers: [container],
-          volumes: [{ name: 'tls', secret: { secretName: TLS_SECRET } }],
+          volumes: [
+            { name: 'tls', secret: { secretName: TLS_SECRET } },
+            ...(options.clientCaPem === undefined
+              ? []
+              : [{ name: 'client-ca', configMap: { name: CLIENT_CA.configMap } }]),
+          ],
         },
       },
+    },
+  };
+}
+
+/**
+ * Only what must reach the webhook does: the API server to the admission port (from its addresses
+ * when given: it is not a pod a selector can name) and the metrics namespace to the metrics port.
+ * No egress: the webhook calls nothing, not even DNS. The kubelet's probes come from the node,
+ * which the common CNIs let through whatever the policy says (docs/admission.md).
+ */
+function networkPolicy(options: WebhookManifestOptions, metadata: Document): Document {
+  const apiServers = options.apiServerCidrs?.map((cidr) => ({ ipBlock: { cidr } }));
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata,
+    spec: {
+      podSelector: { matchLabels: labels() },
+      policyTypes: ['Ingress', 'Egress'],
+      ingress: [
+        { ...(apiServers ? { from: apiServers } : {}), ports: [{ protocol: 'TCP', port: PORT }] },
+        {
+          from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': options.metricsNamespace } } }],
+          ports: [{ protocol: 'TCP', port: METRICS_PORT }],
+        },
+      ],
+      egress: [],
     },
   };
 }

@@ -11,7 +11,7 @@ export function promWebhookMetrics(registry: Registry): WebhookMetrics {
   const registers = [registry];
   const requests = new Counter({
     name: 'interlock_webhook_requests_total',
-    help: 'Admission requests answered, by outcome (patched, unchanged, skipped, invalid).',
+    help: 'Admission requests answered, by outcome (patched, unchanged, skipped, denied, invalid).',
     labelNames: ['outcome'],
     registers,
   });
@@ -23,7 +23,7 @@ export function promWebhookMetrics(registry: Registry): WebhookMetrics {
   });
   const errors = new Counter({
     name: 'interlock_webhook_errors_total',
-    help: 'Requests answered without being read (malformed, too-large, deadline, busy), per --on-error.',
+    help: 'Requests answered without being read (malformed, too-large, too-complex, deadline, busy, internal), per --on-error.',
     labelNames: ['cause'],
     registers,
   });

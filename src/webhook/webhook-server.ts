@@ -2,10 +2,10 @@ import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Registry } from 'prom-client';
 import type { Logger } from '../output/logger.js';
 import { leadingUid } from './admission-review.js';
 import { admit, refuse, type Admission, type InvalidCause, type OnError } from './admit.js';
+import { SMALL_REQUEST_BYTES, type WebhookBudget } from './webhook-budget.js';
 import type { TlsPair } from './tls-files.js';
 import type { PatchSettings } from './validator-patch.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
@@ -16,20 +16,23 @@ export interface WebhookServerOptions {
   readonly host: string;
   readonly port: number;
   readonly tls: TlsPair;
+  /** PEM CAs a client certificate must chain to; without it any client may call (docs/admission.md). */
+  readonly clientCa?: Buffer;
   readonly settings: PatchSettings;
   readonly onError: OnError;
   /** Every request is answered within this, on the monotonic clock: a slow client gets the --on-error decision. */
   readonly deadlineMs: number;
   readonly maxBodyBytes: number;
-  /** Request bytes buffered at once across all requests; over it a request is answered at once. */
-  readonly bufferBudgetBytes: number;
+  /** What the server may hold at once, from the container's memory limit (webhook-budget.ts). */
+  readonly budget: WebhookBudget;
   readonly metrics: WebhookMetrics;
-  readonly registry: Registry;
   readonly log: Logger;
 }
 
 export interface WebhookServer {
   readonly port: number;
+  /** True once drain() started: /readyz (on the metrics port, too) answers 503. */
+  readonly draining: () => boolean;
   setTls(pair: TlsPair): void;
   /**
    * Stops accepting, answers what is in flight (at most `timeoutMs`), then closes every connection;
@@ -55,9 +58,7 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const state: ServerState = { options, sockets: new Set(), buffered: 0, inFlight: 0, draining: false };
   const server = createServer(
     {
-      cert: options.tls.cert,
-      key: options.tls.key,
-      minVersion: 'TLSv1.2',
+      ...secureOptions(options.tls, options.clientCa),
       // A handshake is CPU-bound on both sides: held to the request deadline, a starved node would
       // drop connections the API server then retries; bounded all the same.
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
@@ -66,6 +67,8 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     },
     (req, res) => route(state, req, res),
   );
+  // Past it a connection is closed at accept: slow senders cannot hold more than the budget planned.
+  server.maxConnections = options.budget.maxConnections;
   server.headersTimeout = options.deadlineMs;
   server.requestTimeout = options.deadlineMs + 1000;
   // The API server reuses its connections; a new TLS handshake per pod would cost more than the admission.
@@ -82,8 +85,22 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
   const address = server.address();
   return {
     port: typeof address === 'object' && address ? address.port : options.port,
-    setTls: (pair) => server.setSecureContext({ cert: pair.cert, key: pair.key, minVersion: 'TLSv1.2' }),
+    draining: () => state.draining,
+    setTls: (pair) => server.setSecureContext(secureOptions(pair, options.clientCa)),
     drain: (timeoutMs) => drain(server, state, timeoutMs),
+  };
+}
+
+/**
+ * The serving pair, and with a client CA the client's certificate required at the handshake: a
+ * caller without one never gets to send a byte of a request.
+ */
+function secureOptions(pair: TlsPair, clientCa: Buffer | undefined) {
+  return {
+    cert: pair.cert,
+    key: pair.key,
+    minVersion: 'TLSv1.2' as const,
+    ...(clientCa ? { ca: clientCa, requestCert: true, rejectUnauthorized: true } : {}),
   };
 }
 
@@ -93,16 +110,6 @@ function route(state: ServerState, req: IncomingMessage, res: ServerResponse): v
   if (path === '/mutate' && req.method === 'POST') return admitRequest(state, req, res);
   if (path === '/healthz') return plain(res, 200, 'ok\n');
   if (path === '/readyz') return state.draining ? plain(res, 503, 'draining\n') : plain(res, 200, 'ok\n');
-  if (path === '/metrics') {
-    state.options.registry.metrics().then(
-      (text) => {
-        res.writeHead(200, { 'content-type': state.options.registry.contentType });
-        res.end(text);
-      },
-      () => plain(res, 500, 'metrics unavailable\n'),
-    );
-    return;
-  }
   req.resume();
   plain(res, path === '/mutate' ? 405 : 404, path === '/mutate' ? 'POST an AdmissionReview\n' : 'not found\n');
 }
@@ -119,14 +126,16 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
     if (answered) return;
     answered = true;
     clearTimeout(timer);
-    state.buffered -= size;
+    state.buffered -= sharedBytes(size);
     state.inFlight -= 1;
     sendReview(res, admission, closeAfter ? () => req.destroy() : undefined);
     options.metrics.admitted(admission, (performance.now() - started) / 1000);
     logAdmission(options.log, admission);
   };
   const cut = (cause: InvalidCause, message: string) => {
-    const head = Buffer.concat(chunks).subarray(0, 1024).toString('utf8');
+    // Only the head is copied: the uid is in its first KiB.
+    const held = chunks.reduce((total, chunk) => total + chunk.length, 0);
+    const head = Buffer.concat(chunks, Math.min(held, 1024)).toString('utf8');
     answer(refuse(leadingUid(head), cause, message, options.onError), true);
   };
   const timer = setTimeout(
@@ -141,14 +150,15 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
       if (size === 0) chunks.push(chunk.subarray(0, 1024));
       return cut('too-large', tooLarge(options.maxBodyBytes));
     }
-    if (state.buffered + chunk.length > options.bufferBudgetBytes)
-      return cut('busy', `more than ${options.bufferBudgetBytes} bytes of requests are being read at once`);
+    const shared = sharedBytes(size + chunk.length) - sharedBytes(size);
+    if (state.buffered + shared > options.budget.bufferBudgetBytes)
+      return cut('busy', `more than ${options.budget.bufferBudgetBytes} bytes of requests are being read at once`);
     chunks.push(chunk);
     size += chunk.length;
-    state.buffered += chunk.length;
+    state.buffered += shared;
   });
   req.on('end', () => {
-    if (!answered) answer(admit(Buffer.concat(chunks).toString('utf8'), options.settings, options.onError), false);
+    if (!answered) answer(decide(options, Buffer.concat(chunks).toString('utf8')), false);
   });
   req.on('error', () => cut('malformed', 'the request was cut off'));
   req.on('close', () => {
@@ -157,6 +167,19 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
 }
 
 const tooLarge = (max: number) => `the request body is over ${max} bytes`;
+
+/** A request's bytes held on the shared buffer budget: those past the share every connection has. */
+const sharedBytes = (size: number) => Math.max(0, size - SMALL_REQUEST_BYTES);
+
+/** admit(), and a clean refusal if it throws anyway: no request may end the process. */
+function decide(options: WebhookServerOptions, body: string): Admission {
+  try {
+    return admit(body, options.settings, options.onError, options.budget.shape);
+  } catch (error) {
+    const message = `the request could not be decided (${String((error as Error).message).slice(0, 120)})`;
+    return refuse(leadingUid(body), 'internal', message, options.onError);
+  }
+}
 
 function sendReview(res: ServerResponse, admission: Admission, after?: () => void): void {
   if (res.destroyed || res.headersSent) return after?.();
@@ -180,6 +203,7 @@ function logAdmission(log: Logger, admission: Admission): void {
     ...(admission.containers.length ? { containers: admission.containers } : {}),
   };
   if (admission.outcome === 'invalid') log.warn(fields, 'admission request not read');
+  else if (admission.outcome === 'denied') log.warn({ ...fields, message: admission.message }, 'pod denied');
   else if (admission.outcome === 'patched') log.info(fields, 'mesh validator replaced by Interlock');
   else log.debug(fields, 'admission answered without a patch');
 }

@@ -1,5 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -60,6 +60,9 @@ const pipeManifest = (args: readonly string[], apply: readonly string[] = []): P
  */
 const LIST_VALIDATION = ['--validate=warn'];
 
+/** A CA file for `--webhook-client-ca`, written before the runs (the printed ConfigMap carries it). */
+const CLIENT_CA_FILE = join(tmpdir(), `interlock-kubectl-client-ca-${process.pid}.pem`);
+
 /** Values for the flags that take one; a switch needs none. A value flag without one is covered in no variant. */
 const SAMPLES: Readonly<Record<string, readonly (readonly string[])[]>> = {
   mesh: [
@@ -74,6 +77,9 @@ const SAMPLES: Readonly<Record<string, readonly (readonly string[])[]>> = {
   output: [['--output', 'json']],
   namespace: [['--namespace', 'shop']],
   'service-account': [['--service-account', 'web,api']],
+  'api-server-cidr': [['--api-server-cidr', '10.0.0.0/24,fd00::/64']],
+  'metrics-namespace': [['--metrics-namespace', 'observability']],
+  'webhook-client-ca': [['--webhook-client-ca', CLIENT_CA_FILE]],
 };
 /** `node` flags that `manifest --node-agent` passes on to the agent. */
 const AGENT_SAMPLES: readonly (readonly string[])[] = [
@@ -142,6 +148,7 @@ beforeAll(async () => {
   api = await startKubeApi({ namespaceLifecycle: true });
   dir = mkdtempSync(join(tmpdir(), `interlock-kubectl-apply-${process.pid}-`));
   kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), api.url);
+  writeFileSync(CLIENT_CA_FILE, '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
   // The operator's own namespaces (--rbac --namespace shop; the inject inputs') exist before.
   for (const name of ['shop', 'jobs', 'bookinfo']) {
     const created = await shell(
@@ -156,6 +163,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   rmSync(dir, { recursive: true, force: true });
+  rmSync(CLIENT_CA_FILE, { force: true });
 });
 
 describe('kubectl apply takes every printed manifest, as printed', () => {

@@ -1,10 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { get as httpGet } from 'node:http';
 import { request } from 'node:https';
 import { connect, type TLSSocket } from 'node:tls';
 
 export interface WebhookProcess {
   readonly child: ChildProcess;
   readonly port: number;
+  /** The plain-HTTP port of /metrics, /healthz and /readyz (--metrics-bind). */
+  readonly metricsPort: number;
   readonly logs: Record<string, unknown>[];
   readonly exited: Promise<number | null>;
   stderr(): string;
@@ -26,6 +29,8 @@ export async function spawnWebhook(
       'webhook',
       '--bind',
       '127.0.0.1:0',
+      '--metrics-bind',
+      '127.0.0.1:0',
       '--tls-cert',
       cert,
       '--tls-key',
@@ -41,7 +46,7 @@ export async function spawnWebhook(
   let pending = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const port = await new Promise<number>((resolve, reject) => {
+  const { port, metricsPort } = await new Promise<{ port: number; metricsPort: number }>((resolve, reject) => {
     child.stdout!.on('data', (chunk: Buffer) => {
       pending += chunk.toString();
       const lines = pending.split('\n');
@@ -49,12 +54,13 @@ export async function spawnWebhook(
       for (const line of lines) {
         const entry = JSON.parse(line) as Record<string, unknown>;
         logs.push(entry);
-        if (entry.msg === 'webhook listening') resolve(entry.port as number);
+        if (entry.msg === 'webhook listening')
+          resolve({ port: entry.port as number, metricsPort: entry.metricsPort as number });
       }
     });
     void exited.then((code) => reject(new Error(`webhook exited ${code}: ${stderr}`)));
   });
-  return { child, port, logs, exited, stderr: () => stderr };
+  return { child, port, metricsPort, logs, exited, stderr: () => stderr };
 }
 
 export interface Reply {
@@ -131,5 +137,16 @@ export function halfSentReview(port: number, ca: Buffer, uid: string): Promise<s
     socket.on('data', (chunk: Buffer) => (answer += chunk.toString()));
     socket.on('close', () => resolve(answer));
     socket.on('error', () => undefined);
+  });
+}
+
+/** A plain-HTTP GET on 127.0.0.1 (the metrics port). */
+export function get(port: number, path: string): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+      let text = '';
+      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text, headers: res.headers }));
+    }).on('error', reject);
   });
 }

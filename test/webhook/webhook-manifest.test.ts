@@ -1,8 +1,9 @@
 import { Certificate, Issuer } from '@kubernetes-models/cert-manager/cert-manager.io/v1';
 import { MutatingWebhookConfiguration } from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { Deployment } from 'kubernetes-models/apps/v1';
+import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { Service, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,6 +22,8 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'v1/Service': Service,
   'apps/v1/Deployment': Deployment,
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
+  'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
+  'v1/ConfigMap': ConfigMap,
   'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration': MutatingWebhookConfiguration,
   'cert-manager.io/v1/Issuer': Issuer,
   'cert-manager.io/v1/Certificate': Certificate,
@@ -42,6 +45,7 @@ describe('interlock manifest --webhook', () => {
   it.each([
     [[]],
     [['--ca-bundle', caFile]],
+    [['--webhook-client-ca', caFile, '--api-server-cidr', '10.0.0.0/24,fd00::/64', '--metrics-namespace', 'obs']],
     [['--namespace', 'mesh-admission', '--failure-policy', 'Fail', '--canary-namespace', 'shop', '--output', 'json']],
   ])('every document validates against the Kubernetes OpenAPI schema (%j)', async (argv) => {
     const documents = argv.includes('json')
@@ -69,6 +73,7 @@ describe('interlock manifest --webhook', () => {
       MutatingWebhookConfiguration: (d) => delete d.webhooks[0].sideEffects,
       Service: (d) => (d.spec.ports[0].port = 'https'),
       PodDisruptionBudget: (d) => (d.spec.selector = 'app'),
+      NetworkPolicy: (d) => (d.spec.ingress[0].ports[0].protocol = 7),
       ServiceAccount: (d) => (d.automountServiceAccountToken = 'no'),
       Issuer: (d) => (d.spec = 'self-signed'),
       Certificate: (d) => delete d.spec.secretName,
@@ -187,6 +192,47 @@ describe('interlock manifest --webhook', () => {
     });
   });
 
+  it('a NetworkPolicy opens the admission port (to the API servers when named) and the metrics port to one namespace, nothing out', async () => {
+    const open = byKind(await printed(), 'NetworkPolicy');
+    const deployment = byKind(await printed(), 'Deployment');
+    const container = deployment.spec.template.spec.containers[0];
+    const portOf = (name: string) => container.ports.find((p: Doc) => p.name === name).containerPort as number;
+    expect(open.spec.podSelector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
+    expect(open.spec.policyTypes).toEqual(['Ingress', 'Egress']);
+    expect(open.spec.egress).toEqual([]);
+    expect(open.spec.ingress).toEqual([
+      { ports: [{ protocol: 'TCP', port: portOf('https') }] },
+      {
+        from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }],
+        ports: [{ protocol: 'TCP', port: portOf('metrics') }],
+      },
+    ]);
+    expect(portOf('metrics')).not.toBe(portOf('https'));
+    const narrowed = byKind(await printed('--api-server-cidr', '10.0.0.10/32,fd00::1/128'), 'NetworkPolicy');
+    expect(narrowed.spec.ingress[0].from).toEqual([
+      { ipBlock: { cidr: '10.0.0.10/32' } },
+      { ipBlock: { cidr: 'fd00::1/128' } },
+    ]);
+    // The probes go to the metrics port: the kubelet has no client certificate to show.
+    expect(container.livenessProbe.httpGet).toMatchObject({ port: 'metrics', scheme: 'HTTP' });
+    expect(container.readinessProbe.httpGet).toMatchObject({ port: 'metrics', scheme: 'HTTP' });
+  });
+
+  it('--webhook-client-ca ships the CA in a ConfigMap and runs the webhook with --client-ca on it', async () => {
+    const documents = await printed('--webhook-client-ca', caFile);
+    const configMap = byKind(documents, 'ConfigMap');
+    const pod = byKind(documents, 'Deployment').spec.template.spec;
+    const [, ...flags] = pod.containers[0].args as string[];
+    const parsed = parseCommandLine('webhook', flags, {}, WEBHOOK_COMMAND_FLAGS);
+    expect(parsed.ok).toBe(true);
+    const clientCa = parsed.ok ? (parsed.value.values.get('client-ca') as string) : '';
+    const mount = pod.containers[0].volumeMounts.find((m: Doc) => clientCa.startsWith(`${m.mountPath}/`));
+    const volume = pod.volumes.find((v: Doc) => v.name === mount.name);
+    expect(volume.configMap.name).toBe(configMap.metadata.name);
+    expect(configMap.data[clientCa.slice(mount.mountPath.length + 1)]).toMatch(/BEGIN CERTIFICATE/);
+    expect(byKind(await printed(), 'ConfigMap')).toBeUndefined();
+  });
+
   it('refuses a CA file without a certificate, a missing one and a bad policy, exit 64', async () => {
     const bad = join(ca, 'bad.pem');
     writeFileSync(bad, 'hello');
@@ -194,6 +240,10 @@ describe('interlock manifest --webhook', () => {
       ['--ca-bundle', bad],
       ['--ca-bundle', join(ca, 'missing')],
       ['--failure-policy', 'ignore'],
+      ['--webhook-client-ca', bad],
+      ['--api-server-cidr', '10.0.0.0'],
+      ['--api-server-cidr', '10.0.0.0/33'],
+      ['--metrics-namespace', 'Monitoring'],
     ]) {
       const outcome = await runManifest(['--webhook', ...argv], {});
       expect(outcome.exitCode, argv.join(' ')).toBe(64);

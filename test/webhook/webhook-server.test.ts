@@ -3,12 +3,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:tls';
 import { Pod } from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { installPair, makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { admissionReview, meshPods } from '../../scripts/mesh-pods.mjs';
-import { patchOf, send, tlsConnect, type Review, type WebhookProcess } from './webhook-client.js';
+import { get, patchOf, send, tlsConnect, type Review, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
 
 const IMAGE = 'registry.example/interlock:1.0.0';
@@ -131,12 +132,17 @@ describe('bad input: a clear decision, never a crash, and the server stays up', 
     expect(answer).toMatch(/^(HTTP\/1\.1 408|)/);
   });
 
-  it('wrong method and path answer 405 and 404; health, readiness and metrics answer', async () => {
+  it('wrong method and path answer 405 and 404; health, readiness and metrics answer, metrics on their own port', async () => {
     expect((await send(webhook.port, authority.ca, '/mutate')).status).toBe(405);
     expect((await send(webhook.port, authority.ca, '/nope')).status).toBe(404);
     expect((await send(webhook.port, authority.ca, '/healthz')).body).toBe('ok\n');
     expect((await send(webhook.port, authority.ca, '/readyz')).status).toBe(200);
-    const metrics = (await send(webhook.port, authority.ca, '/metrics')).body;
+    expect((await send(webhook.port, authority.ca, '/metrics')).status).toBe(404);
+    expect(webhook.metricsPort).not.toBe(webhook.port);
+    expect((await get(webhook.metricsPort, '/healthz')).body).toBe('ok\n');
+    expect((await get(webhook.metricsPort, '/readyz')).status).toBe(200);
+    expect((await get(webhook.metricsPort, '/mutate')).status).toBe(404);
+    const metrics = (await get(webhook.metricsPort, '/metrics')).body;
     expect(metrics).toMatch(/interlock_webhook_requests_total\{outcome="patched"\} [1-9]/);
     expect(metrics).toMatch(/interlock_webhook_errors_total\{cause="too-large"\} 1\b/);
     expect(metrics).toMatch(/interlock_webhook_errors_total\{cause="deadline"\} [1-9]/);
@@ -148,6 +154,63 @@ describe('bad input: a clear decision, never a crash, and the server stays up', 
     expect(webhook.child.exitCode).toBeNull();
     const fixture = pods.find((p) => p.validator)!;
     expect((await review(admissionReview(fixture.pod, 'u-after'))).response.patchType).toBe('JSONPatch');
+  });
+});
+
+/** A request with a client certificate (or none): resolves with the status, rejects on a refused handshake. */
+function sendAs(port: number, body: string, client?: Authority): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/mutate',
+        method: 'POST',
+        ca: authority.ca,
+        agent: false,
+        ...(client ? { cert: client.cert, key: client.key } : {}),
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('--client-ca: only a caller with a certificate of that CA reaches /mutate', () => {
+  it('the API server’s client certificate is answered; none, or one of another CA, fails the handshake', async () => {
+    const apiServer = makeAuthority('api-server-client');
+    const stranger = makeAuthority('stranger');
+    const guarded = await startWebhook(join(authority.dir, 'tls.crt'), join(authority.dir, 'tls.key'), [
+      '--client-ca',
+      join(apiServer.dir, 'ca.crt'),
+    ]);
+    try {
+      const body = admissionReview(pods.find((p) => p.validator)!.pod, 'u-client');
+      expect(await sendAs(guarded.port, body, apiServer)).toBe(200);
+      await expect(sendAs(guarded.port, body)).rejects.toThrow();
+      await expect(sendAs(guarded.port, body, stranger)).rejects.toThrow();
+      // The kubelet and Prometheus present no certificate: their port does not ask for one.
+      expect((await get(guarded.metricsPort, '/readyz')).status).toBe(200);
+      expect(guarded.logs.find((entry) => entry.msg === 'webhook listening')?.clientAuth).toBe(true);
+      expect(guarded.child.exitCode).toBeNull();
+    } finally {
+      guarded.child.kill('SIGKILL');
+      await guarded.exited;
+      removeAuthority(apiServer);
+      removeAuthority(stranger);
+    }
+  });
+
+  it('a --client-ca file without a certificate stops the start, naming it (exit 66)', async () => {
+    const bad = join(authority.dir, 'not-a-ca.pem');
+    writeFileSync(bad, 'hello');
+    await expect(
+      startWebhook(join(authority.dir, 'tls.crt'), join(authority.dir, 'tls.key'), ['--client-ca', bad]),
+    ).rejects.toThrow(/exited 66.*--client-ca .*no PEM certificate/s);
   });
 });
 

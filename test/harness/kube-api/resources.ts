@@ -51,6 +51,7 @@ export const RESOURCE_TABLE = [
   grouped('batch', 'v1', 'jobs', 'Job', true),
   grouped('batch', 'v1', 'cronjobs', 'CronJob', true),
   grouped('policy', 'v1', 'poddisruptionbudgets', 'PodDisruptionBudget', true),
+  grouped('networking.k8s.io', 'v1', 'networkpolicies', 'NetworkPolicy', true),
   grouped('rbac.authorization.k8s.io', 'v1', 'roles', 'Role', true),
   grouped('rbac.authorization.k8s.io', 'v1', 'rolebindings', 'RoleBinding', true),
   grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),

@@ -61,7 +61,8 @@ function spawnChild(target: ProbeTarget, as: RunAs, timeoutMs: number, signal: A
     String(target.port),
     target.family === 'ipv4' ? '4' : '6',
     target.family === 'ipv4' ? '0.0.0.0' : '::',
-    String(Math.max(1, Math.ceil(timeoutMs))),
+    // Later than this process's own timer, so an attempt ends as silence, never as a child that quit.
+    String(Math.max(1, Math.ceil(timeoutMs)) + CHILD_GRACE_MS),
   ];
   let child: ChildProcess;
   try {
@@ -88,12 +89,14 @@ function spawnChild(target: ProbeTarget, as: RunAs, timeoutMs: number, signal: A
     child.once('error', () => {
       if (child.pid === undefined) resolve();
     });
-    setTimeout(resolve, timeoutMs + EXIT_MARGIN_MS).unref();
+    setTimeout(resolve, timeoutMs + CHILD_GRACE_MS + EXIT_MARGIN_MS).unref();
   });
   return { opened: awaitChild(child, target, timeoutMs, signal), exited };
 }
 
 const EXIT_MARGIN_MS = 2000;
+/** How long the child outlives the attempt's own deadline when nothing closes its channel first. */
+const CHILD_GRACE_MS = 500;
 
 function awaitChild(child: ChildProcess, target: ProbeTarget, timeoutMs: number, signal: AbortSignal): Promise<Opened> {
   return new Promise((resolve) => {

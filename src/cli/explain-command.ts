@@ -27,6 +27,9 @@ const FAMILIES: Readonly<Record<FamilyMode, readonly Family[] | 'auto'>> = {
  * `interlock explain`: never exits the process and never throws; the caller prints and exits. The
  * work is synchronous; the Promise is the shape every command of run-cli.ts returns.
  */
+
+/** How long explain's analysis may run: real rulesets take milliseconds; validate's default --timeout. */
+const EXPLAIN_ANALYSIS_MS = 10_000;
 export function runExplain(argv: readonly string[], env: Env): Promise<CommandOutcome> {
   try {
     return Promise.resolve(explain(argv, env));
@@ -66,7 +69,9 @@ function explain(argv: readonly string[], env: Env): CommandOutcome {
   const families = FAMILIES[mode];
   const missing = families === 'auto' ? undefined : missingFamilyDump(mode, families, dumps.value);
   if (missing) return refuse(EXIT.invalidConfig, missing);
-  const analysis = analyzeDumps(spec.value, dumps.value, { families });
+  // Offline too, a hostile dump is bounded in time as the validator's analysis is by --timeout.
+  const deadline = { at: performance.now() + EXPLAIN_ANALYSIS_MS, now: () => performance.now() };
+  const analysis = analyzeDumps(spec.value, dumps.value, { families, deadline });
   if (analysis.kind === 'parse-error') {
     const { error } = analysis;
     return refuse(EXIT.dataError, `${echoValue(error.source)}:${error.line}: ${error.message}`, 'RulesUnparseable');

@@ -6,7 +6,7 @@ import { quietStreamErrors, writeOutput } from '../output/write-output.js';
 import type { InspectRules } from '../validate/rules-port.js';
 import type { ProveInterception } from '../validate/run-validate.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { commandError, unknownCommand } from './command-error.js';
+import { unknownCommand } from './command-error.js';
 import { helpWidth } from './help.js';
 import { runValidateCommand } from './run-validate-command.js';
 
@@ -28,8 +28,12 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === '--version') return (await import('./version-command.js')).runVersion(rest);
   const foreign = command === 'validate' ? rest : argv;
   if (mayBeForeignValidatorArgv(foreign)) {
-    const compat = await runCompat(foreign, adapters);
+    const compat = await runCompat(foreign, adapters, width);
     if (compat) return compat;
+  }
+  if (command === 'validate') {
+    const refused = (await import('./switch-refusal.js')).validateSwitchRefusal(rest, process.env, width);
+    if (refused) return refused;
   }
   if (rest.some((arg) => arg === '--help' || arg === '-h' || arg === '--version')) {
     const answer = (await import('./help-command.js')).helpOrVersion(command, rest, width);
@@ -87,11 +91,22 @@ function mayBeForeignValidatorArgv(argv: readonly string[]): boolean {
  * unknown program name exits 64 naming it. Undefined: not a drop-in argv. Never re-enters runCli,
  * so no argv can recurse.
  */
-async function runCompat(foreign: readonly string[], adapters: CliAdapters): Promise<CommandOutcome | undefined> {
+async function runCompat(
+  foreign: readonly string[],
+  adapters: CliAdapters,
+  width: number,
+): Promise<CommandOutcome | undefined> {
   const identity = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
-  const mapped = (await import('../compat/compat-argv.js')).compatToValidate(foreign, process.env, identity);
+  const compat = await import('../compat/compat-argv.js');
+  const mapped = compat.compatToValidate(foreign, process.env, identity);
   if (mapped === undefined) return undefined;
-  if (!mapped.ok) return commandError('validate', EXIT.invalidConfig, mapped.error);
+  if (!mapped.ok) {
+    // A refused mesh argv blocks the pod: it leaves a termination message like any refusal, and
+    // a help request still gets the usage, printed instead of a validation.
+    const { refuseValidate } = await import('./switch-refusal.js');
+    const { asksForHelp } = await import('../compat/foreign-switches.js');
+    return refuseValidate(foreign, process.env, mapped.error.message, asksForHelp(foreign) ? width : undefined);
+  }
   const [, ...validateArgv] = mapped.value;
   return runValidateCommand(validateArgv, process.env, abortOnSignals(), { inspectRules, ...adapters });
 }

@@ -1,5 +1,6 @@
 import { fail, ok, type Result } from '../reason/result.js';
 import { ISTIO_IPTABLES_NAME } from './drop-in-programs.js';
+import { notAVerdict } from './foreign-switches.js';
 import { goDurationMs } from './go-duration.js';
 import { ISTIO_IPTABLES_OPTIONS } from './istio-iptables-options.js';
 import { goBool, readForeignArgs } from './option-reader.js';
@@ -50,7 +51,9 @@ export function istioIptablesToValidate(
   if (!read.ok) return read;
   const given = new Map(read.value.map((arg) => [arg.key, arg.value] as const));
   const values = withEnvironment(given, env);
-  if (values.get('help') === 'true') return ok(['validate', '--help']);
+  // cobra prints the usage and exits 0 on a true -h/--help; --help=false is no help at all.
+  const help = read.value.findLast((arg) => arg.key === 'help');
+  if (help?.value === 'true') return notAVerdict(ISTIO_IPTABLES_NAME, help.name, 'help');
   const modes = ['run-validation', 'skip-rule-apply'].filter((key) => values.get(key) !== 'true');
   if (modes.length > 0) {
     const missing = modes.map((key) => `--${key}`).join(' and ');

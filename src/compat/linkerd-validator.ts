@@ -1,6 +1,7 @@
 import { formatIp, parseIp, type IpAddress } from '../addr/ip.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { LINKERD_VALIDATOR_NAME } from './drop-in-programs.js';
+import { notAVerdict } from './foreign-switches.js';
 import { parseLinkerdTimeout } from './linkerd-timeout.js';
 import { readForeignArgs, type ForeignOption } from './option-reader.js';
 
@@ -30,6 +31,9 @@ export function linkerdValidatorToValidate(
 ): Result<string[], 'ConfigInvalid'> {
   const read = readForeignArgs(argv, OPTIONS, LINKERD_VALIDATOR_NAME);
   if (!read.ok) return read;
+  // clap's help and version actions take no value: any spelling of them is a refusal.
+  const switched = read.value.find((arg) => arg.key === 'help' || arg.key === 'version');
+  if (switched) return notAVerdict(LINKERD_VALIDATOR_NAME, switched.name, switched.key === 'help' ? 'help' : 'version');
   const given = new Map(read.value.map((arg) => [arg.key, arg.value]));
   const out = ['validate', '--mesh', 'linkerd'];
   const format = given.get('log-format') ?? env.LINKERD_NETWORK_VALIDATOR_LOG_FORMAT;
@@ -76,8 +80,6 @@ export function linkerdValidatorToValidate(
     const clamped = ms.value < MIN_TIMEOUT_MS ? MIN_TIMEOUT_MS : ms.value > MAX_TIMEOUT_MS ? MAX_TIMEOUT_MS : ms.value;
     out.push(`--timeout=${clamped}ms`);
   }
-  if (given.has('help')) out.push('--help');
-  if (given.has('version')) out.push('--version');
   return ok(out);
 }
 

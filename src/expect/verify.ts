@@ -44,13 +44,14 @@ export function verifyRuleset(
   spec: InterceptionSpec,
   families: readonly Family[],
   limit: number = ANALYSIS_BUDGET,
+  deadline?: { readonly at: number; readonly now: () => number },
 ): CheckResult {
   const atoms = buildInterfaceAtoms([
     ...interfacePatterns(ruleset),
     ...spec.excludeInterfaces,
     ...spec.rerouteInterfaces,
   ]);
-  const budget = budgetOf(limit);
+  const budget = budgetOf(limit, undefined, deadline);
   const checker = new SpaceChecker();
   for (const family of families) {
     for (const hook of ['output', 'prerouting'] as const) {

@@ -232,6 +232,13 @@ function equivalentArgs(container: Plain, label: string): Result<string[], 'Conf
   if (mapped && !mapped.ok)
     return fail('ConfigInvalid', `${label}: container ${nameOf(container)}: ${mapped.error.message}`);
   const validate = mapped ? mapped.value.slice(1) : args[0] === 'validate' ? args.slice(1) : args;
+  // Kept, a help or version switch would make the validator print and never judge.
+  const switched = validate.find((flag) => /^(?:--help|-h|--version)(?:=|$)/.test(flag));
+  if (switched !== undefined)
+    return fail(
+      'ConfigInvalid',
+      `${label}: container ${nameOf(container)}: ${switched} is not a verdict: a validator exits 0 only on proof; remove it from the args`,
+    );
   const extra: string[] = [];
   for (let index = 0; index < validate.length; index++) {
     const flag = validate[index] ?? '';

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Socket } from 'node:net';
-import { formatIp } from '../addr/ip.js';
+import { formatIp, parseIp } from '../addr/ip.js';
 import type { ProbeTarget, RunAs } from './probe-plan.js';
 
 /** A probe connection opened, or why not, as `attempt.ts` classifies it. */
@@ -12,11 +12,15 @@ export type Opened =
 
 /**
  * The child's whole program: connect, then hand the connected socket back over the IPC channel
- * (SCM_RIGHTS) and exit. It reads no file and needs nothing but the node binary.
+ * (SCM_RIGHTS) and exit. It reads no file and needs nothing but the node binary. As another uid it
+ * cannot be signalled by the validator (kill() across uids needs CAP_KILL), so it leaves by itself:
+ * at its own deadline, and as soon as the channel closes (the validator done with it, or gone).
  */
 const CHILD = [
   "const net=require('node:net');",
-  'const [host,port,family,local]=process.argv.slice(1);',
+  'const [host,port,family,local,ms]=process.argv.slice(1);',
+  'setTimeout(()=>process.exit(3),Number(ms));',
+  "process.once('disconnect',()=>process.exit(0));",
   'const s=net.connect({host,port:Number(port),family:Number(family),localAddress:local});',
   "s.once('connect',()=>{s.pause();process.send({kind:'connected'},s,()=>process.exit(0));});",
   "s.once('error',(e)=>process.send({kind:'error',code:String(e.code||'EIO')},()=>process.exit(0)));",
@@ -57,6 +61,8 @@ function spawnChild(target: ProbeTarget, as: RunAs, timeoutMs: number, signal: A
     String(target.port),
     target.family === 'ipv4' ? '4' : '6',
     target.family === 'ipv4' ? '0.0.0.0' : '::',
+    // Later than this process's own timer, so an attempt ends as silence, never as a child that quit.
+    String(Math.max(1, Math.ceil(timeoutMs)) + CHILD_GRACE_MS),
   ];
   let child: ChildProcess;
   try {
@@ -73,14 +79,26 @@ function spawnChild(target: ProbeTarget, as: RunAs, timeoutMs: number, signal: A
       exited: Promise.resolve(),
     };
   }
+  // Only an exit ends the turn: an 'error' also follows a kill() refused with EPERM, and that child
+  // is still alive. A child that never started (no pid) has nothing to wait for. The bound is the
+  // child's own deadline plus a margin, in case even that was starved.
+  // A refused kill() (EPERM) is reported as an 'error' event: expected here, never a crash.
+  child.on('error', () => undefined);
   const exited = new Promise<void>((resolve) => {
     child.once('exit', () => resolve());
-    child.once('error', () => resolve());
+    child.once('error', () => {
+      if (child.pid === undefined) resolve();
+    });
+    setTimeout(resolve, timeoutMs + CHILD_GRACE_MS + EXIT_MARGIN_MS).unref();
   });
-  return { opened: awaitChild(child, timeoutMs, signal), exited };
+  return { opened: awaitChild(child, target, timeoutMs, signal), exited };
 }
 
-function awaitChild(child: ChildProcess, timeoutMs: number, signal: AbortSignal): Promise<Opened> {
+const EXIT_MARGIN_MS = 2000;
+/** How long the child outlives the attempt's own deadline when nothing closes its channel first. */
+const CHILD_GRACE_MS = 500;
+
+function awaitChild(child: ChildProcess, target: ProbeTarget, timeoutMs: number, signal: AbortSignal): Promise<Opened> {
   return new Promise((resolve) => {
     let done = false;
     const finish = (opened: Opened): void => {
@@ -89,6 +107,8 @@ function awaitChild(child: ChildProcess, timeoutMs: number, signal: AbortSignal)
       clearTimeout(timer);
       signal.removeEventListener('abort', onAbort);
       // The socket, once here, is this process's own descriptor: the child has nothing left to do.
+      // Closing the channel makes it leave without a signal this process may not be allowed to send.
+      if (child.connected) child.disconnect();
       child.kill('SIGKILL');
       resolve(opened);
     };
@@ -99,11 +119,32 @@ function awaitChild(child: ChildProcess, timeoutMs: number, signal: AbortSignal)
     child.on('message', (message: unknown, handle: unknown) => {
       const sent = message as { kind?: unknown; code?: unknown } | null;
       if (sent?.kind === 'connected' && handle && typeof handle === 'object' && 'localPort' in handle)
-        finish({ kind: 'connected', socket: handle as Socket });
+        finish(connectedTo(handle as Socket, target));
       else finish({ kind: 'error', code: typeof sent?.code === 'string' ? sent.code.slice(0, 32) : 'EIO' });
     });
     child.once('exit', (code, signalName) =>
       finish({ kind: 'error', code: `the probe child exited (${signalName ?? `code ${code}`}) before connecting` }),
     );
   });
+}
+
+/**
+ * The socket the child hands back counts only if it is connected to the target it was given
+ * (getpeername: a redirect is invisible to the client, so the peer is the address dialled). Any
+ * other socket, a listener, a UNIX socket or one dialled elsewhere, is destroyed and is an error.
+ */
+export function connectedTo(socket: Socket, target: ProbeTarget): Opened {
+  const peer = socket.remoteAddress;
+  const port = socket.remotePort;
+  const family = socket.remoteFamily === 'IPv6' ? 'ipv6' : socket.remoteFamily === 'IPv4' ? 'ipv4' : undefined;
+  const wanted = formatIp(target.destination);
+  const parsed = peer === undefined ? undefined : parseIp(peer);
+  if (family === target.family && parsed && formatIp(parsed) === wanted && port === target.port)
+    return { kind: 'connected', socket };
+  socket.destroy();
+  const seen = peer === undefined ? 'no peer' : `${peer}:${port ?? '?'}`;
+  return {
+    kind: 'error',
+    code: `the probe child handed back a socket connected to ${seen}, not ${wanted}:${target.port}`,
+  };
 }

@@ -35,6 +35,8 @@ export interface ProbeResult {
   readonly outcomes: Readonly<Record<string, number>>;
   /** Ended by a conclusive answer rather than by the deadline. */
   readonly endedEarly: boolean;
+  /** The longest an unanswered attempt waited: silence is evidence only when it lasted. */
+  readonly longestSilenceMs: number;
 }
 
 export type LaunchAttempt = (target: ProbeTarget, lifetimeMs: number, signal: AbortSignal) => Promise<AttemptOutcome>;
@@ -74,6 +76,8 @@ interface Tally {
   lastConclusive: AttemptOutcome | undefined;
   readonly outcomes: Record<string, number>;
   readonly inFlight: Map<number, Promise<Finished>>;
+  readonly launchedAt: Map<number, number>;
+  longestSilenceMs: number;
 }
 
 /**
@@ -99,6 +103,8 @@ export async function probeUntilDecided(
     lastConclusive: undefined,
     outcomes: {},
     inFlight: new Map(),
+    launchedAt: new Map(),
+    longestSilenceMs: 0,
   };
   const stopAll = new AbortController();
   const stop = (): void => stopAll.abort();
@@ -128,6 +134,7 @@ async function step(
   if (now >= tally.nextLaunchAt && now < timing.deadline && tally.inFlight.size < MAX_IN_FLIGHT) {
     const id = ++tally.launched;
     const lifetime = Math.min(timing.attemptTimeoutMs, timing.deadline - now);
+    tally.launchedAt.set(id, now);
     tally.inFlight.set(
       id,
       deps.launch(target, lifetime, stopSignal).then((outcome) => ({ id, outcome })),
@@ -165,6 +172,11 @@ function record(
   if (outcome.kind === 'aborted') return deps.signal.aborted ? { status: 'aborted' } : undefined;
   // Only answered attempts count: ones still in flight when the probe decides are abandoned.
   tally.attempts++;
+  if (outcome.kind === 'no-answer')
+    tally.longestSilenceMs = Math.max(
+      tally.longestSilenceMs,
+      deps.clock.now() - (tally.launchedAt.get(finished.id) ?? deps.clock.now()),
+    );
   if (outcome.kind === 'intercepted') {
     const proof = certifyArrival(target, outcome, finished.id);
     if (typeof proof !== 'string') {
@@ -215,6 +227,7 @@ function resultOf(target: ProbeTarget, tally: Tally, decision: Decision, now: nu
     lastConclusive: tally.lastConclusive,
     outcomes: tally.outcomes,
     endedEarly: decision.endedEarly ?? false,
+    longestSilenceMs: tally.longestSilenceMs,
   };
 }
 

@@ -30,7 +30,7 @@ export const REASONS = {
   CniConfigUnreadable: 'the CNI configuration directory cannot be read',
   CniConfigTooLarge: 'the CNI configuration directory holds more than one audit reads (files or bytes)',
   ValidationTimeout:
-    'no verdict by the timeout plus 500 ms, or the run stalled with nothing left to wait for: the sentence names the phase and what was still pending; exits with the failure code',
+    'no verdict by the timeout plus 500 ms, the run stalled with nothing left to wait for, or the deadline ended a probe before it observed anything: the sentence names the phase and what was pending; exits with the failure code',
   Interrupted:
     'SIGTERM or SIGINT before a verdict: the sentence names the phase and what was still pending; exits with the failure code',
   ConfigInvalid: 'invalid flags, environment or configuration',

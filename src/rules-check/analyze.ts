@@ -30,6 +30,8 @@ export interface AnalysisOptions {
   readonly sampleDestinations?: Partial<Record<Family, IpAddress>>;
   /** Work units (rule visits, regions split off) the analysis may spend (default ANALYSIS_BUDGET); past it, "unknown". */
   readonly workLimit?: number;
+  /** When the analysis must have answered, on `now`'s clock; past it, "unknown". */
+  readonly deadline?: { readonly at: number; readonly now: () => number };
 }
 
 /** Parse every dump, merge the backends, verify every expectation over every packet. Pure. */
@@ -52,7 +54,12 @@ export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], opt
   }
   const merged = mergeRuleSources(sources);
   const families = options.families === 'auto' ? familiesCovered(merged.ruleset.tables) : options.families;
-  return { kind: 'checked', merged, families, check: verifyRuleset(merged.ruleset, spec, families, options.workLimit) };
+  return {
+    kind: 'checked',
+    merged,
+    families,
+    check: verifyRuleset(merged.ruleset, spec, families, options.workLimit, options.deadline),
+  };
 }
 
 /**

@@ -61,6 +61,9 @@ export function decideInspection(
   }
   const analysis = analyzeDumps(spec, set.dumps, {
     families: options.families,
+    ...(options.analysisDeadline === undefined
+      ? {}
+      : { deadline: { at: options.analysisDeadline, now: () => performance.now() } }),
     ...(options.sampleDestinations ? { sampleDestinations: options.sampleDestinations } : {}),
   });
   if (analysis.kind === 'parse-error') return unparseable(analysis.error, set, options.mode);

@@ -5,6 +5,9 @@ import { cannotRead, type InspectOptions, type RulesInspection } from './inspect
 
 export type { InspectOptions, RulesInspection } from './inspection.js';
 
+/** Time kept after the analysis for the verdict: the probe's last answers, the message, the exit. */
+const VERDICT_MARGIN_MS = 300;
+
 /** The edges the inspection runs through; tests hand in their own. */
 export interface InspectionParts {
   readonly readCapabilities: () => Capabilities | undefined | Promise<Capabilities | undefined>;
@@ -41,11 +44,14 @@ async function inspect(
   options: InspectOptions,
   parts: InspectionParts,
 ): Promise<RulesInspection> {
+  // The analysis is synchronous: it must stop on its own before the validator's deadline, which
+  // no timer can enforce while it runs. The margin leaves time to form and write the verdict.
+  const analysisDeadline = performance.now() + Math.max(50, options.timeoutMs - VERDICT_MARGIN_MS);
   const capabilities = await parts.readCapabilities();
   if (capabilities && !capabilities.netAdmin)
     return cannotRead(options.mode, 'no CAP_NET_ADMIN to read iptables/nftables', { capabilities });
   const outcomes = await parts.readLiveRules(options.families, options.timeoutMs);
-  return parts.decideInspection(spec, outcomes, options);
+  return parts.decideInspection(spec, outcomes, { ...options, analysisDeadline });
 }
 
 /**

@@ -14,6 +14,8 @@ export interface InspectOptions {
   readonly families: readonly Family[];
   readonly mode: 'auto' | 'required';
   readonly timeoutMs: number;
+  /** Set by the inspection from timeoutMs: when the analysis must have answered (performance.now()). */
+  readonly analysisDeadline?: number;
   readonly sampleDestinations?: Partial<Record<Family, IpAddress>>;
 }
 

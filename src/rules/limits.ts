@@ -2,7 +2,9 @@
  * How much rules text Interlock reads and parses, at most. A pod's NAT rules are a few dozen
  * lines (Istio's largest corpus case is under 100 rules); the caps leave three orders of
  * magnitude of room (a synthetic 100,000-rule nat table still parses) and keep the peak RSS of a
- * whole run under 256 MiB whatever the input.
+ * whole run under 256 MiB whatever the input; the analysis's deadline (the validator's --timeout)
+ * and the young generation's cap (scripts/node-runtime-flags.json) keep a hostile table's run
+ * under the 128 Mi limit the manifests print.
  *
  * Shared by every reader: the live readers stop a tool that prints more than MAX_DUMP_BYTES,
  * explain's file reads stop there too, and the parsers refuse more, so no layer holds more.

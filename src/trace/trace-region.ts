@@ -13,8 +13,8 @@ import { andConstraints, overlaps, splitRegion, type Region } from './region.js'
 
 /** Deeper than any real ruleset; the kernel itself refuses deeper nesting. */
 const MAX_DEPTH = 64;
-/** Regions split off and not yet traced, at most: about 100 MiB of them at worst. */
-const MAX_PENDING = 100_000;
+/** Regions split off and not yet traced, at most: about 20 MiB of them at worst. */
+const MAX_PENDING = 20_000;
 const HALF_SPACE: Readonly<Record<Family, bigint>> = {
   ipv4: 1n << BigInt(FAMILY_BITS.ipv4 - 1),
   ipv6: 1n << BigInt(FAMILY_BITS.ipv6 - 1),
@@ -30,10 +30,44 @@ export interface Budget {
   readonly limit: number;
   /** Split-off regions that may wait to be traced at once: they are the analysis's memory. */
   readonly maxPending: number;
+  /** When the analysis must stop (on `now`'s clock): a verdict is due by the caller's deadline. */
+  readonly deadline: number | undefined;
+  readonly now: () => number;
+  /** Units spent since the clock was last read: reading it per rule would cost more than the rule. */
+  sinceClock: number;
+  /** Stopped by the deadline rather than by the work limit. */
+  expired: boolean;
 }
 
-export function budgetOf(limit: number, maxPending: number = MAX_PENDING): Budget {
-  return { remaining: limit, limit, maxPending };
+/** The clock is read once per this many units: well under a millisecond of work. */
+const CLOCK_EVERY = 4096;
+
+export function budgetOf(
+  limit: number,
+  maxPending: number = MAX_PENDING,
+  deadline?: { readonly at: number; readonly now: () => number },
+): Budget {
+  return {
+    remaining: limit,
+    limit,
+    maxPending,
+    deadline: deadline?.at,
+    now: deadline?.now ?? (() => 0),
+    sinceClock: 0,
+    expired: false,
+  };
+}
+
+/** Spends work units; past the deadline the budget is spent at once, whatever was left of it. */
+function charge(budget: Budget, units: number): void {
+  budget.remaining -= units;
+  budget.sinceClock += units;
+  if (budget.sinceClock < CLOCK_EVERY || budget.deadline === undefined) return;
+  budget.sinceClock = 0;
+  if (budget.now() >= budget.deadline) {
+    budget.expired = true;
+    budget.remaining = -1;
+  }
 }
 
 /** A region of packets and where every packet of it ends up. */
@@ -156,6 +190,11 @@ function describeTie(hooked: HookedChain): string {
 }
 
 function workLimit(budget: Budget): Outcome {
+  if (budget.expired)
+    return {
+      kind: 'unknown',
+      why: 'the analysis reached its deadline before deciding (the verdict is due by --timeout); the rules are too many or too tangled to decide in time',
+    };
   return {
     kind: 'unknown',
     why: `the analysis reached its work limit (${budget.limit} units: rule visits and regions split off); the rules are too many or too tangled to decide`,
@@ -219,7 +258,8 @@ function nextMatch(flow: Flow, frame: Frame, context: Context): { flow: Flow; ru
     const index = candidates ? candidates[k] : frame.next + k;
     if (index === undefined || index >= rules.length) break;
     const rule = rules[index] as Rule;
-    if (--context.budget.remaining < 0)
+    charge(context.budget, 1);
+    if (context.budget.remaining < 0)
       return (
         finish(
           { ...flow, frame: { ...frame, next: index + 1 } },
@@ -306,7 +346,7 @@ function split(
   // the bound a bound on time, not only on rule visits.
   const copyCost = 1 + (longestSet(flow.region) >> 5);
   for (const outside of parts.outside) {
-    context.budget.remaining -= copyCost;
+    charge(context.budget, copyCost);
     // Pending regions are memory: past the bound they end "unknown" instead of waiting.
     const most = context.budget.maxPending;
     if (context.work.length >= most)

@@ -46,6 +46,15 @@ export function familyProbeCheck(family: Family, results: readonly ProbeResult[]
   const answeredNo = (result: ProbeResult): boolean =>
     result.status === 'failed' || (result.status === 'aborted' && result.lastConclusive !== undefined);
   const failure = results.find((result) => result.stranger) ?? results.find(answeredNo);
+  if (failure && !observedFailure(failure))
+    return failed(
+      name,
+      'ValidationTimeout',
+      unobservedSentence(failure, label, timeoutMs),
+      evidence,
+      'validation',
+      PRECEDENCE.probe,
+    );
   if (failure)
     return failed(
       name,
@@ -69,6 +78,31 @@ export function familyProbeCheck(family: Family, results: readonly ProbeResult[]
   const port = first.proof?.arrival.listenerPort ?? first.target.expectedPort;
   const head = `${label} connection to ${describeTarget(first.target)} was intercepted into port ${port} (${pathText(first.target)}, attempt ${first.interceptedAttempt} of ${first.launched}, ${formatElapsed(first.elapsedMs)})`;
   return passed(name, also.length > 0 ? `${head}; ports ${also.join(', ')} too` : head, evidence);
+}
+
+/**
+ * Silence shorter than this says nothing about the rules: a redirect to a local listener answers
+ * in microseconds, but a starved node may not run the validator for a while.
+ */
+const MIN_TELLING_SILENCE_MS = 250;
+
+/**
+ * Whether the network showed the probe was not captured: an answer (refusal, ICMP error, a
+ * stranger or another peer), or an attempt that waited long enough in silence. An attempt the
+ * deadline cut short, or none at all, is a deadline too short to tell, never the CNI's fault.
+ */
+function observedFailure(result: ProbeResult): boolean {
+  if (result.stranger || result.lastConclusive) return true;
+  if (result.lastOutcome?.kind === 'error') return true;
+  return result.longestSilenceMs >= MIN_TELLING_SILENCE_MS;
+}
+
+function unobservedSentence(result: ProbeResult, label: string, timeoutMs: number): string {
+  const what =
+    result.attempts === 0
+      ? `no probe attempt was answered or timed out (${result.launched} started)`
+      : `its longest unanswered attempt waited ${result.longestSilenceMs} ms, too short to tell a missing capture from a slow one`;
+  return `${label} probe to ${describeTarget(result.target)} was not decided within --timeout ${formatDuration(timeoutMs)}: ${what}; nothing was observed, so nothing is blamed (raise --timeout)`;
 }
 
 function failureSentence(result: ProbeResult, label: string, timeoutMs: number): string {

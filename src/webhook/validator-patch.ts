@@ -1,4 +1,4 @@
-import { compatModeOf, type CompatMode } from '../compat/compat-argv.js';
+import { compatModeOf, compatToValidate, type CompatMode } from '../compat/compat-argv.js';
 import { LINKERD_VALIDATOR_PATH } from '../compat/drop-in-programs.js';
 import { authorPlumbingProblem } from '../inject/author-plumbing.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
@@ -79,6 +79,9 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
     // rewriting another container.
     if (containerOps.length)
       ops.push({ op: 'test', path: `/spec/initContainers/${index}/name`, value: container.name }, ...containerOps);
+    // Patched all the same: Interlock's validator then refuses the argv and the pod does not start.
+    const refused = refusalOf(container);
+    if (refused !== undefined) warnings.push(`${container.name}: ${refused}`);
     const limit = memoryLimitOf(container);
     if (limit !== undefined && memoryLimitTooLow(limit))
       warnings.push(memoryLimitNote(container.name, limit, 'raised'));
@@ -92,6 +95,15 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
 /** The drop-in mode the container runs: the mesh's argv, read by src/compat (Interlock's own commands included). */
 function dropInMode(container: Record<string, unknown>): CompatMode | undefined {
   return compatModeOf([...(stringList(container.command) ?? []), ...(stringList(container.args) ?? [])]);
+}
+
+/** Why Interlock's validator will refuse the container's argv (a help switch, an unknown option), if it will. */
+function refusalOf(container: Record<string, unknown>): string | undefined {
+  const mapped = compatToValidate(
+    [...(stringList(container.command) ?? []), ...(stringList(container.args) ?? [])],
+    {},
+  );
+  return mapped !== undefined && !mapped.ok ? mapped.error.message : undefined;
 }
 
 function containerPatch(

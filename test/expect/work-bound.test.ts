@@ -86,3 +86,40 @@ describe('the analysis work bound', () => {
     expect(check.omittedFindings).toBeGreaterThan(0);
   });
 });
+
+/** RETURNs of scattered sources into scattered /24s: regions split in two dimensions at once. */
+function scatteredSources(count: number): string {
+  return scatteredReturns(count).replace(
+    /^-A PROXY_INIT_OUTPUT -d 10\.(\d+)\.(\d+)\.(\d+)\/32 /gm,
+    (_, a: string, b: string, c: string) =>
+      `-A PROXY_INIT_OUTPUT -s 10.${a}.${b}.${c}/32 -d 10.${(Number(c) * 37) & 255}.${(Number(b) * 11) & 255}.0/24 `,
+  );
+}
+
+describe('the analysis deadline (the validator verdict is due by --timeout; the analysis blocks its timers)', () => {
+  it('a clock past the deadline stops a hostile table with RulesUnknownMatch naming the deadline', () => {
+    let reads = 0;
+    const analysis = analyzeDumps(
+      PRESETS.linkerd.spec,
+      [{ backend: 'iptables-nft', family: 'ipv4', source: 'hostile', text: scatteredSources(20_000) }],
+      // A fake clock: one tick per read, the deadline three reads in (about 12k work units).
+      { families: ['ipv4'], deadline: { at: 3, now: () => reads++ } },
+    );
+    if (analysis.kind !== 'checked') throw new Error('the hostile table must parse');
+    const { check } = analysis;
+    expect(check.status).toBe('unknown');
+    expect(check.findings.every((finding) => finding.reason === 'RulesUnknownMatch')).toBe(true);
+    expect(check.findings.some((finding) => finding.message.includes('deadline'))).toBe(true);
+    // Stopped at once, not after the work limit: the clock was read a handful of times only.
+    expect(reads).toBeLessThan(10);
+  });
+
+  it('a deadline never reached changes nothing: a correct table still passes', () => {
+    const analysis = analyzeDumps(
+      PRESETS.linkerd.spec,
+      [{ backend: 'iptables-nft', family: 'ipv4', source: 'small', text: scatteredSources(200) }],
+      { families: ['ipv4'], deadline: { at: Number.POSITIVE_INFINITY, now: () => 0 } },
+    );
+    expect(analysis.kind === 'checked' && analysis.check.status).toBe('passed');
+  });
+});

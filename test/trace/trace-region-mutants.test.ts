@@ -184,9 +184,13 @@ describe('the Linkerd capture over the whole OUTPUT space: jump, RETURN, falling
     expect(emitted).toEqual(trace(LINKERD, 'output').pieces);
   });
 
-  it('a budget holds its limit twice (what is left and the whole) and 100,000 waiting regions unless told', () => {
-    expect(budgetOf(250)).toEqual({ remaining: 250, limit: 250, maxPending: 100_000 });
-    expect(budgetOf(250, 8)).toEqual({ remaining: 250, limit: 250, maxPending: 8 });
+  it('a budget holds its limit twice (what is left and the whole) and 20,000 waiting regions unless told', () => {
+    const plain = { sinceClock: 0, expired: false, deadline: undefined };
+    expect(budgetOf(250)).toMatchObject({ remaining: 250, limit: 250, maxPending: 20_000, ...plain });
+    expect(budgetOf(250, 8)).toMatchObject({ remaining: 250, limit: 250, maxPending: 8, ...plain });
+    const clock = { at: 7, now: () => 3 };
+    expect(budgetOf(250, undefined, clock)).toMatchObject({ maxPending: 20_000, deadline: 7 });
+    expect(budgetOf(250, undefined, clock).now()).toBe(3);
   });
 });
 

@@ -22,6 +22,7 @@ import type { RuntimeName } from '../cni/runtime-load.js';
 import { commandError } from './command-error.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { cniWatchSource } from './node-cni-audit.js';
+import { shippedValidator } from './shipped-validator.js';
 
 type Values = Record<string, unknown>;
 
@@ -66,12 +67,17 @@ function settingsOf(values: Values): AgentSettings | string {
       maxRecreations: values['max-recreations'] as number,
       windowMs: values['recreate-window'] as number,
     },
-    breaker: { threshold: values['breaker-threshold'] as number, windowMs: window },
+    breaker: {
+      threshold: values['breaker-threshold'] as number,
+      windowMs: window,
+      minNamespaces: values['breaker-min-namespaces'] as number,
+    },
     retry: DEFAULT_RETRY,
     queueCapacity: 1024,
     writesPerSecond: writes,
     writeBurst: writes * 2,
     trustedImages: (values['trusted-image'] as readonly string[] | undefined) ?? [],
+    shipped: shippedValidator(values.mesh as Mesh),
     ...(values['watch-namespace'] ? { namespaces: values['watch-namespace'] as readonly string[] } : {}),
   };
 }

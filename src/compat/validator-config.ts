@@ -37,3 +37,42 @@ export function validatorConfigOf(
   if (!config.ok) return config;
   return ok({ config: config.value, dropIn: mapped ? compatModeOf(words) : undefined, argv });
 }
+
+type Json = Record<string, unknown>;
+const obj = (value: unknown): Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+const list = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
+
+/**
+ * The environment a container's process gets from its `env` entries: literal values as they are;
+ * a downward-API value (`valueFrom`) stands for what the kubelet fills in (a name), never empty.
+ */
+export function containerEnv(entries: readonly unknown[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const entry of entries.map(obj)) {
+    if (typeof entry.name !== 'string') continue;
+    env[entry.name] = typeof entry.value === 'string' ? entry.value : `downward-api-${entry.name.toLowerCase()}`;
+  }
+  return env;
+}
+
+/** The uid and gid a container runs as, when its securityContext says (Istio's drop-in reads the proxy's gid from it). */
+export function containerIdentity(container: Json): ProcessIdentity | undefined {
+  const context = obj(container.securityContext);
+  if (typeof context.runAsUser !== 'number') return undefined;
+  return {
+    uid: context.runAsUser,
+    gid: typeof context.runAsGroup === 'number' ? context.runAsGroup : context.runAsUser,
+  };
+}
+
+/** validatorConfigOf for a container as Kubernetes data: its command, args, env and securityContext. */
+export function containerValidatorConfig(container: Json): Result<ValidatorInvocation, 'ConfigInvalid'> {
+  const command = container.command === undefined || container.command === null ? undefined : list(container.command);
+  return validatorConfigOf(
+    command?.map(String),
+    list(container.args).map(String),
+    containerEnv(list(container.env)),
+    containerIdentity(container),
+  );
+}

@@ -1,4 +1,5 @@
 import { compatToValidate } from '../compat/compat-argv.js';
+import { containerValidatorConfig } from '../compat/validator-config.js';
 import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { annotationFlags } from './annotation-flags.js';
@@ -100,6 +101,8 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
       [...args.value, ...annotationFlags(mesh, pod.metadata, args.value)],
       options,
     );
+    const unstartable = printedRefusal(pod.label, container);
+    if (unstartable) return unstartable;
     return ok({
       kind: 'replace',
       index,
@@ -111,13 +114,31 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
   const args = newArgs(pod, inits, mesh, options);
   if (!args.ok) return args;
   const at = insertionIndex(inits, options);
+  const container = validatorContainer({ ...options, mesh, extraArgs: args.value });
+  const unstartable = printedRefusal(pod.label, container);
+  if (unstartable) return unstartable;
   return ok({
     kind: 'insert',
     index: at,
-    container: validatorContainer({ ...options, mesh, extraArgs: args.value }),
+    container,
     ...volumeOf(pod.spec, mesh),
     notes,
   });
+}
+
+/**
+ * What inject prints must start: the validator's own configuration check (validate's, through
+ * src/compat for a drop-in's argv) runs on it now, so a pod is refused here rather than blocked
+ * at every start by exit 64.
+ */
+function printedRefusal(label: string, container: Plain): Result<never, 'ConfigInvalid'> | undefined {
+  const config = containerValidatorConfig(container);
+  return config.ok
+    ? undefined
+    : fail(
+        'ConfigInvalid',
+        `${label}: container ${nameOf(container)}: the validator would refuse it and exit 64: ${config.error.message}`,
+      );
 }
 
 /** The pod-info volume to add, unless the pod has it (or the mesh reads no annotations). */

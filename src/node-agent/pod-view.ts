@@ -1,3 +1,4 @@
+import { containerIdentity } from '../compat/validator-config.js';
 import type { BlockedBy } from './breaker.js';
 
 /**
@@ -85,7 +86,6 @@ function terminationOf(status: Json): ValidatorTermination | undefined {
 
 function originOf(spec: Json, container: Json, status: Json): ValidatorOrigin {
   const command = arr(container.command);
-  const context = obj(container.securityContext);
   return {
     image: str(status.image),
     imageId: str(status.imageID),
@@ -98,13 +98,7 @@ function originOf(spec: Json, container: Json, status: Json): ValidatorOrigin {
     devices: container.volumeDevices !== undefined && container.volumeDevices !== null,
     sharedProcesses: spec.shareProcessNamespace === true || spec.hostPID === true,
     hostNetwork: spec.hostNetwork === true,
-    identity:
-      typeof context.runAsUser === 'number'
-        ? {
-            uid: context.runAsUser,
-            gid: typeof context.runAsGroup === 'number' ? context.runAsGroup : context.runAsUser,
-          }
-        : undefined,
+    identity: containerIdentity(container),
   };
 }
 

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { validatorConfigOf, type ValidatorInvocation } from '../compat/validator-config.js';
+import { containerEnv, validatorConfigOf, type ValidatorInvocation } from '../compat/validator-config.js';
 import type { ValidateConfig } from '../config/validate-config.js';
 import type { PodView, ValidatorOrigin } from './pod-view.js';
 
@@ -65,18 +65,8 @@ function tampering(origin: ValidatorOrigin, shipped: ShippedValidator): Distrust
   return undefined;
 }
 
-/** The literal env values a run was given (valueFrom entries are the downward API's, not flags). */
-function literalEnv(env: readonly unknown[]): Record<string, string> {
-  const values: Record<string, string> = {};
-  for (const entry of env) {
-    const { name, value } = (entry ?? {}) as { name?: unknown; value?: unknown };
-    if (typeof name === 'string' && typeof value === 'string') values[name] = value;
-  }
-  return values;
-}
-
 function argvDistrust(origin: ValidatorOrigin, shipped: ShippedValidator): Distrust {
-  const run = validatorConfigOf(origin.command, origin.args, literalEnv(origin.env), origin.identity);
+  const run = validatorConfigOf(origin.command, origin.args, containerEnv(origin.env), origin.identity);
   if (!run.ok) return `its argv is refused: ${run.error.message}`;
   return shipped.configs.some((config) => sameCheck(run.value, config))
     ? undefined

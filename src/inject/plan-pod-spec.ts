@@ -27,7 +27,7 @@ export interface InjectOptions {
   readonly nativeSidecar: boolean;
   /** Init containers that write the rules besides istio-init and linkerd-init: the validator goes after them. */
   readonly afterContainers?: readonly string[];
-  /** validate flags for a new container (the generic preset's ports); an existing one keeps its own. */
+  /** validate flags as pairs (the generic preset's ports): a new container's; an existing one keeps its own and gains those it lacks. */
   readonly extraArgs?: readonly string[];
 }
 
@@ -93,14 +93,10 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
   if (order?.startsWith('error:')) return fail('ManifestOrder', order.slice('error: '.length));
   const notes = order ? [order] : [];
   if (existing) {
-    const args = equivalentArgs(existing, pod.label);
-    if (!args.ok) return args;
-    const container = updated(
-      existing,
-      mesh,
-      [...args.value, ...annotationFlags(mesh, pod.metadata, args.value)],
-      options,
-    );
+    const mapped = equivalentArgs(existing, pod.label);
+    if (!mapped.ok) return mapped;
+    const args = withMissingFlags(mapped.value, options.extraArgs ?? []);
+    const container = updated(existing, mesh, [...args, ...annotationFlags(mesh, pod.metadata, args)], options);
     const unstartable = printedRefusal(pod.label, container);
     if (unstartable) return unstartable;
     return ok({
@@ -240,6 +236,19 @@ function newArgs(
     );
   }
   return ok([...base, ...annotationFlags(mesh, pod.metadata, base)]);
+}
+
+/**
+ * The existing validator's flags, plus each of the operator's (`--inbound-port 1`, as pairs) that
+ * it does not set: its own stay, and a generic validator without ports gets the ones given
+ * instead of being printed to exit 64 at every start.
+ */
+function withMissingFlags(existing: readonly string[], given: readonly string[]): string[] {
+  const has = (name: string) => existing.some((arg) => arg === name || arg.startsWith(`${name}=`));
+  const added: string[] = [];
+  for (let index = 0; index < given.length; index += 2)
+    if (!has(given[index] ?? '')) added.push(given[index] ?? '', given[index + 1] ?? '');
+  return [...existing, ...added];
 }
 
 /** The validate flags equivalent to what the container runs now: the mesh's own argv, mapped, or Interlock's. */

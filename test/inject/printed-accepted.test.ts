@@ -121,6 +121,18 @@ describe('what manifest, inject and the webhook print, the command they run acce
     expect(outcome.stderr).toMatch(/--outbound-port.*--inbound-port/);
   });
 
+  it('inject --mesh generic with ports over an existing generic validator without them prints one that starts', async () => {
+    const pod =
+      'kind: Pod\nmetadata: {name: p}\nspec:\n  initContainers: [{name: interlock, image: "reg/mesh-interlock:1.0"}]\n  containers: [{name: a, image: b}]\n';
+    const outcome = await runInject(
+      ['--mesh', 'generic', '--inbound-port', '15006', '--outbound-port', '15001'],
+      {},
+      () => Buffer.from(pod),
+    );
+    expect(outcome.exitCode, outcome.stderr).toBe(0);
+    expectAcceptedOrRefused(outcome, 'existing generic validator');
+  });
+
   it('manifest --node-agent --node-name x is refused: it would pin every node’s agent to node x', async () => {
     const outcome = await runManifest(['--node-agent', '--node-name', 'x'], {});
     expect(outcome.exitCode).toBe(64);

@@ -75,13 +75,14 @@ function argvDistrust(origin: ValidatorOrigin, shipped: ShippedValidator): Distr
 
 /**
  * The run checks what the printed validator checks: the same interception, families, rules mode,
- * probe destination and failure code, and no shorter deadline. A drop-in's probe port and hint
- * are the mesh's own rendering (Linkerd's `--connect-addr`), kept as the mesh wrote them.
+ * probe destination and failure code, and no shorter deadline. A drop-in's probe port, hint and
+ * spread are the mesh's own rendering (Linkerd's `--connect-addr`; Istio's argv names every
+ * exclusion, so its probe spreads), kept as the mesh wrote them.
  */
 function sameCheck(run: ValidatorInvocation, shipped: ValidateConfig): boolean {
   const config = run.config;
   return (
-    isDeepStrictEqual(config.interception, shipped.interception) &&
+    isDeepStrictEqual(asSets(config.interception), asSets(shipped.interception)) &&
     config.family === shipped.family &&
     config.rules === shipped.rules &&
     config.timeoutMs >= shipped.timeoutMs &&
@@ -89,9 +90,24 @@ function sameCheck(run: ValidatorInvocation, shipped: ValidateConfig): boolean {
     isDeepStrictEqual(config.probeAddresses, shipped.probeAddresses) &&
     (run.dropIn !== undefined ||
       (config.probePort === shipped.probePort &&
+        config.probeSpread === shipped.probeSpread &&
         isDeepStrictEqual(config.probeAddressHints, shipped.probeAddressHints)))
   );
 }
+
+/**
+ * The spec with every list sorted: its lists are sets (ports, ranges, uids, CIDRs, interfaces),
+ * and Istio's `-d 15090,15021,15020` names the same set as the preset's sorted one.
+ */
+function asSets(value: unknown): unknown {
+  if (Array.isArray(value))
+    return value.map(asSets).sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asSets(item)]));
+}
+
+const sortKey = (value: unknown): string =>
+  JSON.stringify(value, (_, item: unknown) => (typeof item === 'bigint' ? `${item}n` : item)) ?? '';
 
 function ranTrustedImage(origin: ValidatorOrigin, trustedImages: readonly string[]): boolean {
   const digest =

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { podViewOf } from '../../src/node-agent/pod-view.js';
-import { isTrustedValidator, repositoryOf } from '../../src/node-agent/validator-trust.js';
+import { distrustOf, isTrustedValidator, repositoryOf } from '../../src/node-agent/validator-trust.js';
+import { meshPods } from '../../scripts/mesh-pods.mjs';
+import { applyOps } from '../webhook/validator-patch.test.js';
 import { crashLoopPod } from '../harness/kube-api/pods.js';
 import { shippedValidator } from '../../src/cli/shipped-validator.js';
 import { validatorContainer } from '../../src/inject/validator-container.js';
@@ -169,5 +171,26 @@ describe('only the validator as the printers ship it counts', () => {
       container.name = 'linkerd-network-validator';
     });
     expect(isTrustedValidator(view, TRUSTED, shippedValidator('generic'))).toBe(false);
+  });
+});
+
+describe("the webhook's patch of every rendered mesh validator is trusted by that mesh's agent", () => {
+  it.each(meshPods().filter((pod) => pod.validator))('$id', ({ id, pod, mesh }) => {
+    const patched = applyOps(pod, podPatch(pod, { image: IMAGE, annotations: {} }).ops);
+    const name = mesh === 'linkerd' ? 'linkerd-network-validator' : 'istio-validation';
+    const status = {
+      name,
+      image: IMAGE,
+      imageID: `registry.example/platform/mesh-interlock@sha256:${'5e'.repeat(32)}`,
+    };
+    (patched as { status?: unknown }).status = { initContainerStatuses: [status] };
+    const view = podViewOf(patched, name)!;
+    const distrust = distrustOf(view, TRUSTED, shippedValidator(mesh as 'linkerd' | 'istio'));
+    // Renderings whose argv asks for another check than the preset's (OpenShift's proxy uid range,
+    // TPROXY, an overridden proxy uid, custom ports) cannot be told from a tenant's own choice of
+    // ports or uids: they do not count (docs/node-agent.md); every default rendering does.
+    if (/openshift|tproxy|runas|custom/.test(id))
+      expect(distrust).toBe('its argv or environment asks for another check than the printed one');
+    else expect(distrust).toBeUndefined();
   });
 });

@@ -124,7 +124,16 @@ describe('the repair loop through the CRI', () => {
     await cni(false);
     // The agent counts only failures of the validator image it is told to trust (docs/node-agent.md).
     const trusted = INTERLOCK_IMAGE.replace(/:[^/:]*$/, '');
-    agent = await startAgent(api, ['--breaker-threshold', '2', '--taint', '--trusted-image', trusted]);
+    // Every ReplicaSet here is in one namespace: say that one namespace may open the breaker.
+    agent = await startAgent(api, [
+      '--breaker-threshold',
+      '2',
+      '--breaker-min-namespaces',
+      '1',
+      '--taint',
+      '--trusted-image',
+      trusted,
+    ]);
     for (const name of ['shop', 'cart', 'pay']) {
       const set = new ReplicaSetStandIn(api, kubelet, name, `rs-${name}-uid`, [validator], [APP], 2);
       sets.push(set);

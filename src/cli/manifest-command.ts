@@ -3,7 +3,7 @@ import type { FlagDef } from '../config/flag-def.js';
 import type { Mesh } from '../config/interception.js';
 import { containerDocument, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
 import { eventRbacDocuments } from '../inject/event-rbac.js';
-import { DEFAULT_IMAGE } from '../inject/validator-container.js';
+import { IMAGE_FLAG } from './image-flag.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
 import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
@@ -14,6 +14,7 @@ import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
 import { commandError } from './command-error.js';
+import { printedRefusal } from './printed-check.js';
 import type { CommandOutcome } from './command-outcome.js';
 
 const oneOf =
@@ -22,8 +23,6 @@ const oneOf =
     (values as readonly string[]).includes(text)
       ? ok(text as T)
       : fail('ConfigInvalid', `expected ${values.join(', ')}`);
-const text = (text: string): Result<string, 'ConfigInvalid'> =>
-  text.trim() ? ok(text.trim()) : fail('ConfigInvalid', 'must not be empty');
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
   DNS_LABEL.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
@@ -38,15 +37,7 @@ const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
 
 export const MANIFEST_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
-  {
-    name: 'image',
-    kind: 'value',
-    placeholder: 'IMAGE',
-    help: `Interlock's image (default ${DEFAULT_IMAGE}); webhook: the image it puts in place of the mesh's validator.`,
-    commands: ['manifest', 'inject', 'webhook'],
-    parse: text,
-    default: DEFAULT_IMAGE,
-  },
+  IMAGE_FLAG,
   INBOUND_PORT_FLAG,
   OUTBOUND_PORT_FLAG,
   {
@@ -182,6 +173,9 @@ export async function runManifest(
   if (misplaced) return usageError(`--${misplaced} does not apply to ${modeName(mode)}`);
   const documents = await modeDocuments(mode, values, agent, nodeAgent);
   if (typeof documents === 'string') return usageError(documents);
+  // What is printed must start: the command each container runs checks it here, at print time.
+  const refused = printedRefusal(documents.map((document) => document.value));
+  if (refused) return usageError(refused);
   const stdout = values.get('output') === 'json' ? renderJson(documents) : renderYaml(documents);
   return { exitCode: 0, stdout, stderr: '' };
 }
@@ -242,6 +236,9 @@ async function agentDocuments(
   nodeAgent: NodeAgentManifest,
 ): Promise<ManifestDocument[] | string> {
   const mesh = (values.get('mesh') as Mesh | undefined) ?? 'generic';
+  const pinned = agent.find((arg) => /^--node-name(=|$)/.test(arg));
+  if (pinned)
+    return '--node-name does not apply to manifest --node-agent: one DaemonSet runs on every node, and each agent takes its own node from the downward API (NODE_NAME)';
   const node = parseCommandLine('node', [`--mesh=${mesh}`, ...agent], {}, NODE_COMMAND_FLAGS);
   if (!node.ok) return node.error.message;
   const flags = node.value.values;

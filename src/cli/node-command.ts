@@ -12,69 +12,12 @@ import { promAgentMetrics } from '../node-agent/agent-metrics.js';
 import type { CniAuditSource } from '../node-agent/cni-audit-source.js';
 import { REAL_CLOCK, type AgentSettings } from '../node-agent/agent-settings.js';
 import { startHealthServer } from '../node-agent/health-server.js';
-import { meshDefaults } from '../node-agent/node-flags.js';
 import { runPodInformer } from '../node-agent/pod-informer.js';
-import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { PRESETS, type Mesh } from '../config/interception.js';
-import type { RuntimeName } from '../cni/runtime-load.js';
 import { commandError } from './command-error.js';
-import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { cniWatchSource } from './node-cni-audit.js';
-
-type Values = Record<string, unknown>;
-
-function readFlags(argv: readonly string[], env: Readonly<Record<string, string | undefined>>): Values | string {
-  const parsed = parseCommandLine('node', argv, env, NODE_COMMAND_FLAGS);
-  return parsed.ok ? Object.fromEntries(parsed.value.values) : parsed.error.message;
-}
-
-/** The CNI audit the agent runs with `--cni-audit`: the same options `interlock cni-check` takes. */
-function cniAuditOf(values: Values): CniAuditSource | string | undefined {
-  if (values['cni-audit'] !== true) return undefined;
-  const mesh = values.mesh as Mesh;
-  const meshPlugin = (values['mesh-plugin'] as string | undefined) ?? PRESETS[mesh].cniPlugin;
-  if (meshPlugin === undefined) return '--cni-audit with --mesh generic needs --mesh-plugin TYPE';
-  const crioDefaultNetwork = values['crio-default-network'] as string | undefined;
-  return cniWatchSource({
-    confDir: values['cni-conf-dir'] as string,
-    binDirs: values['cni-bin-dir'] as readonly string[],
-    runtime: values.runtime as RuntimeName,
-    meshPlugin,
-    versionTimeoutMs: values['version-timeout'] as number,
-    maxConfNum: values['max-conf-num'] as number,
-    ...(crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork }),
-  });
-}
-
-function settingsOf(values: Values): AgentSettings | string {
-  const node = values['node-name'] as string | undefined;
-  if (!node) return '--node-name is required (or NODE_NAME from the downward API)';
-  const preset = meshDefaults(values.mesh as 'linkerd' | 'istio' | 'generic');
-  const window = values['breaker-window'] as number;
-  const writes = values['writes-per-second'] as number;
-  return {
-    node,
-    container: (values['container-name'] as string | undefined) ?? preset.container,
-    failureExitCode: (values['failure-exit-code'] as number | undefined) ?? preset.failureExitCode,
-    action: values.action as AgentSettings['action'],
-    taint: values.taint === true,
-    backoff: {
-      baseMs: 1000,
-      maxMs: 5 * 60_000,
-      maxRecreations: values['max-recreations'] as number,
-      windowMs: values['recreate-window'] as number,
-    },
-    breaker: { threshold: values['breaker-threshold'] as number, windowMs: window },
-    retry: DEFAULT_RETRY,
-    queueCapacity: 1024,
-    writesPerSecond: writes,
-    writeBurst: writes * 2,
-    trustedImages: (values['trusted-image'] as readonly string[] | undefined) ?? [],
-    ...(values['watch-namespace'] ? { namespaces: values['watch-namespace'] as readonly string[] } : {}),
-  };
-}
+import { nodeConfigOf } from './node-config.js';
+import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
 
 const usage = (message: string): CommandOutcome =>
   commandError('node', EXIT.invalidConfig, { reason: 'ConfigInvalid', message });
@@ -89,12 +32,10 @@ export async function runNodeCommand(
   stopSignal: AbortSignal,
   cniAudit?: CniAuditSource,
 ): Promise<CommandOutcome> {
-  const values = readFlags(argv, env);
-  if (typeof values === 'string') return usage(values);
-  const settings = settingsOf(values);
-  if (typeof settings === 'string') return usage(settings);
-  const audit = cniAudit ?? cniAuditOf(values);
-  if (typeof audit === 'string') return usage(audit);
+  const config = nodeConfigOf(argv, env);
+  if (typeof config === 'string') return usage(config);
+  const { values, settings } = config;
+  const audit = cniAudit ?? (config.cniAudit && cniWatchSource(config.cniAudit));
   const access = discoverCluster(env);
   if (!access.ok) return commandError('node', EXIT.noInput, access.error);
   const log = createLogger('json', values['log-level'] as LogLevel);
@@ -132,7 +73,7 @@ export async function runNodeCommand(
 const STOP_DEADLINE_MS = 4000;
 
 interface Running {
-  readonly values: Values;
+  readonly values: Readonly<Record<string, unknown>>;
   readonly settings: AgentSettings;
   readonly access: ClusterAccess;
   readonly agent: NodeAgent;

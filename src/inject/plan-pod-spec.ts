@@ -1,4 +1,5 @@
 import { compatToValidate } from '../compat/compat-argv.js';
+import { containerValidatorConfig } from '../compat/validator-config.js';
 import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { annotationFlags } from './annotation-flags.js';
@@ -27,7 +28,7 @@ export interface InjectOptions {
   readonly nativeSidecar: boolean;
   /** Init containers that write the rules besides istio-init and linkerd-init: the validator goes after them. */
   readonly afterContainers?: readonly string[];
-  /** validate flags for a new container (the generic preset's ports); an existing one keeps its own. */
+  /** validate flags as pairs (the generic preset's ports): a new container's; an existing one keeps its own and gains those it lacks. */
   readonly extraArgs?: readonly string[];
 }
 
@@ -93,14 +94,12 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
   if (order?.startsWith('error:')) return fail('ManifestOrder', order.slice('error: '.length));
   const notes = order ? [order] : [];
   if (existing) {
-    const args = equivalentArgs(existing, pod.label);
-    if (!args.ok) return args;
-    const container = updated(
-      existing,
-      mesh,
-      [...args.value, ...annotationFlags(mesh, pod.metadata, args.value)],
-      options,
-    );
+    const mapped = equivalentArgs(existing, pod.label);
+    if (!mapped.ok) return mapped;
+    const args = withMissingFlags(mapped.value, options.extraArgs ?? []);
+    const container = updated(existing, mesh, [...args, ...annotationFlags(mesh, pod.metadata, args)], options);
+    const unstartable = printedRefusal(pod.label, container);
+    if (unstartable) return unstartable;
     return ok({
       kind: 'replace',
       index,
@@ -112,13 +111,31 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
   const args = newArgs(pod, inits, mesh, options);
   if (!args.ok) return args;
   const at = insertionIndex(inits, options);
+  const container = validatorContainer({ ...options, mesh, extraArgs: args.value });
+  const unstartable = printedRefusal(pod.label, container);
+  if (unstartable) return unstartable;
   return ok({
     kind: 'insert',
     index: at,
-    container: validatorContainer({ ...options, mesh, extraArgs: args.value }),
+    container,
     ...volumeOf(pod.spec, mesh),
     notes,
   });
+}
+
+/**
+ * What inject prints must start: the validator's own configuration check (validate's, through
+ * src/compat for a drop-in's argv) runs on it now, so a pod is refused here rather than blocked
+ * at every start by exit 64.
+ */
+function printedRefusal(label: string, container: Plain): Result<never, 'ConfigInvalid'> | undefined {
+  const config = containerValidatorConfig(container);
+  return config.ok
+    ? undefined
+    : fail(
+        'ConfigInvalid',
+        `${label}: container ${nameOf(container)}: the validator would refuse it and exit 64: ${config.error.message}`,
+      );
 }
 
 /** The pod-info volume to add, unless the pod has it (or the mesh reads no annotations). */
@@ -222,6 +239,19 @@ function newArgs(
     );
   }
   return ok([...base, ...annotationFlags(mesh, pod.metadata, base)]);
+}
+
+/**
+ * The existing validator's flags, plus each of the operator's (`--inbound-port 1`, as pairs) that
+ * it does not set: its own stay, and a generic validator without ports gets the ones given
+ * instead of being printed to exit 64 at every start.
+ */
+function withMissingFlags(existing: readonly string[], given: readonly string[]): string[] {
+  const has = (name: string) => existing.some((arg) => arg === name || arg.startsWith(`${name}=`));
+  const added: string[] = [];
+  for (let index = 0; index < given.length; index += 2)
+    if (!has(given[index] ?? '')) added.push(given[index] ?? '', given[index + 1] ?? '');
+  return [...existing, ...added];
 }
 
 /** The validate flags equivalent to what the container runs now: the mesh's own argv, mapped, or Interlock's. */

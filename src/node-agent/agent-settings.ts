@@ -2,6 +2,7 @@ import type { BackoffPolicy } from './backoff.js';
 import type { BreakerPolicy } from './breaker.js';
 import type { NodeAction } from './decide.js';
 import type { RetryPolicy } from './retry-delay.js';
+import type { ShippedValidator } from './validator-trust.js';
 
 export interface AgentSettings {
   readonly node: string;
@@ -22,6 +23,8 @@ export interface AgentSettings {
    * count toward the breaker (see validator-trust.ts). Empty: no validator failure counts.
    */
   readonly trustedImages: readonly string[];
+  /** The validator as the printers print it for this mesh: only runs in that shape count (validator-trust.ts). */
+  readonly shipped: ShippedValidator;
   /** Only pods in these namespaces are looked at; undefined: every namespace. */
   readonly namespaces?: readonly string[];
 }

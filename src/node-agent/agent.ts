@@ -10,10 +10,10 @@ import { CLOSED_BREAKER, recordAudit, recordBlocked, tick, type BreakerStep } fr
 import type { CniAuditVerdict } from './cni-audit-source.js';
 import { CoalescingQueue } from './coalescing-queue.js';
 import { decide, type Decision } from './decide.js';
-import { podViewOf, type PodView } from './pod-view.js';
+import { ownerOf, podViewOf, type PodView } from './pod-view.js';
 import { RateLimiter } from './rate-limiter.js';
 import { retryDelayMs } from './retry-delay.js';
-import { isTrustedValidator } from './validator-trust.js';
+import { distrustOf } from './validator-trust.js';
 
 /**
  * Which run of a pod's validator was counted, finished with, or announced as held (by run id), and
@@ -157,7 +157,7 @@ export class NodeAgent implements PodWatchSink {
       this.deps.log.warn({ pod: view.key, reason: blocked.metricReason }, `validator failed: ${blocked.message}`);
       const at = this.breakerTimeOf(view, blocked);
       if (at !== undefined)
-        this.step(recordBlocked(this.breaker, this.settings.breaker, this.deps.clock.now(), at), '');
+        this.step(recordBlocked(this.breaker, this.settings.breaker, ownerOf(view), this.deps.clock.now(), at), '');
     }
     this.offer(view.key);
   }
@@ -166,13 +166,18 @@ export class NodeAgent implements PodWatchSink {
    * When a failure counts toward the breaker, on the agent's clock; undefined when it does not.
    * Only failures of the node's CNI count (six pods of one misconfigured Deployment must not taint
    * a node), only of pods the agent would act on (a controller's), only runs that really were
-   * Interlock (validator-trust.ts: a tenant's look-alike must not open the breaker), and only
+   * Interlock as printed (validator-trust.ts: a tenant's look-alike, or the real one given another
+   * port, must not open the breaker), and only
    * runs that finished within the window by the kubelet's finishedAt, so the failures of
    * yesterday do not open the breaker again at every start of the agent.
    */
   private breakerTimeOf(view: PodView, blocked: Blocked): number | undefined {
     if (!blocked.recreatable || view.ownerKind === 'Pod' || view.ownerKind === 'Node') return undefined;
-    if (!isTrustedValidator(view, this.settings.trustedImages)) return undefined;
+    const distrust = distrustOf(view, this.settings.trustedImages, this.settings.shipped);
+    if (distrust !== undefined) {
+      this.deps.log.info({ pod: view.key }, `not counted toward the breaker: ${distrust}`);
+      return undefined;
+    }
     const finished = view.validator?.finishedAtMs;
     if (finished === undefined) return undefined;
     const age = Math.max(0, (this.deps.wallNow ?? Date.now)() - finished);
@@ -215,8 +220,10 @@ export class NodeAgent implements PodWatchSink {
   }
 
   private async breakerOpened(cause: string): Promise<void> {
-    const { threshold, windowMs } = this.settings.breaker;
-    const why = cause || `more than ${threshold} pods blocked within ${Math.round(windowMs / 1000)} s`;
+    const { threshold, windowMs, minNamespaces } = this.settings.breaker;
+    const why =
+      cause ||
+      `pods of more than ${threshold} owners in ${minNamespaces > 1 ? `at least ${minNamespaces} namespaces` : 'any namespace'} blocked within ${Math.round(windowMs / 1000)} s`;
     const taint = this.settings.taint
       ? ' Tainted interlock.dev/cni-not-ready:NoSchedule so new pods go elsewhere.'
       : '';
@@ -335,7 +342,7 @@ export class NodeAgent implements PodWatchSink {
     }
     memory.done = blocked.runId;
     if (outcome === 'already-gone') return;
-    this.backoff = recordRecreation(this.backoff, view.ownerUid, this.settings.backoff, this.deps.clock.now());
+    this.backoff = recordRecreation(this.backoff, ownerOf(view).owner, this.settings.backoff, this.deps.clock.now());
     await this.postPodEvent(view, blocked, decision, `${decision.event}@${blocked.runId}`);
   }
 

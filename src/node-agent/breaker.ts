@@ -1,18 +1,33 @@
 /**
- * The node circuit breaker, as pure state. More than `threshold` blocked pods within `windowMs`
- * means the node, not the pods, is broken: recreating would only feed the loop, so the agent
- * stops acting. It closes only after the node stayed healthy for a whole window: no new blocked
- * pod, and the CNI audit (when one is plugged in) clean for that long.
+ * The node circuit breaker, as pure state. Blocked pods of more than `threshold` distinct owners,
+ * from at least `minNamespaces` namespaces, within `windowMs` mean the node, not the pods, is
+ * broken: recreating would only feed the loop, so the agent stops acting. Owners, not runs or
+ * pods: one pod restarting, or one Deployment's replicas, are one workload's trouble. Namespaces,
+ * because owners are the pod author's to write (ownerReferences) and to create: one tenant, in its
+ * namespace, must not open the breaker (and taint the node) for everyone. It closes only after the
+ * node stayed healthy for a whole window: no new blocked pod, and the CNI audit (when one is
+ * plugged in) clean for that long.
  */
 export interface BreakerPolicy {
   readonly threshold: number;
   readonly windowMs: number;
+  readonly minNamespaces: number;
+}
+
+/** Whose blocked pod it was: the namespace, and the owner as `namespace/uid` (a uid from another namespace is another owner). */
+export interface BlockedBy {
+  readonly namespace: string;
+  readonly owner: string;
+}
+
+export interface BlockedEntry extends BlockedBy {
+  readonly at: number;
 }
 
 export interface BreakerState {
   readonly open: boolean;
-  /** When each recent blocked pod was seen (within one window). */
-  readonly blockedAt: readonly number[];
+  /** Each recent blocked pod (within one window), with its owner. */
+  readonly blockedAt: readonly BlockedEntry[];
   readonly openedAt: number | undefined;
   /** Since when the CNI audit has been healthy (-Infinity with no audit); undefined while unhealthy. */
   readonly auditHealthySince: number | undefined;
@@ -32,15 +47,31 @@ export interface BreakerStep {
   readonly transition: BreakerTransition;
 }
 
-function trimmed(times: readonly number[], policy: BreakerPolicy, now: number): number[] {
-  return times.filter((at) => now - at < policy.windowMs);
+function trimmed(entries: readonly BlockedEntry[], policy: BreakerPolicy, now: number): BlockedEntry[] {
+  return entries.filter((entry) => now - entry.at < policy.windowMs);
 }
 
-/** A blocked pod whose run ended at `at` (now by default); a run older than the window is not counted. */
-export function recordBlocked(state: BreakerState, policy: BreakerPolicy, now: number, at = now): BreakerStep {
+/** Distinct owners past the threshold, spread over enough namespaces. */
+function trips(entries: readonly BlockedEntry[], policy: BreakerPolicy): boolean {
+  const owners = new Set(entries.map((entry) => entry.owner));
+  const namespaces = new Set(entries.map((entry) => entry.namespace));
+  return owners.size > policy.threshold && namespaces.size >= policy.minNamespaces;
+}
+
+/** A blocked pod of `by` whose run ended at `at` (now by default); a run older than the window is not counted. */
+export function recordBlocked(
+  state: BreakerState,
+  policy: BreakerPolicy,
+  by: BlockedBy,
+  now: number,
+  at = now,
+): BreakerStep {
   if (now - at >= policy.windowMs) return { state, transition: undefined };
-  const blockedAt = [...trimmed(state.blockedAt, policy, now), at];
-  const tripped = !state.open && blockedAt.length > policy.threshold;
+  // One entry per owner, its newest: the window keeps what is recent, not how often one owner failed.
+  const others = trimmed(state.blockedAt, policy, now).filter((entry) => entry.owner !== by.owner);
+  const previous = state.blockedAt.find((entry) => entry.owner === by.owner && now - entry.at < policy.windowMs);
+  const blockedAt = [...others, { ...by, at: Math.max(at, previous?.at ?? at) }];
+  const tripped = !state.open && trips(blockedAt, policy);
   return {
     state: { ...state, blockedAt, open: state.open || tripped, openedAt: tripped ? now : state.openedAt },
     transition: tripped ? 'opened' : undefined,
@@ -61,7 +92,7 @@ export function recordAudit(state: BreakerState, healthy: boolean, now: number):
 export function tick(state: BreakerState, policy: BreakerPolicy, now: number): BreakerStep {
   const blockedAt = trimmed(state.blockedAt, policy, now);
   if (!state.open) return { state: { ...state, blockedAt }, transition: undefined };
-  const lastTrouble = Math.max(state.openedAt ?? 0, ...state.blockedAt);
+  const lastTrouble = Math.max(state.openedAt ?? 0, ...state.blockedAt.map((entry) => entry.at));
   const auditOk = state.auditHealthySince !== undefined && now - state.auditHealthySince >= policy.windowMs;
   if (now - lastTrouble >= policy.windowMs && auditOk) {
     return {

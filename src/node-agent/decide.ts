@@ -1,7 +1,7 @@
 import { EXIT } from '../config/exit-codes.js';
 import { backoffVerdict, type BackoffPolicy, type BackoffState } from './backoff.js';
 import type { Blocked } from './blocked.js';
-import type { PodView } from './pod-view.js';
+import { ownerOf, type PodView } from './pod-view.js';
 
 export type NodeAction = 'delete' | 'label' | 'none';
 export const NODE_ACTIONS: readonly NodeAction[] = ['delete', 'label', 'none'];
@@ -93,7 +93,7 @@ export function decide(input: DecisionInput): Decision {
       note: `${blocked.reason}: too many blocked pods on node ${view.nodeName}; the circuit breaker is open, so this pod is not recreated now.`,
     };
   }
-  const verdict = backoffVerdict(input.backoff, view.ownerUid, input.policy, input.now);
+  const verdict = backoffVerdict(input.backoff, ownerOf(view).owner, input.policy, input.now);
   if (verdict.kind === 'wait') return { kind: 'wait', untilMs: verdict.untilMs };
   if (verdict.kind === 'exhausted') {
     return {

@@ -1,3 +1,6 @@
+import { containerIdentity } from '../compat/validator-config.js';
+import type { BlockedBy } from './breaker.js';
+
 /**
  * What the agent keeps of a pod: identity, owner, and the validator container's last
  * termination. Pods are reduced to this on arrival, so the cache of 110 pods stays small.
@@ -40,13 +43,21 @@ export interface ValidatorOrigin {
   readonly imageId: string;
   /** The container's command, or undefined when the image's entrypoint runs. */
   readonly command: readonly string[] | undefined;
-  /** Names of the env variables set, and whether envFrom, lifecycle hooks or volume mounts appear (with their paths). */
-  readonly envNames: readonly string[];
+  /** The container's args (non-strings as ''), as the author wrote them. */
+  readonly args: readonly string[];
+  /** The env entries, whole (names, values, valueFrom), and whether envFrom, lifecycle hooks or volume mounts appear (with their paths). */
+  readonly env: readonly unknown[];
   readonly envFrom: boolean;
   readonly lifecycle: boolean;
   readonly mountPaths: readonly string[];
+  /** volumeDevices: a raw block device in the validator's filesystem, which no printer gives it. */
+  readonly devices: boolean;
   /** spec.shareProcessNamespace or hostPID: another container could reach the validator's process. */
   readonly sharedProcesses: boolean;
+  /** spec.hostNetwork: the validator would look at the node's network, not a pod's. */
+  readonly hostNetwork: boolean;
+  /** securityContext.runAsUser/runAsGroup of the container (Istio's drop-in reads the proxy's gid from it). */
+  readonly identity: { readonly uid: number; readonly gid: number } | undefined;
 }
 
 type Json = Record<string, unknown>;
@@ -79,11 +90,15 @@ function originOf(spec: Json, container: Json, status: Json): ValidatorOrigin {
     image: str(status.image),
     imageId: str(status.imageID),
     command: container.command === undefined || container.command === null ? undefined : command.map(str),
-    envNames: arr(container.env).map((entry) => str(obj(entry).name)),
+    args: arr(container.args).map(str),
+    env: arr(container.env),
     envFrom: arr(container.envFrom).length > 0,
     lifecycle: container.lifecycle !== undefined && container.lifecycle !== null,
     mountPaths: arr(container.volumeMounts).map((mount) => str(obj(mount).mountPath)),
+    devices: container.volumeDevices !== undefined && container.volumeDevices !== null,
     sharedProcesses: spec.shareProcessNamespace === true || spec.hostPID === true,
+    hostNetwork: spec.hostNetwork === true,
+    identity: containerIdentity(container),
   };
 }
 
@@ -119,4 +134,13 @@ export function podViewOf(pod: unknown, containerName: string): PodView | undefi
     validator: status ? terminationOf(status) : undefined,
     validatorOrigin: originOf(spec, container, status ?? {}),
   };
+}
+
+/**
+ * A pod's owner for the breaker and the backoff: its controller's uid, scoped by the pod's
+ * namespace, since the pod's author writes ownerReferences and could name another namespace's
+ * controller to spend its recreations.
+ */
+export function ownerOf(view: PodView): BlockedBy {
+  return { namespace: view.namespace, owner: `${view.namespace}/${view.ownerUid}` };
 }

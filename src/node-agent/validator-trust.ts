@@ -1,45 +1,113 @@
+import { isDeepStrictEqual } from 'node:util';
+import { containerEnv, validatorConfigOf, type ValidatorInvocation } from '../compat/validator-config.js';
+import type { ValidateConfig } from '../config/validate-config.js';
 import type { PodView, ValidatorOrigin } from './pod-view.js';
 
 /**
- * Whether a validator run can be believed to be Interlock's own verdict. Everything in a pod's
- * spec, metadata and termination message is written by whoever creates the pod; the image that
- * ran is reported by the kubelet. So a run is trusted only when the kubelet reports an image of a
- * repository the operator named (`--trusted-image`), AND the pod's author left that image running
- * Interlock as it ships: the image's entrypoint (or the Linkerd drop-in path, which execs it), no
- * environment that could load other code into it (NODE_OPTIONS and the like), no envFrom, no
- * lifecycle hooks, no volume mounted over its files, and no process namespace shared with another
- * container. docs/node-agent.md states the boundary.
+ * What `manifest`, `inject` and the webhook print for the agent's mesh's validator: built by the
+ * CLI from the printers themselves (src/cli/shipped-validator.ts), never typed here.
  */
-export function isTrustedValidator(view: PodView, trustedImages: readonly string[]): boolean {
-  const origin = view.validatorOrigin;
-  return ranTrustedImage(origin, trustedImages) && runsAsShipped(origin);
+export interface ShippedValidator {
+  /** validate's configuration of each printed variant (with and without the rules check, the Event). */
+  readonly configs: readonly ValidateConfig[];
+  /** The commands printed: undefined (the image's entrypoint), or the webhook's drop-in path. */
+  readonly commands: readonly (readonly string[] | undefined)[];
+  /** Every env entry a printer writes on the validator, whole: the only ones a trusted run may have. */
+  readonly env: readonly unknown[];
+  /** The mount paths a printer writes (the pod's annotations and labels as downward-API files). */
+  readonly mountPaths: readonly string[];
 }
 
-/** Linkerd injects its validator with this command; Interlock's image puts its drop-in there. */
-const DROP_IN_COMMANDS: readonly string[] = ['/usr/lib/linkerd/linkerd2-network-validator'];
-
-/** What Interlock reads from its environment, and what admission adds: nothing else may be set. */
-const ALLOWED_ENV = /^(INTERLOCK_[A-Z0-9_]+|POD_NAME|POD_NAMESPACE|POD_UID|NODE_NAME|KUBERNETES_SERVICE_(HOST|PORT))$/;
+/** Why a run is not Interlock's own verdict, or undefined when it is. */
+export type Distrust = string | undefined;
 
 /**
- * The service account token the API server's admission mounts, and the downward API files of the
- * pod's annotations and labels that `manifest`/`inject` mount (data Interlock parses, never code);
- * nothing else is mounted into the validator.
+ * Whether a validator run can be believed to be Interlock's own verdict about the node's CNI.
+ * Everything in a pod's spec, metadata and termination message is written by whoever creates the
+ * pod; the image that ran is reported by the kubelet. So a run is trusted only when the kubelet
+ * reports an image of a repository the operator named (`--trusted-image`), AND the pod's author
+ * left it running as the printers ship it: their command, an argv and environment whose
+ * configuration is the printed one (a tenant's `--outbound-port 9999` fails genuinely, and says
+ * nothing about the node), no other environment (NODE_OPTIONS and the like), no envFrom, no
+ * lifecycle hooks, no volume or device over its files, no process namespace shared with another
+ * container, not the node's network. docs/node-agent.md states the boundary.
  */
-const ALLOWED_MOUNT = /^(\/var\/run\/secrets\/kubernetes\.io\/serviceaccount|\/etc\/interlock\/podinfo)\/?$/;
+export function isTrustedValidator(
+  view: PodView,
+  trustedImages: readonly string[],
+  shipped: ShippedValidator,
+): boolean {
+  return distrustOf(view, trustedImages, shipped) === undefined;
+}
 
-function runsAsShipped(origin: ValidatorOrigin): boolean {
-  const command = origin.command;
-  const entrypoint = command === undefined || (command.length === 1 && DROP_IN_COMMANDS.includes(command[0]!));
+export function distrustOf(view: PodView, trustedImages: readonly string[], shipped: ShippedValidator): Distrust {
+  const origin = view.validatorOrigin;
+  if (!ranTrustedImage(origin, trustedImages)) return 'the kubelet reports no trusted image';
+  return tampering(origin, shipped) ?? argvDistrust(origin, shipped);
+}
+
+/** The service account token the API server's admission mounts; every other mount is a printer's. */
+const SERVICE_ACCOUNT_MOUNT = /^\/var\/run\/secrets\/kubernetes\.io\/serviceaccount\/?$/;
+
+function tampering(origin: ValidatorOrigin, shipped: ShippedValidator): Distrust {
+  if (!shipped.commands.some((command) => isDeepStrictEqual(command, origin.command)))
+    return 'its command is not the one printed';
+  if (!origin.env.every((entry) => shipped.env.some((printed) => isDeepStrictEqual(entry, printed))))
+    return 'an environment variable the printers do not set';
+  if (origin.envFrom) return 'envFrom';
+  if (origin.lifecycle) return 'a lifecycle hook';
+  const mounts = shipped.mountPaths.map((path) => path.replace(/\/$/, ''));
+  if (!origin.mountPaths.every((path) => SERVICE_ACCOUNT_MOUNT.test(path) || mounts.includes(path.replace(/\/$/, ''))))
+    return 'a volume mounted where the printers mount none';
+  if (origin.devices) return 'volumeDevices';
+  if (origin.sharedProcesses) return 'a process namespace shared with other containers';
+  if (origin.hostNetwork) return "the node's network";
+  return undefined;
+}
+
+function argvDistrust(origin: ValidatorOrigin, shipped: ShippedValidator): Distrust {
+  const run = validatorConfigOf(origin.command, origin.args, containerEnv(origin.env), origin.identity);
+  if (!run.ok) return `its argv is refused: ${run.error.message}`;
+  return shipped.configs.some((config) => sameCheck(run.value, config))
+    ? undefined
+    : 'its argv or environment asks for another check than the printed one';
+}
+
+/**
+ * The run checks what the printed validator checks: the same interception, families, rules mode,
+ * probe destination and failure code, and no shorter deadline. A drop-in's probe port, hint and
+ * spread are the mesh's own rendering (Linkerd's `--connect-addr`; Istio's argv names every
+ * exclusion, so its probe spreads), kept as the mesh wrote them.
+ */
+function sameCheck(run: ValidatorInvocation, shipped: ValidateConfig): boolean {
+  const config = run.config;
   return (
-    entrypoint &&
-    origin.envNames.every((name) => ALLOWED_ENV.test(name)) &&
-    !origin.envFrom &&
-    !origin.lifecycle &&
-    origin.mountPaths.every((path) => ALLOWED_MOUNT.test(path)) &&
-    !origin.sharedProcesses
+    isDeepStrictEqual(asSets(config.interception), asSets(shipped.interception)) &&
+    config.family === shipped.family &&
+    config.rules === shipped.rules &&
+    config.timeoutMs >= shipped.timeoutMs &&
+    config.failureExitCode === shipped.failureExitCode &&
+    isDeepStrictEqual(config.probeAddresses, shipped.probeAddresses) &&
+    (run.dropIn !== undefined ||
+      (config.probePort === shipped.probePort &&
+        config.probeSpread === shipped.probeSpread &&
+        isDeepStrictEqual(config.probeAddressHints, shipped.probeAddressHints)))
   );
 }
+
+/**
+ * The spec with every list sorted: its lists are sets (ports, ranges, uids, CIDRs, interfaces),
+ * and Istio's `-d 15090,15021,15020` names the same set as the preset's sorted one.
+ */
+function asSets(value: unknown): unknown {
+  if (Array.isArray(value))
+    return value.map(asSets).sort((a, b) => (sortKey(a) < sortKey(b) ? -1 : sortKey(a) > sortKey(b) ? 1 : 0));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, asSets(item)]));
+}
+
+const sortKey = (value: unknown): string =>
+  JSON.stringify(value, (_, item: unknown) => (typeof item === 'bigint' ? `${item}n` : item)) ?? '';
 
 function ranTrustedImage(origin: ValidatorOrigin, trustedImages: readonly string[]): boolean {
   const digest =

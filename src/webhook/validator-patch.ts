@@ -1,6 +1,7 @@
 import { compatModeOf, compatToValidate, type CompatMode } from '../compat/compat-argv.js';
 import { LINKERD_VALIDATOR_PATH } from '../compat/drop-in-programs.js';
 import { authorPlumbingProblem } from '../inject/author-plumbing.js';
+import { containerValidatorConfig } from '../compat/validator-config.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
 import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
@@ -35,7 +36,8 @@ export interface PatchSettings {
 export interface ContainerDecision {
   readonly index: number;
   readonly name: string;
-  readonly outcome: 'patched' | 'unchanged' | 'unrecognised';
+  /** refused: Interlock's validator would exit 64 on this container's argv and env, so it is not put there. */
+  readonly outcome: 'patched' | 'unchanged' | 'unrecognised' | 'refused';
 }
 
 export interface PodPatch {
@@ -74,14 +76,21 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
     }
     denial ??= authorPlumbingProblem(spec, container, podinfoEnv());
     const containerOps = containerPatch(container, `/spec/initContainers/${index}`, mode, settings);
+    // The mesh's own argv refused (a help or version switch, which its binary answers with exit 0 and
+    // no verdict): patched all the same, so Interlock's validator refuses it and the pod does not start.
+    const argvRefusal = refusalOf(container);
+    const settingsRefusal = argvRefusal === undefined ? patchedRefusal(container, containerOps) : undefined;
+    if (settingsRefusal) {
+      containers.push({ index, name: container.name, outcome: 'refused' });
+      warnings.push(`interlock webhook: ${container.name} left as the mesh wrote it: ${settingsRefusal}`);
+      return;
+    }
     containers.push({ index, name: container.name, outcome: containerOps.length ? 'patched' : 'unchanged' });
     // Guard the index: if the list moved under us, the API server rejects the patch instead of
     // rewriting another container.
     if (containerOps.length)
       ops.push({ op: 'test', path: `/spec/initContainers/${index}/name`, value: container.name }, ...containerOps);
-    // Patched all the same: Interlock's validator then refuses the argv and the pod does not start.
-    const refused = refusalOf(container);
-    if (refused !== undefined) warnings.push(`${container.name}: ${refused}`);
+    if (argvRefusal !== undefined) warnings.push(`${container.name}: ${argvRefusal}`);
     const limit = memoryLimitOf(container);
     if (limit !== undefined && memoryLimitTooLow(limit))
       warnings.push(memoryLimitNote(container.name, limit, 'raised'));
@@ -126,6 +135,29 @@ function containerPatch(
   set('resources', structuredClone(VALIDATOR_RESOURCES));
   set('terminationMessagePolicy', 'FallbackToLogsOnError');
   return ops;
+}
+
+/**
+ * What the patch would make the container run, through the validator's own configuration check
+ * (src/compat, as the image runs it): a patch must never print a validator that exits 64.
+ */
+function patchedRefusal(container: Record<string, unknown>, ops: readonly JsonPatchOp[]): string | undefined {
+  const config = containerValidatorConfig(patchedContainer(container, ops));
+  return config.ok ? undefined : `Interlock's validator would refuse it and exit 64: ${config.error.message}`;
+}
+
+/** The container with its own ops applied: a field set or removed, or an item appended to a field's list (`…/env/-`). */
+function patchedContainer(container: Record<string, unknown>, ops: readonly JsonPatchOp[]): Record<string, unknown> {
+  const patched: Record<string, unknown> = { ...container };
+  for (const op of ops) {
+    const [field, item] = op.path.split('/').slice(4);
+    if (field === undefined || op.op === 'test') continue;
+    if (op.op === 'remove') delete patched[field];
+    else if (item === '-')
+      patched[field] = [...(Array.isArray(patched[field]) ? (patched[field] as unknown[]) : []), op.value];
+    else if (item === undefined) patched[field] = op.value;
+  }
+  return patched;
 }
 
 function podLevelPatch(

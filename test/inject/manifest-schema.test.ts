@@ -41,7 +41,16 @@ function combinations(): string[][] {
     ])
       out.push(
         ['--node-agent', '--mesh', 'istio', '--action', action, ...extra],
-        ['--node-agent', '--action', action, ...extra, '--output', 'json'],
+        // No --mesh (generic): the audit needs the mesh's plugin named, as the agent does.
+        [
+          '--node-agent',
+          '--action',
+          action,
+          ...extra,
+          ...(extra.includes('--cni-audit') ? ['--mesh-plugin', 'cilium-cni'] : []),
+          '--output',
+          'json',
+        ],
       );
   return out;
 }

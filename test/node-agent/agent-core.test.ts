@@ -5,6 +5,7 @@ import type { AgentApi } from '../../src/node-agent/agent-api.js';
 import type { AgentEvent } from '../../src/node-agent/agent-events.js';
 import type { AgentMetrics } from '../../src/node-agent/agent-metrics.js';
 import type { AgentClock, AgentSettings } from '../../src/node-agent/agent-settings.js';
+import { shippedValidator } from '../../src/cli/shipped-validator.js';
 import { crashLoopPod, type PodShape } from '../harness/kube-api/pods.js';
 
 /** A clock the test moves by hand: timers fire only when `advance` passes them. */
@@ -80,12 +81,13 @@ function agentWith(over: Partial<AgentSettings> = {}) {
     action: 'delete',
     taint: true,
     backoff: { baseMs: 1000, maxMs: 60_000, maxRecreations: 3, windowMs: 600_000 },
-    breaker: { threshold: 5, windowMs: 60_000 },
+    breaker: { threshold: 5, windowMs: 60_000, minNamespaces: 1 },
     retry: { baseMs: 500, maxMs: 30_000 },
     queueCapacity: 1024,
     writesPerSecond: 1000,
     writeBurst: 1000,
     trustedImages: [],
+    shipped: shippedValidator('linkerd'),
     ...over,
   };
   const clock = new ManualClock();

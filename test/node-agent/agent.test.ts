@@ -270,6 +270,8 @@ describe('interlock node against the API stand-in', () => {
         'pods',
         crashLoopPod({
           name: `storm-${String(i).padStart(2, '0')}`,
+          // Many tenants' pods: the breaker wants owners from at least two namespaces.
+          namespace: `team-${i % 5}`,
           ownerUid: `owner-${i}`,
           image: 'mesh-interlock:dev',
           finishedAt,

@@ -4,7 +4,7 @@ import { blockedOf } from '../../src/node-agent/blocked.js';
 import { CLOSED_BREAKER, recordAudit, recordBlocked, tick } from '../../src/node-agent/breaker.js';
 import { CoalescingQueue } from '../../src/node-agent/coalescing-queue.js';
 import { decide, type DecisionInput } from '../../src/node-agent/decide.js';
-import { podViewOf } from '../../src/node-agent/pod-view.js';
+import { ownerOf, podViewOf } from '../../src/node-agent/pod-view.js';
 import { RateLimiter } from '../../src/node-agent/rate-limiter.js';
 import { parseRetryAfter, retryDelayMs } from '../../src/node-agent/retry-delay.js';
 import { crashLoopPod, failedJobPod, healthyPod, type FixturePod } from '../harness/kube-api/pods.js';
@@ -118,7 +118,9 @@ describe('decide', () => {
   });
 
   it('backs off exponentially per owner and gives up after the cap within the window', () => {
-    const owner = input().view.ownerUid;
+    // Keyed by namespace and controller uid: a uid written into another namespace's pod is another owner.
+    const owner = ownerOf(input().view).owner;
+    expect(owner).toBe(`${input().view.namespace}/${input().view.ownerUid}`);
     let state = recordRecreation(new Map(), owner, POLICY, 0);
     expect(decide(input({ backoff: state, now: 500 }))).toEqual({ kind: 'wait', untilMs: 1000 });
     expect(decide(input({ backoff: state, now: 1000 })).kind).toBe('recreate');
@@ -134,22 +136,45 @@ describe('decide', () => {
 });
 
 describe('breaker', () => {
-  const policy = { threshold: 5, windowMs: 60_000 };
-  it('opens on the sixth blocked pod within a window, not on five or on spread-out ones', () => {
+  const policy = { threshold: 5, windowMs: 60_000, minNamespaces: 2 };
+  /** The i-th distinct owner, spread over two namespaces. */
+  const owner = (i: number) => ({ namespace: `ns-${i % 2}`, owner: `ns-${i % 2}/rs-${i}` });
+  it('opens on the sixth blocked owner within a window, not on five or on spread-out ones', () => {
     let state = CLOSED_BREAKER;
-    for (let i = 0; i < 5; i++) state = recordBlocked(state, policy, i * 100).state;
+    for (let i = 0; i < 5; i++) state = recordBlocked(state, policy, owner(i), i * 100).state;
     expect(state.open).toBe(false);
-    expect(recordBlocked(state, policy, 600).transition).toBe('opened');
+    expect(recordBlocked(state, policy, owner(5), 600).transition).toBe('opened');
     let spread = CLOSED_BREAKER;
-    for (let i = 0; i < 10; i++) spread = recordBlocked(spread, policy, i * 20_000).state;
+    for (let i = 0; i < 10; i++) spread = recordBlocked(spread, policy, owner(i), i * 20_000).state;
     expect(spread.open).toBe(false);
+  });
+
+  // Issue 35, item 8: one tenant must not open the breaker for everyone.
+  it('one owner failing again and again is one owner: it never opens the breaker', () => {
+    let state = CLOSED_BREAKER;
+    for (let i = 0; i < 50; i++) state = recordBlocked(state, policy, owner(0), i * 100).state;
+    expect(state.open).toBe(false);
+  });
+
+  it('many owners of one namespace do not open it; the same count over two namespaces does', () => {
+    let state = CLOSED_BREAKER;
+    for (let i = 0; i < 20; i++)
+      state = recordBlocked(state, policy, { namespace: 'tenant', owner: `tenant/rs-${i}` }, i * 10).state;
+    expect(state.open).toBe(false);
+    expect(recordBlocked(state, policy, { namespace: 'other', owner: 'other/rs-0' }, 300).transition).toBe('opened');
+    let single = CLOSED_BREAKER;
+    const one = { ...policy, minNamespaces: 1 };
+    for (let i = 0; i < 6; i++)
+      single = recordBlocked(single, one, { namespace: 'apps', owner: `apps/rs-${i}` }, i * 10).state;
+    expect(single.open).toBe(true);
   });
 
   it('closes only after a full quiet window; a new blocked pod restarts the wait', () => {
     let state = CLOSED_BREAKER;
-    for (let i = 0; i < 6; i++) state = recordBlocked(state, policy, 0).state;
+    for (let i = 0; i < 6; i++) state = recordBlocked(state, policy, owner(i), 0).state;
+    expect(state.open).toBe(true);
     expect(tick(state, policy, 59_999).transition).toBeUndefined();
-    state = recordBlocked(state, policy, 30_000).state;
+    state = recordBlocked(state, policy, owner(0), 30_000).state;
     expect(tick(state, policy, 60_000).transition).toBeUndefined();
     expect(tick(state, policy, 90_000).transition).toBe('closed');
   });

@@ -44,7 +44,14 @@ beforeAll(async () => {
   const recent = { image: 'mesh-interlock:dev', finishedAt: new Date().toISOString() };
   api.store.put('pods', crashLoopPod({ name: 'web-3', ownerUid: 'o3', ...recent }));
   api.store.put('pods', crashLoopPod({ name: 'web-4', ownerUid: 'o4', ...recent }));
-  agent = await startAgent(api, ['--breaker-threshold', '1', '--trusted-image', 'mesh-interlock']);
+  agent = await startAgent(api, [
+    '--breaker-threshold',
+    '1',
+    '--breaker-min-namespaces',
+    '1',
+    '--trusted-image',
+    'mesh-interlock',
+  ]);
   await waitFor('the Node Event', () =>
     api.store.list('events').some((event) => event.reason === 'InterlockBreakerOpen'),
   );

@@ -4,6 +4,7 @@ import { crashLoopPod, nodeObject, type PodShape } from '../harness/kube-api/pod
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
 import type { KubeObject } from '../harness/kube-api/types.js';
 import { metric, startAgent, waitFor, type AgentProcess } from './agent-process.js';
+import { validatorArgs } from '../../src/inject/validator-container.js';
 
 // Issue 21, items 11-14: the node agent against what a tenant writes. Everything in a pod's spec,
 // metadata and termination message is the pod author's; only the kubelet's status fields (the
@@ -31,12 +32,18 @@ const nodeEvents = () => storedEvents().filter((event) => event.involvedObject.k
 const deletes = () => api.requests.filter((request) => request.method === 'DELETE');
 const now = () => new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 
-/** Six failures of the node's CNI, one per owner, each shaped by `shape`. */
+/** Six failures of the node's CNI, one per owner, over two namespaces (unless `shape` names one), each shaped by `shape`. */
 function sixFailures(prefix: string, shape: Partial<PodShape>): void {
   for (let i = 0; i < 6; i++)
     api.store.put(
       'pods',
-      crashLoopPod({ name: `${prefix}-${i}`, ownerUid: `${prefix}-owner-${i}`, finishedAt: now(), ...shape }),
+      crashLoopPod({
+        name: `${prefix}-${i}`,
+        namespace: `${prefix}-ns-${i % 2}`,
+        ownerUid: `${prefix}-owner-${i}`,
+        finishedAt: now(),
+        ...shape,
+      }),
     );
 }
 
@@ -201,5 +208,68 @@ describe('item 14: a validator that exits 64 (configuration error) is reported, 
     await barrier();
     expect(deletes()).toEqual([]);
     expect(await breakerOpen()).toBe(0);
+  });
+});
+
+// Issue 35, item 8: one tenant must not open the breaker for everyone.
+describe('issue 35 item 8: the breaker counts owners across namespaces, and only the printed validator', () => {
+  const PRINTED = validatorArgs({ mesh: 'linkerd', image: INTERLOCK, rulesCheck: false, reportEvent: false });
+  const counted = () => agent!.logs.filter((line) => String(line.msg).startsWith('validator failed')).length;
+
+  it('one pod of one owner restarting seven times: no breaker, no taint', async () => {
+    agent = await startAgent(api, ['--taint', '--action', 'none', ...TRUST]);
+    for (let run = 0; run < 7; run++) {
+      const finishedAt = new Date(Date.now() - 10_000 + run * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      api.store.put('pods', crashLoopPod({ name: 'flappy', ownerUid: 'one-owner', image: INTERLOCK, finishedAt }));
+      await waitFor(`run ${run} counted`, () => counted() >= run + 1);
+    }
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+    expect(nodeEvents()).toEqual([]);
+  });
+
+  it('six owners of one namespace (a tenant can create or name as many as it likes): no breaker', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST]);
+    sixFailures('tenant', { image: INTERLOCK, namespace: 'tenant' });
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+    expect(nodeEvents()).toEqual([]);
+  });
+
+  it('--breaker-min-namespaces 1: six owners of one namespace open it, one owner seven times does not', async () => {
+    agent = await startAgent(api, ['--taint', '--action', 'none', '--breaker-min-namespaces', '1', ...TRUST]);
+    for (let run = 0; run < 7; run++) {
+      const finishedAt = new Date(Date.now() - 10_000 + run * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+      api.store.put('pods', crashLoopPod({ name: 'flappy', ownerUid: 'one-owner', image: INTERLOCK, finishedAt }));
+      await waitFor(`run ${run} counted`, () => counted() >= run + 1);
+    }
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+    sixFailures('apps', { image: INTERLOCK, namespace: 'apps' });
+    await waitFor('the breaker Event', () => nodeEvents().find((event) => event.reason === 'InterlockBreakerOpen'));
+    expect(await breakerOpen()).toBe(1);
+  });
+
+  it.each([
+    ['--outbound-port 9999 appended to the printed args', { args: [...PRINTED, '--outbound-port', '9999'] }],
+    [
+      'INTERLOCK_OUTBOUND_PORT=9999 in its environment',
+      { args: PRINTED, env: [{ name: 'INTERLOCK_OUTBOUND_PORT', value: '9999' }] },
+    ],
+    ['a raw block device (volumeDevices)', { args: PRINTED, volumeDevices: [{ name: 'd', devicePath: '/dev/xvdb' }] }],
+  ])('six owners over two namespaces, %s: not counted, no breaker', async (_, shape) => {
+    agent = await startAgent(api, ['--taint', ...TRUST]);
+    sixFailures('tampered', { image: INTERLOCK, ...shape });
+    await barrier();
+    expect(await breakerOpen()).toBe(0);
+    expect(nodeEvents()).toEqual([]);
+    expect(agent.logs.filter((line) => String(line.msg).startsWith('not counted toward the breaker'))).toHaveLength(6);
+  });
+
+  it('control: the printed args, six owners over two namespaces, open it', async () => {
+    agent = await startAgent(api, ['--taint', ...TRUST]);
+    sixFailures('printed', { image: INTERLOCK, args: PRINTED });
+    await waitFor('the breaker Event', () => nodeEvents().find((event) => event.reason === 'InterlockBreakerOpen'));
+    expect(await breakerOpen()).toBe(1);
   });
 });

@@ -24,6 +24,10 @@ export interface PodShape {
   readonly command?: readonly string[];
   /** No ownerReferences: a bare pod, which no controller recreates. */
   readonly bare?: boolean;
+  /** The validator's args, env and volumeDevices (the fixture's args, no env, no devices by default). */
+  readonly args?: readonly string[];
+  readonly env?: readonly Record<string, unknown>[];
+  readonly volumeDevices?: readonly Record<string, unknown>[];
 }
 
 /** A kubelet-written container termination: the fields the agent reads and the tests rewrite. */
@@ -68,6 +72,10 @@ function reshape(fixture: KubeObject, shape: PodShape): FixturePod {
   const spec = pod.spec.initContainers[0]!;
   spec.name = container;
   if (shape.command) spec.command = [...shape.command];
+  const fields = spec as Record<string, unknown>;
+  if (shape.args) fields.args = [...shape.args];
+  if (shape.env) fields.env = structuredClone(shape.env);
+  if (shape.volumeDevices) fields.volumeDevices = structuredClone(shape.volumeDevices);
   const status = pod.status.initContainerStatuses[0]!;
   status.name = container;
   if (shape.image) {

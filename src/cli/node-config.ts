@@ -1,0 +1,87 @@
+import type { CniAuditOptions } from '../cni/run-cni-audit.js';
+import type { RuntimeName } from '../cni/runtime-load.js';
+import { PRESETS, type Mesh } from '../config/interception.js';
+import { parseCommandLine } from '../config/parse-command-line.js';
+import type { AgentSettings } from '../node-agent/agent-settings.js';
+import { meshDefaults } from '../node-agent/node-flags.js';
+import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
+import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
+import { shippedValidator } from './shipped-validator.js';
+
+type Values = Record<string, unknown>;
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** `interlock node`'s whole configuration, before anything is started. */
+export interface NodeConfig {
+  readonly values: Values;
+  readonly settings: AgentSettings;
+  /** With `--cni-audit`: the options `interlock cni-check` would take. */
+  readonly cniAudit: CniAuditOptions | undefined;
+}
+
+/**
+ * The one configuration check of `interlock node`: the command runs it, and `manifest --node-agent`
+ * runs it on the DaemonSet it prints, so nothing printed crash-loops on 64. Pure: no file, socket
+ * or API is touched. A string is the refusal's sentence, naming the flag.
+ */
+export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | string {
+  const parsed = parseCommandLine('node', argv, env, NODE_COMMAND_FLAGS);
+  if (!parsed.ok) return parsed.error.message;
+  const values = Object.fromEntries(parsed.value.values);
+  const settings = settingsOf(values);
+  if (typeof settings === 'string') return settings;
+  const cniAudit = cniAuditOf(values);
+  if (typeof cniAudit === 'string') return cniAudit;
+  return { values, settings, cniAudit };
+}
+
+/** The CNI audit the agent runs with `--cni-audit`: the same options `interlock cni-check` takes. */
+function cniAuditOf(values: Values): CniAuditOptions | string | undefined {
+  if (values['cni-audit'] !== true) return undefined;
+  const mesh = values.mesh as Mesh;
+  const meshPlugin = (values['mesh-plugin'] as string | undefined) ?? PRESETS[mesh].cniPlugin;
+  if (meshPlugin === undefined) return '--cni-audit with --mesh generic needs --mesh-plugin TYPE';
+  const crioDefaultNetwork = values['crio-default-network'] as string | undefined;
+  return {
+    confDir: values['cni-conf-dir'] as string,
+    binDirs: values['cni-bin-dir'] as readonly string[],
+    runtime: values.runtime as RuntimeName,
+    meshPlugin,
+    versionTimeoutMs: values['version-timeout'] as number,
+    maxConfNum: values['max-conf-num'] as number,
+    ...(crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork }),
+  };
+}
+
+function settingsOf(values: Values): AgentSettings | string {
+  const node = values['node-name'] as string | undefined;
+  if (!node) return '--node-name is required (or NODE_NAME from the downward API)';
+  const preset = meshDefaults(values.mesh as Mesh);
+  const window = values['breaker-window'] as number;
+  const writes = values['writes-per-second'] as number;
+  return {
+    node,
+    container: (values['container-name'] as string | undefined) ?? preset.container,
+    failureExitCode: (values['failure-exit-code'] as number | undefined) ?? preset.failureExitCode,
+    action: values.action as AgentSettings['action'],
+    taint: values.taint === true,
+    backoff: {
+      baseMs: 1000,
+      maxMs: 5 * 60_000,
+      maxRecreations: values['max-recreations'] as number,
+      windowMs: values['recreate-window'] as number,
+    },
+    breaker: {
+      threshold: values['breaker-threshold'] as number,
+      windowMs: window,
+      minNamespaces: values['breaker-min-namespaces'] as number,
+    },
+    retry: DEFAULT_RETRY,
+    queueCapacity: 1024,
+    writesPerSecond: writes,
+    writeBurst: writes * 2,
+    trustedImages: (values['trusted-image'] as readonly string[] | undefined) ?? [],
+    shipped: shippedValidator(values.mesh as Mesh),
+    ...(values['watch-namespace'] ? { namespaces: values['watch-namespace'] as readonly string[] } : {}),
+  };
+}

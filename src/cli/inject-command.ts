@@ -4,10 +4,11 @@ import type { Mesh } from '../config/interception.js';
 import { injectJson, looksLikeJson } from '../inject/inject-json.js';
 import { injectYaml } from '../inject/inject-yaml.js';
 import { ok, type Result } from '../reason/result.js';
-import { readManifestFile, readStdinBounded } from './read-manifest-input.js';
+import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile, readStdinBounded } from './read-manifest-input.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.js';
 import { commandError } from './command-error.js';
+import { defaultImageWarning } from './default-image.js';
 
 const file = (text: string): Result<string, 'ConfigInvalid'> => ok(text);
 
@@ -16,7 +17,7 @@ export const INJECT_FLAGS: readonly FlagDef[] = [
     name: 'filename',
     kind: 'value',
     placeholder: 'FILE|-',
-    help: 'Kubernetes YAML or JSON to inject into (- or none: standard input); a regular file, at most 16 MiB.',
+    help: `Kubernetes YAML or JSON to inject into (- or none: standard input); a regular file, at most ${mebibytes(MAX_MANIFEST_BYTES)}.`,
     commands: ['inject'],
     parse: file,
   },
@@ -74,7 +75,8 @@ export async function runInject(
       result.error,
     );
   const notes = result.value.notes.map((note) => `interlock inject: ${note}\n`).join('');
-  return { exitCode: 0, stdout: result.value.output, stderr: notes };
+  const warning = result.value.injected > 0 && !parsed.value.imageGiven ? defaultImageWarning('inject') : '';
+  return { exitCode: 0, stdout: result.value.output, stderr: `${notes}${warning}` };
 }
 
 /** kubectl's `-f FILE` and a lone `-` (standard input) as the one long flag the shared reader knows. */

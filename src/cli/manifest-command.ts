@@ -5,6 +5,7 @@ import { containerDocument, renderJson, renderYaml, type ManifestDocument } from
 import { eventRbacDocuments } from '../inject/event-rbac.js';
 import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
+import { parseImageReference } from '../config/image-reference.js';
 import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
 import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
@@ -14,6 +15,7 @@ import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
 import { commandError } from './command-error.js';
+import { defaultImageWarning } from './default-image.js';
 import type { CommandOutcome } from './command-outcome.js';
 
 const oneOf =
@@ -22,8 +24,6 @@ const oneOf =
     (values as readonly string[]).includes(text)
       ? ok(text as T)
       : fail('ConfigInvalid', `expected ${values.join(', ')}`);
-const text = (text: string): Result<string, 'ConfigInvalid'> =>
-  text.trim() ? ok(text.trim()) : fail('ConfigInvalid', 'must not be empty');
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
   DNS_LABEL.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
@@ -42,9 +42,9 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'image',
     kind: 'value',
     placeholder: 'IMAGE',
-    help: `Interlock's image (default ${DEFAULT_IMAGE}); webhook: the image it puts in place of the mesh's validator.`,
+    help: `Interlock's image, as you pushed it (REGISTRY/mesh-interlock:TAG). Without it ${DEFAULT_IMAGE} is used, which no registry publishes, and a warning says so. webhook: the image it puts in place of the mesh's validator.`,
     commands: ['manifest', 'inject', 'webhook'],
-    parse: text,
+    parse: parseImageReference,
     default: DEFAULT_IMAGE,
   },
   INBOUND_PORT_FLAG,
@@ -119,14 +119,14 @@ export function parseCommandFlags(
   argv: readonly string[],
   flags: readonly FlagDef[],
   env: Readonly<Record<string, string | undefined>>,
-): Result<{ values: FlagValues }, 'ConfigInvalid'> {
+): Result<{ values: FlagValues; imageGiven: boolean }, 'ConfigInvalid'> {
   const parsed = parseCommandLine(command, argv, env, flags);
   if (!parsed.ok) return parsed;
   // The mesh's default (generic) is validate's; here only a mesh the operator named counts.
   const values = new Map(parsed.value.values);
   if (!parsed.value.sources.has('mesh')) values.delete('mesh');
   if (values.get('report-event') === false) values.delete('report-event');
-  return ok({ values });
+  return ok({ values, imageGiven: parsed.value.sources.has('image') });
 }
 
 /** The node agent's documents: Namespace, RBAC and DaemonSet, as plain data. */
@@ -172,7 +172,8 @@ export async function runManifest(
   const documents = await modeDocuments(mode, values, agent, nodeAgent);
   if (typeof documents === 'string') return usageError(documents);
   const stdout = values.get('output') === 'json' ? renderJson(documents) : renderYaml(documents);
-  return { exitCode: 0, stdout, stderr: '' };
+  const usesImage = mode !== 'rbac' && !parsed.value.imageGiven;
+  return { exitCode: 0, stdout, stderr: usesImage ? defaultImageWarning('manifest') : '' };
 }
 
 /** The output mode, named by its switch; several switches at once leave all but one misplaced, hence refused. */

@@ -7,7 +7,10 @@ import { fail, ok, type Result } from '../reason/result.js';
  * is parsed (at most MAX_DOCUMENT_BYTES at a time), which `npm run bench` measures under the
  * image's 192 MiB heap.
  */
-const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+
+/** `16 MiB`: a byte cap as help and messages print it. */
+export const mebibytes = (bytes: number): string => `${bytes / 1024 / 1024} MiB`;
 
 type Read = Result<Buffer, 'ManifestUnreadable' | 'ManifestTooLarge'>;
 
@@ -65,5 +68,5 @@ function unreadable(message: string): Read {
 }
 
 function tooLarge(shown: string, cap: number): Read {
-  return fail('ManifestTooLarge', `${shown} is larger than the ${cap / 1024 / 1024} MiB input cap`);
+  return fail('ManifestTooLarge', `${shown} is larger than the ${mebibytes(cap)} input cap`);
 }

@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { ALL_FLAGS } from '../dist/cli/all-flags.js';
 import { cliReference } from '../dist/cli/cli-reference.js';
 import { COMMANDS } from '../dist/cli/command-table.js';
+import { manifestExample } from '../dist/cli/readme-examples.js';
 import { exitCodeTable, flagTable, reasonTable, replaceGenerated } from '../dist/cli/readme-tables.js';
 
 const path = new URL('../README.md', import.meta.url);
@@ -12,7 +13,9 @@ let readme = readFileSync(path, 'utf8');
 readme = replaceGenerated(readme, 'flags', flagTable(ALL_FLAGS));
 readme = replaceGenerated(readme, 'exit-codes', exitCodeTable());
 readme = replaceGenerated(readme, 'reasons', reasonTable());
+readme = replaceGenerated(readme, 'manifest-linkerd', await manifestExample('linkerd'));
+readme = replaceGenerated(readme, 'manifest-istio', await manifestExample('istio'));
 writeFileSync(path, readme);
-console.log('README.md: flag, exit-code and reason tables regenerated');
+console.log('README.md: flag, exit-code and reason tables and manifest examples regenerated');
 writeFileSync(new URL('../docs/cli.md', import.meta.url), cliReference(COMMANDS));
 console.log('docs/cli.md: regenerated from the command table');

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ALL_FLAGS } from '../../src/cli/all-flags.js';
 import { COMMANDS } from '../../src/cli/command-table.js';
 import { flagUsage, formatCommandHelp } from '../../src/cli/help.js';
+import { manifestExample } from '../../src/cli/readme-examples.js';
 import { exitCodeTable, flagTable, reasonTable, replaceGenerated } from '../../src/cli/readme-tables.js';
 import {
   EXIT,
@@ -20,6 +21,16 @@ describe('the README is generated from the flag table and the exit-code table', 
 
   it('the reasons table in the README is what `npm run docs` writes, from the one Reason union', () => {
     expect(replaceGenerated(README, 'reasons', reasonTable())).toBe(README);
+  });
+
+  it("the README's init-container examples are what `interlock manifest` prints (npm run docs)", async () => {
+    for (const mesh of ['linkerd', 'istio'] as const) {
+      const example = await manifestExample(mesh);
+      expect(example).toMatch(
+        new RegExp(`^name: ${mesh === 'linkerd' ? 'linkerd-network-validator' : 'istio-validation'}$`, 'm'),
+      );
+      expect(replaceGenerated(README, `manifest-${mesh}`, example)).toBe(README);
+    }
   });
 
   it('the exit-code table in the README is what `npm run docs` writes', () => {

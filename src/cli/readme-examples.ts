@@ -3,7 +3,7 @@ import { runManifest } from './manifest-command.js';
 import { VERSION } from './version.js';
 
 /** The image the README's examples name: a pushed image, as an operator passes it. */
-export const EXAMPLE_IMAGE = `registry.example.com/mesh-interlock:${VERSION}`;
+const EXAMPLE_IMAGE = `registry.example.com/mesh-interlock:${VERSION}`;
 
 /**
  * The README's init-container example of a mesh: exactly what `interlock manifest` prints for it,

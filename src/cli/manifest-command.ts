@@ -1,7 +1,7 @@
 import { EXIT } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
 import type { Mesh } from '../config/interception.js';
-import { containerDocument, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
+import { containerDocument, jsonNotes, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
 import { eventRbacDocuments } from '../inject/event-rbac.js';
 import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
@@ -171,9 +171,11 @@ export async function runManifest(
   if (misplaced) return usageError(`--${misplaced} does not apply to ${modeName(mode)}`);
   const documents = await modeDocuments(mode, values, agent, nodeAgent);
   if (typeof documents === 'string') return usageError(documents);
-  const stdout = values.get('output') === 'json' ? renderJson(documents) : renderYaml(documents);
+  const json = values.get('output') === 'json';
+  const stdout = json ? renderJson(documents) : renderYaml(documents);
   const usesImage = mode !== 'rbac' && !parsed.value.imageGiven;
-  return { exitCode: 0, stdout, stderr: usesImage ? defaultImageWarning('manifest') : '' };
+  const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}`;
+  return { exitCode: 0, stdout, stderr };
 }
 
 /** The output mode, named by its switch; several switches at once leave all but one misplaced, hence refused. */

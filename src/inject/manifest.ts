@@ -69,6 +69,16 @@ export function renderYaml(documents: readonly ManifestDocument[]): string {
     .join('---\n');
 }
 
+/**
+ * What the YAML says in comments, for JSON output, which has none: the volume to add, the RBAC and
+ * PodSecurity a flag needs. Each line is meant for stderr, so stdout stays one JSON value.
+ */
+export function jsonNotes(command: string, documents: readonly ManifestDocument[]): string {
+  const lines = documents.flatMap((document) => (document.comment ? document.comment.split('\n') : []));
+  if (lines.length === 0) return '';
+  return `interlock ${command}: what the YAML output says in comments (JSON has none):\n${lines.map((line) => ` ${line}\n`).join('')}`;
+}
+
 /** JSON has no comments: one object, or a v1 List (what kubectl prints and applies) when there are several. */
 export function renderJson(documents: readonly ManifestDocument[]): string {
   const values = documents.map((document) => document.value);

@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { fileErrorSentence } from '../file/file-error.js';
 import { echoValue } from '../config/echo-value.js';
 import { fail, ok, type Result } from '../reason/result.js';
 
@@ -21,7 +22,7 @@ export function readManifestFile(path: string, cap = MAX_MANIFEST_BYTES): Read {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    return unreadable(`cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    return unreadable(`cannot read ${shown}: ${fileErrorSentence(error)}`);
   }
   try {
     const stat = fstatSync(fd);
@@ -34,7 +35,7 @@ export function readManifestFile(path: string, cap = MAX_MANIFEST_BYTES): Read {
       read = readSync(fd, buffer, length, buffer.length - length, null);
     return length > cap ? tooLarge(shown, cap) : ok(buffer.subarray(0, length));
   } catch (error) {
-    return unreadable(`cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    return unreadable(`cannot read ${shown}: ${fileErrorSentence(error)}`);
   } finally {
     closeSync(fd);
   }
@@ -58,7 +59,7 @@ export async function readStdinBounded(
       }
     }
   } catch (error) {
-    return unreadable(`cannot read standard input: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    return unreadable(`cannot read standard input: ${fileErrorSentence(error)}`);
   }
   return ok(Buffer.concat(chunks, length));
 }

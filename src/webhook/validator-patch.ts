@@ -71,8 +71,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
     if (containerOps.length)
       ops.push({ op: 'test', path: `/spec/initContainers/${index}/name`, value: container.name }, ...containerOps);
     const limit = memoryLimitOf(container);
-    if (limit !== undefined && memoryLimitTooLow(limit))
-      warnings.push(memoryLimitNote(container.name, limit));
+    if (limit !== undefined && memoryLimitTooLow(limit)) warnings.push(memoryLimitNote(container.name, limit));
   });
   if (containers.some((decision) => decision.outcome !== 'unrecognised'))
     ops.push(...podLevelPatch(isRecord(pod) ? pod : {}, spec, settings));

@@ -5,7 +5,7 @@ import { CNI_CHECK_FLAGS } from './cni-check-command.js';
 import type { CommandSpec, EnvironmentVariable } from './command-spec.js';
 import { COMPLETION_FLAGS, SHELLS } from './completion-flags.js';
 import { INJECT_FLAGS } from './inject-command.js';
-import { MANIFEST_FLAGS } from './manifest-command.js';
+import { AGENT_FLAGS, MANIFEST_FLAGS } from './manifest-command.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { VERSION_COMMAND_FLAGS } from './version-command.js';
 import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
@@ -85,6 +85,7 @@ export const COMMANDS: readonly CommandSpec[] = [
       'By default prints one init container, for the mesh named by --mesh, to paste under spec.initContainers (inject adds it for you). --rbac, --node-agent and --webhook print whole objects instead; --mesh applies to the init container and the node agent only.',
     ],
     flags: MANIFEST_FLAGS,
+    passedOn: AGENT_FLAGS,
     exitCodes: [code('pass', 'printed'), USAGE, code('outputError')],
   },
   {

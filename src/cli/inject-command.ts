@@ -15,6 +15,7 @@ const file = (text: string): Result<string, 'ConfigInvalid'> => ok(text);
 export const INJECT_FLAGS: readonly FlagDef[] = [
   {
     name: 'filename',
+    short: 'f',
     kind: 'value',
     placeholder: 'FILE|-',
     help: `Kubernetes YAML or JSON to inject into (- or none: standard input); a regular file, at most ${mebibytes(MAX_MANIFEST_BYTES)}.`,
@@ -84,8 +85,8 @@ function kubectlSpelling(argv: readonly string[]): string[] {
   const words: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? '';
-    if ((arg === '-f' || arg === '--filename') && index + 1 < argv.length)
-      words.push(`--filename=${argv[++index] ?? ''}`);
+    // `-f -` and `--filename -`: a lone `-` after them is the value, not a stray argument.
+    if ((arg === '-f' || arg === '--filename') && argv[index + 1] === '-') words.push(`--filename=${argv[++index]}`);
     else words.push(arg === '-' ? '--filename=-' : arg);
   }
   return words;

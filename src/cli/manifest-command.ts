@@ -51,6 +51,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
   OUTBOUND_PORT_FLAG,
   {
     name: 'output',
+    short: 'o',
     kind: 'value',
     placeholder: 'yaml|json',
     help: 'Output format (default yaml; json has no comments).',
@@ -155,7 +156,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
 };
 
 /** Node flags `manifest --node-agent` passes to the agent (mesh and help are manifest's own). */
-const AGENT_FLAGS = NODE_COMMAND_FLAGS.filter((flag) => !['mesh', 'help', 'version'].includes(flag.name));
+export const AGENT_FLAGS = NODE_COMMAND_FLAGS.filter((flag) => !['mesh', 'help', 'version'].includes(flag.name));
 
 export async function runManifest(
   argv: readonly string[],

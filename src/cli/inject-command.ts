@@ -56,6 +56,12 @@ export async function runInject(
   if (!read.ok)
     return commandError('inject', read.error.reason === 'ManifestTooLarge' ? EXIT.dataError : EXIT.noInput, read.error);
   const text = read.value.toString('utf8');
+  // YAML and JSON are text: a NUL or bytes that are not UTF-8 mean a binary was given.
+  if (text.includes('\u0000') || text.includes('\uFFFD'))
+    return commandError('inject', EXIT.dataError, {
+      reason: 'ManifestUnparseable',
+      message: `${name === '-' ? '<stdin>' : name} is not text (a NUL byte or bytes that are not UTF-8): give Kubernetes YAML or JSON`,
+    });
   const options = {
     ...(values.has('mesh') ? { mesh: values.get('mesh') as Mesh } : {}),
     image: values.get('image') as string,
@@ -76,8 +82,20 @@ export async function runInject(
       result.error,
     );
   const notes = result.value.notes.map((note) => `interlock inject: ${note}\n`).join('');
-  const warning = result.value.injected > 0 && !parsed.value.imageGiven ? defaultImageWarning('inject') : '';
+  const warning = `${unusedAfterContainers(text, options.afterContainers)}${result.value.injected > 0 && !parsed.value.imageGiven ? defaultImageWarning('inject') : ''}`;
   return { exitCode: 0, stdout: result.value.output, stderr: `${notes}${warning}` };
+}
+
+/** A --after-container name no container of the input has: said, never silently ignored. */
+function unusedAfterContainers(text: string, names: readonly string[]): string {
+  const escape = (name: string) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return names
+    .filter((name) => !new RegExp(`["']?name["']?\\s*:\\s*["']?${escape(name)}["']?\\s*[,}\\r\\n]`).test(`${text}\n`))
+    .map(
+      (name) =>
+        `interlock inject: warning: --after-container ${name}: no container of the input has that name; the validator went where it would without it\n`,
+    )
+    .join('');
 }
 
 /** kubectl's `-f FILE` and a lone `-` (standard input) as the one long flag the shared reader knows. */

@@ -56,7 +56,8 @@ export function containerDocument(options: ManifestOptions): ManifestDocument {
 export function renderYaml(documents: readonly ManifestDocument[]): string {
   return documents
     .map((document) => {
-      const doc = new Document(document.value);
+      // No anchors: a shared object printed as &a1/*a1 is one inject (and many tools) refuse to edit.
+      const doc = new Document(document.value, { aliasDuplicateObjects: false });
       if (document.comment) doc.commentBefore = document.comment;
       if (isMap(doc.contents)) {
         for (const pair of doc.contents.items) {

@@ -58,7 +58,8 @@ const MESH_OF_NAME: Readonly<Record<string, Mesh>> = {
   'linkerd-init': 'linkerd',
   'istio-init': 'istio',
 };
-const VALIDATOR_NAMES = new Set(MESHES.map((mesh) => PRESETS[mesh].validatorContainer));
+/** The containers inject rewrites in place: each mesh's validator, by the name its injector gives it. */
+export const VALIDATOR_NAMES: ReadonlySet<string> = new Set(MESHES.map((mesh) => PRESETS[mesh].validatorContainer));
 /** Init containers the meshes inject that write the NAT rules (no CNI plugin). */
 const RULES_WRITERS = ['istio-init', 'linkerd-init'];
 /** Flags Interlock manages itself; everything else in an existing validator's args is kept. */

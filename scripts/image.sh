@@ -19,7 +19,8 @@ BUDGET_MB=${INTERLOCK_IMAGE_BUDGET_MB:-120}
 log() { printf 'image: %s\n' "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
-docker info >/dev/null 2>&1 || die "no Docker engine; run scripts/ensure-docker.sh first (as root)"
+# As `npm test` does, the build installs what it needs: a fresh machine has no engine.
+docker info >/dev/null 2>&1 || bash scripts/ensure-docker.sh || die "no Docker engine, and scripts/ensure-docker.sh could not start one (it must run as root)"
 
 if [ -n "${INTERLOCK_BASE_IMAGE:-}" ]; then
   base=$INTERLOCK_BASE_IMAGE

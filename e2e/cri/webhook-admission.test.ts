@@ -26,8 +26,8 @@ const CASES: ReadonlyArray<{ mesh: Mesh; file: string; validator: string }> = [
     file: 'linkerd/edge-26.8.3/inject_emojivoto_deployment_no_init_container.golden.yml',
     validator: 'linkerd-network-validator',
   },
-  // Injected with a 20Mi memory limit, under which the drop-in is OOM-killed (mesh-validators.test.ts):
-  // the webhook raises it to Interlock's own.
+  // Injected with a 20Mi memory limit: a passing drop-in fits (mesh-validators.test.ts), the failure
+  // path may not, so the webhook raises it to Interlock's own (MEMORY_LIMIT_RULE).
   {
     mesh: 'linkerd',
     file: 'linkerd/stable-2.14.0/inject_emojivoto_deployment_no_init_container.golden.yml',

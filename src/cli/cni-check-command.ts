@@ -148,7 +148,7 @@ function parseCniCheckFlags(
     versionTimeoutMs: values.get('version-timeout') as number,
     maxConfNum: values.get('max-conf-num') as number,
     ...(crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork }),
-    format: values.get('format') as 'text' | 'json',
+    format: values.get('output') as 'text' | 'json',
   });
 }
 

@@ -18,6 +18,8 @@ export interface CommandSpec {
   readonly summary: string;
   readonly description: readonly string[];
   readonly flags: readonly FlagDef[];
+  /** Flags of another command this one passes on (manifest --node-agent: node's), for completion only. */
+  readonly passedOn?: readonly FlagDef[];
   /** Arguments that are not flags (`completion SHELL`): their choices, for completion. */
   readonly positional?: readonly string[];
   readonly environment?: readonly EnvironmentVariable[];

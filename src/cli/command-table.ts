@@ -5,10 +5,12 @@ import { CNI_CHECK_FLAGS } from './cni-check-command.js';
 import type { CommandSpec, EnvironmentVariable } from './command-spec.js';
 import { COMPLETION_FLAGS, SHELLS } from './completion-flags.js';
 import { INJECT_FLAGS } from './inject-command.js';
-import { MANIFEST_FLAGS } from './manifest-command.js';
+import { AGENT_FLAGS, MANIFEST_FLAGS } from './manifest-command.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { VERSION_COMMAND_FLAGS } from './version-command.js';
 import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
+import { MAX_INPUT_BYTES } from './read-input-file.js';
+import { MAX_MANIFEST_BYTES, mebibytes } from './read-manifest-input.js';
 
 type Code = keyof typeof EXIT;
 const code = (key: Code, meaning: string = EXIT_MEANINGS[key]): readonly [string, string] => [
@@ -61,14 +63,14 @@ export const COMMANDS: readonly CommandSpec[] = [
     usage: '--iptables-save FILE|--nft-ruleset FILE [flags]',
     summary: 'Offline: check saved iptables/nft dumps against the mesh configuration.',
     description: [
-      "Runs the rules analysis of 'interlock validate' on saved dumps: every region of packets the configuration speaks of, where the rules send every packet of it, and which rule decided. Dumps are regular files, at most 16 MiB in all.",
+      `Runs the rules analysis of 'interlock validate' on saved dumps: every region of packets the configuration speaks of, where the rules send every packet of it, and which rule decided. Dumps are regular files, at most ${mebibytes(MAX_INPUT_BYTES)} in all.`,
     ],
     flags: EXPLAIN_FLAGS,
     exitCodes: [
       code('pass', 'every expectation holds'),
       MESH_FAILURE('an expectation fails or cannot be decided'),
       USAGE,
-      code('dataError', 'a dump does not parse, or the dumps are larger than 16 MiB'),
+      code('dataError', `a dump does not parse, or the dumps are larger than ${mebibytes(MAX_INPUT_BYTES)}`),
       code('noInput', 'a dump cannot be read (missing, unreadable, not a regular file)'),
       code('internalError'),
       code('outputError'),
@@ -78,11 +80,12 @@ export const COMMANDS: readonly CommandSpec[] = [
     name: 'manifest',
     usage: '--mesh linkerd|istio|generic [flags]',
     summary:
-      'Print the Kubernetes objects that install the validator, or with --node-agent the node agent, or with --webhook the admission webhook.',
+      "Print the validator's init container for a pod spec, or objects for kubectl apply: its Event RBAC (--rbac), the node agent (--node-agent) or the admission webhook (--webhook).",
     description: [
-      'Prints YAML (or JSON) to apply with kubectl or to paste into a pod spec, for the mesh named by --mesh.',
+      'By default prints one init container, for the mesh named by --mesh, to paste under spec.initContainers (inject adds it for you). --rbac, --node-agent and --webhook print whole objects instead; --mesh applies to the init container and the node agent only.',
     ],
     flags: MANIFEST_FLAGS,
+    passedOn: AGENT_FLAGS,
     exitCodes: [code('pass', 'printed'), USAGE, code('outputError')],
   },
   {
@@ -96,7 +99,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     exitCodes: [
       code('pass', 'printed'),
       USAGE,
-      code('dataError', 'the input does not parse, or is larger than 64 MiB'),
+      code('dataError', `the input does not parse, or is larger than ${mebibytes(MAX_MANIFEST_BYTES)}`),
       code('noInput', 'the input cannot be read'),
       code('outputError'),
     ],

@@ -12,11 +12,16 @@ export function valueKind(flag: FlagDef): ValueKind {
   if (flag.choices) return { kind: 'choices', values: flag.choices };
   if (/FILE|PATH/.test(placeholder)) return { kind: 'files' };
   if (/DIR/.test(placeholder)) return { kind: 'dirs' };
-  if (/^[a-z0-9.-]+(\|[a-z0-9.-]+)+$/.test(placeholder)) return { kind: 'choices', values: placeholder.split('|') };
+  if (/^[A-Za-z0-9.-]+(\|[A-Za-z0-9.-]+)+$/.test(placeholder))
+    return { kind: 'choices', values: placeholder.split('|') };
   return { kind: 'none' };
 }
 
-const flagsOf = (spec: CommandSpec) => spec.flags.filter((flag) => flag.commands.includes(spec.name));
+/** The command's own flags, then the flags it passes on (`manifest --node-agent` takes node's). */
+const flagsOf = (spec: CommandSpec) => [
+  ...spec.flags.filter((flag) => flag.commands.includes(spec.name)),
+  ...(spec.passedOn ?? []),
+];
 const wordsOf = (flag: FlagDef) => [`--${flag.name}`, ...(flag.short ? [`-${flag.short}`] : [])];
 /** The first sentence of a flag's help, for the shells that show one. */
 const firstSentence = (text: string) => text.replace(/`/g, '').split(/(?<=\.)\s/)[0] ?? '';
@@ -34,7 +39,9 @@ function bashValueCases(spec: CommandSpec): string[] {
             : kind.kind === 'dirs'
               ? 'COMPREPLY=($(compgen -d -- "$cur"))'
               : 'COMPREPLY=()';
-      return `    "${spec.name} --${flag.name}") ${reply}; return ;;`;
+      return `    ${wordsOf(flag)
+        .map((word) => `"${spec.name} ${word}"`)
+        .join('|')}) ${reply}; return ;;`;
     });
 }
 
@@ -80,7 +87,8 @@ function zshFlag(flag: FlagDef): string[] {
         : kind.kind === 'dirs'
           ? '_files -/'
           : ' ';
-  return [zshQuote(`--${flag.name}=${description}:${(flag.placeholder ?? 'value').replace(/:/g, '\\:')}:${action}`)];
+  const value = `${description}:${(flag.placeholder ?? 'value').replace(/:/g, '\\:')}:${action}`;
+  return [zshQuote(`--${flag.name}=${value}`), ...(flag.short ? [zshQuote(`-${flag.short}+${value}`)] : [])];
 }
 
 function zshScript(specs: readonly CommandSpec[]): string {

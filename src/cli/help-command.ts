@@ -13,7 +13,7 @@ const printed = (stdout: string): CommandOutcome => ({ exitCode: EXIT.pass, stdo
 /** `interlock help [COMMAND]`. */
 export function runHelp(argv: readonly string[], width: number): CommandOutcome {
   const [name, ...extra] = argv;
-  if (name === undefined) return printed(formatTopHelp(COMMANDS, width));
+  if (name === undefined || (name === 'help' && extra.length === 0)) return printed(formatTopHelp(COMMANDS, width));
   const spec = commandSpec(name);
   if (!spec) return unknownCommand(name);
   if (extra.length > 0)
@@ -22,6 +22,20 @@ export function runHelp(argv: readonly string[], width: number): CommandOutcome 
       message: 'takes one command: interlock help COMMAND',
     });
   return printed(formatCommandHelp(spec, width));
+}
+
+/**
+ * `interlock` alone prints the commands, as kubectl, istioctl and linkerd do; at a terminal it
+ * exits 0, elsewhere 64 (fail closed: an init container given no command has proven nothing).
+ */
+export function runBare(width: number, interactive: boolean): CommandOutcome {
+  const help = formatTopHelp(COMMANDS, width);
+  if (interactive) return printed(help);
+  return {
+    exitCode: EXIT.invalidConfig,
+    stdout: help,
+    stderr: "interlock: ConfigInvalid: no command given (an init container runs 'interlock validate')\n",
+  };
 }
 
 /**

@@ -4,19 +4,21 @@ import type { Mesh } from '../config/interception.js';
 import { injectJson, looksLikeJson } from '../inject/inject-json.js';
 import { injectYaml } from '../inject/inject-yaml.js';
 import { ok, type Result } from '../reason/result.js';
-import { readManifestFile, readStdinBounded } from './read-manifest-input.js';
+import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile, readStdinBounded } from './read-manifest-input.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.js';
 import { commandError } from './command-error.js';
+import { defaultImageWarning } from './default-image.js';
 
 const file = (text: string): Result<string, 'ConfigInvalid'> => ok(text);
 
 export const INJECT_FLAGS: readonly FlagDef[] = [
   {
     name: 'filename',
+    short: 'f',
     kind: 'value',
     placeholder: 'FILE|-',
-    help: 'Kubernetes YAML or JSON to inject into (- or none: standard input); a regular file, at most 16 MiB.',
+    help: `Kubernetes YAML or JSON to inject into (- or none: standard input); a regular file, at most ${mebibytes(MAX_MANIFEST_BYTES)}.`,
     commands: ['inject'],
     parse: file,
   },
@@ -54,6 +56,12 @@ export async function runInject(
   if (!read.ok)
     return commandError('inject', read.error.reason === 'ManifestTooLarge' ? EXIT.dataError : EXIT.noInput, read.error);
   const text = read.value.toString('utf8');
+  // YAML and JSON are text: a NUL or bytes that are not UTF-8 mean a binary was given.
+  if (text.includes('\u0000') || text.includes('\uFFFD'))
+    return commandError('inject', EXIT.dataError, {
+      reason: 'ManifestUnparseable',
+      message: `${name === '-' ? '<stdin>' : name} is not text (a NUL byte or bytes that are not UTF-8): give Kubernetes YAML or JSON`,
+    });
   const options = {
     ...(values.has('mesh') ? { mesh: values.get('mesh') as Mesh } : {}),
     image: values.get('image') as string,
@@ -74,7 +82,20 @@ export async function runInject(
       result.error,
     );
   const notes = result.value.notes.map((note) => `interlock inject: ${note}\n`).join('');
-  return { exitCode: 0, stdout: result.value.output, stderr: notes };
+  const warning = `${unusedAfterContainers(text, options.afterContainers)}${result.value.injected > 0 && !parsed.value.imageGiven ? defaultImageWarning('inject') : ''}`;
+  return { exitCode: 0, stdout: result.value.output, stderr: `${notes}${warning}` };
+}
+
+/** A --after-container name no container of the input has: said, never silently ignored. */
+function unusedAfterContainers(text: string, names: readonly string[]): string {
+  const escape = (name: string) => name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return names
+    .filter((name) => !new RegExp(`["']?name["']?\\s*:\\s*["']?${escape(name)}["']?\\s*[,}\\r\\n]`).test(`${text}\n`))
+    .map(
+      (name) =>
+        `interlock inject: warning: --after-container ${name}: no container of the input has that name; the validator went where it would without it\n`,
+    )
+    .join('');
 }
 
 /** kubectl's `-f FILE` and a lone `-` (standard input) as the one long flag the shared reader knows. */
@@ -82,8 +103,8 @@ function kubectlSpelling(argv: readonly string[]): string[] {
   const words: string[] = [];
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? '';
-    if ((arg === '-f' || arg === '--filename') && index + 1 < argv.length)
-      words.push(`--filename=${argv[++index] ?? ''}`);
+    // `-f -` and `--filename -`: a lone `-` after them is the value, not a stray argument.
+    if ((arg === '-f' || arg === '--filename') && argv[index + 1] === '-') words.push(`--filename=${argv[++index]}`);
     else words.push(arg === '-' ? '--filename=-' : arg);
   }
   return words;

@@ -1,7 +1,7 @@
 import { EXIT } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
 import type { Mesh } from '../config/interception.js';
-import { containerDocument, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
+import { containerDocument, jsonNotes, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
 import { eventRbacDocuments } from '../inject/event-rbac.js';
 import { IMAGE_FLAG } from './image-flag.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
@@ -15,6 +15,7 @@ import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
 import { commandError } from './command-error.js';
 import { printedRefusal } from './printed-check.js';
+import { defaultImageWarning } from './default-image.js';
 import type { CommandOutcome } from './command-outcome.js';
 
 const oneOf =
@@ -42,6 +43,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
   OUTBOUND_PORT_FLAG,
   {
     name: 'output',
+    short: 'o',
     kind: 'value',
     placeholder: 'yaml|json',
     help: 'Output format (default yaml; json has no comments).',
@@ -110,14 +112,14 @@ export function parseCommandFlags(
   argv: readonly string[],
   flags: readonly FlagDef[],
   env: Readonly<Record<string, string | undefined>>,
-): Result<{ values: FlagValues }, 'ConfigInvalid'> {
+): Result<{ values: FlagValues; imageGiven: boolean }, 'ConfigInvalid'> {
   const parsed = parseCommandLine(command, argv, env, flags);
   if (!parsed.ok) return parsed;
   // The mesh's default (generic) is validate's; here only a mesh the operator named counts.
   const values = new Map(parsed.value.values);
   if (!parsed.value.sources.has('mesh')) values.delete('mesh');
   if (values.get('report-event') === false) values.delete('report-event');
-  return ok({ values });
+  return ok({ values, imageGiven: parsed.value.sources.has('image') });
 }
 
 /** The node agent's documents: Namespace, RBAC and DaemonSet, as plain data. */
@@ -157,7 +159,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
 };
 
 /** Node flags `manifest --node-agent` passes to the agent (mesh and help are manifest's own). */
-const AGENT_FLAGS = NODE_COMMAND_FLAGS.filter((flag) => !['mesh', 'help', 'version'].includes(flag.name));
+export const AGENT_FLAGS = NODE_COMMAND_FLAGS.filter((flag) => !['mesh', 'help', 'version'].includes(flag.name));
 
 export async function runManifest(
   argv: readonly string[],
@@ -176,8 +178,11 @@ export async function runManifest(
   // What is printed must start: the command each container runs checks it here, at print time.
   const refused = printedRefusal(documents.map((document) => document.value));
   if (refused) return usageError(refused);
-  const stdout = values.get('output') === 'json' ? renderJson(documents) : renderYaml(documents);
-  return { exitCode: 0, stdout, stderr: '' };
+  const json = values.get('output') === 'json';
+  const stdout = json ? renderJson(documents) : renderYaml(documents);
+  const usesImage = mode !== 'rbac' && !parsed.value.imageGiven;
+  const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}`;
+  return { exitCode: 0, stdout, stderr };
 }
 
 /** The output mode, named by its switch; several switches at once leave all but one misplaced, hence refused. */

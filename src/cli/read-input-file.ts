@@ -1,3 +1,4 @@
+import { mebibytes } from './read-manifest-input.js';
 import { echoValue } from '../config/echo-value.js';
 import { describeProblem, readBoundedFile } from '../file/read-bounded-file.js';
 import { fail, ok, type Result } from '../reason/result.js';
@@ -30,6 +31,6 @@ export function readInputFile(
 function tooLarge(shown: string): Result<never, 'RulesUnparseable'> {
   return fail(
     'RulesUnparseable',
-    `${shown} is larger than the 16 MiB input cap (all dumps together); save only the pod's network namespace`,
+    `${shown} is larger than the ${mebibytes(MAX_INPUT_BYTES)} input cap (all dumps together); save only the pod's network namespace`,
   );
 }

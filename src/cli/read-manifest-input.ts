@@ -1,4 +1,5 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { fileErrorSentence } from '../file/file-error.js';
 import { echoValue } from '../config/echo-value.js';
 import { fail, ok, type Result } from '../reason/result.js';
 
@@ -7,7 +8,10 @@ import { fail, ok, type Result } from '../reason/result.js';
  * is parsed (at most MAX_DOCUMENT_BYTES at a time), which `npm run bench` measures under the
  * image's 192 MiB heap.
  */
-const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+
+/** `16 MiB`: a byte cap as help and messages print it. */
+export const mebibytes = (bytes: number): string => `${bytes / 1024 / 1024} MiB`;
 
 type Read = Result<Buffer, 'ManifestUnreadable' | 'ManifestTooLarge'>;
 
@@ -18,7 +22,7 @@ export function readManifestFile(path: string, cap = MAX_MANIFEST_BYTES): Read {
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (error) {
-    return unreadable(`cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    return unreadable(`cannot read ${shown}: ${fileErrorSentence(error)}`);
   }
   try {
     const stat = fstatSync(fd);
@@ -31,7 +35,7 @@ export function readManifestFile(path: string, cap = MAX_MANIFEST_BYTES): Read {
       read = readSync(fd, buffer, length, buffer.length - length, null);
     return length > cap ? tooLarge(shown, cap) : ok(buffer.subarray(0, length));
   } catch (error) {
-    return unreadable(`cannot read ${shown}: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    return unreadable(`cannot read ${shown}: ${fileErrorSentence(error)}`);
   } finally {
     closeSync(fd);
   }
@@ -55,7 +59,7 @@ export async function readStdinBounded(
       }
     }
   } catch (error) {
-    return unreadable(`cannot read standard input: ${(error as NodeJS.ErrnoException).code ?? 'error'}`);
+    return unreadable(`cannot read standard input: ${fileErrorSentence(error)}`);
   }
   return ok(Buffer.concat(chunks, length));
 }
@@ -65,5 +69,5 @@ function unreadable(message: string): Read {
 }
 
 function tooLarge(shown: string, cap: number): Read {
-  return fail('ManifestTooLarge', `${shown} is larger than the ${cap / 1024 / 1024} MiB input cap`);
+  return fail('ManifestTooLarge', `${shown} is larger than the ${mebibytes(cap)} input cap`);
 }

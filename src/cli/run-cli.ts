@@ -21,8 +21,8 @@ export interface CliAdapters {
 export async function runCli(argv: readonly string[], adapters: CliAdapters = {}): Promise<CommandOutcome> {
   process.on('uncaughtException', crashCli);
   const [command, ...rest] = argv;
-  if (command === undefined) return unknownCommand(undefined);
   const width = helpWidth(process.stdout);
+  if (command === undefined) return (await import('./help-command.js')).runBare(width, isInteractive());
   if (command === 'help' || command === '--help' || command === '-h')
     return (await import('./help-command.js')).runHelp(rest, width);
   if (command === '--version') return (await import('./version-command.js')).runVersion(rest);
@@ -60,6 +60,14 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
   if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
   return unknownCommand(command);
+}
+
+/**
+ * A person at a terminal, as kubectl's users are. A container (no terminal) that runs `interlock`
+ * with no command must never exit 0: that exit would start the pod as if it were validated.
+ */
+function isInteractive(): boolean {
+  return process.stdin.isTTY === true && process.stdout.isTTY === true;
 }
 
 /** Aborts on the first SIGTERM or SIGINT; a second one exits at once (the kubelet is done waiting). */

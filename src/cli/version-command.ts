@@ -10,6 +10,7 @@ import { VERSION } from './version.js';
 
 const VERSION_OUTPUT_FLAG: FlagDef<'text' | 'json'> = {
   name: 'output',
+  short: 'o',
   kind: 'value',
   placeholder: 'text|json',
   help: 'Output format (default text).',

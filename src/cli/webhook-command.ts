@@ -1,4 +1,5 @@
 import { Registry } from 'prom-client';
+import { defaultImageWarning } from './default-image.js';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import type { LogLevel } from '../config/validate-config.js';
@@ -76,6 +77,8 @@ export async function runWebhookCommand(
     },
     'webhook listening',
   );
+  if (!parsed.value.sources.has('image'))
+    log.warn({ image: values.get('image') }, defaultImageWarning('webhook').trim());
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   log.info({}, 'draining');
   watch.close();

@@ -1,3 +1,4 @@
+import { fileErrorSentence } from '../file/file-error.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { isJsonObject } from './go-json.js';
 
@@ -63,7 +64,7 @@ export function queryPluginVersion(
       if (stderr.length < 512) stderr += chunk.toString('utf8');
     });
     child.on('error', (error: NodeJS.ErrnoException) =>
-      finish({ ok: false, error: `cannot run it: ${error.code ?? error.message}` }),
+      finish({ ok: false, error: `cannot run it: ${fileErrorSentence(error)}` }),
     );
     child.on('exit', () => {
       exited = true;

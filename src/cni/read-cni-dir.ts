@@ -1,3 +1,4 @@
+import { fileErrorSentence } from '../file/file-error.js';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fail, ok, type Result } from '../reason/result.js';
@@ -38,7 +39,7 @@ async function readEntries(dir: string, extensions: readonly string[]): Promise<
   } catch (error) {
     return fail(
       'CniConfigUnreadable',
-      `cannot read the CNI configuration directory ${dir}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`,
+      `cannot read the CNI configuration directory ${dir}: ${fileErrorSentence(error)}`,
     );
   }
   const counted = dirents.filter(
@@ -74,7 +75,7 @@ async function readText(path: string): Promise<{ text: string } | { readError: s
     // Checked before reading: a huge file is never loaded, and a FIFO or device (through a
     // symlink too) would block or never end. libcni would try to read them; the audit says so.
     const info = await stat(path);
-    if (info.isDirectory()) return { readError: 'EISDIR' };
+    if (info.isDirectory()) return { readError: fileErrorSentence({ code: 'EISDIR' }) };
     if (!info.isFile())
       return { readError: 'not a regular file (a FIFO, socket or device: the runtime would block or fail reading it)' };
     if (info.size > MAX_FILE_BYTES) return { readError: `larger than ${MAX_FILE_BYTES} bytes, not read` };
@@ -82,6 +83,6 @@ async function readText(path: string): Promise<{ text: string } | { readError: s
     if (bytes.length > MAX_FILE_BYTES) return { readError: `larger than ${MAX_FILE_BYTES} bytes, not read` };
     return { text: bytes.toString('utf8') };
   } catch (error) {
-    return { readError: (error as NodeJS.ErrnoException).code ?? String(error) };
+    return { readError: fileErrorSentence(error) };
   }
 }

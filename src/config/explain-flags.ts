@@ -39,9 +39,13 @@ export const IPTABLES_BACKEND_FLAG = value<IptablesBackendName>(
   { default: 'nft' },
 );
 export const FORMAT_FLAG: FlagDef<ReportFormat> = {
-  ...value<ReportFormat>('format', 'text|json', 'Report format (default text).', oneOf(['text', 'json']), {
-    default: 'text',
-  }),
+  ...value<ReportFormat>(
+    'output',
+    'text|json',
+    'Report format (default text). --format and INTERLOCK_FORMAT, its old names, still work (deprecated).',
+    oneOf(['text', 'json']),
+    { default: 'text', short: 'o', deprecated: { name: 'format', env: 'INTERLOCK_FORMAT' } },
+  ),
   commands: ['explain', 'cni-check'],
 };
 

@@ -32,6 +32,11 @@ export interface FlagDef<T = unknown> {
   readonly default?: T;
   readonly repeatable?: boolean;
   /**
+   * An old name still read (`format` for `output`), and its old variable: printed manifests and
+   * scripts that use it keep working. Help shows only the current name.
+   */
+  readonly deprecated?: { readonly name: string; readonly env?: string };
+  /**
    * The values shell completion offers, when the placeholder does not list them (`LEVEL`); a
    * placeholder such as `yaml|json` needs none.
    */

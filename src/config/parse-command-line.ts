@@ -35,9 +35,10 @@ export function parseCommandLine(
     if (token.kind === 'option-terminator')
       return configInvalid('argument', '--', `unexpected argument (interlock ${command} takes flags only)`);
     if (token.kind !== 'option') continue;
-    const entry = given.get(token.name) ?? { texts: [] };
+    const name = applicable.find((flag) => flag.deprecated?.name === token.name)?.name ?? token.name;
+    const entry = given.get(name) ?? { texts: [] };
     entry.texts.push(token.value ?? '');
-    given.set(token.name, entry);
+    given.set(name, entry);
   }
   const values = new Map<string, unknown>();
   const sources = new Map<string, string>();
@@ -67,26 +68,24 @@ function readFlag(flag: FlagDef, given: Given | undefined, env: Env): FlagRead {
     }
     return ok({ value: flag.repeatable ? parsed : parsed[0], source });
   }
-  const envText = flag.env === undefined ? undefined : env[flag.env];
-  if (flag.env !== undefined && envText !== undefined) {
+  const envName = [flag.env, flag.deprecated?.env].find((name) => name !== undefined && env[name] !== undefined);
+  const envText = envName === undefined ? undefined : env[envName];
+  if (envName !== undefined && envText !== undefined) {
     const value = flag.parse(envText);
-    if (!value.ok) return configInvalid(flag.env, envText, value.error.message);
-    return ok({ value: flag.repeatable ? [value.value] : value.value, source: flag.env });
+    if (!value.ok) return configInvalid(envName, envText, value.error.message);
+    return ok({ value: flag.repeatable ? [value.value] : value.value, source: envName });
   }
   return ok(flag.default === undefined ? undefined : { value: flag.default });
 }
 
 function strictTokens(command: CommandName, argv: readonly string[], flags: readonly FlagDef[]): ConfigResult<Token[]> {
-  const options = Object.fromEntries(
-    flags.map((flag) => [
-      flag.name,
-      {
-        type: flag.kind === 'switch' ? ('boolean' as const) : ('string' as const),
-        multiple: true,
-        ...(flag.short === undefined ? {} : { short: flag.short }),
-      },
-    ]),
-  );
+  type Option = { type: 'boolean' | 'string'; multiple: true; short?: string };
+  const options: Record<string, Option> = {};
+  for (const flag of flags) {
+    const type = flag.kind === 'switch' ? 'boolean' : 'string';
+    options[flag.name] = { type, multiple: true, ...(flag.short === undefined ? {} : { short: flag.short }) };
+    if (flag.deprecated) options[flag.deprecated.name] = { type, multiple: true };
+  }
   try {
     const { tokens } = strictParseArgs({
       args: [...argv],
@@ -111,7 +110,12 @@ function describeArgvError(
   flags: readonly FlagDef[],
   error: unknown,
 ): ConfigResult<never> {
-  const byName = new Map(flags.map((flag) => [flag.name, flag]));
+  const byName = new Map(
+    flags.flatMap((flag) => [
+      [flag.name, flag] as const,
+      ...(flag.deprecated ? [[flag.deprecated.name, flag] as const] : []),
+    ]),
+  );
   const byShort = new Map(flags.flatMap((flag) => (flag.short === undefined ? [] : [[flag.short, flag] as const])));
   for (let index = 0; index < argv.length; index++) {
     const arg = argv[index] ?? '';

@@ -1,3 +1,4 @@
+import { fileErrorSentence } from './file-error.js';
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 
 /** Why a bounded read gave nothing: the caller names the file and picks its own reason code. */
@@ -49,7 +50,7 @@ function unreadable(error: unknown): BoundedRead {
 export function describeProblem(problem: BoundedReadProblem): string {
   switch (problem.kind) {
     case 'unreadable':
-      return problem.code;
+      return fileErrorSentence({ code: problem.code });
     case 'not-regular':
       return 'not a regular file (a FIFO, device or directory is refused)';
     case 'too-large':

@@ -3,7 +3,7 @@ import { fail, ok, type Result } from '../reason/result.js';
 import { mapItemEdits } from './map-item-edits.js';
 import { namespaceInjection, type NamespaceInjection } from './mesh-admission.js';
 import { scalarText } from './plain.js';
-import { planPodSpec, type InjectOptions, type InjectReason } from './plan-pod-spec.js';
+import { planPodSpec, VALIDATOR_NAMES, type InjectOptions, type InjectReason } from './plan-pod-spec.js';
 import { locatePodTemplates, type PodTemplate } from './pod-templates.js';
 import { applyEdits, type TextEdit } from './text-edits.js';
 import { documentChunks, listItems, type Chunk } from './yaml-chunks.js';
@@ -24,6 +24,10 @@ export type YamlReason = InjectReason | 'ManifestUnparseable' | 'ManifestTooLarg
  * heap; a larger kubectl List is edited item by item.
  */
 const MAX_DOCUMENT_BYTES = 1024 * 1024;
+
+/** How to expand anchors and merge keys, said with every refusal of them. */
+const EXPAND_HOW =
+  "expand it first, e.g. yq 'explode(.)' FILE | interlock inject -f - (yq v4 resolves every anchor, alias and merge key)";
 
 interface Context {
   readonly fullText: string;
@@ -67,6 +71,14 @@ function injectChunk(text: string, chunk: Chunk, context: Context): Result<TextE
   const items = /^kind:[ \t]*\S*List[ \t]*\r?$/m.test(text.slice(chunk.start, chunk.end))
     ? listItems(text, chunk)
     : undefined;
+  const body = text.slice(chunk.start, chunk.end);
+  // Every pod template has a containers key; a document without one (a CRD of `helm template`
+  // output) is left untouched, as a small one is, without being parsed whole.
+  if (!items && !/^\s*"?containers"?\s*:/m.test(body)) {
+    const kind = /^kind:[ \t]*["']?([\w.-]+)/m.exec(body)?.[1] ?? '(no kind)';
+    context.notes.push(`note: ${kind} (${body.length} bytes) has no pod template; passed through untouched`);
+    return ok([]);
+  }
   if (!items)
     return fail(
       'ManifestTooLarge',
@@ -126,7 +138,7 @@ function unsafeYaml(doc: Document, source: string): { reason: YamlReason; messag
   if (found)
     return {
       reason: 'ManifestRefused',
-      message: `${source}: ${found}; Kubernetes merges it, Interlock does not edit through it: expand it first`,
+      message: `${source}: ${found}; Kubernetes merges it, Interlock does not edit through it: ${EXPAND_HOW}`,
     };
   try {
     doc.toJS({ maxAliasCount: 1000 });
@@ -142,14 +154,21 @@ function sharedNode(template: PodTemplate): string | undefined {
   if (nodes.some((node) => isAlias(node) || (node as { anchor?: string } | undefined)?.anchor))
     return 'an anchor or alias';
   let shared = false;
-  if (isSeq(inits))
-    visit(inits, {
+  // Only the validator's own item is rewritten; an anchor in another init container (Linkerd
+  // edge-26.8.3's native linkerd-proxy has `&containerName`) is kept byte for byte.
+  const rewritten = isSeq(inits)
+    ? inits.items.filter((item) => isMap(item) && VALIDATOR_NAMES.has(scalarText(item.get('name'))))
+    : [];
+  for (const item of rewritten)
+    visit(item as YAMLMap, {
       Node(_key, node) {
         shared ||= isAlias(node) || Boolean((node as { anchor?: string }).anchor);
         return shared ? visit.BREAK : undefined;
       },
     });
-  return shared ? 'an anchor or alias in initContainers' : undefined;
+  if (isSeq(inits) && rewritten.some((item) => isAlias(item) || Boolean((item as { anchor?: string }).anchor)))
+    shared = true;
+  return shared ? 'an anchor or alias in the validator container' : undefined;
 }
 
 function injectTemplate(
@@ -162,7 +181,7 @@ function injectTemplate(
   if (shared)
     return fail(
       'ManifestRefused',
-      `${template.label}: the pod spec holds ${shared}, which an edit would change in every place that shares it; expand it first`,
+      `${template.label}: the pod spec holds ${shared}, which an edit would change in every place that shares it; ${EXPAND_HOW}`,
     );
   const namespace = context.namespaces.get(scalarText(doc.getIn(['metadata', 'namespace'])));
   const plan = planPodSpec(

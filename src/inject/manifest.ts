@@ -56,7 +56,8 @@ export function containerDocument(options: ManifestOptions): ManifestDocument {
 export function renderYaml(documents: readonly ManifestDocument[]): string {
   return documents
     .map((document) => {
-      const doc = new Document(document.value);
+      // No anchors: a shared object printed as &a1/*a1 is one inject (and many tools) refuse to edit.
+      const doc = new Document(document.value, { aliasDuplicateObjects: false });
       if (document.comment) doc.commentBefore = document.comment;
       if (isMap(doc.contents)) {
         for (const pair of doc.contents.items) {
@@ -67,6 +68,16 @@ export function renderYaml(documents: readonly ManifestDocument[]): string {
       return doc.toString({ lineWidth: 0 });
     })
     .join('---\n');
+}
+
+/**
+ * What the YAML says in comments, for JSON output, which has none: the volume to add, the RBAC and
+ * PodSecurity a flag needs. Each line is meant for stderr, so stdout stays one JSON value.
+ */
+export function jsonNotes(command: string, documents: readonly ManifestDocument[]): string {
+  const lines = documents.flatMap((document) => (document.comment ? document.comment.split('\n') : []));
+  if (lines.length === 0) return '';
+  return `interlock ${command}: what the YAML output says in comments (JSON has none):\n${lines.map((line) => ` ${line}\n`).join('')}`;
 }
 
 /** JSON has no comments: one object, or a v1 List (what kubectl prints and applies) when there are several. */

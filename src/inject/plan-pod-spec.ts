@@ -5,7 +5,7 @@ import { fail, ok, type Result } from '../reason/result.js';
 import { annotationFlags } from './annotation-flags.js';
 import { authorPlumbingProblem } from './author-plumbing.js';
 import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
-import { memoryLimitNote, memoryLimitTooLow } from './resources.js';
+import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from './resources.js';
 import {
   podIdentityEnv,
   podInfoMount,
@@ -60,7 +60,8 @@ const MESH_OF_NAME: Readonly<Record<string, Mesh>> = {
   'linkerd-init': 'linkerd',
   'istio-init': 'istio',
 };
-const VALIDATOR_NAMES = new Set(MESHES.map((mesh) => PRESETS[mesh].validatorContainer));
+/** The containers inject rewrites in place: each mesh's validator, by the name its injector gives it. */
+export const VALIDATOR_NAMES: ReadonlySet<string> = new Set(MESHES.map((mesh) => PRESETS[mesh].validatorContainer));
 /** Init containers the meshes inject that write the NAT rules (no CNI plugin). */
 const RULES_WRITERS = ['istio-init', 'linkerd-init'];
 /** Flags Interlock manages itself; everything else in an existing validator's args is kept. */
@@ -105,7 +106,7 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
       index,
       container,
       ...volumeOf(pod.spec, mesh),
-      notes: [...notes, ...memoryNote(pod.label, container)],
+      notes: [...notes, ...memoryNote(pod.label, existing)],
     });
   }
   const args = newArgs(pod, inits, mesh, options);
@@ -291,13 +292,25 @@ function updated(existing: Plain, mesh: Mesh, extraArgs: string[], options: Inje
   if (readsPodInfo(mesh) && !mounts.some((mount) => nameOf(mount) === POD_INFO_VOLUME_NAME))
     container.volumeMounts = [...mounts, podInfoMount()];
   container.terminationMessagePolicy = 'FallbackToLogsOnError';
+  if (tooLowLimit(existing) !== undefined) raiseMemoryLimit(container);
   return container;
 }
 
-/** A memory limit the validator's own measured peak does not fit under is an OOM kill waiting. */
-function memoryNote(label: string, container: Plain): string[] {
+/** The mesh's memory limit, when it is below the rule (resources.ts) and must be raised. */
+function tooLowLimit(container: Plain): string | undefined {
   const limits = (container.resources as Plain | undefined)?.limits as Plain | undefined;
   const limit = limits?.memory === undefined ? undefined : scalarText(limits.memory);
-  if (limit === undefined || !memoryLimitTooLow(limit)) return [];
-  return [`warning: ${label}: ${memoryLimitNote(nameOf(container), limit, 'kept')}`];
+  return limit !== undefined && memoryLimitTooLow(limit) ? limit : undefined;
+}
+
+/** The webhook's rule, applied here too: the limit is raised, every other resource kept. */
+function raiseMemoryLimit(container: Plain): void {
+  const resources = (container.resources ?? {}) as Plain;
+  const limits = (resources.limits ?? {}) as Plain;
+  container.resources = { ...resources, limits: { ...limits, memory: VALIDATOR_RESOURCES.limits.memory } };
+}
+
+function memoryNote(label: string, existing: Plain): string[] {
+  const limit = tooLowLimit(existing);
+  return limit === undefined ? [] : [`note: ${label}: ${memoryLimitNote(nameOf(existing), limit)}`];
 }

@@ -1,4 +1,4 @@
-import { parseDuration } from '../config/flag-parsers.js';
+import { parseBoolean, parseDuration } from '../config/flag-parsers.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
@@ -170,8 +170,8 @@ export const NODE_FLAGS = [
     env: 'INTERLOCK_CNI_AUDIT',
     help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).",
     commands,
-    parse: (value) =>
-      value === 'true' ? ok(true) : value === 'false' ? ok(false) : fail('ConfigInvalid', 'expected true or false'),
+    // Every switch read from the environment takes the same words (INTERLOCK_TPROXY=1 and =yes too).
+    parse: parseBoolean,
     default: false,
   },
   HELP_FLAG,

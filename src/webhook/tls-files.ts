@@ -2,6 +2,7 @@ import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { createSecureContext } from 'node:tls';
+import { fileErrorSentence } from '../file/file-error.js';
 import { fail, ok, type Result } from '../reason/result.js';
 
 export interface TlsPaths {
@@ -26,7 +27,7 @@ export async function loadTlsPair(paths: TlsPaths): Promise<Result<TlsPair, 'Con
     [paths.key, key],
   ] as const) {
     if (value instanceof Error)
-      return fail('ConfigInvalid', `TLS file ${path} cannot be read (${value.code ?? value.message})`);
+      return fail('ConfigInvalid', `TLS file ${path} cannot be read: ${fileErrorSentence(value)}`);
     if (value.length > MAX_TLS_FILE_BYTES) return fail('ConfigInvalid', `TLS file ${path} is over 1 MiB`);
   }
   const pair = { cert: cert as Buffer, key: key as Buffer };
@@ -35,10 +36,25 @@ export async function loadTlsPair(paths: TlsPaths): Promise<Result<TlsPair, 'Con
   } catch (error) {
     return fail(
       'ConfigInvalid',
-      `TLS files ${paths.cert} and ${paths.key} are not a usable pair (${(error as Error).message})`,
+      `TLS files ${paths.cert} and ${paths.key} are not a usable pair: ${tlsPairSentence(error)}`,
     );
   }
   return ok(pair);
+}
+
+/**
+ * OpenSSL's reason (`error:0480006C:PEM routines::no start line`) as a sentence: the codes mean
+ * nothing to an operator, the cause and the fix do.
+ */
+function tlsPairSentence(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (/no start line|bad base64|bad end line|PEM/i.test(message))
+    return 'one of them is not PEM (a certificate chain and a private key, each between -----BEGIN and -----END lines)';
+  if (/key values mismatch|KEY_VALUES_MISMATCH/i.test(message))
+    return 'the private key does not belong to the certificate; mount the key the certificate was issued for';
+  if (/unsupported|wrong tag|DECODER|ASN1/i.test(message))
+    return 'the certificate or key cannot be decoded (not a certificate and key OpenSSL supports)';
+  return 'the certificate and key do not form a pair this server can use; reissue them together';
 }
 
 export interface TlsWatch {

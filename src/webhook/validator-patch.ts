@@ -92,8 +92,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
       ops.push({ op: 'test', path: `/spec/initContainers/${index}/name`, value: container.name }, ...containerOps);
     if (argvRefusal !== undefined) warnings.push(`${container.name}: ${argvRefusal}`);
     const limit = memoryLimitOf(container);
-    if (limit !== undefined && memoryLimitTooLow(limit))
-      warnings.push(memoryLimitNote(container.name, limit, 'raised'));
+    if (limit !== undefined && memoryLimitTooLow(limit)) warnings.push(memoryLimitNote(container.name, limit));
   });
   if (denial) return { ops: [], containers, warnings: [], denial };
   if (containers.some((decision) => decision.outcome !== 'unrecognised'))

@@ -136,8 +136,8 @@ describe('inject reads bounded input', () => {
     // What is asserted is the heap cap, not speed: two 3.5 MB runs take over a minute on a loaded runner.
   }, 480_000);
 
-  it('one document over 1 MiB that is not a List is refused (exit 65), not parsed whole', async () => {
-    const big = `kind: ConfigMap\nmetadata: {name: big}\ndata:\n${Array.from({ length: 200_000 }, (_, i) => `  k${i}: v\n`).join('')}`;
+  it('one document over 1 MiB that may hold a pod template and is not a List is refused (exit 65), not parsed whole', async () => {
+    const big = `kind: Deployment\nmetadata: {name: big}\nspec:\n  template:\n    spec:\n      containers: [{name: a, image: b}]\n    metadata:\n      annotations:\n${Array.from({ length: 200_000 }, (_, i) => `        k${i}: v\n`).join('')}`;
     const out = await runInject(['-', '--mesh', 'linkerd'], {}, () => Buffer.from(big));
     expect(out.exitCode).toBe(65);
     expect(out.stderr).toMatch(/ManifestTooLarge: <stdin>: a document of \d+ bytes is over the 1048576-byte cap/);

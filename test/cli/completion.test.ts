@@ -115,3 +115,26 @@ describe('completion kinds come from the flag table', () => {
     expect(run.stderr).toMatch(/^interlock completion: ConfigInvalid: expected one shell: bash, zsh, fish\n/);
   });
 });
+
+describe('completion offers what an operator reaches for (files after -f, choices, node flags)', () => {
+  it('bash: files after inject -f, Ignore|Fail after --failure-policy, node flags under manifest --node-agent', async () => {
+    const path = await script('bash');
+    writeFileSync(join(dir, 'web-deploy.yaml'), 'kind: Pod\n');
+    expect(bashComplete(path, ['interlock', 'inject', '-f', 'web-'])).toEqual(['web-deploy.yaml']);
+    expect(bashComplete(path, ['interlock', 'inject', '--filename', 'web-'])).toEqual(['web-deploy.yaml']);
+    expect(bashComplete(path, ['interlock', 'inject', '-'])).toEqual(expect.arrayContaining(['-f', '--filename']));
+    expect(bashComplete(path, ['interlock', 'manifest', '--webhook', '--failure-policy', ''])).toEqual([
+      'Ignore',
+      'Fail',
+    ]);
+    expect(bashComplete(path, ['interlock', 'manifest', '--node-agent', '--ac'])).toEqual(['--action']);
+    expect(bashComplete(path, ['interlock', 'manifest', '-o', ''])).toEqual(['yaml', 'json']);
+    expect(bashComplete(path, ['interlock', 'explain', '-o', ''])).toEqual(['text', 'json']);
+  });
+
+  it('fish: -f and --failure-policy values', async () => {
+    const path = await script('fish');
+    expect(fishComplete(path, 'interlock manifest --webhook --failure-policy ').sort()).toEqual(['Fail', 'Ignore']);
+    expect(fishComplete(path, 'interlock inject -')).toEqual(expect.arrayContaining(['-f']));
+  });
+});

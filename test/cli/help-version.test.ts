@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { runCommand } from '../adversarial/cli-run.js';
 import { COMMANDS } from '../../src/cli/command-table.js';
+import { runBare } from '../../src/cli/help-command.js';
 import { flagUsage, formatCommandHelp, formatHelp, wrap } from '../../src/cli/help.js';
 import { VALIDATE_FLAGS } from '../../src/config/validate-config.js';
 
@@ -117,7 +118,52 @@ describe('one error form: `interlock CMD: Reason: sentence`, one hint line, exit
     );
   });
 
-  for (const args of [[], ['nosuch'], ['help', 'nosuch']]) {
+  it('interlock alone prints the commands; exit 0 at a terminal, 64 elsewhere (a container proved nothing)', async () => {
+    const run = await runCommand([]);
+    expect(run.exitCode).toBe(64);
+    expect(run.stdout).toMatch(/^Usage: interlock COMMAND/);
+    expect(run.stdout).toMatch(/^ {2}validate /m);
+    expect(run.stderr).toBe(
+      "interlock: ConfigInvalid: no command given (an init container runs 'interlock validate')\n",
+    );
+    const atTerminal = runBare(80, true);
+    expect(atTerminal).toEqual({ exitCode: 0, stdout: run.stdout, stderr: '' });
+  });
+
+  it('interlock help help prints the commands, exit 0', async () => {
+    const run = await runCommand(['help', 'help']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    expect(run.stdout).toMatch(/^Usage: interlock COMMAND/);
+  });
+
+  it('-f, -o and the old --format name work; -f and -o are in help', async () => {
+    expect((await runCommand(['inject', '--help'])).stdout).toMatch(/^ {2}-f, --filename FILE\|-/m);
+    expect((await runCommand(['manifest', '--help'])).stdout).toMatch(/^ {2}-o, --output yaml\|json/m);
+    const json = await runCommand(['manifest', '--mesh', 'istio', '--image', 'r.example/i:1', '-o', 'json']);
+    expect(json.exitCode, json.stderr).toBe(0);
+    expect(() => JSON.parse(json.stdout)).not.toThrow();
+    expect(JSON.parse((await runCommand(['version', '-o', 'json'])).stdout)).toHaveProperty('version');
+    for (const spelling of [
+      ['-o', 'json'],
+      ['--output', 'json'],
+      ['--format', 'json'],
+    ]) {
+      const run = await runCommand([
+        'cni-check',
+        '--mesh',
+        'linkerd',
+        '--cni-conf-dir',
+        '/nonexistent-dir',
+        ...spelling,
+      ]);
+      expect(run.exitCode, spelling.join(' ')).toBe(66);
+    }
+    const both = await runCommand(['cni-check', '--mesh', 'linkerd', '--format', 'json', '--output', 'text']);
+    expect(both.exitCode).toBe(64);
+    expect((await runCommand(['explain', '--help'])).stdout).toMatch(/^ {2}-o, --output text\|json/m);
+  });
+
+  for (const args of [['nosuch'], ['help', 'nosuch']]) {
     it(`interlock ${args.join(' ')}: no command it has, one error and a hint`, async () => {
       const run = await runCommand(args);
       expect(run.exitCode).toBe(64);

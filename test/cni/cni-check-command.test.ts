@@ -135,7 +135,7 @@ describe('interlock cni-check', () => {
     const { verdict } = await json('--mesh', 'linkerd');
     expect(verdict.findings[0]).toMatchObject({
       code: 'LoadFails',
-      message: expect.stringContaining('cannot be read (EISDIR)'),
+      message: expect.stringContaining('cannot be read (it is a directory; name a file)'),
     });
   });
 

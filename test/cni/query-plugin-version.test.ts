@@ -30,7 +30,7 @@ describe("a plugin's answer to CNI_COMMAND=VERSION", () => {
   it('a binary that cannot run', async () => {
     expect(await queryPluginVersion('/nonexistent/plugin', [], 1000)).toMatchObject({
       ok: false,
-      error: expect.stringContaining('ENOENT'),
+      error: expect.stringContaining('it does not exist; check the path'),
     });
   });
 });

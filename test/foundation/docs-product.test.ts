@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { NO_CPU_LIMIT_COMMENT } from '../../src/inject/resources.js';
+import { MEMORY_LIMIT_RULE, NO_CPU_LIMIT_COMMENT } from '../../src/inject/resources.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -40,5 +40,25 @@ describe("validate's peak RSS is stated once, and the manifests' resources use t
   it('no other page restates a peak RSS for a passing validate', () => {
     for (const file of DOCS.filter((name) => name !== 'docs/benchmarks.md'))
       expect(read(file), file).not.toMatch(/peak RSS (of a passing validate )?\d+(\.\d+)? MiB plus/i);
+  });
+});
+
+describe("one sentence for a mesh's too-low memory limit", () => {
+  const flat = (file: string) => read(file).replace(/\s+/g, ' ');
+  const unreleased = (text: string) => {
+    const start = text.indexOf('## [Unreleased]');
+    return text.slice(start, text.indexOf('\n## [', start + 1));
+  };
+
+  it('the CHANGELOG, docs/admission.md and docs/operator.md state MEMORY_LIMIT_RULE word for word', () => {
+    expect(unreleased(read('CHANGELOG.md')).replace(/\s+/g, ' ')).toContain(MEMORY_LIMIT_RULE);
+    for (const file of ['docs/admission.md', 'docs/operator.md']) expect(flat(file), file).toContain(MEMORY_LIMIT_RULE);
+  });
+
+  it('no page tells another story (inject keeps it, 20Mi OOM-kills a pass, 20Mi is enough)', () => {
+    for (const file of [...DOCS, 'CHANGELOG.md'])
+      expect(flat(file), file).not.toMatch(
+        /keeps its memory limit|is kept, with a warning|under which Interlock .* is OOM-killed|limit no longer OOM-kills the drop-in \(exit 137\): it passes/,
+      );
   });
 });

@@ -1,3 +1,4 @@
+import { memoryLimitNote } from '../../src/inject/resources.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -185,13 +186,16 @@ describe('inject on the meshes own rendered output', () => {
     }
   });
 
-  it("warns when an existing validator's kept memory limit is below the measured peak RSS", async () => {
+  it("raises an existing validator's memory limit below the rule, as the webhook does, and says so", async () => {
     const small = await inject(
       'kind: Pod\nmetadata: {name: p}\nspec:\n  initContainers:\n  - name: linkerd-network-validator\n    image: x\n    resources: {limits: {memory: 50Mi}}\n  containers: [{name: a, image: b}]\n',
     );
-    expect(small.stderr).toMatch(/keeps its memory limit 50Mi, below Interlock's measured peak RSS of [\d.]+ MiB/);
-    const enough = await inject(small.stdout.replace('50Mi', '128Mi'));
+    expect(small.stderr).toContain(`note: Pod/p: ${memoryLimitNote('linkerd-network-validator', '50Mi')}`);
+    expect(small.stdout).toMatch(/limits:\s+memory: 128Mi/);
+    expect(small.stdout).not.toContain('50Mi');
+    const enough = await inject(small.stdout.replace('128Mi', '256Mi'));
     expect(enough.stderr).not.toMatch(/memory limit/);
+    expect(enough.stdout).toContain('256Mi');
   });
 
   it('JSON in, JSON out, with the same indentation; idempotent', async () => {

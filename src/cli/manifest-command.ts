@@ -77,7 +77,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'namespace',
     kind: 'value',
     placeholder: 'NS',
-    help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent, --webhook: the agent's or the webhook's namespace (default interlock-system).",
+    help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent: the agent's namespace (default interlock-system); --webhook: the webhook's (default interlock-webhook). Each output prints its Namespace and kubectl delete -f removes it with all inside: give the two parts different namespaces.",
     commands: ['manifest'],
     parse: dnsName,
   },

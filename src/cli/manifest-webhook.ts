@@ -1,12 +1,20 @@
 import type { ManifestDocument } from '../inject/manifest.js';
 import { fail, ok, type Result } from '../reason/result.js';
-import { webhookManifest } from '../webhook/webhook-manifest.js';
+import { WEBHOOK_NAMESPACE, webhookManifest } from '../webhook/webhook-manifest.js';
 import { readInputFile } from './read-input-file.js';
 
 type FlagValues = ReadonlyMap<string, unknown>;
 
-/** The webhook's own namespace unless --namespace names one (manifest's default, `default`, is the validator's). */
-const WEBHOOK_NAMESPACE = 'interlock-system';
+/**
+ * Said above the first document: without --ca-bundle the serving certificate comes from
+ * cert-manager, and on a cluster without it the Issuer and Certificate fail to apply.
+ */
+const CERT_MANAGER_COMMENT = [
+  ' Needs cert-manager (cert-manager.io/v1 Issuer and Certificate): it issues the serving certificate',
+  ' and injects its CA into the MutatingWebhookConfiguration. Without cert-manager, print this with',
+  ' --ca-bundle FILE and create the Secret interlock-webhook-tls (tls.crt, tls.key) yourself.',
+  " Then run 'interlock check' to see the webhook ready.",
+].join('\n');
 
 /** `interlock manifest --webhook`: the documents, with --ca-bundle read and checked to hold a PEM certificate. */
 export function webhookDocuments(values: FlagValues): Result<ManifestDocument[], 'ConfigInvalid'> {
@@ -27,5 +35,10 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
     ...(caBundlePem === undefined ? {} : { caBundlePem }),
     ...(canary === undefined ? {} : { canaryNamespace: canary }),
   });
-  return ok(documents.map((value) => ({ value })));
+  return ok(
+    documents.map((value, index) => ({
+      value,
+      ...(index === 0 && caBundlePem === undefined ? { comment: CERT_MANAGER_COMMENT } : {}),
+    })),
+  );
 }

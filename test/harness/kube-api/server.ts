@@ -20,6 +20,7 @@ import { Store } from './store.js';
 import { writeChecks } from './write-checks.js';
 import type { KubeObject } from './types.js';
 import { serveWatch } from './watch.js';
+import { terminateNamespace } from './namespace-lifecycle.js';
 
 /** One request as the stand-in saw it: tests count retries and actions from this log. */
 export interface RequestRecord {
@@ -40,6 +41,11 @@ export interface KubeApiOptions {
    * namespace (`default` and `kube-system` exist from the start), as on a real cluster.
    */
   readonly namespaceLifecycle?: boolean;
+  /**
+   * With namespaceLifecycle: how long a deleted Namespace stays Terminating before everything in
+   * it, then the Namespace, is removed (default 1500 ms; kubectl delete waits for it).
+   */
+  readonly namespaceFinalizeMs?: number;
   /** Listen address (default 127.0.0.1) and port (default 0: a free one). */
   readonly host?: string;
   readonly port?: number;
@@ -177,6 +183,13 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
       'warning',
       checked.warnings.map((text) => `299 - ${JSON.stringify(text)}`),
     );
+  if (
+    route.kind === 'object' &&
+    route.resource === 'namespaces' &&
+    req.method === 'DELETE' &&
+    context.options.namespaceLifecycle
+  )
+    return reply(res, terminateNamespace(context.store, route.name, context.options.namespaceFinalizeMs ?? 1500));
   if (route.kind === 'object') return reply(res, handleObject(context.store, route, req, body, query));
   const scope = {
     resource: route.resource,

@@ -44,6 +44,8 @@ export const RESOURCE_TABLE = [
   core('configmaps', 'ConfigMap', true, ['cm']),
   core('secrets', 'Secret', true),
   core('services', 'Service', true, ['svc']),
+  // As the endpoints controller writes them: `interlock check` reads the webhook Service's.
+  core('endpoints', 'Endpoints', true, ['ep']),
   grouped('apps', 'v1', 'deployments', 'Deployment', true),
   grouped('apps', 'v1', 'daemonsets', 'DaemonSet', true),
   grouped('apps', 'v1', 'statefulsets', 'StatefulSet', true),

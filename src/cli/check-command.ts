@@ -11,13 +11,11 @@ import { renderChecks } from './check-report.js';
 import { runChecks } from './check-run.js';
 import { getter, readInstall } from './check-snapshot.js';
 import { commandError } from './command-error.js';
+import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from './part-namespace-flags.js';
 import type { CommandOutcome } from './command-outcome.js';
 
 const text = (value: string): Result<string, 'ConfigInvalid'> =>
   value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'must not be empty');
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const namespace = (value: string): Result<string, 'ConfigInvalid'> =>
-  DNS_LABEL.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
 
 export const CHECK_FLAGS: readonly FlagDef[] = [
   {
@@ -36,22 +34,8 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
     commands: ['check'],
     parse: text,
   },
-  {
-    name: 'webhook-namespace',
-    kind: 'value',
-    placeholder: 'NS',
-    help: "The webhook's namespace (default: the one its MutatingWebhookConfiguration calls, else interlock-webhook).",
-    commands: ['check'],
-    parse: namespace,
-  },
-  {
-    name: 'node-namespace',
-    kind: 'value',
-    placeholder: 'NS',
-    help: "The node agent's namespace (default: its DaemonSet's, else interlock-system).",
-    commands: ['check'],
-    parse: namespace,
-  },
+  WEBHOOK_NAMESPACE_FLAG,
+  NODE_NAMESPACE_FLAG,
   {
     name: 'output',
     short: 'o',

@@ -14,6 +14,7 @@ import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
 import { commandError } from './command-error.js';
+import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from './part-namespace-flags.js';
 import type { CommandOutcome } from './command-outcome.js';
 
 const oneOf =
@@ -104,6 +105,15 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     parse: on,
   },
   ...WEBHOOK_MANIFEST_FLAGS,
+  {
+    name: 'monitoring',
+    kind: 'switch',
+    help: 'Print a PodMonitor for each part and a PrometheusRule with its alerts (Prometheus Operator) instead of the init container.',
+    commands: ['manifest'],
+    parse: on,
+  },
+  WEBHOOK_NAMESPACE_FLAG,
+  NODE_NAMESPACE_FLAG,
   HELP_FLAG,
   VERSION_FLAG,
 ];
@@ -135,7 +145,7 @@ export type NodeAgentManifest = (options: NodeAgentManifestOptions) => Promise<r
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
   (await import('../node-agent/manifest.js')).nodeAgentManifest(options);
 
-type Mode = 'container' | 'rbac' | 'node-agent' | 'webhook';
+type Mode = 'container' | 'rbac' | 'node-agent' | 'webhook' | 'monitoring';
 
 /** The flags each output mode takes; any other flag given is an error naming the mode. */
 export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
@@ -152,6 +162,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
   rbac: ['rbac', 'namespace', 'service-account', 'output'],
   'node-agent': ['node-agent', 'mesh', 'image', 'namespace', 'output'],
   webhook: ['webhook', 'image', 'namespace', 'output', 'ca-bundle', 'failure-policy', 'canary-namespace'],
+  monitoring: ['monitoring', 'webhook-namespace', 'node-namespace', 'output'],
 };
 
 /** Node flags `manifest --node-agent` passes to the agent (mesh and help are manifest's own). */
@@ -180,15 +191,17 @@ function modeOf(argv: readonly string[]): Mode {
   const given = (name: string) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
   if (given('node-agent')) return 'node-agent';
   if (given('webhook')) return 'webhook';
+  if (given('monitoring')) return 'monitoring';
   return given('rbac') ? 'rbac' : 'container';
 }
 
 function modeName(mode: Mode): string {
   return {
-    container: 'the init container (no --rbac, --node-agent or --webhook)',
+    container: 'the init container (no --rbac, --node-agent, --webhook or --monitoring)',
     rbac: 'manifest --rbac',
     'node-agent': 'manifest --node-agent',
     webhook: 'manifest --webhook',
+    monitoring: 'manifest --monitoring',
   }[mode];
 }
 
@@ -204,6 +217,11 @@ async function modeDocuments(
     return eventRbacDocuments({ namespace, serviceAccounts }).map((value) => ({ value }));
   }
   if (mode === 'node-agent') return agentDocuments(values, agent, nodeAgent);
+  if (mode === 'monitoring')
+    return (await import('./manifest-monitoring.js')).monitoringDocuments({
+      ...(values.has('webhook-namespace') ? { webhookNamespace: values.get('webhook-namespace') as string } : {}),
+      ...(values.has('node-namespace') ? { nodeNamespace: values.get('node-namespace') as string } : {}),
+    });
   if (mode === 'webhook') {
     const webhook = (await import('./manifest-webhook.js')).webhookDocuments(values);
     return webhook.ok ? webhook.value : webhook.error.message;

@@ -32,6 +32,7 @@ export async function runWebhookCommand(
   const log = createLogger('json', values.get('log-level') as LogLevel);
   const registry = new Registry();
   const metrics = promWebhookMetrics(registry);
+  metrics.servingCertificate(tls.value.cert);
   const { host, port } = values.get('bind') as { host: string; port: number };
   const server = await startWebhookServer({
     host,
@@ -58,6 +59,7 @@ export async function runWebhookCommand(
     (pair) => {
       server.setTls(pair);
       metrics.tlsReload('ok');
+      metrics.servingCertificate(pair.cert);
       log.info({ cert: paths.cert }, 'serving certificate reloaded');
     },
     (message) => {

@@ -64,6 +64,15 @@ export const RESOURCE_TABLE = [
     ...grouped('cert-manager.io', 'v1', 'certificates', 'Certificate', true),
     models: '@kubernetes-models/cert-manager',
   },
+  // The Prometheus Operator's CRDs, as a cluster that runs it serves them (`manifest --monitoring`).
+  {
+    ...grouped('monitoring.coreos.com', 'v1', 'podmonitors', 'PodMonitor', true),
+    models: '@kubernetes-models/prometheus-operator',
+  },
+  {
+    ...grouped('monitoring.coreos.com', 'v1', 'prometheusrules', 'PrometheusRule', true),
+    models: '@kubernetes-models/prometheus-operator',
+  },
   grouped(
     'admissionregistration.k8s.io',
     'v1',

@@ -98,6 +98,30 @@ describe('install, upgrade and uninstall with kubectl', () => {
     expect(expression!.values).toContain(podLabels[expression!.key]);
   });
 
+  it('adds monitoring after both parts, finds every part by its labels, and removes monitoring alone', async () => {
+    const before = inventory();
+    const yaml = await printed(['--monitoring']);
+    const out = await apply(['--monitoring']);
+    expect(out.code, out.stderr).toBe(0);
+    expect(inventory()).toEqual([...before, ...objectsOf(yaml)].sort());
+    const listed = await shell(
+      'kubectl get namespace,serviceaccount,daemonset,deployment,service,podmonitor,prometheusrule -A -o name -l app.kubernetes.io/part-of=interlock',
+    );
+    expect(listed.code, listed.stderr).toBe(0);
+    for (const name of [
+      'namespace/interlock-system',
+      'namespace/interlock-webhook',
+      'daemonset.apps/interlock-node',
+      'deployment.apps/interlock-webhook',
+      'podmonitor.monitoring.coreos.com/interlock-webhook',
+      'prometheusrule.monitoring.coreos.com/interlock',
+    ])
+      expect(listed.stdout.split('\n')).toContain(name);
+    const removed = await remove(['--monitoring']);
+    expect(removed.code, removed.stderr).toBe(0);
+    expect(inventory()).toEqual(before);
+  });
+
   it('upgrades by re-applying: changed objects are configured, the rest unchanged, the new image stored', async () => {
     const agentNext = AGENT.map((word) => word.replace(':1.0', ':1.1'));
     const webhookNext = WEBHOOK.map((word) => word.replace(':1.0', ':1.1'));

@@ -310,6 +310,29 @@ describe('interlock check', () => {
       expect(again.exitCode, again.stdout).toBe(0);
     });
 
+  it('a part it may not read (403) or that errs (500) fails, naming the request; it never passes unseen', async () => {
+    api.faults.add({ method: 'GET', path: /\/clusterrolebindings$/, fault: { kind: 'status', code: 403 } });
+    api.faults.add({ method: 'GET', path: /\/secrets\/interlock-webhook-tls$/, fault: { kind: 'status', code: 500 } });
+    try {
+      const { exitCode, results } = await checkNow();
+      expect(exitCode).toBe(69);
+      expect(statusOf(results, 'node-agent.rbac')).toMatchObject({
+        status: 'fail',
+        message: expect.stringMatching(
+          /ClusterRoleBindings cannot be read: GET \S+clusterrolebindings: 403 injected 403/,
+        ),
+        fix: expect.stringContaining('kubectl auth can-i'),
+      });
+      expect(statusOf(results, 'webhook.certificate')).toMatchObject({
+        status: 'fail',
+        message: expect.stringMatching(/interlock-webhook-tls cannot be read: GET .*: 500 /),
+      });
+    } finally {
+      api.faults.clear();
+    }
+    expect((await checkNow()).exitCode).toBe(0);
+  });
+
   it('the cluster out of reach fails the first check, exit 69; no kubeconfig or context is exit 66', async () => {
     const closed = await startKubeApi();
     const url = closed.url;

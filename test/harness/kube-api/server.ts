@@ -130,7 +130,13 @@ function handleObject(
 function faultAnswer(fault: Extract<Fault, { kind: 'status' }>, res: ServerResponse): void {
   const headers: Record<string, string> =
     fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-  const reasons = { 429: 'TooManyRequests', 503: 'ServiceUnavailable', 500: 'InternalError', 410: 'Expired' } as const;
+  const reasons = {
+    429: 'TooManyRequests',
+    503: 'ServiceUnavailable',
+    500: 'InternalError',
+    410: 'Expired',
+    403: 'Forbidden',
+  } as const;
   const reason = reasons[fault.code];
   const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
   reply(res, { code: fault.code, body: statusOf(fault.code, reason, `injected ${fault.code}`, details) }, headers);

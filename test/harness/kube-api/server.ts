@@ -4,6 +4,7 @@ import { API_GROUP_LIST, apiVersions, CORE_V1_RESOURCES, resourceList, VERSION_I
 import { openApiDocument, openApiRoot } from './openapi.js';
 import { Faults, type Fault } from './faults.js';
 import { serveList } from './list.js';
+import { resourceInfo } from './resources.js';
 import {
   createObject,
   deleteObject,
@@ -46,6 +47,11 @@ export interface KubeApiOptions {
    * it, then the Namespace, is removed (default 1500 ms; kubectl delete waits for it).
    */
   readonly namespaceFinalizeMs?: number;
+  /**
+   * API groups this cluster does not serve (their CRDs are not installed): `cert-manager.io` for a
+   * cluster without cert-manager. Discovery leaves them out and their paths answer 404.
+   */
+  readonly withoutGroups?: readonly string[];
   /** Listen address (default 127.0.0.1) and port (default 0: a free one). */
   readonly host?: string;
   readonly port?: number;
@@ -81,7 +87,26 @@ const NOT_FOUND: Answer = {
   body: statusOf(404, 'NotFound', 'the server could not find the requested resource'),
 };
 
-function discovery(route: Extract<Route, { kind: 'discovery' | 'group-version' | 'openapi' }>, host: string): Answer {
+function discovery(
+  route: Extract<Route, { kind: 'discovery' | 'group-version' | 'openapi' }>,
+  host: string,
+  without: readonly string[],
+): Answer {
+  const served = (key: string) => !without.some((group) => key.startsWith(`apis/${group}/`) || key === group);
+  if (route.kind === 'group-version' && without.includes(route.group)) return NOT_FOUND;
+  if (route.kind === 'openapi' && route.groupVersion !== undefined && !served(route.groupVersion)) return NOT_FOUND;
+  if (route.kind === 'openapi' && route.groupVersion === undefined) {
+    const root = openApiRoot() as { paths: Record<string, unknown> };
+    return {
+      code: 200,
+      body: { paths: Object.fromEntries(Object.entries(root.paths).filter(([key]) => served(key))) },
+    };
+  }
+  if (route.kind === 'discovery' && route.document === 'apis')
+    return {
+      code: 200,
+      body: { ...API_GROUP_LIST, groups: API_GROUP_LIST.groups.filter((group) => !without.includes(group.name)) },
+    };
   if (route.kind === 'group-version') {
     const list = resourceList(route.group, route.version);
     return list ? { code: 200, body: list } : NOT_FOUND;
@@ -181,7 +206,9 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
       body: statusOf(404, 'NotFound', 'the server could not find the requested resource'),
     });
   if (route.kind === 'discovery' || route.kind === 'group-version' || route.kind === 'openapi')
-    return reply(res, discovery(route, req.headers.host ?? ''));
+    return reply(res, discovery(route, req.headers.host ?? '', context.options.withoutGroups ?? []));
+  if ((context.options.withoutGroups ?? []).includes(resourceInfo(route.resource)?.group ?? ''))
+    return reply(res, NOT_FOUND);
   const checked = writeChecks(context, route, req, body, query);
   if (checked.answer) return reply(res, checked.answer);
   if (checked.warnings.length > 0)

@@ -14,6 +14,7 @@ import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
 import { commandError } from './command-error.js';
+import { namespaceOwnership } from './namespace-ownership.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from './part-namespace-flags.js';
 import type { CommandOutcome } from './command-outcome.js';
 
@@ -267,7 +268,10 @@ async function agentDocuments(
       ? { cni: { confDir: flags.get('cni-conf-dir') as string, binDirs: flags.get('cni-bin-dir') as string[] } }
       : {}),
   });
-  return documents.map((value) => ({ value: value as Record<string, unknown> }));
+  return documents.map((value, index) => ({
+    value: value as Record<string, unknown>,
+    ...(index === 0 ? { comment: namespaceOwnership(namespace ?? 'interlock-system') } : {}),
+  }));
 }
 
 /**

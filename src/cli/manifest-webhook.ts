@@ -1,6 +1,7 @@
 import type { ManifestDocument } from '../inject/manifest.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_NAMESPACE, webhookManifest } from '../webhook/webhook-manifest.js';
+import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from './read-input-file.js';
 
 type FlagValues = ReadonlyMap<string, unknown>;
@@ -28,9 +29,10 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
       return fail('ConfigInvalid', `--ca-bundle ${caPath}: no PEM certificate in it`);
   }
   const canary = values.get('canary-namespace') as string | undefined;
+  const namespace = (values.get('namespace') as string | undefined) ?? WEBHOOK_NAMESPACE;
   const documents = webhookManifest({
     image: values.get('image') as string,
-    namespace: (values.get('namespace') as string | undefined) ?? WEBHOOK_NAMESPACE,
+    namespace,
     failurePolicy: values.get('failure-policy') as 'Ignore' | 'Fail',
     ...(caBundlePem === undefined ? {} : { caBundlePem }),
     ...(canary === undefined ? {} : { canaryNamespace: canary }),
@@ -38,7 +40,13 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
   return ok(
     documents.map((value, index) => ({
       value,
-      ...(index === 0 && caBundlePem === undefined ? { comment: CERT_MANAGER_COMMENT } : {}),
+      ...(index === 0
+        ? {
+            comment: [caBundlePem === undefined ? CERT_MANAGER_COMMENT : '', namespaceOwnership(namespace)]
+              .filter(Boolean)
+              .join('\n'),
+          }
+        : {}),
     })),
   );
 }

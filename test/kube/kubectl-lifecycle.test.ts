@@ -198,6 +198,10 @@ describe('install, upgrade and uninstall with kubectl', () => {
 
   it('a namespace shared by both outputs goes with either: the hazard the separate defaults avoid', async () => {
     const shared = ['--namespace', 'shared-ns'];
+    for (const part of [AGENT, WEBHOOK])
+      expect(await printed([...part, ...shared])).toMatch(
+        /^# This output owns the Namespace shared-ns: kubectl delete -f of it deletes shared-ns and everything in it\.$/m,
+      );
     expect((await apply([...AGENT, ...shared])).code).toBe(0);
     expect((await apply([...WEBHOOK, ...shared])).code).toBe(0);
     expect(api.store.get('deployments', 'shared-ns', 'interlock-webhook')).toBeDefined();

@@ -1,6 +1,7 @@
 import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
 import { EXPLAIN_FLAGS } from '../config/explain-flags.js';
 import { VALIDATE_FLAGS } from '../config/validate-config.js';
+import { CHECK_FLAGS } from './check-command.js';
 import { CNI_CHECK_FLAGS } from './cni-check-command.js';
 import type { CommandSpec, EnvironmentVariable } from './command-spec.js';
 import { COMPLETION_FLAGS, SHELLS } from './completion-flags.js';
@@ -149,6 +150,22 @@ export const COMMANDS: readonly CommandSpec[] = [
       code('pass', 'stopped by SIGTERM or SIGINT after draining'),
       USAGE,
       code('noInput', 'the serving certificate or key cannot be read or parsed, or the address cannot be listened on'),
+      code('internalError'),
+    ],
+  },
+  {
+    name: 'check',
+    usage: '[--context NAME] [-o text|json] [flags]',
+    summary: 'Check the installed webhook and node agent against the cluster, and say what to fix.',
+    description: [
+      "Reads the cluster as kubectl does (kubeconfig and context) and checks what 'interlock manifest --webhook' and '--node-agent' installed: the MutatingWebhookConfiguration, the namespaces it selects, its Service's ready endpoints, the Deployment, the caBundle and the serving certificate (signature, name, expiry); the node agent's namespace, a ready agent on every node and the RBAC its --action and --taint need; and that every part runs the same image. Each failure says what to fix. Only reads: nothing is changed.",
+    ],
+    flags: CHECK_FLAGS,
+    exitCodes: [
+      code('pass', 'every check passed (warnings aside)'),
+      code('checkFailed', 'a check failed: the cluster is not reachable, a part is broken, or nothing is installed'),
+      USAGE,
+      code('noInput', 'no usable kubeconfig (missing, unparsable, no such context)'),
       code('internalError'),
     ],
   },

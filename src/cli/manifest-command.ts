@@ -16,6 +16,8 @@ import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
 import { commandError } from './command-error.js';
 import { printedRefusal } from './printed-check.js';
 import { defaultImageWarning } from './default-image.js';
+import { namespaceOwnership } from './namespace-ownership.js';
+import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from './part-namespace-flags.js';
 import type { CommandOutcome } from './command-outcome.js';
 
 const oneOf =
@@ -70,7 +72,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'namespace',
     kind: 'value',
     placeholder: 'NS',
-    help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent, --webhook: the agent's or the webhook's namespace (default interlock-system).",
+    help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent: the agent's namespace (default interlock-system); --webhook: the webhook's (default interlock-webhook). Each output prints its Namespace and kubectl delete -f removes it with all inside: give the two parts different namespaces.",
     commands: ['manifest'],
     parse: dnsName,
   },
@@ -97,6 +99,15 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     parse: on,
   },
   ...WEBHOOK_MANIFEST_FLAGS,
+  {
+    name: 'monitoring',
+    kind: 'switch',
+    help: 'Print a PodMonitor for each part and a PrometheusRule with its alerts (Prometheus Operator) instead of the init container.',
+    commands: ['manifest'],
+    parse: on,
+  },
+  WEBHOOK_NAMESPACE_FLAG,
+  NODE_NAMESPACE_FLAG,
   HELP_FLAG,
   VERSION_FLAG,
 ];
@@ -128,7 +139,7 @@ export type NodeAgentManifest = (options: NodeAgentManifestOptions) => Promise<r
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
   (await import('../node-agent/manifest.js')).nodeAgentManifest(options);
 
-type Mode = 'container' | 'rbac' | 'node-agent' | 'webhook';
+type Mode = 'container' | 'rbac' | 'node-agent' | 'webhook' | 'monitoring';
 
 /** The flags each output mode takes; any other flag given is an error naming the mode. */
 export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
@@ -156,6 +167,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
     'metrics-namespace',
     'webhook-client-ca',
   ],
+  monitoring: ['monitoring', 'webhook-namespace', 'node-namespace', 'output'],
 };
 
 /** Node flags `manifest --node-agent` passes to the agent (mesh and help are manifest's own). */
@@ -190,15 +202,17 @@ function modeOf(argv: readonly string[]): Mode {
   const given = (name: string) => argv.some((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
   if (given('node-agent')) return 'node-agent';
   if (given('webhook')) return 'webhook';
+  if (given('monitoring')) return 'monitoring';
   return given('rbac') ? 'rbac' : 'container';
 }
 
 function modeName(mode: Mode): string {
   return {
-    container: 'the init container (no --rbac, --node-agent or --webhook)',
+    container: 'the init container (no --rbac, --node-agent, --webhook or --monitoring)',
     rbac: 'manifest --rbac',
     'node-agent': 'manifest --node-agent',
     webhook: 'manifest --webhook',
+    monitoring: 'manifest --monitoring',
   }[mode];
 }
 
@@ -214,6 +228,11 @@ async function modeDocuments(
     return eventRbacDocuments({ namespace, serviceAccounts }).map((value) => ({ value }));
   }
   if (mode === 'node-agent') return agentDocuments(values, agent, nodeAgent);
+  if (mode === 'monitoring')
+    return (await import('./manifest-monitoring.js')).monitoringDocuments({
+      ...(values.has('webhook-namespace') ? { webhookNamespace: values.get('webhook-namespace') as string } : {}),
+      ...(values.has('node-namespace') ? { nodeNamespace: values.get('node-namespace') as string } : {}),
+    });
   if (mode === 'webhook') {
     const webhook = (await import('./manifest-webhook.js')).webhookDocuments(values);
     return webhook.ok ? webhook.value : webhook.error.message;
@@ -262,7 +281,10 @@ async function agentDocuments(
       ? { cni: { confDir: flags.get('cni-conf-dir') as string, binDirs: flags.get('cni-bin-dir') as string[] } }
       : {}),
   });
-  return documents.map((value) => ({ value: value as Record<string, unknown> }));
+  return documents.map((value, index) => ({
+    value: value as Record<string, unknown>,
+    ...(index === 0 ? { comment: namespaceOwnership(namespace ?? 'interlock-system') } : {}),
+  }));
 }
 
 /**

@@ -1,12 +1,21 @@
 import type { ManifestDocument } from '../inject/manifest.js';
 import { fail, ok, type Result } from '../reason/result.js';
-import { webhookManifest } from '../webhook/webhook-manifest.js';
+import { WEBHOOK_NAMESPACE, webhookManifest } from '../webhook/webhook-manifest.js';
+import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from './read-input-file.js';
 
 type FlagValues = ReadonlyMap<string, unknown>;
 
-/** The webhook's own namespace unless --namespace names one (manifest's default, `default`, is the validator's). */
-const WEBHOOK_NAMESPACE = 'interlock-system';
+/**
+ * Said above the first document: without --ca-bundle the serving certificate comes from
+ * cert-manager, and on a cluster without it the Issuer and Certificate fail to apply.
+ */
+const CERT_MANAGER_COMMENT = [
+  ' Needs cert-manager (cert-manager.io/v1 Issuer and Certificate): it issues the serving certificate',
+  ' and injects its CA into the MutatingWebhookConfiguration. Without cert-manager, print this with',
+  ' --ca-bundle FILE and create the Secret interlock-webhook-tls (tls.crt, tls.key) yourself.',
+  " Then run 'interlock check' to see the webhook ready.",
+].join('\n');
 
 /** `interlock manifest --webhook`: the documents, with --ca-bundle and --webhook-client-ca read and checked to hold a PEM certificate. */
 export function webhookDocuments(values: FlagValues): Result<ManifestDocument[], 'ConfigInvalid'> {
@@ -16,9 +25,10 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
   if (!clientCaPem.ok) return clientCaPem;
   const canary = values.get('canary-namespace') as string | undefined;
   const apiServerCidrs = values.get('api-server-cidr') as string[] | undefined;
+  const namespace = (values.get('namespace') as string | undefined) ?? WEBHOOK_NAMESPACE;
   const documents = webhookManifest({
     image: values.get('image') as string,
-    namespace: (values.get('namespace') as string | undefined) ?? WEBHOOK_NAMESPACE,
+    namespace,
     failurePolicy: values.get('failure-policy') as 'Ignore' | 'Fail',
     metricsNamespace: values.get('metrics-namespace') as string,
     ...(caBundlePem.value === undefined ? {} : { caBundlePem: caBundlePem.value }),
@@ -26,7 +36,18 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
     ...(canary === undefined ? {} : { canaryNamespace: canary }),
     ...(apiServerCidrs === undefined ? {} : { apiServerCidrs }),
   });
-  return ok(documents.map((value) => ({ value })));
+  return ok(
+    documents.map((value, index) => ({
+      value,
+      ...(index === 0
+        ? {
+            comment: [caBundlePem === undefined ? CERT_MANAGER_COMMENT : '', namespaceOwnership(namespace)]
+              .filter(Boolean)
+              .join('\n'),
+          }
+        : {}),
+    })),
+  );
 }
 
 /** A PEM file a flag names, checked to hold a certificate; no flag, no file. */

@@ -57,6 +57,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   }
   if (command === 'cni-check')
     return (await import('./cni-check-command.js')).runCniCheck(rest, process.env, abortOnSignals());
+  if (command === 'check') return (await import('./check-command.js')).runCheck(rest, process.env);
   if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
   if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
   return unknownCommand(command);

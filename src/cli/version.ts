@@ -1,2 +1,2 @@
-/** Kept in step with package.json by a unit test; the bundled image has no package.json to read. */
-export const VERSION = '0.1.0';
+/** The version lives in config/ so the manifests below the CLI can label what they print with it. */
+export { VERSION } from '../config/version.js';

@@ -43,6 +43,7 @@ export async function runWebhookCommand(
   const log = createLogger('json', values.get('log-level') as LogLevel);
   const registry = new Registry();
   const metrics = promWebhookMetrics(registry);
+  metrics.servingCertificate(tls.value.cert);
   const { host, port } = values.get('bind') as { host: string; port: number };
   const server = await startWebhookServer({
     host,
@@ -97,6 +98,7 @@ function watchPair(paths: TlsPaths, current: TlsPair, server: WebhookServer, met
     (pair) => {
       server.setTls(pair);
       metrics.tlsReload('ok');
+      metrics.servingCertificate(pair.cert);
       log.info({ cert: paths.cert }, 'serving certificate reloaded');
     },
     (message) => {

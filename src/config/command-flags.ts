@@ -11,6 +11,7 @@ const EVERY_COMMAND: readonly CommandName[] = [
   'version',
   'completion',
   'webhook',
+  'check',
 ];
 
 // Switches without `env`: the process environment can never print help or a version instead of

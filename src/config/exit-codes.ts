@@ -10,6 +10,7 @@ export const EXIT = {
   invalidConfig: 64,
   dataError: 65,
   noInput: 66,
+  checkFailed: 69,
   internalError: 70,
   outputError: 74,
   sigint: 130,
@@ -26,6 +27,7 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
     '`explain`: a dump that does not parse, or dumps larger than the 16 MiB input cap (all together); `inject`: input that does not parse, is too large, or is refused (`Manifest*` reasons)',
   noInput:
     '`explain`, `inject`: an input file that cannot be read (missing, unreadable, or not a regular file: a FIFO or a device is refused, never waited on)',
+  checkFailed: '`check`: at least one check of the installed parts failed; each failure says what to fix',
   internalError: 'internal error (`InternalError`): a bug, reported in one line without a stack trace',
   outputError: 'the output could not be written (EPIPE, ENOSPC: a closed pipe, a full disk); one line on stderr',
   sigint:

@@ -2,7 +2,16 @@ import type { Result } from '../reason/result.js';
 
 /** Every command of the `interlock` binary. */
 export type CommandName =
-  'validate' | 'explain' | 'manifest' | 'inject' | 'node' | 'cni-check' | 'version' | 'completion' | 'webhook';
+  | 'validate'
+  | 'explain'
+  | 'manifest'
+  | 'inject'
+  | 'node'
+  | 'cni-check'
+  | 'version'
+  | 'completion'
+  | 'webhook'
+  | 'check';
 
 /**
  * One flag, declared once as data: the argv parser, the environment reader, the help text and the

@@ -1,3 +1,5 @@
+import { interlockLabels } from '../kube/interlock-labels.js';
+
 /**
  * What `validate --report-event` does to its Event, and nothing more: create it, and when the
  * same pod failed the same way before (409), get it and patch its count (src/kube/post-event.ts).
@@ -18,7 +20,7 @@ export function eventRbacDocuments(options: EventRbacOptions): Array<Record<stri
   const metadata = {
     name: 'interlock-events',
     namespace: options.namespace,
-    labels: { 'app.kubernetes.io/name': 'interlock', 'app.kubernetes.io/component': 'validator-events' },
+    labels: interlockLabels('interlock', 'validator-events'),
   };
   const subjects =
     options.serviceAccounts.length > 0

@@ -28,7 +28,7 @@ interface Merged {
  * files are skipped. exec and auth-provider plugins are refused: an init container cannot wait
  * on a plugin, and a bearer token or client certificate is what a pod has.
  */
-export function kubeconfigAccess(kubeconfigEnv: string): Result<ClusterAccess, 'KubeUnavailable'> {
+export function kubeconfigAccess(kubeconfigEnv: string, context?: string): Result<ClusterAccess, 'KubeUnavailable'> {
   const files: KubeconfigFile[] = [];
   let budget = MAX_KUBECONFIG_BYTES;
   for (const path of kubeconfigEnv.split(delimiter).filter(Boolean)) {
@@ -46,7 +46,9 @@ export function kubeconfigAccess(kubeconfigEnv: string): Result<ClusterAccess, '
     files.push({ path, doc: isEntry(doc) ? doc : {} });
   }
   if (files.length === 0) return fail('KubeUnavailable', `no readable kubeconfig in KUBECONFIG=${kubeconfigEnv}`);
-  return accessOf(merge(files), kubeconfigEnv);
+  const merged = merge(files);
+  // kubectl's --context: a named context in place of current-context.
+  return accessOf(context === undefined ? merged : { ...merged, currentContext: context }, kubeconfigEnv);
 }
 
 function merge(files: readonly KubeconfigFile[]): Merged {

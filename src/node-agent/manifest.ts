@@ -1,4 +1,5 @@
 import type { Mesh } from '../config/interception.js';
+import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { NODE_TAINT } from './agent-api.js';
 import type { NodeAction } from './decide.js';
@@ -18,7 +19,7 @@ export interface NodeAgentManifestOptions {
   readonly listenPort?: number;
 }
 
-const NODE_AGENT_NAME = 'interlock-node';
+export const NODE_AGENT_NAME = 'interlock-node';
 const NODE_AGENT_METRICS_PORT = 9477;
 
 interface PolicyRule {
@@ -106,7 +107,7 @@ function agentContainer(options: NodeAgentManifestOptions): object {
  */
 export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly object[] {
   const namespace = options.namespace ?? 'interlock-system';
-  const labels = { 'app.kubernetes.io/name': NODE_AGENT_NAME, 'app.kubernetes.io/part-of': 'interlock' };
+  const labels = interlockLabels(NODE_AGENT_NAME, 'node-agent');
   const metadata = { name: NODE_AGENT_NAME, labels };
   const { volumes } = cniVolumes(options);
   return [
@@ -137,7 +138,7 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
         selector: { matchLabels: { 'app.kubernetes.io/name': NODE_AGENT_NAME } },
         updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
         template: {
-          metadata: { labels },
+          metadata: { labels: { ...labels, [ADMISSION_OPT_OUT.key]: ADMISSION_OPT_OUT.value } },
           spec: {
             serviceAccountName: NODE_AGENT_NAME,
             hostNetwork: true,

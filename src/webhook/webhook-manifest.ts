@@ -1,3 +1,4 @@
+import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { WEBHOOK_MEMORY_LIMIT_MIB } from './webhook-budget.js';
 
@@ -33,15 +34,38 @@ const TIMEOUT_SECONDS = 5;
 const PORT = 8443;
 const METRICS_PORT = 9090;
 const CLIENT_CA = { configMap: `${NAME}-client-ca`, dir: '/etc/interlock/client-ca', file: 'ca.crt' } as const;
-/** A fresh object each time: a shared one would print as YAML anchors. */
+/**
+ * What the Service, the Deployment and the PodDisruptionBudget select: as in the first release,
+ * since a Deployment's selector cannot change on upgrade. A fresh object each time: a shared one
+ * would print as YAML anchors.
+ */
 const labels = () => ({ 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/part-of': 'interlock' });
+const allLabels = () => interlockLabels(NAME, 'webhook');
 /** Opt a workload out: `interlock.dev/admission: disabled` on the pod template. */
-const OPT_OUT_LABEL = 'interlock.dev/admission';
+const OPT_OUT_LABEL = ADMISSION_OPT_OUT.key;
+export const WEBHOOK_NAME = NAME;
+export const WEBHOOK_CONFIGURATION_NAME = CONFIGURATION_NAME;
+export const WEBHOOK_TLS_SECRET = TLS_SECRET;
+/**
+ * Its own namespace, apart from the node agent's: `kubectl delete -f` of one output deletes its
+ * Namespace and with it everything inside, so a shared one would take the other part with it.
+ * The webhook meets PodSecurity `restricted`; the agent's namespace must be `privileged`.
+ */
+export const WEBHOOK_NAMESPACE = 'interlock-webhook';
 
 /** Every document `interlock manifest --webhook` prints, in the order they apply. */
 export function webhookManifest(options: WebhookManifestOptions): Document[] {
-  const meta = (extra: Document = {}) => ({ name: NAME, namespace: options.namespace, labels: labels(), ...extra });
+  const meta = (extra: Document = {}) => ({ name: NAME, namespace: options.namespace, labels: allLabels(), ...extra });
   return [
+    // First: kubectl applies in file order, and every namespaced object below needs it.
+    {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: {
+        name: options.namespace,
+        labels: { ...allLabels(), 'pod-security.kubernetes.io/enforce': 'restricted' },
+      },
+    },
     // No Role and no binding: the webhook answers the API server and never calls it.
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(), automountServiceAccountToken: false },
     ...(options.caBundlePem === undefined ? certManagerDocuments(options.namespace, meta) : []),
@@ -138,7 +162,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
       selector: { matchLabels: labels() },
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       template: {
-        metadata: { labels: labels() },
+        metadata: { labels: allLabels() },
         spec: {
           serviceAccountName: NAME,
           automountServiceAccountToken: false,
@@ -204,7 +228,7 @@ function webhookConfiguration(options: WebhookManifestOptions): Document {
     kind: 'MutatingWebhookConfiguration',
     metadata: {
       name: CONFIGURATION_NAME,
-      labels: labels(),
+      labels: allLabels(),
       ...(options.caBundlePem === undefined
         ? { annotations: { 'cert-manager.io/inject-ca-from': `${options.namespace}/${NAME}` } }
         : {}),
@@ -221,7 +245,9 @@ function webhookConfiguration(options: WebhookManifestOptions): Document {
           { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
         ],
         namespaceSelector: { matchExpressions: [notIn, ...canary] },
-        objectSelector: { matchExpressions: [{ key: OPT_OUT_LABEL, operator: 'NotIn', values: ['disabled'] }] },
+        objectSelector: {
+          matchExpressions: [{ key: OPT_OUT_LABEL, operator: 'NotIn', values: [ADMISSION_OPT_OUT.value] }],
+        },
         matchPolicy: 'Equivalent',
         sideEffects: 'None',
         timeoutSeconds: TIMEOUT_SECONDS,

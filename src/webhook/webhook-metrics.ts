@@ -1,10 +1,13 @@
-import { Counter, Histogram, Registry } from 'prom-client';
+import { X509Certificate } from 'node:crypto';
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Admission } from './admit.js';
 
 /** What the server reports, as a port; `promWebhookMetrics` is the Prometheus implementation. */
 export interface WebhookMetrics {
   admitted(admission: Admission, seconds: number): void;
   tlsReload(result: 'ok' | 'error'): void;
+  /** The certificate now served (PEM chain, leaf first): its expiry is what an alert watches. */
+  servingCertificate(pem: Buffer): void;
 }
 
 export function promWebhookMetrics(registry: Registry): WebhookMetrics {
@@ -39,7 +42,20 @@ export function promWebhookMetrics(registry: Registry): WebhookMetrics {
     labelNames: ['result'],
     registers,
   });
+  const expiry = new Gauge({
+    name: 'interlock_webhook_certificate_expiry_timestamp_seconds',
+    help: 'When the serving certificate in use expires, as Unix time (0 until one is read: an expiry alert then fires).',
+    registers,
+  });
   return {
+    servingCertificate: (pem) => {
+      const leaf = /-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/.exec(pem.toString('utf8'))?.[0];
+      try {
+        if (leaf) expiry.set(Math.floor(new Date(new X509Certificate(leaf).validTo).getTime() / 1000));
+      } catch {
+        // createSecureContext accepted it, so this is not reached; the gauge then keeps its last value.
+      }
+    },
     admitted: (admission, seconds) => {
       requests.inc({ outcome: admission.outcome });
       if (admission.cause) errors.inc({ cause: admission.cause });

@@ -39,9 +39,9 @@ function openssl(args: readonly string[], cwd: string): void {
  * A fresh CA named `name` and a serving certificate it signed (real X.509, by openssl): for
  * 127.0.0.1 and localhost unless `serving` names others.
  */
-export function makeAuthority(name: string, serving: ServingName = LOCALHOST): Authority {
+export function makeAuthority(name: string, serving: ServingName = LOCALHOST, days = DAYS): Authority {
   const dir = mkdtempSync(join(tmpdir(), `interlock-certs-${name}-`));
-  openssl(['req', '-x509', ...newKey('ca.key'), '-out', 'ca.crt', '-days', DAYS, '-subj', `/CN=${name}-ca`], dir);
+  openssl(['req', '-x509', ...newKey('ca.key'), '-out', 'ca.crt', '-days', days, '-subj', `/CN=${name}-ca`], dir);
   openssl(['req', ...newKey('tls.key'), '-out', 'tls.csr', '-subj', `/CN=${serving.commonName}`], dir);
   writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${serving.altNames.join(',')}\n`);
   openssl(
@@ -57,7 +57,7 @@ export function makeAuthority(name: string, serving: ServingName = LOCALHOST): A
       '-CAcreateserial',
       '-out',
       'tls.crt',
-    ].concat(['-days', DAYS, '-extfile', 'ext.cnf']),
+    ].concat(['-days', days, '-extfile', 'ext.cnf']),
     dir,
   );
   const read = (file: string) => readFileSync(join(dir, file));

@@ -110,7 +110,7 @@ describe('flags and environment', () => {
     [['--mesh', 'linkerd', '--failure-exit-code', '300'], /^--failure-exit-code="300"/],
     [
       ['--mesh', 'linkerd', '--failure-exit-code', '66'],
-      /^--failure-exit-code="66": expected 2-255 except 64, 65, 66, 70, 74, 130, 143/,
+      /^--failure-exit-code="66": expected 2-255 except 64, 65, 66, 69, 70, 74, 130, 143/,
     ],
     [['--mesh', 'linkerd', '--exclude-inbound-ports', '10-5'], /ends before it starts/],
     [['--mesh', 'linkerd', '--proxy-uid', 'proxy'], /^--proxy-uid="proxy": "proxy" is not a numeric uid/],

@@ -24,7 +24,7 @@ describe('parseFailureExitCode', () => {
       const result = parseFailureExitCode(String(code));
       expect(result.ok, String(code)).toBe(false);
       if (!result.ok)
-        expect(result.error.message).toMatch(/^expected 2-255 except 64, 65, 66, 70, 74, 130, 143 \(reserved/);
+        expect(result.error.message).toMatch(/^expected 2-255 except 64, 65, 66, 69, 70, 74, 130, 143 \(reserved/);
     }
   });
 });

@@ -3,7 +3,7 @@ import { MutatingWebhookConfiguration } from 'kubernetes-models/admissionregistr
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
-import { ConfigMap, Service, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,6 +18,7 @@ type Doc = Record<string, ReturnType<typeof JSON.parse>>;
 
 /** The Kubernetes OpenAPI schema (kubernetes-models, and cert-manager's CRD schema) of each kind printed. */
 const MODELS: Record<string, new (data: never) => { validate(): void }> = {
+  'v1/Namespace': Namespace,
   'v1/ServiceAccount': ServiceAccount,
   'v1/Service': Service,
   'apps/v1/Deployment': Deployment,
@@ -75,6 +76,7 @@ describe('interlock manifest --webhook', () => {
       PodDisruptionBudget: (d) => (d.spec.selector = 'app'),
       NetworkPolicy: (d) => (d.spec.ingress[0].ports[0].protocol = 7),
       ServiceAccount: (d) => (d.automountServiceAccountToken = 'no'),
+      Namespace: (d) => (d.metadata.labels = 'restricted'),
       Issuer: (d) => (d.spec = 'self-signed'),
       Certificate: (d) => delete d.spec.secretName,
     };
@@ -126,7 +128,7 @@ describe('interlock manifest --webhook', () => {
       minAvailable: 1,
       selector: { matchLabels: deployment.spec.selector.matchLabels },
     });
-    expect(byKind(documents, 'Service').spec.selector).toEqual(deployment.spec.template.metadata.labels);
+    expect(deployment.spec.template.metadata.labels).toMatchObject(byKind(documents, 'Service').spec.selector);
   });
 
   it("the Deployment's command line is one `interlock webhook` accepts, and it mounts the certificate's Secret", async () => {
@@ -137,7 +139,7 @@ describe('interlock manifest --webhook', () => {
     const parsed = parseCommandLine('webhook', flags, {}, WEBHOOK_COMMAND_FLAGS);
     expect(parsed.ok && parsed.value.values.get('image')).toBe('registry.example/interlock:1.0.0');
     expect(pod.volumes[0].secret.secretName).toBe(byKind(documents, 'Certificate').spec.secretName);
-    expect(byKind(documents, 'Certificate').spec.dnsNames).toContain('interlock-webhook.interlock-system.svc');
+    expect(byKind(documents, 'Certificate').spec.dnsNames).toContain('interlock-webhook.interlock-webhook.svc');
   });
 
   it('registers for Pod CREATE with the safe defaults, outside kube-system and its own namespace', async () => {

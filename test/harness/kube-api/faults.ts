@@ -1,6 +1,6 @@
 /** What a test makes the stand-in do to matching requests: fail, answer slowly, or cut a watch. */
 export type Fault =
-  | { readonly kind: 'status'; readonly code: 500 | 429 | 503 | 410; readonly retryAfterSeconds?: number }
+  | { readonly kind: 'status'; readonly code: 500 | 429 | 503 | 410 | 403; readonly retryAfterSeconds?: number }
   | { readonly kind: 'delay'; readonly ms: number }
   | { readonly kind: 'drop-watch'; readonly afterMs: number };
 

@@ -44,6 +44,8 @@ export const RESOURCE_TABLE = [
   core('configmaps', 'ConfigMap', true, ['cm']),
   core('secrets', 'Secret', true),
   core('services', 'Service', true, ['svc']),
+  // As the endpoints controller writes them: `interlock check` reads the webhook Service's.
+  core('endpoints', 'Endpoints', true, ['ep']),
   grouped('apps', 'v1', 'deployments', 'Deployment', true),
   grouped('apps', 'v1', 'daemonsets', 'DaemonSet', true),
   grouped('apps', 'v1', 'statefulsets', 'StatefulSet', true),
@@ -62,6 +64,15 @@ export const RESOURCE_TABLE = [
   {
     ...grouped('cert-manager.io', 'v1', 'certificates', 'Certificate', true),
     models: '@kubernetes-models/cert-manager',
+  },
+  // The Prometheus Operator's CRDs, as a cluster that runs it serves them (`manifest --monitoring`).
+  {
+    ...grouped('monitoring.coreos.com', 'v1', 'podmonitors', 'PodMonitor', true),
+    models: '@kubernetes-models/prometheus-operator',
+  },
+  {
+    ...grouped('monitoring.coreos.com', 'v1', 'prometheusrules', 'PrometheusRule', true),
+    models: '@kubernetes-models/prometheus-operator',
   },
   grouped(
     'admissionregistration.k8s.io',

@@ -4,6 +4,7 @@ import { API_GROUP_LIST, apiVersions, CORE_V1_RESOURCES, resourceList, VERSION_I
 import { openApiDocument, openApiRoot } from './openapi.js';
 import { Faults, type Fault } from './faults.js';
 import { serveList } from './list.js';
+import { resourceInfo } from './resources.js';
 import {
   createObject,
   deleteObject,
@@ -20,6 +21,7 @@ import { Store } from './store.js';
 import { writeChecks } from './write-checks.js';
 import type { KubeObject } from './types.js';
 import { serveWatch } from './watch.js';
+import { terminateNamespace } from './namespace-lifecycle.js';
 
 /** One request as the stand-in saw it: tests count retries and actions from this log. */
 export interface RequestRecord {
@@ -40,6 +42,16 @@ export interface KubeApiOptions {
    * namespace (`default` and `kube-system` exist from the start), as on a real cluster.
    */
   readonly namespaceLifecycle?: boolean;
+  /**
+   * With namespaceLifecycle: how long a deleted Namespace stays Terminating before everything in
+   * it, then the Namespace, is removed (default 1500 ms; kubectl delete waits for it).
+   */
+  readonly namespaceFinalizeMs?: number;
+  /**
+   * API groups this cluster does not serve (their CRDs are not installed): `cert-manager.io` for a
+   * cluster without cert-manager. Discovery leaves them out and their paths answer 404.
+   */
+  readonly withoutGroups?: readonly string[];
   /** Listen address (default 127.0.0.1) and port (default 0: a free one). */
   readonly host?: string;
   readonly port?: number;
@@ -75,7 +87,26 @@ const NOT_FOUND: Answer = {
   body: statusOf(404, 'NotFound', 'the server could not find the requested resource'),
 };
 
-function discovery(route: Extract<Route, { kind: 'discovery' | 'group-version' | 'openapi' }>, host: string): Answer {
+function discovery(
+  route: Extract<Route, { kind: 'discovery' | 'group-version' | 'openapi' }>,
+  host: string,
+  without: readonly string[],
+): Answer {
+  const served = (key: string) => !without.some((group) => key.startsWith(`apis/${group}/`) || key === group);
+  if (route.kind === 'group-version' && without.includes(route.group)) return NOT_FOUND;
+  if (route.kind === 'openapi' && route.groupVersion !== undefined && !served(route.groupVersion)) return NOT_FOUND;
+  if (route.kind === 'openapi' && route.groupVersion === undefined) {
+    const root = openApiRoot() as { paths: Record<string, unknown> };
+    return {
+      code: 200,
+      body: { paths: Object.fromEntries(Object.entries(root.paths).filter(([key]) => served(key))) },
+    };
+  }
+  if (route.kind === 'discovery' && route.document === 'apis')
+    return {
+      code: 200,
+      body: { ...API_GROUP_LIST, groups: API_GROUP_LIST.groups.filter((group) => !without.includes(group.name)) },
+    };
   if (route.kind === 'group-version') {
     const list = resourceList(route.group, route.version);
     return list ? { code: 200, body: list } : NOT_FOUND;
@@ -124,7 +155,13 @@ function handleObject(
 function faultAnswer(fault: Extract<Fault, { kind: 'status' }>, res: ServerResponse): void {
   const headers: Record<string, string> =
     fault.retryAfterSeconds !== undefined ? { 'retry-after': String(fault.retryAfterSeconds) } : {};
-  const reasons = { 429: 'TooManyRequests', 503: 'ServiceUnavailable', 500: 'InternalError', 410: 'Expired' } as const;
+  const reasons = {
+    429: 'TooManyRequests',
+    503: 'ServiceUnavailable',
+    500: 'InternalError',
+    410: 'Expired',
+    403: 'Forbidden',
+  } as const;
   const reason = reasons[fault.code];
   const details = fault.retryAfterSeconds !== undefined ? { retryAfterSeconds: fault.retryAfterSeconds } : undefined;
   reply(res, { code: fault.code, body: statusOf(fault.code, reason, `injected ${fault.code}`, details) }, headers);
@@ -169,7 +206,9 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
       body: statusOf(404, 'NotFound', 'the server could not find the requested resource'),
     });
   if (route.kind === 'discovery' || route.kind === 'group-version' || route.kind === 'openapi')
-    return reply(res, discovery(route, req.headers.host ?? ''));
+    return reply(res, discovery(route, req.headers.host ?? '', context.options.withoutGroups ?? []));
+  if ((context.options.withoutGroups ?? []).includes(resourceInfo(route.resource)?.group ?? ''))
+    return reply(res, NOT_FOUND);
   const checked = writeChecks(context, route, req, body, query);
   if (checked.answer) return reply(res, checked.answer);
   if (checked.warnings.length > 0)
@@ -177,6 +216,13 @@ async function handle(context: Context, req: IncomingMessage, res: ServerRespons
       'warning',
       checked.warnings.map((text) => `299 - ${JSON.stringify(text)}`),
     );
+  if (
+    route.kind === 'object' &&
+    route.resource === 'namespaces' &&
+    req.method === 'DELETE' &&
+    context.options.namespaceLifecycle
+  )
+    return reply(res, terminateNamespace(context.store, route.name, context.options.namespaceFinalizeMs ?? 1500));
   if (route.kind === 'object') return reply(res, handleObject(context.store, route, req, body, query));
   const scope = {
     resource: route.resource,

@@ -4,6 +4,7 @@ import type { Answer } from './objects.js';
 import { apiVersionOf, resourceInfo } from './resources.js';
 import type { Route } from './route.js';
 import { notFound, statusOf } from './status.js';
+import { terminatingRefusal } from './namespace-lifecycle.js';
 import type { Store } from './store.js';
 import type { KubeObject } from './types.js';
 
@@ -47,6 +48,9 @@ export function writeChecks(
     !context.store.get('namespaces', undefined, namespace)
   )
     return { answer: { code: 404, body: notFound('namespaces', namespace) }, warnings: [] };
+  const terminating =
+    context.options.namespaceLifecycle && creates ? terminatingRefusal(context.store, namespace) : undefined;
+  if (terminating) return { answer: terminating, warnings: [] };
   // Without the parameter the API server warns; the stand-in checks only when asked (kubectl always
   // asks), so the agent's and validator's own writes cost nothing here.
   const directive = query.get('fieldValidation');

@@ -1,0 +1,150 @@
+import type { NodeAction } from '../node-agent/decide.js';
+import { NODE_AGENT_NAME, nodeAgentRules } from '../node-agent/manifest.js';
+import { at, count, list, record, text } from './check-json.js';
+import { check, type CheckResult } from './check-result.js';
+import { valueOf, type InstallSnapshot } from './check-snapshot.js';
+import { unreadable } from './check-webhook.js';
+
+const REINSTALL = 'interlock manifest --node-agent [node flags] | kubectl apply -f -';
+
+export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
+  return snapshot.daemonSet.state !== 'absent';
+}
+
+export function nodeAgentChecks(snapshot: InstallSnapshot): CheckResult[] {
+  if (!nodeAgentInstalled(snapshot))
+    return [check('node-agent', 'installed', 'skip', `not installed (no DaemonSet ${NODE_AGENT_NAME})`, REINSTALL)];
+  return [namespaceCheck(snapshot), daemonSetCheck(snapshot), everyNodeCheck(snapshot), rbacCheck(snapshot)];
+}
+
+function namespaceCheck(snapshot: InstallSnapshot): CheckResult {
+  const name = snapshot.nodeNamespace;
+  const namespace = list(at(valueOf(snapshot.namespaces), 'items')).find(
+    (item) => text(at(item, 'metadata', 'name')) === name,
+  );
+  if (snapshot.namespaces.state !== 'found')
+    return unreadable('node-agent', 'namespace', 'the namespaces', snapshot.namespaces);
+  if (!namespace) return check('node-agent', 'namespace', 'fail', `Namespace ${name} does not exist`, REINSTALL);
+  const enforce = record(at(namespace, 'metadata', 'labels'))['pod-security.kubernetes.io/enforce'];
+  if (enforce !== undefined && enforce !== 'privileged')
+    return check(
+      'node-agent',
+      'namespace',
+      'fail',
+      `Namespace ${name} enforces PodSecurity ${enforce}: it refuses the agent's host-network pods`,
+      `kubectl label namespace ${name} pod-security.kubernetes.io/enforce=privileged --overwrite`,
+    );
+  return check(
+    'node-agent',
+    'namespace',
+    'pass',
+    `Namespace ${name} admits the agent (PodSecurity ${enforce ?? 'not enforced'})`,
+  );
+}
+
+function daemonSetCheck(snapshot: InstallSnapshot): CheckResult {
+  const name = `DaemonSet ${snapshot.nodeNamespace}/${NODE_AGENT_NAME}`;
+  const found = snapshot.daemonSet;
+  if (found.state !== 'found') return unreadable('node-agent', 'daemonset', name, found);
+  const desired = count(at(found.value, 'status', 'desiredNumberScheduled'));
+  const ready = count(at(found.value, 'status', 'numberReady'));
+  const summary = `${name}: ${ready} of ${desired} scheduled pods ready`;
+  if (desired > 0 && ready >= desired) return check('node-agent', 'daemonset', 'pass', summary);
+  return check(
+    'node-agent',
+    'daemonset',
+    'fail',
+    summary,
+    `kubectl -n ${snapshot.nodeNamespace} describe daemonset ${NODE_AGENT_NAME}`,
+  );
+}
+
+const isReady = (pod: unknown): boolean =>
+  list(at(pod, 'status', 'conditions')).some(
+    (condition) => at(condition, 'type') === 'Ready' && at(condition, 'status') === 'True',
+  );
+
+/** Every node, by name, must run a ready agent pod: the agent protects only the node it runs on. */
+function everyNodeCheck(snapshot: InstallSnapshot): CheckResult {
+  if (snapshot.nodes.state !== 'found') return unreadable('node-agent', 'nodes', 'the nodes', snapshot.nodes);
+  if (snapshot.agentPods.state !== 'found')
+    return unreadable('node-agent', 'nodes', "the agent's pods", snapshot.agentPods);
+  const nodes = list(at(snapshot.nodes.value, 'items')).map((node) => text(at(node, 'metadata', 'name')) ?? '');
+  const covered = new Set(
+    list(at(snapshot.agentPods.value, 'items'))
+      .filter(isReady)
+      .map((pod) => text(at(pod, 'spec', 'nodeName'))),
+  );
+  const missing = nodes.filter((node) => !covered.has(node));
+  if (nodes.length === 0) return check('node-agent', 'nodes', 'warn', 'the cluster lists no node');
+  if (missing.length === 0)
+    return check('node-agent', 'nodes', 'pass', `a ready agent runs on each of the ${nodes.length} nodes`);
+  const named =
+    missing.length > 5 ? `${missing.slice(0, 5).join(', ')} and ${missing.length - 5} more` : missing.join(', ');
+  return check(
+    'node-agent',
+    'nodes',
+    'fail',
+    `no ready agent on ${missing.length} of ${nodes.length} nodes: ${named}; pods failed there are not recreated`,
+    `kubectl -n ${snapshot.nodeNamespace} get pods -o wide -l app.kubernetes.io/name=${NODE_AGENT_NAME}; check the nodes' taints against the DaemonSet's tolerations`,
+  );
+}
+
+/** The agent's `--action` and `--taint`, as its DaemonSet passes them. */
+function agentMode(snapshot: InstallSnapshot): { action: NodeAction; taint: boolean } {
+  const args = list(at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0, 'args')).map(String);
+  const action = args.find((arg) => arg.startsWith('--action='))?.slice('--action='.length);
+  return {
+    action: action === 'none' || action === 'label' ? action : 'delete',
+    taint: args.includes('--taint'),
+  };
+}
+
+const covers = (granted: readonly string[], wanted: string) => granted.includes('*') || granted.includes(wanted);
+
+/** The verbs the agent needs, against the ClusterRoles bound to its ServiceAccount. */
+function rbacCheck(snapshot: InstallSnapshot): CheckResult {
+  if (snapshot.clusterRoleBindings.state !== 'found')
+    return unreadable('node-agent', 'rbac', 'the ClusterRoleBindings', snapshot.clusterRoleBindings);
+  if (snapshot.clusterRoles.state !== 'found')
+    return unreadable('node-agent', 'rbac', 'the ClusterRoles', snapshot.clusterRoles);
+  const account = `${snapshot.nodeNamespace}/${NODE_AGENT_NAME}`;
+  const bound = list(at(snapshot.clusterRoleBindings.value, 'items'))
+    .filter((binding) =>
+      list(at(binding, 'subjects')).some(
+        (subject) =>
+          at(subject, 'kind') === 'ServiceAccount' &&
+          `${text(at(subject, 'namespace'))}/${text(at(subject, 'name'))}` === account,
+      ),
+    )
+    .map((binding) => text(at(binding, 'roleRef', 'name')));
+  const rules = list(at(snapshot.clusterRoles.value, 'items'))
+    .filter((role) => bound.includes(text(at(role, 'metadata', 'name'))))
+    .flatMap((role) => list(at(role, 'rules')));
+  const { action, taint } = agentMode(snapshot);
+  const missing = nodeAgentRules(action, taint).flatMap((needed) =>
+    needed.verbs.flatMap((verb) =>
+      needed.resources
+        .filter(
+          (resource) =>
+            !rules.some(
+              (rule) =>
+                covers(list(at(rule, 'apiGroups')).map(String), needed.apiGroups[0] ?? '') &&
+                covers(list(at(rule, 'resources')).map(String), resource) &&
+                covers(list(at(rule, 'verbs')).map(String), verb),
+            ),
+        )
+        .map((resource) => `${verb} ${resource}`),
+    ),
+  );
+  const mode = `--action=${action}${taint ? ' --taint' : ''}`;
+  if (missing.length === 0)
+    return check('node-agent', 'rbac', 'pass', `ServiceAccount ${account} may do all that ${mode} needs`);
+  return check(
+    'node-agent',
+    'rbac',
+    'fail',
+    `ServiceAccount ${account} may not ${missing.join(', ')}, which ${mode} needs`,
+    `re-apply the node agent's manifest with the same flags (its ClusterRole ${NODE_AGENT_NAME} has exactly these verbs)`,
+  );
+}

@@ -1,0 +1,38 @@
+import type { CheckPart, CheckResult, CheckStatus } from './check-result.js';
+import type { InstallSnapshot } from './check-snapshot.js';
+
+const MARK: Record<CheckStatus, string> = { pass: 'ok  ', warn: 'warn', fail: 'FAIL', skip: 'skip' };
+
+function heading(part: CheckPart, snapshot: InstallSnapshot): string {
+  if (part === 'webhook') return `webhook (namespace ${snapshot.webhookNamespace})`;
+  if (part === 'node-agent') return `node agent (namespace ${snapshot.nodeNamespace})`;
+  return part;
+}
+
+/** Text as `linkerd check` prints it, grouped by part, a fix under each failure; or one JSON object. */
+export function renderChecks(
+  snapshot: InstallSnapshot,
+  results: readonly CheckResult[],
+  format: 'text' | 'json',
+): string {
+  const tally = (status: CheckStatus) => results.filter((result) => result.status === status).length;
+  const summary = { passed: tally('pass'), warnings: tally('warn'), failed: tally('fail'), skipped: tally('skip') };
+  if (format === 'json')
+    return `${JSON.stringify({ cluster: snapshot.server, origin: snapshot.origin, webhookNamespace: snapshot.webhookNamespace, nodeNamespace: snapshot.nodeNamespace, ...summary, checks: results }, null, 2)}\n`;
+  const lines: string[] = [];
+  let part: CheckPart | undefined;
+  for (const result of results) {
+    if (result.part !== part) {
+      part = result.part;
+      lines.push(`${lines.length > 0 ? '\n' : ''}${heading(part, snapshot)}`);
+    }
+    lines.push(`  ${MARK[result.status]}  ${result.message}`);
+    if (result.fix && result.status !== 'pass') lines.push(`        fix: ${result.fix}`);
+  }
+  const verdict = summary.failed > 0 ? `${summary.failed} failed` : 'all checks passed';
+  lines.push(
+    '',
+    `${verdict}, ${summary.warnings} warning${summary.warnings === 1 ? '' : 's'}, ${summary.passed} passed, ${summary.skipped} skipped`,
+  );
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,38 @@
+import { at, text } from './check-json.js';
+import { nodeAgentChecks, nodeAgentInstalled } from './check-node-agent.js';
+import { check, type CheckResult } from './check-result.js';
+import type { InstallSnapshot } from './check-snapshot.js';
+import { versionChecks } from './check-versions.js';
+import { webhookChecks, webhookInstalled } from './check-webhook.js';
+
+/** Every check, in the order they print; nothing is read here (the snapshot holds it all). */
+export function runChecks(snapshot: InstallSnapshot): CheckResult[] {
+  const reached = snapshot.version;
+  if (reached.state !== 'found') {
+    const detail = reached.state === 'absent' ? 'GET /version answered 404' : reached.detail;
+    return [
+      check(
+        'cluster',
+        'reachable',
+        'fail',
+        `cannot reach the API server ${snapshot.server} (${snapshot.origin}): ${detail}`,
+        'kubectl cluster-info, with the same kubeconfig and context',
+      ),
+    ];
+  }
+  const version = text(at(reached.value, 'gitVersion')) ?? 'unknown version';
+  const results = [
+    check('cluster', 'reachable', 'pass', `reached ${snapshot.server}, Kubernetes ${version} (${snapshot.origin})`),
+  ];
+  if (!webhookInstalled(snapshot) && !nodeAgentInstalled(snapshot))
+    results.push(
+      check(
+        'cluster',
+        'installed',
+        'fail',
+        `Interlock is not installed here: no webhook in ${snapshot.webhookNamespace}, no node agent in ${snapshot.nodeNamespace}`,
+        'interlock manifest --webhook | kubectl apply -f -; interlock manifest --node-agent | kubectl apply -f - (docs/operator.md)',
+      ),
+    );
+  return [...results, ...webhookChecks(snapshot), ...nodeAgentChecks(snapshot), ...versionChecks(snapshot)];
+}

@@ -1,0 +1,112 @@
+import type { ClusterAccess } from '../kube/cluster-access.js';
+import { kubeRequest } from '../kube/request.js';
+import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
+import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
+import { at, list, text } from './check-json.js';
+
+/** What one GET found: the object, nothing (404), a refusal (401/403) or an error. */
+export type Found =
+  | { readonly state: 'found'; readonly value: unknown }
+  | { readonly state: 'absent' }
+  | { readonly state: 'forbidden'; readonly detail: string }
+  | { readonly state: 'error'; readonly detail: string };
+
+/** Everything `interlock check` reads, read once; the checks are pure functions of it. */
+export interface InstallSnapshot {
+  readonly now: Date;
+  readonly server: string;
+  readonly origin: string;
+  readonly version: Found;
+  readonly namespaces: Found;
+  readonly webhookNamespace: string;
+  readonly configuration: Found;
+  readonly service: Found;
+  readonly endpoints: Found;
+  readonly deployment: Found;
+  readonly tlsSecret: Found;
+  readonly nodeNamespace: string;
+  readonly daemonSet: Found;
+  readonly agentPods: Found;
+  readonly nodes: Found;
+  readonly clusterRoles: Found;
+  readonly clusterRoleBindings: Found;
+}
+
+const TIMEOUT_MS = 10_000;
+
+export type Get = (path: string, query?: Readonly<Record<string, string>>) => Promise<Found>;
+
+export function getter(access: ClusterAccess): Get {
+  return async (path, query) => {
+    const answer = await kubeRequest(access, {
+      method: 'GET',
+      path,
+      timeoutMs: TIMEOUT_MS,
+      ...(query ? { query } : {}),
+    });
+    if (!answer.ok) return { state: 'error', detail: answer.error.message };
+    const { status, body } = answer.value;
+    if (status === 200) return { state: 'found', value: body };
+    if (status === 404) return { state: 'absent' };
+    const detail = `GET ${path}: ${status} ${text(at(body, 'message')) ?? answer.value.text.slice(0, 200)}`;
+    return status === 401 || status === 403 ? { state: 'forbidden', detail } : { state: 'error', detail };
+  };
+}
+
+export const valueOf = (found: Found): unknown => (found.state === 'found' ? found.value : undefined);
+
+/**
+ * Reads the install. The namespaces are the flags', else where the installed objects say they are
+ * (the webhook configuration's Service, the node agent's DaemonSet), else the manifests' defaults.
+ */
+export async function readInstall(
+  get: Get,
+  access: Pick<ClusterAccess, 'server' | 'origin'>,
+  namespaces: { readonly webhook?: string; readonly node?: string },
+  now: Date,
+): Promise<InstallSnapshot> {
+  const version = await get('/version');
+  const base = { now, server: access.server, origin: access.origin, version };
+  const configuration = await get(
+    `/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations/${WEBHOOK_CONFIGURATION_NAME}`,
+  );
+  const webhookNamespace =
+    namespaces.webhook ??
+    text(at(valueOf(configuration), 'webhooks', 0, 'clientConfig', 'service', 'namespace')) ??
+    'interlock-webhook';
+  const agents = await get('/apis/apps/v1/daemonsets', { labelSelector: `app.kubernetes.io/name=${NODE_AGENT_NAME}` });
+  const nodeNamespace =
+    namespaces.node ?? text(at(list(at(valueOf(agents), 'items'))[0], 'metadata', 'namespace')) ?? 'interlock-system';
+  const w = `/api/v1/namespaces/${webhookNamespace}`;
+  const [namespaceList, service, endpoints, deployment, tlsSecret] = await Promise.all([
+    get('/api/v1/namespaces'),
+    get(`${w}/services/${WEBHOOK_NAME}`),
+    get(`${w}/endpoints/${WEBHOOK_NAME}`),
+    get(`/apis/apps/v1/namespaces/${webhookNamespace}/deployments/${WEBHOOK_NAME}`),
+    get(`${w}/secrets/${WEBHOOK_TLS_SECRET}`),
+  ]);
+  const rbac = '/apis/rbac.authorization.k8s.io/v1';
+  const [daemonSet, agentPods, nodes, clusterRoles, clusterRoleBindings] = await Promise.all([
+    get(`/apis/apps/v1/namespaces/${nodeNamespace}/daemonsets/${NODE_AGENT_NAME}`),
+    get(`/api/v1/namespaces/${nodeNamespace}/pods`, { labelSelector: `app.kubernetes.io/name=${NODE_AGENT_NAME}` }),
+    get('/api/v1/nodes'),
+    get(`${rbac}/clusterroles`),
+    get(`${rbac}/clusterrolebindings`),
+  ]);
+  return {
+    ...base,
+    namespaces: namespaceList,
+    webhookNamespace,
+    configuration,
+    service,
+    endpoints,
+    deployment,
+    tlsSecret,
+    nodeNamespace,
+    daemonSet,
+    agentPods,
+    nodes,
+    clusterRoles,
+    clusterRoleBindings,
+  };
+}

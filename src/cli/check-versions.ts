@@ -1,0 +1,51 @@
+import { VERSION } from '../config/version.js';
+import { at, list, record, text } from './check-json.js';
+import { check, type CheckResult } from './check-result.js';
+import { valueOf, type InstallSnapshot } from './check-snapshot.js';
+
+/**
+ * The images the installed parts run and put in pods, which must be one release: a validator of
+ * another version than the agent that trusts it, or than the webhook that injects it, is a
+ * half-done upgrade. The recommended version label says which `interlock` printed each part.
+ */
+export function versionChecks(snapshot: InstallSnapshot): CheckResult[] {
+  const webhookPod = at(valueOf(snapshot.deployment), 'spec', 'template', 'spec', 'containers', 0);
+  const agentPod = at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0);
+  const injected = list(at(webhookPod, 'args'))
+    .map(String)
+    .find((arg) => arg.startsWith('--image='))
+    ?.slice('--image='.length);
+  const images = [
+    ['webhook', text(at(webhookPod, 'image'))],
+    ['validator the webhook injects', injected],
+    ['node agent', text(at(agentPod, 'image'))],
+  ].filter((entry): entry is [string, string] => entry[1] !== undefined);
+  if (images.length === 0) return [];
+  const distinct = new Set(images.map(([, image]) => image));
+  const listed = images.map(([what, image]) => `${what} ${image}`).join('; ');
+  const results = [
+    distinct.size === 1
+      ? check('versions', 'images', 'pass', `every part runs ${[...distinct][0]}`)
+      : check(
+          'versions',
+          'images',
+          'fail',
+          `the parts run different images: ${listed}`,
+          're-apply every part printed with the same --image',
+        ),
+  ];
+  const printedBy = [valueOf(snapshot.deployment), valueOf(snapshot.daemonSet)]
+    .map((object) => record(at(object, 'metadata', 'labels'))['app.kubernetes.io/version'])
+    .filter((version): version is string => version !== undefined && version !== VERSION);
+  if (printedBy.length > 0)
+    results.push(
+      check(
+        'versions',
+        'cli',
+        'warn',
+        `installed from interlock ${[...new Set(printedBy)].join(', ')}; this CLI is ${VERSION}`,
+        'upgrade: re-apply the manifests this CLI prints (docs/operator.md)',
+      ),
+    );
+  return results;
+}

@@ -1,0 +1,211 @@
+import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
+import {
+  EXPIRY_WARNING_DAYS,
+  expiryDate,
+  firstCertificate,
+  signedBy,
+  type CertificateFacts,
+} from './check-certificate.js';
+import { at, count, list, text } from './check-json.js';
+import { namespaceLabels, selects } from './check-label-selector.js';
+import { check, type CheckResult } from './check-result.js';
+import { valueOf, type Found, type InstallSnapshot } from './check-snapshot.js';
+
+const REINSTALL = 'interlock manifest --webhook [--ca-bundle FILE] | kubectl apply -f -';
+
+/** Read failures are checks that fail too: a check that could not look has not passed. */
+export function unreadable(part: 'webhook' | 'node-agent', id: string, what: string, found: Found): CheckResult {
+  const detail = found.state === 'forbidden' || found.state === 'error' ? found.detail : '';
+  return found.state === 'forbidden'
+    ? check(
+        part,
+        id,
+        'fail',
+        `${what} cannot be read: ${detail}`,
+        'run check as a user who may read it (kubectl auth can-i get ...)',
+      )
+    : check(part, id, 'fail', `${what} cannot be read: ${detail}`);
+}
+
+/** Whether anything of the webhook is installed; when nothing is, its checks are skipped, not failed. */
+export function webhookInstalled(snapshot: InstallSnapshot): boolean {
+  return [snapshot.configuration, snapshot.deployment, snapshot.service].some((found) => found.state !== 'absent');
+}
+
+export function webhookChecks(snapshot: InstallSnapshot): CheckResult[] {
+  if (!webhookInstalled(snapshot))
+    return [check('webhook', 'installed', 'skip', `not installed (no ${WEBHOOK_CONFIGURATION_NAME})`, REINSTALL)];
+  const ns = snapshot.webhookNamespace;
+  const caBundle = text(at(valueOf(snapshot.configuration), 'webhooks', 0, 'clientConfig', 'caBundle'));
+  const ca =
+    caBundle === undefined
+      ? undefined
+      : firstCertificate(Buffer.from(caBundle, 'base64').toString('utf8'), snapshot.now);
+  return [
+    configurationCheck(snapshot),
+    namespaceSelectorCheck(snapshot),
+    objectCheck(snapshot.service, `Service ${ns}/${WEBHOOK_NAME}`, 'service'),
+    endpointsCheck(snapshot),
+    deploymentCheck(snapshot),
+    caBundleCheck(ca),
+    servingCertificateCheck(snapshot, typeof ca === 'object' ? ca : undefined),
+  ];
+}
+
+function configurationCheck(snapshot: InstallSnapshot): CheckResult {
+  const found = snapshot.configuration;
+  const name = `MutatingWebhookConfiguration ${WEBHOOK_CONFIGURATION_NAME}`;
+  if (found.state === 'absent')
+    return check('webhook', 'configuration', 'fail', `${name} does not exist, but other webhook objects do`, REINSTALL);
+  if (found.state !== 'found') return unreadable('webhook', 'configuration', name, found);
+  const webhook = at(found.value, 'webhooks', 0);
+  const service = at(webhook, 'clientConfig', 'service');
+  const target = `${text(at(service, 'namespace'))}/${text(at(service, 'name'))}`;
+  const policy = text(at(webhook, 'failurePolicy')) ?? 'Fail';
+  if (target !== `${snapshot.webhookNamespace}/${WEBHOOK_NAME}`)
+    return check(
+      'webhook',
+      'configuration',
+      'fail',
+      `${name} calls Service ${target}, not ${snapshot.webhookNamespace}/${WEBHOOK_NAME}`,
+      REINSTALL,
+    );
+  return check(
+    'webhook',
+    'configuration',
+    'pass',
+    `${name} calls Service ${target}${text(at(service, 'path')) ?? ''} (failurePolicy ${policy})`,
+  );
+}
+
+function namespaceSelectorCheck(snapshot: InstallSnapshot): CheckResult {
+  const selector = at(valueOf(snapshot.configuration), 'webhooks', 0, 'namespaceSelector');
+  if (snapshot.configuration.state !== 'found')
+    return check('webhook', 'namespaces', 'skip', 'no configuration to read the namespaceSelector from');
+  if (snapshot.namespaces.state !== 'found')
+    return unreadable('webhook', 'namespaces', 'the namespaces', snapshot.namespaces);
+  const all = list(at(snapshot.namespaces.value, 'items'));
+  const chosen = all
+    .filter((namespace) => selects(selector ?? {}, namespaceLabels(namespace)))
+    .map((namespace) => text(at(namespace, 'metadata', 'name')) ?? '');
+  const names = chosen.length > 8 ? `${chosen.slice(0, 8).join(', ')}, ...` : chosen.join(', ');
+  if (chosen.length === 0)
+    return check(
+      'webhook',
+      'namespaces',
+      'warn',
+      `selects none of the ${all.length} namespaces: no pod is sent to it`,
+      'check --canary-namespace and the namespaceSelector (kubectl get mutatingwebhookconfiguration -o yaml)',
+    );
+  return check('webhook', 'namespaces', 'pass', `selects ${chosen.length} of ${all.length} namespaces: ${names}`);
+}
+
+function objectCheck(found: Found, name: string, id: string): CheckResult {
+  if (found.state === 'found') return check('webhook', id, 'pass', `${name} exists`);
+  if (found.state === 'absent')
+    return check('webhook', id, 'fail', `${name} does not exist: the API server cannot reach the webhook`, REINSTALL);
+  return unreadable('webhook', id, name, found);
+}
+
+function endpointsCheck(snapshot: InstallSnapshot): CheckResult {
+  const name = `Service ${snapshot.webhookNamespace}/${WEBHOOK_NAME}`;
+  const found = snapshot.endpoints;
+  if (found.state !== 'found' && found.state !== 'absent')
+    return unreadable('webhook', 'endpoints', `the endpoints of ${name}`, found);
+  const subsets = list(at(valueOf(found), 'subsets'));
+  const ready = subsets.reduce<number>((sum, subset) => sum + list(at(subset, 'addresses')).length, 0);
+  const notReady = subsets.reduce<number>((sum, subset) => sum + list(at(subset, 'notReadyAddresses')).length, 0);
+  if (ready > 0)
+    return check('webhook', 'endpoints', 'pass', `${name} has ${ready} ready endpoint${ready === 1 ? '' : 's'}`);
+  const policy = text(at(valueOf(snapshot.configuration), 'webhooks', 0, 'failurePolicy')) ?? 'Fail';
+  const effect =
+    policy === 'Fail' ? 'pod creation in the selected namespaces is refused' : 'pods are admitted without Interlock';
+  return check(
+    'webhook',
+    'endpoints',
+    'fail',
+    `${name} has no ready endpoint${notReady > 0 ? ` (${notReady} not ready)` : ''}: ${effect}`,
+    `kubectl -n ${snapshot.webhookNamespace} get pods -l app.kubernetes.io/name=${WEBHOOK_NAME}; kubectl -n ${snapshot.webhookNamespace} describe deployment ${WEBHOOK_NAME}`,
+  );
+}
+
+function deploymentCheck(snapshot: InstallSnapshot): CheckResult {
+  const name = `Deployment ${snapshot.webhookNamespace}/${WEBHOOK_NAME}`;
+  const found = snapshot.deployment;
+  if (found.state === 'absent') return check('webhook', 'deployment', 'fail', `${name} does not exist`, REINSTALL);
+  if (found.state !== 'found') return unreadable('webhook', 'deployment', name, found);
+  const desired = count(at(found.value, 'spec', 'replicas') ?? 1);
+  const ready = count(at(found.value, 'status', 'readyReplicas'));
+  if (ready >= desired && desired > 0)
+    return check('webhook', 'deployment', 'pass', `${name}: ${ready} of ${desired} replicas ready`);
+  return check(
+    'webhook',
+    'deployment',
+    ready > 0 ? 'warn' : 'fail',
+    `${name}: ${ready} of ${desired} replicas ready`,
+    `kubectl -n ${snapshot.webhookNamespace} describe deployment ${WEBHOOK_NAME}`,
+  );
+}
+
+function caBundleCheck(ca: CertificateFacts | string | undefined): CheckResult {
+  if (ca === undefined)
+    return check(
+      'webhook',
+      'ca-bundle',
+      'fail',
+      'the configuration has no caBundle: the API server cannot verify the webhook, so every call fails',
+      'install cert-manager (it injects the CA from the Certificate), or print the webhook with --ca-bundle FILE',
+    );
+  if (typeof ca === 'string')
+    return check(
+      'webhook',
+      'ca-bundle',
+      'fail',
+      `the caBundle: ${ca}`,
+      'print the webhook with --ca-bundle FILE holding the CA in PEM',
+    );
+  return expiryCheck('ca-bundle', `the caBundle's CA (${ca.subject})`, ca);
+}
+
+function expiryCheck(id: string, what: string, facts: CertificateFacts): CheckResult {
+  const renew = 'cert-manager renews it by itself; otherwise issue a new one and re-apply (docs/operator.md)';
+  if (facts.daysLeft < 0) return check('webhook', id, 'fail', `${what} expired on ${expiryDate(facts)}`, renew);
+  if (facts.daysLeft < EXPIRY_WARNING_DAYS)
+    return check('webhook', id, 'warn', `${what} expires on ${expiryDate(facts)}, in ${facts.daysLeft} days`, renew);
+  return check('webhook', id, 'pass', `${what} valid until ${expiryDate(facts)} (${facts.daysLeft} days)`);
+}
+
+function servingCertificateCheck(snapshot: InstallSnapshot, ca: CertificateFacts | undefined): CheckResult {
+  const name = `Secret ${snapshot.webhookNamespace}/${WEBHOOK_TLS_SECRET}`;
+  const found = snapshot.tlsSecret;
+  if (found.state === 'absent')
+    return check(
+      'webhook',
+      'certificate',
+      'fail',
+      `${name} does not exist: the webhook's pods cannot start`,
+      'with cert-manager: kubectl describe certificate -n NS interlock-webhook; without: create the Secret (tls.crt, tls.key)',
+    );
+  if (found.state !== 'found') return unreadable('webhook', 'certificate', name, found);
+  const pem = Buffer.from(text(at(found.value, 'data', 'tls.crt')) ?? '', 'base64').toString('utf8');
+  const serving = firstCertificate(pem, snapshot.now);
+  if (typeof serving === 'string') return check('webhook', 'certificate', 'fail', `${name} tls.crt: ${serving}`);
+  const host = `${WEBHOOK_NAME}.${snapshot.webhookNamespace}.svc`;
+  if (!serving.dnsNames.includes(host))
+    return check(
+      'webhook',
+      'certificate',
+      'fail',
+      `the serving certificate in ${name} does not name ${host} (it names ${serving.dnsNames.join(', ') || 'no DNS name'})`,
+      'reissue it for the Service name',
+    );
+  if (ca && !signedBy(serving.certificate, ca.certificate))
+    return check(
+      'webhook',
+      'certificate',
+      'fail',
+      `the serving certificate in ${name} is not signed by the caBundle's CA: the API server refuses its TLS`,
+      'make the caBundle the CA that signed tls.crt (cert-manager: the inject-ca-from annotation)',
+    );
+  return expiryCheck('certificate', `the serving certificate for ${host}`, serving);
+}

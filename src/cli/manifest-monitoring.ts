@@ -1,0 +1,179 @@
+import type { ManifestDocument } from '../inject/manifest.js';
+import { interlockLabels } from '../kube/interlock-labels.js';
+import { NODE_TAINT } from '../node-agent/agent-api.js';
+import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
+import { WEBHOOK_NAME, WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
+
+export interface MonitoringOptions {
+  readonly webhookNamespace?: string;
+  readonly nodeNamespace?: string;
+}
+
+type Document = Record<string, unknown>;
+
+/** An alert of the PrometheusRule: the expression, how long it must hold, and what to do. */
+export interface AlertRule {
+  readonly alert: string;
+  readonly expr: string;
+  readonly for: string;
+  readonly severity: 'warning' | 'critical';
+  readonly summary: string;
+  readonly description: string;
+}
+
+const labels = () => interlockLabels('interlock-monitoring', 'monitoring');
+/** Each scraped series names its node: the agent's alerts say which node to look at. */
+const nodeRelabeling = () => [
+  { sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'node', action: 'replace' },
+];
+
+/**
+ * The alerts an operator wants, on the metrics Interlock exports (src/node-agent/agent-metrics.ts,
+ * src/webhook/webhook-metrics.ts); the taint, which the agent sets on the node rather than
+ * counting, is read from kube-state-metrics' `kube_node_spec_taint`.
+ */
+export function alertRules(options: MonitoringOptions): AlertRule[] {
+  return [
+    ...agentAlerts(`${options.nodeNamespace ?? 'interlock-system'}/${NODE_AGENT_NAME}`),
+    ...webhookAlerts(options),
+  ];
+}
+
+/** The node agent's alerts; `agentJob` is the job label its PodMonitor gives (namespace/name). */
+function agentAlerts(agentJob: string): AlertRule[] {
+  return [
+    {
+      alert: 'InterlockPodsBlocked',
+      expr: 'sum by (node, reason) (increase(interlock_node_blocked_pods_total[15m])) > 0',
+      for: '0m',
+      severity: 'warning',
+      summary: 'Pods on {{ $labels.node }} failed the mesh check: {{ $labels.reason }}',
+      description:
+        '{{ $value }} validator failures in 15 minutes; kubectl describe pod shows the reason. A reason other than the CNI not ready yet means the mesh is misconfigured on that node.',
+    },
+    {
+      alert: 'InterlockNodeBreakerOpen',
+      expr: 'max by (node) (interlock_node_breaker_open) == 1',
+      for: '1m',
+      severity: 'critical',
+      summary: 'Interlock stopped recreating pods on {{ $labels.node }}',
+      description:
+        "The node's circuit breaker is open: too many pods failed there. Check the node's CNI (interlock cni-check) and the agent's Events.",
+    },
+    {
+      alert: 'InterlockNodeTainted',
+      expr: `max by (node) (kube_node_spec_taint{key="${NODE_TAINT.key}"}) > 0`,
+      for: '5m',
+      severity: 'critical',
+      summary: 'Node {{ $labels.node }} is tainted: its CNI is suspect',
+      description: `The node agent set ${NODE_TAINT.key}:${NODE_TAINT.effect}; no new pod is scheduled there until the breaker closes. Needs kube-state-metrics.`,
+    },
+    {
+      alert: 'InterlockCniAuditFailing',
+      expr: 'max by (node) (interlock_node_cni_audit_healthy) == 0',
+      for: '5m',
+      severity: 'warning',
+      summary: 'The CNI configuration audit fails on {{ $labels.node }}',
+      description: 'The mesh plugin is not chained as pods need it there. Run interlock cni-check on the node.',
+    },
+    {
+      alert: 'InterlockNodeAgentApiErrors',
+      expr: 'sum by (node, operation) (rate(interlock_node_api_errors_total[5m])) > 0.1',
+      for: '10m',
+      severity: 'warning',
+      summary: 'The node agent on {{ $labels.node }} fails to {{ $labels.operation }}',
+      description: 'Kubernetes API calls fail; check its RBAC with interlock check.',
+    },
+    {
+      alert: 'InterlockNodeAgentDown',
+      expr: `sum(up{job="${agentJob}"}) < count(kube_node_info)`,
+      for: '10m',
+      severity: 'warning',
+      summary: 'The node agent is not scraped on every node',
+      description:
+        'Fewer agents answer than there are nodes (kube_node_info needs kube-state-metrics). Run interlock check.',
+    },
+  ];
+}
+
+function webhookAlerts(options: MonitoringOptions): AlertRule[] {
+  const webhookJob = `${options.webhookNamespace ?? WEBHOOK_NAMESPACE}/${WEBHOOK_NAME}`;
+  return [
+    {
+      alert: 'InterlockWebhookErrors',
+      expr: 'sum by (cause) (rate(interlock_webhook_errors_total[5m])) > 0',
+      for: '5m',
+      severity: 'warning',
+      summary: 'The admission webhook answers requests it could not read: {{ $labels.cause }}',
+      description: 'Pods admitted on these errors follow --on-error. Check the webhook logs.',
+    },
+    {
+      alert: 'InterlockWebhookDown',
+      expr: `absent(up{job="${webhookJob}"} == 1)`,
+      for: '5m',
+      severity: 'critical',
+      summary: 'No admission webhook replica answers',
+      description: 'With failurePolicy Fail, pods in the selected namespaces cannot be created. Run interlock check.',
+    },
+    {
+      alert: 'InterlockWebhookCertificateExpiring',
+      expr: 'min(interlock_webhook_certificate_expiry_timestamp_seconds) - time() < 14 * 24 * 3600',
+      for: '1h',
+      severity: 'warning',
+      summary: "The webhook's serving certificate expires within 14 days",
+      description:
+        'cert-manager renews it 15 days ahead; if this fires, renewal failed (kubectl describe certificate). An expired certificate fails every admission call.',
+    },
+  ];
+}
+
+/** `interlock manifest --monitoring`: a PodMonitor per part and a PrometheusRule (Prometheus Operator CRDs). */
+export function monitoringDocuments(options: MonitoringOptions): ManifestDocument[] {
+  const webhookNamespace = options.webhookNamespace ?? WEBHOOK_NAMESPACE;
+  const nodeNamespace = options.nodeNamespace ?? 'interlock-system';
+  const monitor = (name: string, namespace: string, endpoint: Document): Document => ({
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'PodMonitor',
+    metadata: { name, namespace, labels: labels() },
+    spec: {
+      selector: { matchLabels: { 'app.kubernetes.io/name': name } },
+      podMetricsEndpoints: [{ path: '/metrics', interval: '30s', relabelings: nodeRelabeling(), ...endpoint }],
+    },
+  });
+  const rules = alertRules(options).map((rule) => ({
+    alert: rule.alert,
+    expr: rule.expr,
+    for: rule.for,
+    labels: { severity: rule.severity },
+    annotations: { summary: rule.summary, description: rule.description },
+  }));
+  return [
+    {
+      value: monitor(NODE_AGENT_NAME, nodeNamespace, { port: 'metrics' }),
+      comment: [
+        ' Prometheus Operator objects: apply after the webhook and the node agent (they go in their',
+        " namespaces). A Prometheus selects monitors and rules by its own selectors: kube-prometheus-stack's",
+        ' default wants the label release: <its release name>; add it with kubectl label if yours does.',
+      ].join('\n'),
+    },
+    {
+      value: monitor(WEBHOOK_NAME, webhookNamespace, {
+        port: 'https',
+        scheme: 'https',
+        // The serving certificate's own CA: cert-manager writes ca.crt into the Secret.
+        tlsConfig: {
+          ca: { secret: { name: WEBHOOK_TLS_SECRET, key: 'ca.crt' } },
+          serverName: `${WEBHOOK_NAME}.${webhookNamespace}.svc`,
+        },
+      }),
+    },
+    {
+      value: {
+        apiVersion: 'monitoring.coreos.com/v1',
+        kind: 'PrometheusRule',
+        metadata: { name: 'interlock', namespace: nodeNamespace, labels: labels() },
+        spec: { groups: [{ name: 'interlock', rules }] },
+      },
+    },
+  ];
+}

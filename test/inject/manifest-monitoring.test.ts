@@ -1,0 +1,147 @@
+import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1';
+import { parser } from '@prometheus-io/lezer-promql';
+import { Registry } from 'prom-client';
+import { describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { runManifest } from '../../src/cli/manifest-command.js';
+import { alertRules } from '../../src/cli/manifest-monitoring.js';
+import { promAgentMetrics } from '../../src/node-agent/agent-metrics.js';
+import { promWebhookMetrics } from '../../src/webhook/webhook-metrics.js';
+import { makeAuthority, removeAuthority } from '../harness/certs.js';
+
+type Doc = Record<string, ReturnType<typeof JSON.parse>>;
+
+async function printed(...argv: string[]): Promise<Doc[]> {
+  const outcome = await runManifest(['--monitoring', ...argv], {});
+  expect(outcome.exitCode, outcome.stderr).toBe(0);
+  return parseAllDocuments(outcome.stdout).map((document) => document.toJS() as Doc);
+}
+
+/** Every series the code registers, with its label names: both registries, every method called once. */
+function exported(): Map<string, readonly string[]> {
+  const registry = new Registry();
+  const agent = promAgentMetrics(registry);
+  agent.podsWatched(1);
+  agent.queueDepth(0);
+  agent.cniAudit(true);
+  const webhook = promWebhookMetrics(registry);
+  void webhook;
+  const names = new Map<string, readonly string[]>();
+  for (const metric of registry.getMetricsAsArray()) {
+    const labelNames = (metric as unknown as { labelNames?: string[] }).labelNames ?? [];
+    names.set(metric.name, labelNames);
+  }
+  return names;
+}
+
+/** Series other exporters provide, which the rules read by design (kube-state-metrics, Prometheus itself). */
+const EXTERNAL = new Map<string, readonly string[]>([
+  ['up', ['job']],
+  ['kube_node_spec_taint', ['node', 'key', 'value', 'effect']],
+  ['kube_node_info', ['node']],
+]);
+
+/** The metric names of a PromQL expression, from the Prometheus project's own grammar; undefined when it does not parse. */
+function metricsOf(expr: string): { metrics: string[]; grouping: string[] } | undefined {
+  const tree = parser.parse(expr);
+  let broken = false;
+  const metrics: string[] = [];
+  const grouping: string[] = [];
+  tree.iterate({
+    enter: (node) => {
+      if (node.type.isError) broken = true;
+      if (node.name === 'Identifier' && node.node.parent?.name === 'VectorSelector')
+        metrics.push(expr.slice(node.from, node.to));
+      if (node.name === 'LabelName' && node.node.parent?.name === 'GroupingLabels')
+        grouping.push(expr.slice(node.from, node.to));
+    },
+  });
+  return broken ? undefined : { metrics, grouping };
+}
+
+describe('interlock manifest --monitoring', () => {
+  it("validates against the Prometheus Operator's CRD schemas (PodMonitor, PrometheusRule)", async () => {
+    const documents = await printed();
+    expect(documents.map((document) => document.kind)).toEqual(['PodMonitor', 'PodMonitor', 'PrometheusRule']);
+    for (const document of documents) {
+      const Model = document.kind === 'PodMonitor' ? PodMonitor : PrometheusRule;
+      new Model(document as never).validate();
+    }
+    const broken = structuredClone(documents[2]!);
+    broken.spec.groups[0].rules[0].for = 15;
+    expect(() => new PrometheusRule(broken as never).validate()).toThrow();
+    const monitor = structuredClone(documents[1]!);
+    monitor.spec.podMetricsEndpoints[0].scheme = 'gopher';
+    expect(() => new PodMonitor(monitor as never).validate()).toThrow();
+  });
+
+  it("selects the parts' pods by their selector labels, in their namespaces, with the ports they name", async () => {
+    const documents = await printed('--webhook-namespace', 'hooks', '--node-namespace', 'agents');
+    const [agent, webhook, rule] = documents;
+    expect(agent!.metadata.namespace).toBe('agents');
+    expect(agent!.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'interlock-node' });
+    expect(agent!.spec.podMetricsEndpoints[0].port).toBe('metrics');
+    expect(webhook!.metadata.namespace).toBe('hooks');
+    expect(webhook!.spec.podMetricsEndpoints[0]).toMatchObject({
+      port: 'https',
+      scheme: 'https',
+      tlsConfig: { serverName: 'interlock-webhook.hooks.svc' },
+    });
+    expect(JSON.stringify(rule)).toContain('up{job=\\"hooks/interlock-webhook\\"}');
+  });
+
+  it('covers what an operator alerts on: blocked pods by reason, breaker, taint, webhook errors, certificate expiry', () => {
+    const rules = alertRules({});
+    const byName = (name: string) => rules.find((rule) => rule.alert === name)!.expr;
+    expect(byName('InterlockPodsBlocked')).toMatch(/by \(node, reason\).*interlock_node_blocked_pods_total/);
+    expect(byName('InterlockNodeBreakerOpen')).toContain('interlock_node_breaker_open');
+    expect(byName('InterlockNodeTainted')).toContain('key="interlock.dev/cni-not-ready"');
+    expect(byName('InterlockWebhookErrors')).toContain('interlock_webhook_errors_total');
+    expect(byName('InterlockWebhookCertificateExpiring')).toContain(
+      'interlock_webhook_certificate_expiry_timestamp_seconds',
+    );
+  });
+
+  it('every alert expression parses as PromQL and reads only series that exist, grouped by labels they carry', () => {
+    const names = exported();
+    expect(names.size).toBeGreaterThan(8);
+    for (const rule of alertRules({})) {
+      const parsed = metricsOf(rule.expr);
+      expect(parsed, rule.expr).toBeDefined();
+      expect(parsed!.metrics.length, rule.expr).toBeGreaterThan(0);
+      const labels = new Set(['node']);
+      for (const metric of parsed!.metrics) {
+        const known = names.get(metric) ?? EXTERNAL.get(metric);
+        expect(known, `${rule.alert}: ${metric}`).toBeDefined();
+        for (const label of known!) labels.add(label);
+      }
+      for (const label of parsed!.grouping) expect([...labels], `${rule.alert} by ${label}`).toContain(label);
+    }
+  });
+
+  it('the same check catches a misspelled metric, an unparsable expression and a label the metric lacks', () => {
+    const names = exported();
+    const misspelled = metricsOf('max by (node) (interlock_node_breaker_opened) == 1')!;
+    expect(misspelled.metrics.every((metric) => names.has(metric))).toBe(false);
+    expect(metricsOf('sum by (reason (rate(interlock_webhook_errors_total[5m]))')).toBeUndefined();
+    const grouped = metricsOf('sum by (reason) (rate(interlock_webhook_errors_total[5m]))')!;
+    expect(grouped.grouping).toEqual(['reason']);
+    expect(names.get('interlock_webhook_errors_total')).toEqual(['cause']);
+    expect(names.get('interlock_webhook_errors_total')).not.toContain(grouped.grouping[0]);
+  });
+
+  it("the webhook exports its serving certificate's expiry, the series the expiry alert reads", async () => {
+    const authority = makeAuthority('expiry');
+    try {
+      const registry = new Registry();
+      promWebhookMetrics(registry).servingCertificate(authority.cert);
+      const text = await registry.metrics();
+      const value = Number(/^interlock_webhook_certificate_expiry_timestamp_seconds (\d+)$/m.exec(text)?.[1]);
+      const { X509Certificate } = await import('node:crypto');
+      const expected = Math.floor(new Date(new X509Certificate(authority.cert).validTo).getTime() / 1000);
+      expect(value).toBe(expected);
+    } finally {
+      removeAuthority(authority);
+    }
+  });
+});

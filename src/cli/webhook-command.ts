@@ -68,18 +68,10 @@ export async function runWebhookCommand(
     return cannotListen(scrape.host, scrape.port, metricsServer);
   }
   const watch = watchPair(paths, tls.value, server, metrics, log);
-  log.info(
-    {
-      host,
-      port: server.port,
-      metricsPort: metricsServer.port,
-      clientAuth: Boolean(clientCa.value),
-      image: values.get('image'),
-    },
-    'webhook listening',
-  );
-  if (!parsed.value.sources.has('image'))
-    log.warn({ image: values.get('image') }, defaultImageWarning('webhook').trim());
+  const image = values.get('image') as string;
+  const listening = { host, port: server.port, metricsPort: metricsServer.port, clientAuth: Boolean(clientCa.value) };
+  log.info({ ...listening, image }, 'webhook listening');
+  if (!parsed.value.sources.has('image')) log.warn({ image }, defaultImageWarning('webhook').trim());
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   log.info({}, 'draining');
   watch.close();

@@ -11,19 +11,27 @@ export type Opened =
   | { readonly kind: 'aborted' };
 
 /**
- * The child's whole program: connect, then hand the connected socket back over the IPC channel
- * (SCM_RIGHTS) and exit. It reads no file and needs nothing but the node binary. As another uid it
+ * The child's whole program: shed any capability, connect, then hand the connected socket back over the IPC channel
+ * (SCM_RIGHTS) and exit. It reads only /proc/self/status and needs nothing but the node binary. As another uid it
  * cannot be signalled by the validator (kill() across uids needs CAP_KILL), so it leaves by itself:
  * at its own deadline, and as soon as the channel closes (the validator done with it, or gone).
  */
 const CHILD = [
-  "const net=require('node:net');",
+  "const net=require('node:net');const fs=require('node:fs');",
   'const [host,port,family,local,ms]=process.argv.slice(1);',
   'setTimeout(()=>process.exit(3),Number(ms));',
   "process.once('disconnect',()=>process.exit(0));",
+  // A non-root parent's capabilities are ambient, and the kernel keeps the ambient set across a
+  // setuid from one non-root uid to another: the child sheds them by passing through uid 0, since
+  // leaving uid 0 for a non-root uid clears the permitted, effective and ambient sets. It connects
+  // only once /proc says it holds none.
+  "const status=()=>fs.readFileSync('/proc/self/status','utf8');",
+  'const none=()=>/^CapEff:\\s*0+$/m.test(status())&&/^CapAmb:\\s*0+$/m.test(status());',
+  'if(!none()){try{const u=process.getuid();process.setuid(0);process.setuid(u);}catch{}}',
+  "if(!none()){process.send({kind:'error',code:'EPERM'},()=>process.exit(0));}else{",
   'const s=net.connect({host,port:Number(port),family:Number(family),localAddress:local});',
   "s.once('connect',()=>{s.pause();process.send({kind:'connected'},s,()=>process.exit(0));});",
-  "s.once('error',(e)=>process.send({kind:'error',code:String(e.code||'EIO')},()=>process.exit(0)));",
+  "s.once('error',(e)=>process.send({kind:'error',code:String(e.code||'EIO')},()=>process.exit(0)));}",
 ].join('');
 
 /**

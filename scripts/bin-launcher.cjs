@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-old-space-size=192
+#!/usr/bin/env -S node --max-old-space-size=192 --max-semi-space-size=2
 // The heap cap of scripts/node-runtime-flags.json (a test keeps the two equal).
 'use strict';
 // The npm bin (package.json `bin`, copied to dist/bin/interlock.cjs by scripts/build-bin.mjs): runs

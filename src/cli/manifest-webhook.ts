@@ -41,7 +41,7 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
       value,
       ...(index === 0
         ? {
-            comment: [caBundlePem === undefined ? CERT_MANAGER_COMMENT : '', namespaceOwnership(namespace)]
+            comment: [caBundlePem.value === undefined ? CERT_MANAGER_COMMENT : '', namespaceOwnership(namespace)]
               .filter(Boolean)
               .join('\n'),
           }

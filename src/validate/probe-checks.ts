@@ -101,7 +101,7 @@ function unobservedSentence(result: ProbeResult, label: string, timeoutMs: numbe
   const what =
     result.attempts === 0
       ? `no probe attempt was answered or timed out (${result.launched} started)`
-      : `its longest unanswered attempt waited ${result.longestSilenceMs} ms, too short to tell a missing capture from a slow one`;
+      : `its longest unanswered attempt waited ${formatElapsed(result.longestSilenceMs)}, too short to tell a missing capture from a slow one`;
   return `${label} probe to ${describeTarget(result.target)} was not decided within --timeout ${formatDuration(timeoutMs)}: ${what}; nothing was observed, so nothing is blamed (raise --timeout)`;
 }
 

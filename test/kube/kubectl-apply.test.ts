@@ -83,8 +83,8 @@ const SAMPLES: Readonly<Record<string, readonly (readonly string[])[]>> = {
 };
 /** `node` flags that `manifest --node-agent` passes on to the agent. */
 const AGENT_SAMPLES: readonly (readonly string[])[] = [
-  ['--cni-audit'],
-  ['--cni-audit', '--runtime', 'crio', '--cni-bin-dir', '/opt/cni/bin,/usr/libexec/cni'],
+  ['--cni-audit', '--mesh', 'linkerd'],
+  ['--cni-audit', '--mesh', 'linkerd', '--runtime', 'crio', '--cni-bin-dir', '/opt/cni/bin,/usr/libexec/cni'],
   ['--action', 'label', '--taint'],
   ['--action', 'none', '--listen', '0.0.0.0:9478'],
 ];
@@ -276,11 +276,14 @@ describe('kubectl apply takes every printed manifest, as printed', () => {
 
   it('server-side apply and a server dry run take the node agent too', async () => {
     // As on a real server, a dry run creates nothing, so its objects go to a namespace that exists.
-    const dry = await pipeManifest(['--node-agent', '--namespace', 'jobs', '--cni-audit'], ['--dry-run=server']);
+    const dry = await pipeManifest(
+      ['--node-agent', '--namespace', 'jobs', '--cni-audit', '--mesh', 'linkerd'],
+      ['--dry-run=server'],
+    );
     expect(dry.code, dry.stderr).toBe(0);
     expect(dry.stdout).toContain('daemonset.apps/interlock-node created (server dry run)');
     expect(api.store.get('daemonsets', 'jobs', 'interlock-node')).toBeUndefined();
-    const args = ['--node-agent', '--namespace', 'ssa-agent', '--cni-audit', '--taint'];
+    const args = ['--node-agent', '--namespace', 'ssa-agent', '--cni-audit', '--mesh', 'linkerd', '--taint'];
     const ssa = await pipeManifest(args, ['--server-side']);
     expect(ssa.code, ssa.stderr).toBe(0);
     expect(ssa.stdout).toContain('daemonset.apps/interlock-node serverside-applied');
@@ -290,7 +293,14 @@ describe('kubectl apply takes every printed manifest, as printed', () => {
 
 describe('kubectl refuses what a real API server refuses (so an accepted apply means something)', () => {
   it('a field Kubernetes does not know, anywhere in the DaemonSet', async () => {
-    const printed = await shell(`${interlock} manifest "$@"`, ['--node-agent', '--namespace', 'broken', '--cni-audit']);
+    const printed = await shell(`${interlock} manifest "$@"`, [
+      '--node-agent',
+      '--namespace',
+      'broken',
+      '--cni-audit',
+      '--mesh',
+      'linkerd',
+    ]);
     const broken = printed.stdout.replace(/^(\s+)readOnly: true$/m, '$1readOnly: true\n$1readOnlyy: true');
     expect(broken).not.toBe(printed.stdout);
     const run = await shell('kubectl apply -f -', [], broken);
@@ -330,7 +340,14 @@ describe('kubectl get and describe what was applied', () => {
         'clusterrolebinding.rbac.authorization.k8s.io/interlock-node',
       ].sort(),
     );
-    const applied = await shell(`${interlock} manifest "$@"`, ['--node-agent', '--namespace', 'shown', '--cni-audit']);
+    const applied = await shell(`${interlock} manifest "$@"`, [
+      '--node-agent',
+      '--namespace',
+      'shown',
+      '--cni-audit',
+      '--mesh',
+      'linkerd',
+    ]);
     expect((await shell('kubectl apply -f -', [], applied.stdout)).code).toBe(0);
     const describe = await kubectl('describe', 'daemonset', 'interlock-node', '-n', 'shown');
     expect(describe.code, describe.stderr).toBe(0);

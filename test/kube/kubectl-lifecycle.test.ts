@@ -64,7 +64,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const AGENT = ['--node-agent', '--image', 'registry.example/interlock:1.0', '--cni-audit'];
+const AGENT = ['--node-agent', '--image', 'registry.example/interlock:1.0', '--cni-audit', '--mesh', 'linkerd'];
 const WEBHOOK = ['--webhook', '--image', 'registry.example/interlock:1.0'];
 
 describe('install, upgrade and uninstall with kubectl', () => {

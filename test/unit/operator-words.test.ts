@@ -65,6 +65,7 @@ function result(overrides: Partial<ProbeResult>): ProbeResult {
     attempts: 3,
     launched: 3,
     elapsedMs: 3172.557949,
+    longestSilenceMs: 1000,
     outcomes: { unreachable: 2, 'no-answer': 1 },
     lastConclusive: { kind: 'unreachable', code: 'EHOSTUNREACH' },
     ...overrides,

@@ -135,7 +135,9 @@ describe('plumbing the pod’s author wrote is refused, never fed to the validat
     };
     const admission = admit(admissionReview(forgedWebhookPod(ours), 'u-ours'), SETTINGS, 'deny', SHAPE);
     expect(admission.outcome).toBe('patched');
-    const out = await runInject(['-'], {}, () => Buffer.from(forgedDeployment(ours)));
+    const out = await runInject(['--image', 'registry.example.com/mesh-interlock:0.1.0', '-'], {}, () =>
+      Buffer.from(forgedDeployment(ours)),
+    );
     expect(out.stderr).toBe('');
     expect(out.exitCode).toBe(EXIT.pass);
   });

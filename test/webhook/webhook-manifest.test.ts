@@ -199,7 +199,7 @@ describe('interlock manifest --webhook', () => {
     const deployment = byKind(await printed(), 'Deployment');
     const container = deployment.spec.template.spec.containers[0];
     const portOf = (name: string) => container.ports.find((p: Doc) => p.name === name).containerPort as number;
-    expect(open.spec.podSelector.matchLabels).toEqual(deployment.spec.template.metadata.labels);
+    expect(open.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
     expect(open.spec.policyTypes).toEqual(['Ingress', 'Egress']);
     expect(open.spec.egress).toEqual([]);
     expect(open.spec.ingress).toEqual([

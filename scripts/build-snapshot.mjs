@@ -83,6 +83,8 @@ const onDemand = [
   'src/cli/inject-command.ts',
   'src/cli/manifest-command.ts',
   'src/cli/help-command.ts',
+  'src/cli/check-command.ts',
+  'src/cli/switch-refusal.ts',
   'src/rules-check/decide.ts',
   'src/rules/read/read-live.ts',
   'src/kube/report-failure-event.ts',

@@ -5,6 +5,7 @@ import type { LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { quietStreamErrors, writeOutput } from '../output/write-output.js';
 import type { InspectRules } from '../validate/rules-port.js';
 import type { ProveInterception } from '../validate/run-validate.js';
+import { isHelpOrVersionSwitch } from './help-switch.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { unknownCommand } from './command-error.js';
 import { helpWidth } from './help.js';
@@ -31,7 +32,8 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     const compat = await runCompat(foreign, adapters, width);
     if (compat) return compat;
   }
-  if (command === 'validate') {
+  // Only a run that holds a switch loads the refusal: it is not in the start-up snapshot.
+  if (command === 'validate' && rest.some(isHelpOrVersionSwitch)) {
     const refused = (await import('./switch-refusal.js')).validateSwitchRefusal(rest, process.env, width);
     if (refused) return refused;
   }

@@ -5,9 +5,8 @@ import { commandError } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { commandSpec } from './command-table.js';
 import { formatCommandHelp } from './help.js';
+import { isHelpOrVersionSwitch } from './help-switch.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
-
-const SWITCH = /^(?:--help|-h|--version)(?:=|$)/;
 
 /**
  * `validate` with --help or --version beside other flags is a validator configured in a pod, not a
@@ -18,7 +17,7 @@ export function validateSwitchRefusal(
   env: Readonly<Record<string, string | undefined>>,
   width: number,
 ): CommandOutcome | undefined {
-  const switches = argv.filter((arg) => SWITCH.test(arg));
+  const switches = argv.filter(isHelpOrVersionSwitch);
   if (switches.length === 0 || switches.length === argv.length) return undefined;
   const help = switches.some((arg) => !arg.startsWith('--version'));
   return refuseValidate(

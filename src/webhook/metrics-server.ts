@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
+import { listenOn } from './listen.js';
 
 export interface MetricsServerOptions {
   readonly host: string;
@@ -28,13 +29,9 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   server.headersTimeout = TIMEOUT_MS;
   server.requestTimeout = TIMEOUT_MS;
   server.maxConnections = MAX_CONNECTIONS;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const address = server.address();
+  const port = await listenOn(server, options.host, options.port);
   return {
-    port: typeof address === 'object' && address ? address.port : options.port,
+    port,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -9,6 +9,7 @@ import { SMALL_REQUEST_BYTES, type WebhookBudget } from './webhook-budget.js';
 import type { TlsPair } from './tls-files.js';
 import type { PatchSettings } from './validator-patch.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
+import { listenOn } from './listen.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
@@ -78,13 +79,9 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     socket.once('close', () => state.sockets.delete(socket));
   });
   server.on('tlsClientError', (error) => options.log.debug({ err: error.message }, 'TLS handshake failed'));
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
-  const address = server.address();
+  const port = await listenOn(server, options.host, options.port);
   return {
-    port: typeof address === 'object' && address ? address.port : options.port,
+    port,
     draining: () => state.draining,
     setTls: (pair) => server.setSecureContext(secureOptions(pair, options.clientCa)),
     drain: (timeoutMs) => drain(server, state, timeoutMs),

@@ -1,13 +1,13 @@
-import { execFile, execFileSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { MANIFEST_FLAGS, MODE_FLAGS } from '../../src/cli/manifest-command.js';
 import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
+import { shell as runShell, type ShellRun } from '../harness/kubectl-shell.js';
 import { REPO_ROOT } from '../harness/pod-namespace.js';
 
 /**
@@ -22,35 +22,14 @@ let api: KubeApi;
 let dir: string;
 let kubeconfig: string;
 
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-/** A shell pipeline as the operator types it; asynchronous, since the stand-in answers from this process. */
-async function shell(script: string, args: readonly string[] = [], input?: string): Promise<Run> {
-  const child = promisify(execFile)('bash', ['-o', 'pipefail', '-c', script, 'pipeline', ...args], {
-    env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, HOME: dir },
-    encoding: 'utf8',
-    timeout: 60_000,
-  });
-  if (input !== undefined) {
-    child.child.stdin?.end(input);
-  }
-  try {
-    const { stdout, stderr } = await child;
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: failed.code ?? -1, stdout: failed.stdout ?? '', stderr: failed.stderr ?? '' };
-  }
-}
+/** A shell pipeline as the operator types it, in this file's kubeconfig and home. */
+const shell = (script: string, args: readonly string[] = [], input?: string): Promise<ShellRun> =>
+  runShell({ kubeconfig, home: dir }, script, args, input);
 
 const interlock = `${JSON.stringify(process.execPath)} ${JSON.stringify(MAIN)}`;
-const kubectl = (...args: string[]): Promise<Run> => shell('kubectl "$@"', args);
+const kubectl = (...args: string[]): Promise<ShellRun> => shell('kubectl "$@"', args);
 /** `interlock manifest ARGS | kubectl apply -f -`, exactly. */
-const pipeManifest = (args: readonly string[], apply: readonly string[] = []): Promise<Run> =>
+const pipeManifest = (args: readonly string[], apply: readonly string[] = []): Promise<ShellRun> =>
   shell(`${interlock} manifest "$@" | kubectl apply ${apply.join(' ')} -f -`, args);
 
 /**

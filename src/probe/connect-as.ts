@@ -25,8 +25,7 @@ const CHILD = [
   // setuid from one non-root uid to another: the child sheds them by passing through uid 0, since
   // leaving uid 0 for a non-root uid clears the permitted, effective and ambient sets. It connects
   // only once /proc says it holds none.
-  "const status=()=>fs.readFileSync('/proc/self/status','utf8');",
-  'const none=()=>/^CapEff:\\s*0+$/m.test(status())&&/^CapAmb:\\s*0+$/m.test(status());',
+  "const none=()=>{const t=fs.readFileSync('/proc/self/status','utf8');return /^CapEff:\\s*0+$/m.test(t)&&/^CapAmb:\\s*0+$/m.test(t);};",
   'if(!none()){try{const u=process.getuid();process.setuid(0);process.setuid(u);}catch{}}',
   "if(!none()){process.send({kind:'error',code:'EPERM'},()=>process.exit(0));}else{",
   'const s=net.connect({host,port:Number(port),family:Number(family),localAddress:local});',

@@ -17,9 +17,8 @@ import {
   type Region,
 } from '../../src/trace/region.js';
 
-// Behaviour of src/trace/region.ts that StrykerJS showed no test pinned down: how a region is cut
-// by a constraint field by field (bit sets, interface atoms, intervals, mark cubes), which copies
-// are shared, and how pieces are joined back for a report.
+// How a region is cut by a constraint field by field (bit sets, interface atoms, intervals, mark
+// cubes), which copies are shared, and how pieces are joined back for a report.
 
 const address = (text: string): bigint => (parseIp(text) as { value: bigint }).value;
 const cidr = (text: string): IntervalSet => {

@@ -56,3 +56,8 @@ export function hasOwnPorts(mesh: Mesh): boolean {
   const { capture } = meshIdentity(mesh);
   return capture.inboundPort !== 0 && capture.outboundPort !== 0;
 }
+
+/** `linkerd, istio or generic`: the meshes as a sentence lists them. */
+export function meshNamesText(): string {
+  return `${MESHES.slice(0, -1).join(', ')} or ${MESHES.at(-1) ?? ''}`;
+}

@@ -3,6 +3,7 @@ import { EXIT } from '../config/exit-codes.js';
 import { echoValue } from '../config/echo-value.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
+import { meshNamesText } from '../mesh/meshes.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
 import { commandError } from './command-error.js';
@@ -131,7 +132,7 @@ function parseCniCheckFlags(
   if (!parsed.ok) return parsed;
   const values = parsed.value.values;
   const mesh = parsed.value.sources.has('mesh') ? (values.get('mesh') as Mesh) : undefined;
-  if (mesh === undefined) return fail('ConfigInvalid', '--mesh is required (linkerd, istio or generic)');
+  if (mesh === undefined) return fail('ConfigInvalid', `--mesh is required (${meshNamesText()})`);
   const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? PRESETS[mesh].cniPlugin;
   if (meshPlugin === undefined)
     return fail(

@@ -1,6 +1,6 @@
 import { EXIT } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
-import type { Mesh } from '../config/interception.js';
+import { hasOwnPorts, meshNamesText, type Mesh } from '../mesh/meshes.js';
 import { containerDocument, jsonNotes, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
 import { eventRbacDocuments } from '../inject/event-rbac.js';
 import { IMAGE_FLAG } from './image-flag.js';
@@ -238,7 +238,7 @@ async function modeDocuments(
     return webhook.ok ? webhook.value : webhook.error.message;
   }
   const mesh = values.get('mesh') as Mesh | undefined;
-  if (!mesh) return '--mesh is required: linkerd, istio or generic';
+  if (!mesh) return `--mesh is required: ${meshNamesText()}`;
   const ports = portArgs(values, mesh);
   if (!ports.ok) return ports.error.message;
   return [
@@ -331,10 +331,10 @@ function portArgs(values: FlagValues, mesh: Mesh | undefined): Result<string[], 
   const args = ['inbound-port', 'outbound-port'].flatMap((name) =>
     values.has(name) ? [`--${name}`, String(values.get(name))] : [],
   );
-  if (mesh === 'generic' && args.length < 4)
+  if (mesh !== undefined && !hasOwnPorts(mesh) && args.length < 4)
     return fail(
       'ConfigInvalid',
-      "--mesh generic needs --inbound-port and --outbound-port (the proxy's redirect ports)",
+      `--mesh ${mesh} needs --inbound-port and --outbound-port (the proxy's redirect ports)`,
     );
   return ok(args);
 }

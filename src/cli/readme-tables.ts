@@ -18,14 +18,14 @@ export function flagTable(flags: readonly FlagDef[]): string {
 
 /** docs/reference.md's exit-code table, from src/config/exit-codes.ts and the mesh presets. */
 export function exitCodeTable(): string {
-  const meshCodes = MESHES.map((mesh) => PRESETS[mesh].failureExitCode).join(' / ');
+  const codes = MESHES.map((mesh) => PRESETS[mesh].failureExitCode);
   const rows: Array<[number, string]> = (Object.keys(EXIT) as Array<keyof typeof EXIT>).map((key) => [
     EXIT[key],
     `| ${EXIT[key]} | ${EXIT_MEANINGS[key]} |`,
   ]);
   rows.push([
-    PRESETS.linkerd.failureExitCode,
-    `| ${meshCodes} | validation failed: ${MESHES.join(' / ')} default (\`--failure-exit-code\` changes it, never to a code above), so the meshes' own repair controllers recognise it |`,
+    Math.min(...codes),
+    `| ${codes.join(' / ')} | validation failed: ${MESHES.join(' / ')} default (\`--failure-exit-code\` changes it, never to a code above), so the meshes' own repair controllers recognise it |`,
   ]);
   rows.sort((a, b) => a[0] - b[0]);
   return ['| code | meaning |', '|---|---|', ...rows.map(([, row]) => row)].join('\n');

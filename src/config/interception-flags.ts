@@ -1,3 +1,4 @@
+import { MESHES, type Mesh } from '../mesh/meshes.js';
 import type { Cidr } from '../addr/cidr.js';
 import type { IpAddress } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
@@ -19,9 +20,6 @@ import {
   type IdSet,
 } from './flag-parsers.js';
 
-export type Mesh = 'linkerd' | 'istio' | 'generic';
-export const MESHES: readonly Mesh[] = ['linkerd', 'istio', 'generic'];
-
 /** The commands that judge rules against an interception spec. */
 const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
 
@@ -33,7 +31,7 @@ function toggle(name: string, help: string): FlagDef<boolean> {
 
 export const MESH_FLAG = value<Mesh>(
   'mesh',
-  'linkerd|istio|generic',
+  MESHES.join('|'),
   'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by cni-check and by the init container of manifest).',
   oneOf(MESHES),
   { default: 'generic', commands: ['validate', 'explain', 'manifest', 'inject', 'node', 'cni-check'] },

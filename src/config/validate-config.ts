@@ -1,4 +1,5 @@
 import type { Family, IpAddress } from '../addr/ip.js';
+import { failureCodesText } from '../mesh/meshes.js';
 import { ok } from '../reason/result.js';
 import { buildInterceptionSpec } from './build-interception.js';
 import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
@@ -68,7 +69,7 @@ const TIMEOUT_FLAG = value<number>(
 export const FAILURE_EXIT_CODE_FLAG = value<number>(
   'failure-exit-code',
   'CODE',
-  'Exit code of a failed validation (linkerd 95, istio 126, generic 97); never a reserved code.',
+  `Exit code of a failed validation (${failureCodesText()}); never a reserved code.`,
   parseFailureExitCode,
   { commands: ['validate', 'explain', 'node'] },
 );

@@ -1,9 +1,9 @@
 import { parseBoolean, parseDuration } from '../config/flag-parsers.js';
 import type { FlagDef } from '../config/flag-def.js';
-import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { MESH_FLAG } from '../config/interception-flags.js';
+import { meshIdentities, meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../config/validate-config.js';
 import { NODE_ACTIONS, type NodeAction } from './decide.js';
 
@@ -53,7 +53,9 @@ export const NODE_FLAGS = [
     name: 'container-name',
     kind: 'value',
     placeholder: 'NAME',
-    help: 'The validator init container (linkerd-network-validator, istio-validation, interlock).',
+    help: `The validator init container (${meshIdentities()
+      .map((identity) => identity.containers.validator)
+      .join(', ')}).`,
     commands,
     parse: text,
   },
@@ -180,5 +182,6 @@ export const NODE_FLAGS = [
 
 /** The preset validator container and failure code of a mesh. */
 export function meshDefaults(mesh: Mesh): { container: string; failureExitCode: number } {
-  return { container: PRESETS[mesh].validatorContainer, failureExitCode: PRESETS[mesh].failureExitCode };
+  const identity = meshIdentity(mesh);
+  return { container: identity.containers.validator, failureExitCode: identity.failureExitCode };
 }

@@ -178,12 +178,12 @@ function planFor(
     network,
     assessment,
     identity: env.identity,
-    overrides: config.probeAddresses,
-    hints: config.probeAddressHints,
+    probeAddresses: config.probeAddresses,
+    probeAddressHints: config.probeAddressHints,
     probePort: config.probePort,
     // A port the rules' author cannot guess: a RETURN for a range of ports would have to cover it.
     randomPort: randomInt(1025, 65536),
-    spread: config.probeSpread,
+    probeSpread: config.probeSpread,
     random: Math.random,
   });
   return plan.ok ? { ...plan, notes: [...plan.notes, config.probeSpreadWhy] } : plan;

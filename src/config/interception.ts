@@ -142,6 +142,6 @@ function parsedCidr(text: string): Cidr {
 
 function parsedPorts(text: string): PortSet {
   const parsed = parsePortSet(text);
-  if (!parsed.ok) throw new Error(`preset port list ${text}: ${parsed.problem}`);
+  if (!parsed.ok) throw new Error(`preset port list ${text}: ${parsed.error}`);
   return parsed.value;
 }

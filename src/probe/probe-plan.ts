@@ -54,7 +54,7 @@ export type ProbePlan =
       readonly notes: readonly string[];
       readonly unprobed: readonly UnprobedPath[];
     }
-  | { readonly ok: false; readonly problem: PlanProblem };
+  | { readonly ok: false; readonly error: PlanProblem };
 
 export interface ProbeIdentity {
   readonly uid: number;
@@ -100,7 +100,7 @@ export function planProbes(input: PlanInput): ProbePlan {
         path === 'proxy-loopback'
           ? planProxyLoopback(input, family, listenerPorts)
           : planOutbound(input, family, listenerPorts);
-      if ('kind' in planned) return { ok: false, problem: planned };
+      if ('kind' in planned) return { ok: false, error: planned };
       targets.push(...planned.targets.map((target) => (as ? { ...target, as } : target)));
       notes.push(...planned.notes);
     }
@@ -387,5 +387,5 @@ function planProxyLoopback(input: PlanInput, family: Family, listenerPorts: read
 }
 
 function fail(kind: PlanProblemKind, family: Family | undefined, message: string): ProbePlan {
-  return { ok: false, problem: { kind, family, message } };
+  return { ok: false, error: { kind, family, message } };
 }

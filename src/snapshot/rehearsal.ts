@@ -60,7 +60,7 @@ export async function rehearseValidate(
       probeSpread: true,
       random: () => 0,
     });
-    if (!plan.ok) throw new Error(`snapshot rehearsal: no probe plan for the canned pod: ${plan.problem.message}`);
+    if (!plan.ok) throw new Error(`snapshot rehearsal: no probe plan for the canned pod: ${plan.error.message}`);
     logger.info({ targets: plan.targets, notes: plan.notes }, 'probing interception');
     const rules = await inspectRulesOffline(config.interception, {
       families: ['ipv4'],

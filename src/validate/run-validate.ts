@@ -61,12 +61,10 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   const plan = planFor(config, env, network, assessment);
   if (!plan.ok) {
     const failureClass =
-      plan.problem.kind === 'ProbeUnroutable' && Object.keys(config.probeAddresses).length === 0
+      plan.error.kind === 'ProbeUnroutable' && Object.keys(config.probeAddresses).length === 0
         ? 'validation'
         : 'configuration';
-    checks.push(
-      failed('probe-plan', plan.problem.kind, plan.problem.message, [], failureClass, PRECEDENCE.configuration),
-    );
+    checks.push(failed('probe-plan', plan.error.kind, plan.error.message, [], failureClass, PRECEDENCE.configuration));
     return unproven();
   }
   env.logger.info({ targets: plan.targets.map(targetLog), notes: plan.notes }, 'probing interception');

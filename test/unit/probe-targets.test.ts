@@ -29,7 +29,7 @@ function plan(extra: Partial<PlanInput> = {}, network: PodNetwork = NET): ProbeP
 }
 
 function ports(result: ProbePlan, family: 'ipv4' | 'ipv6'): number[] {
-  if (!result.ok) throw new Error(result.problem.message);
+  if (!result.ok) throw new Error(result.error.message);
   return result.targets.filter((target) => target.family === family).map((target) => target.port);
 }
 
@@ -96,7 +96,7 @@ describe('no target may reach the listener without the rules', () => {
     it(`--probe-address ${address} is a configuration error (${why})`, () => {
       const ip = parseIp(address)!;
       const result = plan({ probeAddresses: { [ip.family]: ip } });
-      expect(result.ok ? 'ok' : `${result.problem.kind} ${result.problem.message}`).toMatch(
+      expect(result.ok ? 'ok' : `${result.error.kind} ${result.error.message}`).toMatch(
         new RegExp(`^ConfigInvalid .*${why}`),
       );
     });
@@ -106,15 +106,15 @@ describe('no target may reach the listener without the rules', () => {
     const v4only = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
     expect(plan({ probeAddresses: { ipv6: parseIp('::')! } }, v4only)).toMatchObject({
       ok: false,
-      problem: { kind: 'ConfigInvalid', family: 'ipv6' },
+      error: { kind: 'ConfigInvalid', family: 'ipv6' },
     });
   });
 
   it('--probe-port equal to the listener port is a configuration error, for the app and for the proxy', () => {
-    expect(plan({ probePort: 4140 })).toMatchObject({ ok: false, problem: { kind: 'ConfigInvalid' } });
+    expect(plan({ probePort: 4140 })).toMatchObject({ ok: false, error: { kind: 'ConfigInvalid' } });
     expect(plan({ probePort: 15006, spec: PRESETS.istio.spec, identity: ISTIO_PROXY })).toMatchObject({
       ok: false,
-      problem: { kind: 'ConfigInvalid' },
+      error: { kind: 'ConfigInvalid' },
     });
     // The app's probe may use the inbound port: it is not where the app's probe is listened for.
     expect(plan({ probePort: 4143 }).ok).toBe(true);
@@ -178,7 +178,7 @@ describe('the probe destination: drawn at random from every documentation range 
     ] as const) {
       const draws = [first, second];
       const result = plan({ random: () => draws.shift() ?? 0 });
-      if (!result.ok) throw new Error(result.problem.message);
+      if (!result.ok) throw new Error(result.error.message);
       seen.add(formatIp(result.targets[0]!.destination));
     }
     expect([...seen]).toEqual(['192.0.2.1', '198.51.100.128', '203.0.113.254']);

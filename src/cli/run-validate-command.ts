@@ -166,7 +166,7 @@ function finish(config: ValidateConfig, verdict: Verdict, { logger, started, cre
   const written = writeTerminationLog(config.terminationLog, message, createLog);
   if (!written.ok)
     logger.warn(
-      { path: config.terminationLog, code: written.code },
+      { path: config.terminationLog, code: written.error },
       'termination log not written; the exit code still carries the verdict',
     );
   const summary = {

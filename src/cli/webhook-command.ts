@@ -10,7 +10,6 @@ import { loadClientCa, loadTlsPair, watchTlsPair, type TlsPair, type TlsPaths } 
 import { promWebhookMetrics, type WebhookMetrics } from '../webhook/webhook-metrics.js';
 import { webhookBudget } from '../webhook/webhook-budget.js';
 import { startWebhookServer, type WebhookServer } from '../webhook/webhook-server.js';
-import { WEBHOOK_ANNOTATIONS } from '../webhook/webhook-annotations.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { commandError } from './command-error.js';
 import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
@@ -50,7 +49,7 @@ export async function runWebhookCommand(
     port,
     tls: tls.value,
     ...(clientCa.value ? { clientCa: clientCa.value } : {}),
-    settings: { image: values.get('image') as string, annotations: WEBHOOK_ANNOTATIONS },
+    settings: { image: values.get('image') as string, annotations: {} },
     onError: values.get('on-error') as OnError,
     deadlineMs: values.get('request-deadline') as number,
     maxBodyBytes: values.get('max-request-bytes') as number,

@@ -41,7 +41,7 @@ export const parsePortOrZero: FlagParser<number> = (text) => (text.trim() === '0
 
 export const parsePorts: FlagParser<PortSet> = (text) => {
   const parsed = parsePortSet(text);
-  return parsed.ok ? ok(parsed.value) : problem(parsed.problem);
+  return parsed.ok ? ok(parsed.value) : problem(parsed.error);
 };
 
 /** A comma-separated list whose items each parse or name themselves as the fault. */

@@ -1,16 +1,15 @@
 import type { Family, IpAddress } from '../addr/ip.js';
 import { failureCodesText } from '../mesh/meshes.js';
 import { ok } from '../reason/result.js';
-import { buildInterceptionSpec } from './build-interception.js';
+import { buildInterceptionSpec, explicitFields } from './build-interception.js';
 import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
 import type { ConfigResult } from './config-error.js';
 import { parseFailureExitCode } from './exit-codes.js';
 import { envOf, valueFlags, type CommandName, type FlagDef } from './flag-def.js';
 import { oneOf, parseAddressPerFamily, parseBoolean, parseDuration, parsePath, parsePort } from './flag-parsers.js';
 import { PRESETS, type InterceptionSpec } from './interception.js';
-import * as F from './interception-flags.js';
 import { INTERCEPTION_FLAGS } from './interception-flags.js';
-import { flagSource, flagValue, type ParsedFlags } from './parsed-flags.js';
+import { flagValue, type ParsedFlags } from './parsed-flags.js';
 import { applyPodMetadata, type PodMetadata } from './pod-metadata.js';
 
 export type FamilyMode = 'auto' | 'ipv4' | 'ipv6' | 'dual';
@@ -188,23 +187,4 @@ export function buildValidateConfig(
     probeSpread: withMetadata.exclusionsKnown,
     probeSpreadWhy: withMetadata.why,
   });
-}
-
-/** The spec fields a flag (or its environment variable) set: the pod's annotations never override them. */
-function explicitFields(parsed: ParsedFlags): Set<keyof InterceptionSpec> {
-  const fields: [FlagDef, keyof InterceptionSpec][] = [
-    [F.PROXY_UID_FLAG, 'proxyUids'],
-    [F.PROXY_GID_FLAG, 'proxyGids'],
-    [F.INCLUDE_INBOUND_PORTS_FLAG, 'includeInboundPorts'],
-    [F.EXCLUDE_INBOUND_PORTS_FLAG, 'excludeInboundPorts'],
-    [F.EXCLUDE_INBOUND_CIDRS_FLAG, 'excludeInboundCidrs'],
-    [F.INCLUDE_OUTBOUND_CIDRS_FLAG, 'includeOutboundCidrs'],
-    [F.EXCLUDE_OUTBOUND_CIDRS_FLAG, 'excludeOutboundCidrs'],
-    [F.INCLUDE_OUTBOUND_PORTS_FLAG, 'includeOutboundPorts'],
-    [F.EXCLUDE_OUTBOUND_PORTS_FLAG, 'excludeOutboundPorts'],
-    [F.EXCLUDE_INTERFACES_FLAG, 'excludeInterfaces'],
-    [F.REROUTE_INTERFACES_FLAG, 'rerouteInterfaces'],
-    [F.TPROXY_FLAG, 'tproxy'],
-  ];
-  return new Set(fields.filter(([flag]) => flagSource(parsed, flag) !== undefined).map(([, field]) => field));
 }

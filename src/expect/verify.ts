@@ -38,6 +38,36 @@ function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceHook, at
   };
 }
 
+/** One family and hook's scope: its packet space and what the configuration expects of it. */
+interface SpaceToCheck {
+  readonly scope: TracedSpace['scope'];
+  readonly space: Region;
+  readonly expectations: TracedSpace['expectations'];
+}
+
+/** Every family's output and prerouting spaces, in the order both analyses walk them. */
+function* spacesToCheck(
+  ruleset: Ruleset,
+  spec: InterceptionSpec,
+  families: readonly Family[],
+): Generator<SpaceToCheck> {
+  const atoms = buildInterfaceAtoms([
+    ...interfacePatterns(ruleset),
+    ...spec.excludeInterfaces,
+    ...spec.rerouteInterfaces,
+  ]);
+  for (const family of families) {
+    for (const hook of ['output', 'prerouting'] as const) {
+      const space = packetSpace(spec, family, hook, atoms);
+      const expectations =
+        hook === 'output'
+          ? outboundExpectations(spec, family, atoms, space)
+          : inboundExpectations(spec, family, atoms, space);
+      yield { scope: { family, hook, atoms }, space, expectations };
+    }
+  }
+}
+
 /** Every expectation of the configuration, checked over the whole packet space of each family. */
 export function verifyRuleset(
   ruleset: Ruleset,
@@ -46,30 +76,11 @@ export function verifyRuleset(
   limit: number = ANALYSIS_BUDGET,
   deadline?: { readonly at: number; readonly now: () => number },
 ): CheckResult {
-  const atoms = buildInterfaceAtoms([
-    ...interfacePatterns(ruleset),
-    ...spec.excludeInterfaces,
-    ...spec.rerouteInterfaces,
-  ]);
   const budget = budgetOf(limit, undefined, deadline);
   const checker = new SpaceChecker();
-  for (const family of families) {
-    for (const hook of ['output', 'prerouting'] as const) {
-      const space = packetSpace(spec, family, hook, atoms);
-      const expectations =
-        hook === 'output'
-          ? outboundExpectations(spec, family, atoms, space)
-          : inboundExpectations(spec, family, atoms, space);
-      // Pieces are checked as they are made and then dropped: memory stays flat however many there are.
-      traceRegionInto(
-        ruleset,
-        { family, hook, atoms },
-        space,
-        budget,
-        checker.space({ family, hook, atoms }, expectations, space),
-      );
-    }
-  }
+  // Pieces are checked as they are made and then dropped: memory stays flat however many there are.
+  for (const { scope, space, expectations } of spacesToCheck(ruleset, spec, families))
+    traceRegionInto(ruleset, scope, space, budget, checker.space(scope, expectations, space));
   return checker.result();
 }
 
@@ -80,23 +91,11 @@ export function traceSpaces(
   families: readonly Family[],
   limit: number = ANALYSIS_BUDGET,
 ): TracedSpace[] {
-  const atoms = buildInterfaceAtoms([
-    ...interfacePatterns(ruleset),
-    ...spec.excludeInterfaces,
-    ...spec.rerouteInterfaces,
-  ]);
   const budget = budgetOf(limit);
-  const spaces: TracedSpace[] = [];
-  for (const family of families) {
-    for (const hook of ['output', 'prerouting'] as const) {
-      const space = packetSpace(spec, family, hook, atoms);
-      const expectations =
-        hook === 'output'
-          ? outboundExpectations(spec, family, atoms, space)
-          : inboundExpectations(spec, family, atoms, space);
-      const pieces = traceRegion(ruleset, { family, hook, atoms }, space, budget);
-      spaces.push({ scope: { family, hook, atoms }, pieces, expectations, space });
-    }
-  }
-  return spaces;
+  return Array.from(spacesToCheck(ruleset, spec, families), ({ scope, space, expectations }) => ({
+    scope,
+    pieces: traceRegion(ruleset, scope, space, budget),
+    expectations,
+    space,
+  }));
 }

@@ -37,7 +37,7 @@ const names = (value: string): Result<readonly string[], 'ConfigInvalid'> => {
 };
 const commands = ['node'] as const;
 
-/** The flags of `interlock node`, declared once (the lead moves them to the shared parser at merge). */
+/** The flags of `interlock node`, declared once. */
 export const NODE_FLAGS = [
   {
     name: 'node-name',

@@ -23,7 +23,6 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'FILE',
     help: 'The kubeconfig to use (default: $KUBECONFIG, else ~/.kube/config, as kubectl reads them).',
-    commands: ['check'],
     parse: text,
   },
   {
@@ -31,7 +30,6 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'NAME',
     help: 'The kubeconfig context to use (default: its current-context).',
-    commands: ['check'],
     parse: text,
   },
   WEBHOOK_NAMESPACE_FLAG,
@@ -42,7 +40,6 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'text|json',
     help: 'Output format (default text).',
-    commands: ['check'],
     parse: oneOf(['text', 'json']),
     default: 'text',
   },

@@ -35,15 +35,14 @@ const duration = parseDuration(10, 60_000);
 const count = (text: string): Result<number, 'ConfigInvalid'> =>
   /^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all');
 
-export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
-  MESH_FLAG,
+/** What the audit reads: cni-check's and, for --cni-audit, node's. */
+export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
   {
     name: 'cni-conf-dir',
     kind: 'value',
     env: 'INTERLOCK_CNI_CONF_DIR',
     placeholder: 'DIR',
     help: "The runtime's CNI configuration directory (default /etc/cni/net.d).",
-    commands: ['cni-check', 'node'],
     parse: nonEmpty,
     default: '/etc/cni/net.d',
   },
@@ -53,7 +52,6 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_CNI_BIN_DIR',
     placeholder: 'DIR[,DIR]',
     help: 'The plugin binary directories, searched in order (default /opt/cni/bin).',
-    commands: ['cni-check', 'node'],
     parse: pathList,
     default: ['/opt/cni/bin'],
   },
@@ -63,7 +61,6 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_CNI_RUNTIME',
     placeholder: 'containerd|crio',
     help: 'Whose rules pick the configuration file (default containerd).',
-    commands: ['cni-check', 'node'],
     parse: oneOf<RuntimeName>(['containerd', 'crio']),
     default: 'containerd',
   },
@@ -73,7 +70,6 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_MESH_PLUGIN',
     placeholder: 'TYPE',
     help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).",
-    commands: ['cni-check', 'node'],
     parse: pluginType,
   },
   {
@@ -82,7 +78,6 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_CNI_VERSION_TIMEOUT',
     placeholder: 'DURATION',
     help: 'Deadline of each plugin VERSION query; they run concurrently (default 2s).',
-    commands: ['cni-check', 'node'],
     parse: duration,
     default: 2000,
   },
@@ -92,7 +87,6 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_CNI_MAX_CONF_NUM',
     placeholder: 'N',
     help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).",
-    commands: ['cni-check', 'node'],
     parse: count,
     default: 1,
   },
@@ -102,9 +96,13 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_CRIO_DEFAULT_NETWORK',
     placeholder: 'NAME',
     help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).",
-    commands: ['cni-check', 'node'],
     parse: nonEmpty,
   },
+];
+
+export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
+  MESH_FLAG,
+  ...CNI_AUDIT_FLAGS,
   FORMAT_FLAG,
   HELP_FLAG,
   VERSION_FLAG,

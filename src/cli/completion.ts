@@ -18,10 +18,7 @@ export function valueKind(flag: FlagDef): ValueKind {
 }
 
 /** The command's own flags, then the flags it passes on (`manifest --node-agent` takes node's). */
-const flagsOf = (spec: CommandSpec) => [
-  ...spec.flags.filter((flag) => flag.commands.includes(spec.name)),
-  ...(spec.passedOn ?? []),
-];
+const flagsOf = (spec: CommandSpec) => [...spec.flags, ...(spec.passedOn ?? [])];
 const wordsOf = (flag: FlagDef) => [`--${flag.name}`, ...(flag.short ? [`-${flag.short}`] : [])];
 /** The first sentence of a flag's help, for the shells that show one. */
 const firstSentence = (text: string) => text.replace(/`/g, '').split(/(?<=\.)\s/)[0] ?? '';

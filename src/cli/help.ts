@@ -42,7 +42,7 @@ const plain = (text: string) => text.replace(/`/g, '');
 
 /** A command's help, the one layout of every command: usage, summary, description, flags, environment, exit codes. */
 export function formatCommandHelp(spec: CommandSpec, width: number): string {
-  const flags = spec.flags.filter((flag) => flag.commands.includes(spec.name));
+  const flags = spec.flags;
   const sections = [
     [`Usage: interlock ${spec.name}${spec.usage ? ` ${spec.usage}` : ''}`],
     wrap(spec.summary, width),

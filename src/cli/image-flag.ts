@@ -8,7 +8,6 @@ export const IMAGE_FLAG: FlagDef<string> = {
   kind: 'value',
   placeholder: 'IMAGE',
   help: `Interlock's image, as you pushed it (REGISTRY/mesh-interlock:TAG). Without it ${DEFAULT_IMAGE} is used, which no registry publishes, and a warning says so. webhook: the image it puts in place of the mesh's validator.`,
-  commands: ['manifest', 'inject', 'webhook'],
   parse: parseImageReference,
   default: DEFAULT_IMAGE,
 };

@@ -11,7 +11,6 @@ export const WEBHOOK_NAMESPACE_FLAG: FlagDef<string> = {
   kind: 'value',
   placeholder: 'NS',
   help: "The webhook's namespace (default interlock-webhook; check: the one its MutatingWebhookConfiguration calls, if any).",
-  commands: ['check', 'manifest'],
   parse: namespace,
 };
 
@@ -20,6 +19,5 @@ export const NODE_NAMESPACE_FLAG: FlagDef<string> = {
   kind: 'value',
   placeholder: 'NS',
   help: "The node agent's namespace (default interlock-system; check: its DaemonSet's, if any).",
-  commands: ['check', 'manifest'],
   parse: namespace,
 };

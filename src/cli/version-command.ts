@@ -14,7 +14,6 @@ const VERSION_OUTPUT_FLAG: FlagDef<'text' | 'json'> = {
   kind: 'value',
   placeholder: 'text|json',
   help: 'Output format (default text).',
-  commands: ['version'],
   parse: oneOf(['text', 'json']),
   default: 'text',
 };

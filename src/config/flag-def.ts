@@ -34,7 +34,6 @@ export interface FlagDef<T = unknown> {
   readonly placeholder?: string;
   /** One line, shown by --help and in docs/reference.md's tables. */
   readonly help: string;
-  readonly commands: readonly CommandName[];
   /** Turns the text into a value; the failure message is the problem alone (`expected 1-65535`). */
   readonly parse: (text: string) => Result<T, 'ConfigInvalid'>;
   /** The value when neither argv nor the environment gives one; undefined means "not set". */
@@ -57,16 +56,19 @@ export function envOf(flagName: string): string {
   return `INTERLOCK_${flagName.replace(/-/g, '_').toUpperCase()}`;
 }
 
+/** A flag whose value is always known: argv, its variable, else this default. */
+export type DefaultedFlag<T> = FlagDef<T> & { readonly default: T };
+
 /**
- * The builder of one table's value flags: each belongs to `commands` and is read from its
- * environment variable too; `extra` adds a default or choices, or names other commands.
+ * A value flag read from its environment variable too; `extra` adds a short name, choices, or a
+ * default, and with a default the flag's value is never undefined (see flagValue).
  */
-export function valueFlags(commands: readonly CommandName[]) {
-  return <T>(
-    name: string,
-    placeholder: string,
-    help: string,
-    parse: FlagDef<T>['parse'],
-    extra: Partial<FlagDef<T>> = {},
-  ): FlagDef<T> => ({ name, kind: 'value', env: envOf(name), placeholder, help, commands, parse, ...extra });
+export function valueFlag<T, E extends Partial<FlagDef<T>> = Record<never, never>>(
+  name: string,
+  placeholder: string,
+  help: string,
+  parse: FlagDef<T>['parse'],
+  extra?: E,
+): FlagDef<T> & E {
+  return { name, kind: 'value', env: envOf(name), placeholder, help, parse, ...(extra as E) };
 }

@@ -35,7 +35,6 @@ const names = (value: string): Result<readonly string[], 'ConfigInvalid'> => {
     ? ok(list)
     : fail('ConfigInvalid', 'expected a comma-separated list of names');
 };
-const commands = ['node'] as const;
 
 /** The flags of `interlock node`, declared once (the lead moves them to the shared parser at merge). */
 export const NODE_FLAGS = [
@@ -45,7 +44,6 @@ export const NODE_FLAGS = [
     env: 'NODE_NAME',
     placeholder: 'NAME',
     help: 'This node (the downward API spec.nodeName); only its pods are watched.',
-    commands,
     parse: text,
   },
   MESH_FLAG,
@@ -54,7 +52,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'NAME',
     help: 'The validator init container (linkerd-network-validator, istio-validation, interlock).',
-    commands,
     parse: text,
   },
   FAILURE_EXIT_CODE_FLAG,
@@ -63,7 +60,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'delete|label|none',
     help: 'What to do with a pod the CNI failed: delete it, label it interlock.dev/blocked, or only report.',
-    commands,
     parse: oneOf<NodeAction>(NODE_ACTIONS),
     default: 'delete',
   },
@@ -71,7 +67,6 @@ export const NODE_FLAGS = [
     name: 'taint',
     kind: 'switch',
     help: 'While the breaker is open, taint the node interlock.dev/cni-not-ready:NoSchedule.',
-    commands,
     parse: () => ok(true),
     default: false,
   },
@@ -80,7 +75,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'N',
     help: 'Blocked pods of more than N distinct owners within the breaker window open the breaker (default 5); one owner counts once, however often its pods fail.',
-    commands,
     parse: count(1, 10_000),
     default: 5,
   },
@@ -89,7 +83,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'N',
     help: 'Those owners must span at least N namespaces (default 2), so one tenant cannot open the breaker alone; 1 when every workload shares one namespace.',
-    commands,
     parse: count(1, 1000),
     default: 2,
   },
@@ -98,7 +91,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'DURATION',
     help: 'The breaker window, and how long the node must stay healthy to close it (default 60s).',
-    commands,
     parse: duration,
     default: 60_000,
   },
@@ -107,7 +99,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'N',
     help: "An owner's pods recreated N times within the recreate window are left alone (default 3).",
-    commands,
     parse: count(1, 1000),
     default: 3,
   },
@@ -116,7 +107,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'DURATION',
     help: 'The per-owner recreation window (default 10m).',
-    commands,
     parse: duration,
     default: 600_000,
   },
@@ -125,7 +115,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'N',
     help: 'API writes (deletes, patches, Events) per second, shared (default 5, burst 10).',
-    commands,
     parse: count(1, 1000),
     default: 5,
   },
@@ -134,7 +123,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'SELECTOR',
     help: 'Watch only pods matching this label selector (besides spec.nodeName).',
-    commands,
     parse: text,
   },
   {
@@ -142,7 +130,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'NS[,NS]',
     help: 'Look only at pods in these namespaces (default: every namespace).',
-    commands,
     parse: names,
   },
   {
@@ -150,7 +137,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'REPO[,REPO]',
     help: "Interlock's image repositories (or sha256: digests): only validators the kubelet reports running one of them, as shipped, count toward the breaker (none without it).",
-    commands,
     parse: names,
   },
   {
@@ -159,7 +145,6 @@ export const NODE_FLAGS = [
     env: 'INTERLOCK_LISTEN',
     placeholder: 'HOST:PORT',
     help: '/metrics, /healthz and /readyz (default 0.0.0.0:9090).',
-    commands,
     parse: listen,
     default: { host: '0.0.0.0', port: 9090 },
   },
@@ -169,7 +154,6 @@ export const NODE_FLAGS = [
     kind: 'switch',
     env: 'INTERLOCK_CNI_AUDIT',
     help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).",
-    commands,
     // Every switch read from the environment takes the same words (INTERLOCK_TPROXY=1 and =yes too).
     parse: parseBoolean,
     default: false,

@@ -3,8 +3,6 @@ import type { FlagDef } from '../config/flag-def.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { OnError } from './admit.js';
 
-const commands = ['webhook'] as const;
-
 const path = (value: string): Result<string, 'ConfigInvalid'> =>
   value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a file path');
 const duration =
@@ -37,7 +35,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_WEBHOOK_BIND',
     placeholder: 'HOST:PORT',
     help: 'Where the webhook serves HTTPS for the API server: /mutate (and /healthz, /readyz) (default 0.0.0.0:8443).',
-    commands,
     parse: bind,
     default: { host: '0.0.0.0', port: 8443 },
   },
@@ -47,7 +44,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_WEBHOOK_METRICS_BIND',
     placeholder: 'HOST:PORT',
     help: 'Where the webhook serves plain HTTP for Prometheus and the kubelet: /metrics, /healthz, /readyz (default 0.0.0.0:9090).',
-    commands,
     parse: bind,
     default: { host: '0.0.0.0', port: 9090 },
   },
@@ -57,7 +53,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_WEBHOOK_CLIENT_CA',
     placeholder: 'FILE',
     help: "PEM CAs the caller's client certificate must chain to; a caller without one fails the TLS handshake (default: any caller; docs/admission.md).",
-    commands,
     parse: path,
   },
   {
@@ -66,7 +61,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_TLS_CERT',
     placeholder: 'FILE',
     help: 'Serving certificate chain, PEM (default /etc/interlock/tls/tls.crt); reloaded when it changes.',
-    commands,
     parse: path,
     default: '/etc/interlock/tls/tls.crt',
   },
@@ -76,7 +70,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_TLS_KEY',
     placeholder: 'FILE',
     help: 'Its private key, PEM (default /etc/interlock/tls/tls.key); reloaded when it changes.',
-    commands,
     parse: path,
     default: '/etc/interlock/tls/tls.key',
   },
@@ -86,7 +79,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_WEBHOOK_ON_ERROR',
     placeholder: 'allow|deny',
     help: "Decision for a request the webhook cannot read (malformed, oversized, too slow): allow (default) keeps the mesh's validator.",
-    commands,
     parse: (value) =>
       value === 'allow' || value === 'deny' ? ok<OnError>(value) : fail('ConfigInvalid', 'expected allow or deny'),
     default: 'allow',
@@ -97,7 +89,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_WEBHOOK_DEADLINE',
     placeholder: 'DURATION',
     help: 'Every admission request is answered within this, monotonic clock (default 2s, 100ms to 4s: under the 5 s webhook timeout).',
-    commands,
     parse: duration(100, 4000, '100ms to 4s'),
     default: 2000,
   },
@@ -107,7 +98,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_WEBHOOK_MAX_BYTES',
     placeholder: 'BYTES',
     help: 'Largest AdmissionReview read (default and most 3145728, the API server request cap).',
-    commands,
     parse: bytes,
     default: MAX_REQUEST_BYTES,
   },
@@ -117,7 +107,6 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_WEBHOOK_DRAIN_TIMEOUT',
     placeholder: 'DURATION',
     help: 'On SIGTERM, how long in-flight requests may take before connections close (default 20s).',
-    commands,
     parse: duration(0, 120_000, '0s to 2m'),
     default: 20_000,
   },

@@ -13,7 +13,6 @@ const NAMESPACE: FlagDef<string> = {
   env: 'INTERLOCK_NAMESPACE',
   placeholder: 'NS',
   help: 'Namespace.',
-  commands: ['inject'],
   parse: parsePath,
   repeatable: true,
 };
@@ -23,7 +22,6 @@ const PORT: FlagDef<number> = {
   env: 'INTERLOCK_PORT',
   placeholder: 'PORT',
   help: 'Port.',
-  commands: ['inject'],
   parse: parsePort,
 };
 const FLAGS: readonly FlagDef[] = [NAMESPACE, PORT, HELP_FLAG] as readonly FlagDef[];

@@ -27,17 +27,17 @@ export const IP6TABLES_LEGACY_SAVE_FLAG = valueFlag(
   parsePath,
 );
 export const NFT_RULESET_FLAG = valueFlag('nft-ruleset', 'FILE', 'Output of `nft -j list ruleset`.', parsePath);
-export const IPTABLES_BACKEND_FLAG = valueFlag<IptablesBackendName>(
+export const IPTABLES_BACKEND_FLAG = valueFlag(
   'iptables-backend',
   'nft|legacy',
-  'Backend of --iptables-save/--ip6tables-save files whose header does not say (default nft).',
-  oneOf(['nft', 'legacy']),
+  'Backend of --iptables-save/--ip6tables-save files whose header does not say (default {default}).',
+  oneOf<IptablesBackendName>(['nft', 'legacy']),
   { default: 'nft' },
 );
 export const FORMAT_FLAG = valueFlag(
   'output',
   'text|json',
-  'Report format (default text). --format and INTERLOCK_FORMAT, its old names, still work (deprecated).',
+  'Report format (default {default}). --format and INTERLOCK_FORMAT, its old names, still work (deprecated).',
   oneOf<ReportFormat>(['text', 'json']),
   { default: 'text', short: 'o', deprecated: { name: 'format', env: 'INTERLOCK_FORMAT' } },
 );

@@ -32,12 +32,17 @@ export interface FlagDef<T = unknown> {
   readonly env?: string;
   /** Shown in help: `--inbound-port PORT`. */
   readonly placeholder?: string;
-  /** One line, shown by --help and in docs/reference.md's tables. */
+  /**
+   * One line, shown by --help and in docs/reference.md's tables; `{default}` in it stands for
+   * the declared default, written by `showDefault` (see flagHelp), so the two never disagree.
+   */
   readonly help: string;
   /** Turns the text into a value; the failure message is the problem alone (`expected 1-65535`). */
   readonly parse: (text: string) => Result<T, 'ConfigInvalid'>;
   /** The value when neither argv nor the environment gives one; undefined means "not set". */
   readonly default?: T;
+  /** How help writes the default (`10s` for 10000); as text or JSON when absent. A method: read, never stored. */
+  showDefault?(value: T): string;
   readonly repeatable?: boolean;
   /**
    * An old name still read (`format` for `output`), and its old variable: printed manifests and
@@ -56,6 +61,16 @@ export function envOf(flagName: string): string {
   return `INTERLOCK_${flagName.replace(/-/g, '_').toUpperCase()}`;
 }
 
+/** The flag's help with `{default}` written out from its declared default. */
+export function flagHelp(flag: FlagDef): string {
+  if (flag.default === undefined) return flag.help;
+  const shown = flag.showDefault ? flag.showDefault(flag.default) : plainDefault(flag.default);
+  return flag.help.replaceAll('{default}', shown);
+}
+
+// A number or a word reads as itself; anything else needs its flag's showDefault to read well.
+const plainDefault = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
 /** A flag whose value is always known: argv, its variable, else this default. */
 export type DefaultedFlag<T> = FlagDef<T> & { readonly default: T };
 
@@ -63,7 +78,7 @@ export type DefaultedFlag<T> = FlagDef<T> & { readonly default: T };
  * A value flag read from its environment variable too; `extra` adds a short name, choices, or a
  * default, and with a default the flag's value is never undefined (see flagValue).
  */
-export function valueFlag<T, E extends Partial<FlagDef<T>> = Record<never, never>>(
+export function valueFlag<T, const E extends Partial<FlagDef<T>> = Record<never, never>>(
   name: string,
   placeholder: string,
   help: string,

@@ -26,11 +26,11 @@ function toggle(name: string, help: string): FlagDef<boolean> {
   return { name, kind: 'switch', env: envOf(name), help, parse: parseBoolean };
 }
 
-export const MESH_FLAG = valueFlag<Mesh>(
+export const MESH_FLAG = valueFlag(
   'mesh',
   'linkerd|istio|generic',
-  'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by cni-check and by the init container of manifest).',
-  oneOf(MESHES),
+  'The mesh: its preset for every value below, its validator container and failure code (default {default}, which needs the two ports; required by cni-check and by the init container of manifest).',
+  oneOf<Mesh>(MESHES),
   { default: 'generic' },
 );
 export const INBOUND_PORT_FLAG = valueFlag<number>(

@@ -39,7 +39,7 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
     short: 'o',
     kind: 'value',
     placeholder: 'text|json',
-    help: 'Output format (default text).',
+    help: 'Output format (default {default}).',
     parse: oneOf(['text', 'json']),
     default: 'text',
   },

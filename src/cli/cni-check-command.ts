@@ -1,4 +1,5 @@
-import { parseDuration } from '../config/flag-parsers.js';
+import { oneOf, parseDuration } from '../config/flag-parsers.js';
+import { formatDuration } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { echoValue } from '../config/echo-value.js';
 import type { FlagDef } from '../config/flag-def.js';
@@ -12,12 +13,6 @@ import { MESH_FLAG } from '../config/interception-flags.js';
 import { FORMAT_FLAG } from '../config/explain-flags.js';
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 
-const oneOf =
-  <T extends string>(allowed: readonly T[]) =>
-  (text: string): Result<T, 'ConfigInvalid'> =>
-    (allowed as readonly string[]).includes(text)
-      ? ok(text as T)
-      : fail('ConfigInvalid', `expected ${allowed.join(', ')}`);
 const nonEmpty = (text: string): Result<string, 'ConfigInvalid'> =>
   text.trim() === '' ? fail('ConfigInvalid', 'expected a value') : ok(text);
 const pathList = (text: string): Result<readonly string[], 'ConfigInvalid'> => {
@@ -42,7 +37,7 @@ export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_CNI_CONF_DIR',
     placeholder: 'DIR',
-    help: "The runtime's CNI configuration directory (default /etc/cni/net.d).",
+    help: "The runtime's CNI configuration directory (default {default}).",
     parse: nonEmpty,
     default: '/etc/cni/net.d',
   },
@@ -60,8 +55,8 @@ export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_CNI_RUNTIME',
     placeholder: 'containerd|crio',
-    help: 'Whose rules pick the configuration file (default containerd).',
-    parse: oneOf<RuntimeName>(['containerd', 'crio']),
+    help: 'Whose rules pick the configuration file (default {default}).',
+    parse: oneOf<RuntimeName>(['containerd', 'crio'], { say: 'bare', exact: true }),
     default: 'containerd',
   },
   {
@@ -77,16 +72,17 @@ export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_CNI_VERSION_TIMEOUT',
     placeholder: 'DURATION',
-    help: 'Deadline of each plugin VERSION query; they run concurrently (default 2s).',
+    help: 'Deadline of each plugin VERSION query; they run concurrently (default {default}).',
     parse: duration,
     default: 2000,
+    showDefault: formatDuration,
   },
   {
     name: 'max-conf-num',
     kind: 'value',
     env: 'INTERLOCK_CNI_MAX_CONF_NUM',
     placeholder: 'N',
-    help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).",
+    help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default {default}; 0 means all).",
     parse: count,
     default: 1,
   },

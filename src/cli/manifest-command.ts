@@ -1,4 +1,5 @@
 import { EXIT } from '../config/exit-codes.js';
+import { oneOf, parseDnsLabel } from '../config/flag-parsers.js';
 import type { FlagDef } from '../config/flag-def.js';
 import type { Mesh } from '../config/interception.js';
 import { containerDocument, jsonNotes, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
@@ -20,15 +21,6 @@ import { namespaceOwnership } from './namespace-ownership.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from './part-namespace-flags.js';
 import type { CommandOutcome } from './command-outcome.js';
 
-const oneOf =
-  <T extends string>(values: readonly T[]) =>
-  (text: string): Result<T, 'ConfigInvalid'> =>
-    (values as readonly string[]).includes(text)
-      ? ok(text as T)
-      : fail('ConfigInvalid', `expected ${values.join(', ')}`);
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
-  DNS_LABEL.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
 /** ServiceAccount names are DNS-1123 subdomains: dots allowed. */
 const accountNames = (value: string): Result<string[], 'ConfigInvalid'> => {
   const names = value.split(',').map((name) => name.trim());
@@ -64,8 +56,8 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     short: 'o',
     kind: 'value',
     placeholder: 'yaml|json',
-    help: 'Output format (default yaml; json has no comments).',
-    parse: oneOf(['yaml', 'json'] as const),
+    help: 'Output format (default {default}; json has no comments).',
+    parse: oneOf(['yaml', 'json'] as const, { say: 'bare', exact: true }),
     default: 'yaml',
   },
   RULES_CHECK_FLAG,
@@ -76,7 +68,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'NS',
     help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent: the agent's namespace (default interlock-system); --webhook: the webhook's (default interlock-webhook). Each output prints its Namespace and kubectl delete -f removes it with all inside: give the two parts different namespaces.",
-    parse: dnsName,
+    parse: parseDnsLabel,
   },
   {
     name: 'service-account',

@@ -1,4 +1,5 @@
-import { parseBoolean, parseDuration } from '../config/flag-parsers.js';
+import { oneOf, parseBoolean, parseDuration, parseListenAddress, showListenAddress } from '../config/flag-parsers.js';
+import { formatDuration } from '../config/duration.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
@@ -9,12 +10,6 @@ import { NODE_ACTIONS, type NodeAction } from './decide.js';
 
 const text = (value: string): Result<string, 'ConfigInvalid'> =>
   value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a non-empty value');
-const oneOf =
-  <T extends string>(choices: readonly T[]) =>
-  (value: string): Result<T, 'ConfigInvalid'> =>
-    (choices as readonly string[]).includes(value)
-      ? ok(value as T)
-      : fail('ConfigInvalid', `expected one of ${choices.join(', ')}`);
 const count =
   (min: number, max: number) =>
   (value: string): Result<number, 'ConfigInvalid'> =>
@@ -22,13 +17,6 @@ const count =
       ? ok(Number(value))
       : fail('ConfigInvalid', `expected a whole number from ${min} to ${max}`);
 const duration = parseDuration(100, 86_400_000);
-const listen = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
-  const match = /^(.*):(\d{1,5})$/.exec(value.trim());
-  const port = match ? Number(match[2]) : NaN;
-  return match && port <= 65535
-    ? ok({ host: match[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port })
-    : fail('ConfigInvalid', 'expected HOST:PORT (0.0.0.0:9090, 127.0.0.1:0)');
-};
 const names = (value: string): Result<readonly string[], 'ConfigInvalid'> => {
   const list = value.split(',').map((item) => item.trim());
   return list.every((item) => /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,254}$/.test(item))
@@ -60,7 +48,7 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'delete|label|none',
     help: 'What to do with a pod the CNI failed: delete it, label it interlock.dev/blocked, or only report.',
-    parse: oneOf<NodeAction>(NODE_ACTIONS),
+    parse: oneOf<NodeAction>(NODE_ACTIONS, { say: 'one of', exact: true }),
     default: 'delete',
   },
   {
@@ -74,7 +62,7 @@ export const NODE_FLAGS = [
     name: 'breaker-threshold',
     kind: 'value',
     placeholder: 'N',
-    help: 'Blocked pods of more than N distinct owners within the breaker window open the breaker (default 5); one owner counts once, however often its pods fail.',
+    help: 'Blocked pods of more than N distinct owners within the breaker window open the breaker (default {default}); one owner counts once, however often its pods fail.',
     parse: count(1, 10_000),
     default: 5,
   },
@@ -82,7 +70,7 @@ export const NODE_FLAGS = [
     name: 'breaker-min-namespaces',
     kind: 'value',
     placeholder: 'N',
-    help: 'Those owners must span at least N namespaces (default 2), so one tenant cannot open the breaker alone; 1 when every workload shares one namespace.',
+    help: 'Those owners must span at least N namespaces (default {default}), so one tenant cannot open the breaker alone; 1 when every workload shares one namespace.',
     parse: count(1, 1000),
     default: 2,
   },
@@ -90,15 +78,17 @@ export const NODE_FLAGS = [
     name: 'breaker-window',
     kind: 'value',
     placeholder: 'DURATION',
-    help: 'The breaker window, and how long the node must stay healthy to close it (default 60s).',
+    help: 'The breaker window, and how long the node must stay healthy to close it (default {default}).',
     parse: duration,
     default: 60_000,
+    // Written in seconds, as the breaker's docs speak of it.
+    showDefault: (ms: number) => `${ms / 1000}s`,
   },
   {
     name: 'max-recreations',
     kind: 'value',
     placeholder: 'N',
-    help: "An owner's pods recreated N times within the recreate window are left alone (default 3).",
+    help: "An owner's pods recreated N times within the recreate window are left alone (default {default}).",
     parse: count(1, 1000),
     default: 3,
   },
@@ -106,9 +96,10 @@ export const NODE_FLAGS = [
     name: 'recreate-window',
     kind: 'value',
     placeholder: 'DURATION',
-    help: 'The per-owner recreation window (default 10m).',
+    help: 'The per-owner recreation window (default {default}).',
     parse: duration,
     default: 600_000,
+    showDefault: formatDuration,
   },
   {
     name: 'writes-per-second',
@@ -144,9 +135,10 @@ export const NODE_FLAGS = [
     kind: 'value',
     env: 'INTERLOCK_LISTEN',
     placeholder: 'HOST:PORT',
-    help: '/metrics, /healthz and /readyz (default 0.0.0.0:9090).',
-    parse: listen,
+    help: '/metrics, /healthz and /readyz (default {default}).',
+    parse: parseListenAddress('0.0.0.0:9090'),
     default: { host: '0.0.0.0', port: 9090 },
+    showDefault: showListenAddress,
   },
   LOG_LEVEL_FLAG,
   {

@@ -1,31 +1,17 @@
-import { parseDurationMs } from '../config/duration.js';
+import { formatDuration } from '../config/duration.js';
+import { oneOf, parseDuration, parseListenAddress, showListenAddress } from '../config/flag-parsers.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { OnError } from './admit.js';
 
 const path = (value: string): Result<string, 'ConfigInvalid'> =>
   value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a file path');
-const duration =
-  (minMs: number, maxMs: number, range: string) =>
-  (value: string): Result<number, 'ConfigInvalid'> => {
-    const ms = parseDurationMs(value);
-    return ms !== undefined && ms >= minMs && ms <= maxMs
-      ? ok(ms)
-      : fail('ConfigInvalid', `expected a duration from ${range} (2s, 500ms)`);
-  };
 /** The API server refuses a request over 3 MiB, so no AdmissionReview is larger; the memory budget assumes it. */
 const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
 const bytes = (value: string): Result<number, 'ConfigInvalid'> =>
   /^\d{1,9}$/.test(value) && Number(value) >= 4096 && Number(value) <= MAX_REQUEST_BYTES
     ? ok(Number(value))
     : fail('ConfigInvalid', `expected a byte count from 4096 to ${MAX_REQUEST_BYTES}`);
-const bind = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
-  const match = /^(.*):(\d{1,5})$/.exec(value.trim());
-  const port = match ? Number(match[2]) : NaN;
-  return match && port <= 65535
-    ? ok({ host: match[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port })
-    : fail('ConfigInvalid', 'expected HOST:PORT (0.0.0.0:8443, 127.0.0.1:0)');
-};
 
 /** The flags of `interlock webhook` (besides --image, --log-level and --help, shared with other commands). */
 export const WEBHOOK_FLAGS: readonly FlagDef[] = [
@@ -34,18 +20,20 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_WEBHOOK_BIND',
     placeholder: 'HOST:PORT',
-    help: 'Where the webhook serves HTTPS for the API server: /mutate (and /healthz, /readyz) (default 0.0.0.0:8443).',
-    parse: bind,
+    help: 'Where the webhook serves HTTPS for the API server: /mutate (and /healthz, /readyz) (default {default}).',
+    parse: parseListenAddress('0.0.0.0:8443'),
     default: { host: '0.0.0.0', port: 8443 },
+    showDefault: showListenAddress,
   },
   {
     name: 'metrics-bind',
     kind: 'value',
     env: 'INTERLOCK_WEBHOOK_METRICS_BIND',
     placeholder: 'HOST:PORT',
-    help: 'Where the webhook serves plain HTTP for Prometheus and the kubelet: /metrics, /healthz, /readyz (default 0.0.0.0:9090).',
-    parse: bind,
+    help: 'Where the webhook serves plain HTTP for Prometheus and the kubelet: /metrics, /healthz, /readyz (default {default}).',
+    parse: parseListenAddress('0.0.0.0:8443'),
     default: { host: '0.0.0.0', port: 9090 },
+    showDefault: showListenAddress,
   },
   {
     name: 'client-ca',
@@ -60,7 +48,7 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_TLS_CERT',
     placeholder: 'FILE',
-    help: 'Serving certificate chain, PEM (default /etc/interlock/tls/tls.crt); reloaded when it changes.',
+    help: 'Serving certificate chain, PEM (default {default}); reloaded when it changes.',
     parse: path,
     default: '/etc/interlock/tls/tls.crt',
   },
@@ -69,7 +57,7 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_TLS_KEY',
     placeholder: 'FILE',
-    help: 'Its private key, PEM (default /etc/interlock/tls/tls.key); reloaded when it changes.',
+    help: 'Its private key, PEM (default {default}); reloaded when it changes.',
     parse: path,
     default: '/etc/interlock/tls/tls.key',
   },
@@ -79,8 +67,7 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_WEBHOOK_ON_ERROR',
     placeholder: 'allow|deny',
     help: "Decision for a request the webhook cannot read (malformed, oversized, too slow): allow (default) keeps the mesh's validator.",
-    parse: (value) =>
-      value === 'allow' || value === 'deny' ? ok<OnError>(value) : fail('ConfigInvalid', 'expected allow or deny'),
+    parse: oneOf<OnError>(['allow', 'deny'], { say: 'or', exact: true }),
     default: 'allow',
   },
   {
@@ -88,9 +75,10 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_WEBHOOK_DEADLINE',
     placeholder: 'DURATION',
-    help: 'Every admission request is answered within this, monotonic clock (default 2s, 100ms to 4s: under the 5 s webhook timeout).',
-    parse: duration(100, 4000, '100ms to 4s'),
+    help: 'Every admission request is answered within this, monotonic clock (default {default}, 100ms to 4s: under the 5 s webhook timeout).',
+    parse: parseDuration(100, 4000, '2s, 500ms'),
     default: 2000,
+    showDefault: formatDuration,
   },
   {
     name: 'max-request-bytes',
@@ -106,8 +94,9 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_WEBHOOK_DRAIN_TIMEOUT',
     placeholder: 'DURATION',
-    help: 'On SIGTERM, how long in-flight requests may take before connections close (default 20s).',
-    parse: duration(0, 120_000, '0s to 2m'),
+    help: 'On SIGTERM, how long in-flight requests may take before connections close (default {default}).',
+    parse: parseDuration(0, 120_000, '2s, 500ms'),
     default: 20_000,
+    showDefault: formatDuration,
   },
 ];

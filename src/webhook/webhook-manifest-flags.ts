@@ -38,7 +38,7 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'failure-policy',
     kind: 'value',
     placeholder: 'Ignore|Fail',
-    help: "With --webhook: what the API server does when the webhook does not answer (default Ignore: the pod keeps the mesh's own validator).",
+    help: "With --webhook: what the API server does when the webhook does not answer (default {default}: the pod keeps the mesh's own validator).",
     parse: (value) =>
       value === 'Ignore' || value === 'Fail' ? ok(value) : fail('ConfigInvalid', 'expected Ignore or Fail'),
     default: 'Ignore',
@@ -62,7 +62,7 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'metrics-namespace',
     kind: 'value',
     placeholder: 'NS',
-    help: 'With --webhook: the namespace whose pods (Prometheus) the NetworkPolicy lets scrape the metrics port (default monitoring).',
+    help: 'With --webhook: the namespace whose pods (Prometheus) the NetworkPolicy lets scrape the metrics port (default {default}).',
     parse: (value) =>
       NAMESPACE.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a namespace name (DNS-1123 label)'),
     default: 'monitoring',

@@ -1,8 +1,9 @@
 import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
-import type { FlagDef } from '../config/flag-def.js';
+import { flagHelp, type FlagDef } from '../config/flag-def.js';
 import { PRESETS, MESHES } from '../config/interception.js';
 import { REASON_GUIDE } from '../reason/guide.js';
 import { REASONS, type Reason } from '../reason/reason.js';
+import { commandsOf } from './all-flags.js';
 import { flagUsage } from './help.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
@@ -11,7 +12,7 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
 export function flagTable(flags: readonly FlagDef[]): string {
   const rows = flags.map(
     (flag) =>
-      `| \`${cell(flagUsage(flag))}\` | ${flag.env ? `\`${flag.env}\`` : ''} | ${flag.commands.join(', ')} | ${cell(flag.help)} |`,
+      `| \`${cell(flagUsage(flag))}\` | ${flag.env ? `\`${flag.env}\`` : ''} | ${commandsOf(flag).join(', ')} | ${cell(flagHelp(flag))} |`,
   );
   return ['| flag | environment | commands | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }

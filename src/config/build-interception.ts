@@ -50,7 +50,7 @@ const FIELDS: readonly FieldFlag[] = [
 
 /** Builds the spec from the preset named by --mesh, replacing each field a flag gives. */
 export function buildInterceptionSpec(parsed: ParsedFlags): ConfigResult<InterceptionSpec> {
-  const mesh = flagValue(parsed, F.MESH_FLAG) ?? 'generic';
+  const mesh = flagValue(parsed, F.MESH_FLAG);
   const spec: MutableSpec = { ...PRESETS[mesh].spec };
   for (const item of FIELDS) item.apply(parsed, spec);
   const dns = dnsCaptureOf(parsed);

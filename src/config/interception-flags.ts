@@ -20,7 +20,6 @@ import {
   type IdSet,
 } from './flag-parsers.js';
 
-
 function toggle(name: string, help: string): FlagDef<boolean> {
   return { name, kind: 'switch', env: envOf(name), help, parse: parseBoolean };
 }

@@ -5,28 +5,15 @@ import { describe, expect, it } from 'vitest';
 import { runExplain } from '../../src/cli/explain-command.js';
 import { outboundExpectations } from '../../src/expect/outbound-expectations.js';
 import { inboundExpectations } from '../../src/expect/inbound-expectations.js';
+import { connectionSpace } from '../../src/trace/connection-space.js';
 import { buildInterfaceAtoms } from '../../src/trace/interface-atoms.js';
-import { ANY_MARK, ZERO_MARK } from '../../src/trace/mark-set.js';
-import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../../src/trace/match-constraint.js';
 import { intersect, type Region } from '../../src/trace/region.js';
 import { CORPUS } from '../explain/corpus.js';
 import { specFromFlags } from '../harness/spec.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-expect-'));
 const atoms = buildInterfaceAtoms(['eth+', 'lo']);
-const space = (ctstates: number): Region => ({
-  protocols: 1,
-  saddr: allAddresses('ipv4'),
-  daddr: allAddresses('ipv4'),
-  sport: ALL_PORTS_SET,
-  dport: ALL_PORTS_SET,
-  uid: ALL_IDS,
-  gid: ALL_IDS,
-  iface: atoms.all,
-  mark: ANY_MARK,
-  ctmark: ZERO_MARK,
-  ctstates,
-});
+const space = (ctstates: number): Region => ({ ...connectionSpace('ipv4', atoms.all), ctstates });
 
 async function explainFile(text: string, argv: readonly string[]) {
   const file = path.join(scratch, `${Math.random().toString(36).slice(2)}.txt`);

@@ -6,10 +6,10 @@ import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { buildInterfaceAtoms } from '../../src/trace/interface-atoms.js';
 import { interfacePatterns } from '../../src/trace/interface-patterns.js';
 import { ANY_MARK, intersectMarks, markCube, ZERO_MARK } from '../../src/trace/mark-set.js';
-import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../../src/trace/match-constraint.js';
 import type { Region } from '../../src/trace/region.js';
 import { tracePacket } from '../../src/trace/trace.js';
 import { inboundPacket as inbound, ip, outboundPacket as out } from './sample-packets.js';
+import { connectionSpace } from '../../src/trace/connection-space.js';
 import { budgetOf, traceRegion } from '../../src/trace/trace-region.js';
 
 function tables(text: string): Ruleset {
@@ -26,19 +26,7 @@ function nat(rules: string[]): Ruleset {
 
 function outputSpace(ruleset: Ruleset, mark = ANY_MARK) {
   const atoms = buildInterfaceAtoms(interfacePatterns(ruleset));
-  const region: Region = {
-    protocols: 1,
-    saddr: allAddresses('ipv4'),
-    daddr: allAddresses('ipv4'),
-    sport: ALL_PORTS_SET,
-    dport: ALL_PORTS_SET,
-    uid: ALL_IDS,
-    gid: ALL_IDS,
-    iface: atoms.all,
-    mark,
-    ctmark: ZERO_MARK,
-    ctstates: 1,
-  };
+  const region: Region = { ...connectionSpace('ipv4', atoms.all), mark };
   return traceRegion(ruleset, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(100_000));
 }
 
@@ -70,19 +58,7 @@ describe('region tracer: TPROXY', () => {
       '-A DIVERT -j DROP',
     ]);
     const atoms = buildInterfaceAtoms(interfacePatterns(ruleset));
-    const region: Region = {
-      protocols: 1,
-      saddr: allAddresses('ipv4'),
-      daddr: allAddresses('ipv4'),
-      sport: ALL_PORTS_SET,
-      dport: ALL_PORTS_SET,
-      uid: ALL_IDS,
-      gid: ALL_IDS,
-      iface: atoms.all,
-      mark: ZERO_MARK,
-      ctmark: ZERO_MARK,
-      ctstates: 1,
-    };
+    const region: Region = { ...connectionSpace('ipv4', atoms.all), mark: ZERO_MARK };
     const pieces = traceRegion(ruleset, { family: 'ipv4', hook: 'prerouting', atoms }, region, budgetOf(1000));
     expect(pieces.map((piece) => piece.outcome)).toEqual([{ kind: 'tproxy', port: 15006 }]);
   });
@@ -269,19 +245,7 @@ describe('region tracer: CIDRs, cover and loops', () => {
       '-A OUTPUT -p tcp -j REDIRECT --to-ports 4140',
     ]);
     const atoms = buildInterfaceAtoms([]);
-    const region: Region = {
-      protocols: 1,
-      saddr: allAddresses('ipv4'),
-      daddr: allAddresses('ipv4'),
-      sport: ALL_PORTS_SET,
-      dport: ALL_PORTS_SET,
-      uid: ALL_IDS,
-      gid: ALL_IDS,
-      iface: atoms.all,
-      mark: ANY_MARK,
-      ctmark: ZERO_MARK,
-      ctstates: 1,
-    };
+    const region = connectionSpace('ipv4', atoms.all);
     const pieces = traceRegion(ruleset, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(2));
     expect(pieces.some((piece) => piece.outcome.kind === 'unknown' && piece.outcome.why.includes('work limit'))).toBe(
       true,
@@ -301,19 +265,7 @@ describe('region tracer: memory bound', () => {
 
   function trace(maxPending: number) {
     const atoms = buildInterfaceAtoms([]);
-    const region: Region = {
-      protocols: 1,
-      saddr: allAddresses('ipv4'),
-      daddr: allAddresses('ipv4'),
-      sport: ALL_PORTS_SET,
-      dport: ALL_PORTS_SET,
-      uid: ALL_IDS,
-      gid: ALL_IDS,
-      iface: atoms.all,
-      mark: ANY_MARK,
-      ctmark: ZERO_MARK,
-      ctstates: 1,
-    };
+    const region = connectionSpace('ipv4', atoms.all);
     return traceRegion(marks, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(1_000_000, maxPending));
   }
 

@@ -10,7 +10,7 @@ import type { Packet } from '../../src/trace/packet.js';
 import { tracePacket } from '../../src/trace/trace.js';
 
 /**
- * Conntrack and the NAT core in the hook order, as test/kernel/semantics.test.ts shows the kernel
+ * Conntrack and the NAT core in the hook order, as test/kernel/semantics.root.test.ts shows the kernel
  * does it: raw chains see no conntrack entry (state INVALID, no connection mark), a NOTRACK there
  * keeps the packet out of the NAT core, nat chains run at the NAT core's priority.
  */

@@ -1,10 +1,10 @@
 import type { Family } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
 import type { Ruleset } from '../rules/model.js';
+import { connectionSpace } from '../trace/connection-space.js';
 import { buildInterfaceAtoms, type InterfaceAtoms } from '../trace/interface-atoms.js';
 import { interfacePatterns } from '../trace/interface-patterns.js';
 import { ANY_MARK, ZERO_MARK } from '../trace/mark-set.js';
-import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../trace/match-constraint.js';
 import type { TraceHook } from '../trace/packet.js';
 import { bitsOf, CT_STATES, type Region } from '../trace/region.js';
 import { budgetOf, traceRegion, traceRegionInto } from '../trace/trace-region.js';
@@ -23,17 +23,10 @@ const ANALYSIS_BUDGET = 4_000_000;
 function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceHook, atoms: InterfaceAtoms): Region {
   const output = hook === 'output';
   return {
+    ...connectionSpace(family, atoms.all),
     protocols: output && spec.dnsCapture ? 3 : 1,
-    saddr: allAddresses(family),
-    daddr: allAddresses(family),
-    sport: ALL_PORTS_SET,
-    dport: ALL_PORTS_SET,
-    uid: ALL_IDS,
-    gid: ALL_IDS,
-    iface: atoms.all,
     // A local socket may carry any SO_MARK; a packet arriving from another namespace carries none.
     mark: output ? ANY_MARK : ZERO_MARK,
-    ctmark: ZERO_MARK,
     ctstates: bitsOf(CT_STATES, !output && spec.dropInvalid ? ['new', 'invalid'] : ['new']),
   };
 }

@@ -16,7 +16,9 @@ export interface ParsedFlags {
 export function flagValue<T>(parsed: ParsedFlags, flag: DefaultedFlag<T>): T;
 export function flagValue<T>(parsed: ParsedFlags, flag: FlagDef<T>): T | undefined;
 export function flagValue<T>(parsed: ParsedFlags, flag: FlagDef<T>): T | undefined {
-  return parsed.values.get(flag.name) as T | undefined;
+  // The parser fills defaults in; falling back here keeps the type's promise for a map built
+  // elsewhere (a test, a drop-in's translated argv) without a second copy of any default.
+  return (parsed.values.get(flag.name) as T | undefined) ?? flag.default;
 }
 
 /** Every value of a repeatable flag, in command-line order. */

@@ -6,6 +6,7 @@ import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { MESH_FLAG } from '../config/interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../config/validate-config.js';
 import { NODE_ACTIONS, type NodeAction } from './decide.js';
+import { RECHECK_ACTIONS, type RecheckAction } from './recheck/recheck-action.js';
 
 const text = (value: string): Result<string, 'ConfigInvalid'> =>
   value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a non-empty value');
@@ -22,6 +23,13 @@ const count =
       ? ok(Number(value))
       : fail('ConfigInvalid', `expected a whole number from ${min} to ${max}`);
 const duration = parseDuration(100, 86_400_000);
+const endpoint = (value: string): Result<string, 'ConfigInvalid'> =>
+  /^(unix:\/\/)?\/[^\0\s]{1,4000}$/.test(value.trim())
+    ? ok(value.trim())
+    : fail(
+        'ConfigInvalid',
+        'expected unix:///PATH (containerd: unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock)',
+      );
 const listen = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
   const match = /^(.*):(\d{1,5})$/.exec(value.trim());
   const port = match ? Number(match[2]) : NaN;
@@ -173,6 +181,34 @@ export const NODE_FLAGS = [
     // Every switch read from the environment takes the same words (INTERLOCK_TPROXY=1 and =yes too).
     parse: parseBoolean,
     default: false,
+  },
+  {
+    name: 'recheck-interval',
+    kind: 'value',
+    env: 'INTERLOCK_RECHECK_INTERVAL',
+    placeholder: 'DURATION',
+    help: 'Re-check every running meshed pod of this node this often (`1m`; off by default): its rules, read in its network namespace found through the runtime (--cri-endpoint), checked as its validator checks them. Two sweeps in a row that find the capture lost post a CaptureLost Warning on the pod. Needs the privileged agent (`manifest --node-agent --recheck-interval`, docs/node-agent.md).',
+    commands,
+    parse: parseDuration(1000, 86_400_000),
+  },
+  {
+    name: 'cri-endpoint',
+    kind: 'value',
+    env: 'CONTAINER_RUNTIME_ENDPOINT',
+    placeholder: 'unix:///PATH',
+    help: "The container runtime's CRI socket the re-check asks for each pod's sandbox (default containerd's unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock).",
+    commands,
+    parse: endpoint,
+    default: 'unix:///run/containerd/containerd.sock',
+  },
+  {
+    name: 'recheck-action',
+    kind: 'value',
+    placeholder: 'report|delete',
+    help: 'What to do with a pod whose capture is lost: only report it (default), or also delete it so its controller recreates it and the CNI enrols the new one (the same preconditions, backoff and breaker as --action delete).',
+    commands,
+    parse: oneOf<RecheckAction>(RECHECK_ACTIONS),
+    default: 'report',
   },
   HELP_FLAG,
   VERSION_FLAG,

@@ -1,6 +1,6 @@
 import { connect as http2Connect, constants, type ClientHttp2Session } from 'node:http2';
 import { connect as netConnect } from 'node:net';
-import { fail, ok, type Result } from '../../reason/result.js';
+import { fail, type Result } from '../../reason/result.js';
 import {
   decodeListPodSandbox,
   decodePodSandboxStatus,
@@ -18,17 +18,6 @@ export interface RuntimeClient {
   listSandboxes(uid: string, timeoutMs: number): Promise<Result<SandboxEntry[], RuntimeFailure>>;
   sandboxStatus(id: string, timeoutMs: number): Promise<Result<SandboxStatus, RuntimeFailure>>;
   close(): void;
-}
-
-/** `unix:///run/containerd/containerd.sock` or a bare absolute path: the socket's path. */
-export function socketPathOf(endpoint: string): Result<string, 'ConfigInvalid'> {
-  const path = endpoint.startsWith('unix://') ? endpoint.slice('unix://'.length) : endpoint;
-  return /^\/[^\0]{1,4000}$/.test(path)
-    ? ok(path)
-    : fail(
-        'ConfigInvalid',
-        'expected unix:///PATH (unix:///run/containerd/containerd.sock, unix:///var/run/crio/crio.sock)',
-      );
 }
 
 /**

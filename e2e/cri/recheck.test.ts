@@ -9,7 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeKubeconfig } from '../../test/harness/kube-api/kubeconfig.js';
 import { nodeObject } from '../../test/harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../../test/harness/kube-api/server.js';
-import { startBusyLoops } from '../../test/harness/starvation.js';
+import { startBusyLoops, steppedClock } from '../../test/harness/starvation.js';
 import { captureOutput, metric, waitFor } from '../../test/node-agent/agent-process.js';
 import { run } from '../cni/containerd-node.js';
 import type { CriNode } from './cri-node.js';
@@ -107,10 +107,14 @@ interface Agent {
 }
 
 /** The real agent, in containerd's mount namespace, optionally under a prefix (setpriv) as printed. */
-async function startAgent(args: readonly string[], prefix: readonly string[] = []): Promise<Agent> {
+async function startAgent(
+  args: readonly string[],
+  prefix: readonly string[] = [],
+  env: Record<string, string> = {},
+): Promise<Agent> {
   const command = ['nsenter', `--mount=${mountNs}`, ...prefix, process.execPath, MAIN, 'node', '--node-name', 'node-a'];
   const child = spawn(command[0]!, [...command.slice(1), '--mesh', 'linkerd', '--listen', '127.0.0.1:0', ...args], {
-    env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig },
+    env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   agents.push(child);
@@ -280,14 +284,22 @@ describe('the re-check through the CRI', () => {
     }
   });
 
-  it('healthy pods are never flagged over 20 sweeps, with the CPU starved', async () => {
-    const agent = await startAgent(['--recheck-interval', '1s', '--cri-endpoint', `unix://${node.socket}`]);
+  it('healthy pods are never flagged over 20 sweeps, with the CPU starved and the wall clock stepped', async () => {
+    const clock = steppedClock();
+    const agent = await startAgent(
+      ['--recheck-interval', '1s', '--cri-endpoint', `unix://${node.socket}`],
+      [],
+      clock.env,
+    );
     const busy = startBusyLoops(24, 60_000);
+    const steps = setInterval(() => clock.step(Math.random() < 0.5 ? '+3600' : '-3600'), 2500);
     try {
       const target = (await agent.sweeps()) + 20;
       await waitFor('20 sweeps', async () => (await agent.sweeps()) >= target, 120_000);
     } finally {
+      clearInterval(steps);
       busy.stop();
+      clock.remove();
     }
     const text = await agent.metrics();
     expect(metric(text, 'interlock_node_recheck_pods_total{result="lost"}')).toBe(0);

@@ -4,6 +4,7 @@ import { getNamespace } from '../kube/namespace-api.js';
 import type { NodeAgent } from '../node-agent/agent.js';
 import { REAL_CLOCK, type AgentLog } from '../node-agent/agent-settings.js';
 import { criClient } from '../node-agent/cri/cri-client.js';
+import { readPodRules } from '../node-agent/recheck/netns-rules.js';
 import { namespaceMetaOf, type NamespaceMeta } from '../node-agent/recheck/meshed-pod.js';
 import { RecheckLoop } from '../node-agent/recheck/recheck-loop.js';
 import { promRecheckMetrics } from '../node-agent/recheck/recheck-metrics.js';
@@ -12,8 +13,8 @@ import type { NodeRecheck } from './node-config.js';
 
 /**
  * The re-check's edges, composed: the runtime's CRI socket, the namespace reader, the rules read
- * in a child that entered the pod's namespace, and the validator's own engine (both loaded on
- * first use, as validate loads them).
+ * in a child that entered the pod's namespace, and the validator's own engine (loaded on first
+ * use, as validate loads it).
  */
 export function startRecheck(
   recheck: NodeRecheck,
@@ -31,8 +32,7 @@ export function startRecheck(
     ports: {
       runtime,
       namespace,
-      readRules: async (path, families, timeoutMs) =>
-        (await import('../rules/read/read-live.js')).readLiveRules(families, timeoutMs, path),
+      readRules: readPodRules,
       decide: async (spec, outcomes, options) =>
         (await import('../rules-check/decide.js')).decideInspection(spec, outcomes, options),
       now: () => performance.now(),

@@ -7,7 +7,7 @@ import { concat, decodeFields, lengthField, text, varintField, type WireValue } 
  * tests cross-check against grpc-js): ListPodSandbox filtered by the pod uid label and the READY
  * state, and PodSandboxStatus with verbose set.
  */
-export const POD_UID_LABEL = 'io.kubernetes.pod.uid';
+const POD_UID_LABEL = 'io.kubernetes.pod.uid';
 
 type Invalid = 'RuntimeAnswerInvalid';
 

@@ -27,7 +27,7 @@ export interface Agreement {
 }
 
 /** Sweeps that must agree before a pod is reported lost. */
-export const AGREEING_SWEEPS = 2;
+const AGREEING_SWEEPS = 2;
 
 /**
  * The memory after one sweep. Pure. A pod is confirmed lost when this sweep and the one before it

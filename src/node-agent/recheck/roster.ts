@@ -3,7 +3,7 @@ import type { PodEventType, PodWatchSink } from '../../kube/watch-pods.js';
 import { recheckPodOf, type RecheckPod } from './meshed-pod.js';
 
 /** Pods of one node the roster keeps at most: twice the kubelet's default maximum of 110, with room. */
-export const MAX_NODE_PODS = 256;
+const MAX_NODE_PODS = 256;
 
 /**
  * The node's pods as the re-check sees them, fed by the agent's one pod watch (a second watch

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import protobuf from 'protobufjs';
+import * as protoLoader from '@grpc/proto-loader';
 import { describe, expect, it } from 'vitest';
 import {
   decodeListPodSandbox,
@@ -11,31 +11,33 @@ import { grpcFrame, grpcMessage } from '../../../src/node-agent/cri/grpc-frame.j
 import { decodeFields, MAX_FIELDS } from '../../../src/node-agent/cri/protobuf.js';
 import { prng } from '../../harness/prng.js';
 
-// The vendored CRI v1 definition (kubernetes/cri-api, e2e/cri/proto/PROVENANCE.md), read by
-// protobufjs: the hand-rolled codec is checked against an independent implementation both ways.
-const root = protobuf.loadSync(fileURLToPath(new URL('../../../e2e/cri/proto/api.proto', import.meta.url)));
-const type = (name: string) => root.lookupType(`runtime.v1.${name}`);
+// The vendored CRI v1 definition (kubernetes/cri-api, e2e/cri/proto/PROVENANCE.md) with the
+// serializers grpc-js uses (the e2e suite's client): the hand-rolled codec is checked against an
+// independent implementation both ways.
+const definition = protoLoader.loadSync(fileURLToPath(new URL('../../../e2e/cri/proto/api.proto', import.meta.url)), {
+  keepCase: false,
+  longs: Number,
+  enums: Number,
+  defaults: false,
+});
+interface Method {
+  requestSerialize(value: object): Buffer;
+  requestDeserialize(bytes: Buffer): Record<string, unknown>;
+  responseSerialize(value: object): Buffer;
+}
+const method = (name: string) => (definition['runtime.v1.RuntimeService'] as unknown as Record<string, Method>)[name]!;
 
-const listAnswer = (items: object[]) =>
-  type('ListPodSandboxResponse').encode(type('ListPodSandboxResponse').fromObject({ items })).finish();
-const statusAnswer = (object: object) =>
-  type('PodSandboxStatusResponse').encode(type('PodSandboxStatusResponse').fromObject(object)).finish();
+const listAnswer = (items: object[]) => new Uint8Array(method('ListPodSandbox').responseSerialize({ items }));
+const statusAnswer = (object: object) => new Uint8Array(method('PodSandboxStatus').responseSerialize(object));
 
 describe('the CRI codec against protobufjs', () => {
   it('encodes ListPodSandbox filtered by the pod uid label and the READY state', () => {
-    const decoded = type('ListPodSandboxRequest').toObject(
-      type('ListPodSandboxRequest').decode(listPodSandboxRequest('u-1')),
-      {
-        defaults: false,
-      },
-    );
+    const decoded = method('ListPodSandbox').requestDeserialize(Buffer.from(listPodSandboxRequest('u-1')));
     expect(decoded).toEqual({ filter: { state: {}, labelSelector: { 'io.kubernetes.pod.uid': 'u-1' } } });
   });
 
   it('encodes PodSandboxStatus with verbose', () => {
-    const decoded = type('PodSandboxStatusRequest').toObject(
-      type('PodSandboxStatusRequest').decode(podSandboxStatusRequest('abc')),
-    );
+    const decoded = method('PodSandboxStatus').requestDeserialize(Buffer.from(podSandboxStatusRequest('abc')));
     expect(decoded).toEqual({ podSandboxId: 'abc', verbose: true });
   });
 

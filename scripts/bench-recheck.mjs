@@ -29,6 +29,7 @@ const result = await benchRecheck(pods, sweeps);
 const list = (values, digits) => values.map((value) => value.toFixed(digits)).join(', ');
 const max = (values) => Math.max(...values);
 console.log(`re-check sweep of ${result.pods} pods (${result.captured} captured in the last sweep), ${sweeps} sweeps:`);
+if (result.captured !== result.pods) console.log(`  not every pod was checked: ${result.unknown}`);
 console.log(
   `  wall per sweep: ${list(result.sweepSeconds, 2)} s   (target <= 5 s: ${max(result.sweepSeconds) <= 5 ? 'met' : 'NOT met'})`,
 );

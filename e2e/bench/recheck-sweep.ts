@@ -23,6 +23,8 @@ export interface RecheckBench {
   readonly pods: number;
   readonly sweepSeconds: readonly number[];
   readonly captured: number;
+  /** The last sweep's unknowns by cause, with an example each: a bench that checked nothing says why. */
+  readonly unknown: string;
   readonly idleCpuMsPerSecond: number;
   readonly sweepCpuMsPerPod: readonly number[];
   readonly childCpuMsPerPod: number;
@@ -143,6 +145,7 @@ async function measure(
   const sweepSeconds: number[] = [];
   const sweepCpuMsPerPod: number[] = [];
   let captured = 0;
+  let unknown = '';
   for (let index = 0; index < sweeps; index++) {
     const before = { cpu: cpuOf(pid).self, at: performance.now() };
     const done = (line: Record<string, unknown>) => line.msg === 're-check sweep finished' && line.sweep === index + 1;
@@ -150,6 +153,7 @@ async function measure(
     const seconds = Number(line.seconds);
     sweepSeconds.push(seconds);
     captured = Number(line.captured);
+    unknown = JSON.stringify({ byCause: line.unknownByCause, examples: line.unknownExamples });
     // The sweep's CPU: what the agent spent since `before`, less its idle rate over the wait.
     const idle = ((performance.now() - before.at) / 1000 - seconds) * idleCpuMsPerSecond;
     sweepCpuMsPerPod.push(Math.max(0, cpuOf(pid).self - before.cpu - idle) / pods);
@@ -158,6 +162,7 @@ async function measure(
     pods,
     sweepSeconds,
     captured,
+    unknown,
     idleCpuMsPerSecond,
     sweepCpuMsPerPod,
     childCpuMsPerPod: cpuOf(pid).children / (pods * sweeps),

@@ -205,7 +205,10 @@ describe('the re-check through the CRI', () => {
     const agent = await startAgent(recheck());
     await until(agent, 2);
     const sweepLines = agent.logs.filter((line) => line.msg === 're-check sweep finished');
-    expect(sweepLines.map((line) => [line.captured, line.unknownByCause])).toEqual([
+    expect(
+      sweepLines.map((line) => [line.captured, line.unknownByCause]),
+      JSON.stringify(sweepLines[0]?.unknownExamples),
+    ).toEqual([
       [3, {}],
       [3, {}],
     ]);

@@ -18,6 +18,12 @@ interface Tool {
   readonly family?: Family;
 }
 
+/** The tools' environment: the C locale, and a PATH that finds the savers in /usr/sbin (nsenter execs by PATH). */
+const TOOL_ENV = {
+  LC_ALL: 'C',
+  PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+};
+
 interface ChildRun {
   readonly code?: string;
   readonly timedOut: boolean;
@@ -39,7 +45,13 @@ function inNetns(netnsPath: string, file: string, args: readonly string[], cap: 
     execFile(
       'nsenter',
       [`--net=${netnsPath}`, file, ...args],
-      { timeout: timeoutMs, maxBuffer: cap, env: { LC_ALL: 'C' }, encoding: 'utf8', killSignal: 'SIGKILL' },
+      {
+        timeout: Math.max(1, Math.ceil(timeoutMs)),
+        maxBuffer: cap,
+        env: TOOL_ENV,
+        encoding: 'utf8',
+        killSignal: 'SIGKILL',
+      },
       (error, stdout, stderr) => {
         const failure = error as (Error & { code?: string | number; killed?: boolean }) | null;
         resolve({

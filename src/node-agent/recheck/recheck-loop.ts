@@ -79,12 +79,17 @@ export class RecheckLoop {
     this.deps.metrics.sweep(seconds, counts);
     for (const [cause, count] of outcome.unknownByCause) this.deps.metrics.unknown(cause, count);
     this.deps.metrics.lostPods(outcome.lostByMode);
+    // One line per sweep: the counts, and one example of each cause of unknown (a bounded set).
+    const examples: Record<string, string> = {};
+    for (const { pod, check } of outcome.results)
+      if (check.kind === 'unknown') examples[check.cause] ??= `${pod.key}: ${check.message.slice(0, 300)}`;
     this.deps.log.info(
       {
         sweep: this.sequence,
         seconds: Math.round(seconds * 1000) / 1000,
         ...counts,
         unknownByCause: Object.fromEntries(outcome.unknownByCause),
+        unknownExamples: examples,
       },
       're-check sweep finished',
     );

@@ -153,15 +153,18 @@ const until = async (agent: Agent, sweeps: number) => {
 };
 
 /** A pipeline as the operator types it, with the real kubectl. */
-async function kubectlPipeline(script: string, args: readonly string[]): Promise<{ code: number; stderr: string }> {
+async function kubectlPipeline(
+  script: string,
+  args: readonly string[],
+): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    await promisify(execFile)('bash', ['-o', 'pipefail', '-c', script, 'pipeline', ...args], {
+    const { stdout } = await promisify(execFile)('bash', ['-o', 'pipefail', '-c', script, 'pipeline', ...args], {
       env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, HOME: dir },
       timeout: 60_000,
     });
-    return { code: 0, stderr: '' };
+    return { code: 0, stdout, stderr: '' };
   } catch (error) {
-    return { code: 1, stderr: String((error as { stderr?: string }).stderr ?? error) };
+    return { code: 1, stdout: '', stderr: String((error as { stderr?: string }).stderr ?? error) };
   }
 }
 
@@ -228,6 +231,9 @@ describe('the re-check through the CRI', () => {
     );
     expect(metric(await agent.metrics(), 'interlock_node_capture_lost_pods{mesh="linkerd"}')).toBe(1);
     expect(allCaptureLost()).toHaveLength(1);
+    // Where operators look: kubectl describe pod shows the Warning.
+    const described = await kubectlPipeline('kubectl describe pod "$1" -n default', [linkerdA.pod.metadata.name]);
+    expect(described.stdout, described.stderr).toMatch(/Warning\s+CaptureLost\s+.*Capture lost after the pod started/);
     await restore(linkerdA, 'linkerd');
     await until(agent, 2);
     expect(metric(await agent.metrics(), 'interlock_node_capture_lost_pods{mesh="linkerd"}')).toBe(0);

@@ -3,9 +3,14 @@ import { PRESETS, type InterceptionSpec } from '../../config/interception.js';
 import { applyPodMetadata } from '../../config/pod-metadata.js';
 import type { CaptureMode, NamespaceMeta, RecheckPod } from './meshed-pod.js';
 
-/** What a meshed pod's rules must do, as its validator would check them, or why that is not known. */
+/**
+ * What a meshed pod's rules must do, as its validator would check them, or why that is not known.
+ * `specs` are the configurations the pod may legitimately have (one for a sidecar; a mesh setting
+ * the agent cannot see, such as a chart-wide switch, gives one per value): the pod is captured when
+ * one of them holds, and lost only when every one of them finds a region escaping.
+ */
 export type PodExpectation =
-  | { readonly kind: 'spec'; readonly spec: InterceptionSpec; readonly families: readonly Family[] }
+  | { readonly kind: 'spec'; readonly specs: readonly InterceptionSpec[]; readonly families: readonly Family[] }
   | { readonly kind: 'unknown'; readonly why: string };
 
 type ExpectationOf = (pod: RecheckPod, namespace: NamespaceMeta | undefined) => PodExpectation;
@@ -24,7 +29,7 @@ function sidecar(mesh: 'linkerd' | 'istio'): ExpectationOf {
         ? new Map([...linkerdOnly(namespace.annotations), ...pod.annotations])
         : pod.annotations;
     const applied = applyPodMetadata(PRESETS[mesh].spec, { annotations, labels: pod.labels }, new Set());
-    return { kind: 'spec', spec: applied.spec, families: pod.families };
+    return { kind: 'spec', specs: [applied.spec], families: pod.families };
   };
 }
 

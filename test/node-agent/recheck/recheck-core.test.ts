@@ -120,10 +120,13 @@ describe('the expectation is the validator’s: same preset, same annotations, s
     const expectation = spec(linkerd);
     const options = { families: expectation.families, mode: 'required' as const };
     expect(
-      decideInspection(expectation.spec, [nftSave('linkerd/cni-default/iptables-nft-save.v4.txt'), EMPTY_NFT], options)
-        .status,
+      decideInspection(
+        expectation.specs[0]!,
+        [nftSave('linkerd/cni-default/iptables-nft-save.v4.txt'), EMPTY_NFT],
+        options,
+      ).status,
     ).toBe('passed');
-    const flushed = decideInspection(expectation.spec, [EMPTY_SAVE, EMPTY_NFT], options);
+    const flushed = decideInspection(expectation.specs[0]!, [EMPTY_SAVE, EMPTY_NFT], options);
     expect(flushed.status).toBe('failed');
     expect(flushed.message).toMatch(/expected/);
   });
@@ -132,11 +135,11 @@ describe('the expectation is the validator’s: same preset, same annotations, s
     const ns = namespaceMetaOf({
       metadata: { annotations: { 'config.linkerd.io/skip-outbound-ports': '25', other: 'x' } },
     });
-    expect(JSON.stringify(spec(linkerd, ns).spec.excludeOutboundPorts)).toContain('25');
+    expect(JSON.stringify(spec(linkerd, ns).specs[0]!.excludeOutboundPorts)).toContain('25');
     const own = view(
       pod({ init: ['linkerd-network-validator'], annotations: { 'config.linkerd.io/skip-outbound-ports': '3306' } }),
     );
-    const both = JSON.stringify(spec(own, ns).spec.excludeOutboundPorts);
+    const both = JSON.stringify(spec(own, ns).specs[0]!.excludeOutboundPorts);
     expect(both).toContain('3306');
     expect(both).not.toContain('"from":25');
   });
@@ -146,7 +149,7 @@ describe('the expectation is the validator’s: same preset, same annotations, s
     const found = EXPECTATIONS.istio(istio, noNs);
     expect(found.kind).toBe('spec');
     if (found.kind !== 'spec') return;
-    const answer = decideInspection(found.spec, [nftSave('istio-cni/basic/iptables-nft-save.v4.txt'), EMPTY_NFT], {
+    const answer = decideInspection(found.specs[0]!, [nftSave('istio-cni/basic/iptables-nft-save.v4.txt'), EMPTY_NFT], {
       families: found.families,
       mode: 'required',
     });
@@ -271,6 +274,19 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
         ),
       ),
     ).toBe('captured');
+  });
+
+  it('with several legitimate configurations: captured when one holds, lost only when all fail', async () => {
+    const linkerdSpec = expectation.kind === 'spec' ? expectation.specs[0]! : undefined;
+    const istio = EXPECTATIONS.istio(view(pod({ init: ['istio-validation'] })), noNs);
+    const both = {
+      kind: 'spec' as const,
+      specs: [istio.kind === 'spec' ? istio.specs[0]! : linkerdSpec!, linkerdSpec!],
+      families: ['ipv4' as const],
+    };
+    const intact = [nftSave('linkerd/cni-default/iptables-nft-save.v4.txt'), EMPTY_NFT];
+    expect(kind(await checkPod(linkerd, both, ports({}, intact), 5000))).toBe('captured');
+    expect(kind(await checkPod(linkerd, both, ports({}), 5000))).toBe('lost');
   });
 
   it('is unknown when the sandbox went away while its rules were read', async () => {

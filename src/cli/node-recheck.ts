@@ -24,7 +24,7 @@ export function startRecheck(
   const namespace = async (name: string): Promise<NamespaceMeta | undefined> => {
     const answer = await getNamespace(parts.access, name, 5000);
     if (answer.ok) return namespaceMetaOf(answer.value);
-    parts.log.warn({ namespace: name, status: answer.failure.status }, answer.failure.message);
+    parts.log.warn({ namespace: name, status: answer.error.status }, answer.error.message);
     return undefined;
   };
   const loop = new RecheckLoop(recheck, {

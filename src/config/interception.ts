@@ -1,11 +1,11 @@
 import { parseCidr, type Cidr } from '../addr/cidr.js';
 import type { IpAddress } from '../addr/ip.js';
-import { ALL_PORTS, NO_PORTS, parsePortSet, type PortSet } from '../addr/port-set.js';
+import { ALL_PORTS, NO_PORTS, type PortSet } from '../addr/port-set.js';
+import { meshIdentities, type Mesh } from '../mesh/meshes.js';
 import type { CidrSet, IdSet } from './flag-parsers.js';
-import type { Mesh } from './interception-flags.js';
 
 export type { CidrSet, IdSet } from './flag-parsers.js';
-export { MESHES, type Mesh } from './interception-flags.js';
+export { MESHES, type Mesh } from '../mesh/meshes.js';
 
 /**
  * What the mesh intends its capture rules to do. Every field is data the expectations are derived
@@ -65,8 +65,6 @@ export interface MeshPreset {
   readonly cniPlugin: string | undefined;
 }
 
-// The istio-cni / sidecar-injector defaults; 15008 (the HBONE tunnel) is inboundTunnelPort.
-const ISTIO_EXCLUDED_INBOUND = parsedPorts('15020,15021,15090');
 const LOOPBACK_HOST = parsedCidr('127.0.0.1/32');
 
 /** What a mesh does unless its preset says otherwise: capture everything, exclude nothing. */
@@ -93,55 +91,21 @@ const CAPTURE_ALL: Omit<InterceptionSpec, 'mesh' | 'inboundPort' | 'outboundPort
   dropInvalid: false,
 };
 
-export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
-  linkerd: {
-    failureExitCode: 95,
-    validatorContainer: 'linkerd-network-validator',
-    cniPlugin: 'linkerd-cni',
-    spec: {
-      ...CAPTURE_ALL,
-      mesh: 'linkerd',
-      inboundPort: 4143,
-      outboundPort: 4140,
-      proxyUids: [2102],
-      excludeInboundPorts: parsedPorts('4190,4191'),
+/** Each mesh's preset, composed from its module in src/mesh/ (the one place a mesh is declared). */
+export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = Object.fromEntries(
+  meshIdentities().map((identity): [Mesh, MeshPreset] => [
+    identity.name,
+    {
+      failureExitCode: identity.failureExitCode,
+      validatorContainer: identity.containers.validator,
+      cniPlugin: identity.cniPlugin,
+      spec: { ...CAPTURE_ALL, ...identity.capture, mesh: identity.name },
     },
-  },
-  istio: {
-    failureExitCode: 126,
-    validatorContainer: 'istio-validation',
-    cniPlugin: 'istio-cni',
-    spec: {
-      ...CAPTURE_ALL,
-      mesh: 'istio',
-      inboundPort: 15006,
-      outboundPort: 15001,
-      proxyUids: [1337],
-      proxyGids: [1337],
-      excludeInboundPorts: ISTIO_EXCLUDED_INBOUND,
-      excludeOutboundPorts: parsedPorts('15020'),
-      dnsPort: 15053,
-      inboundTunnelPort: 15008,
-      proxyLoopbackToInbound: true,
-    },
-  },
-  // Generic has no ports of its own: --inbound-port and --outbound-port are required.
-  generic: {
-    failureExitCode: 97,
-    validatorContainer: 'interlock',
-    cniPlugin: undefined,
-    spec: { ...CAPTURE_ALL, mesh: 'generic', inboundPort: 0, outboundPort: 0 },
-  },
-};
+  ]),
+) as Record<Mesh, MeshPreset>;
 
 function parsedCidr(text: string): Cidr {
   const cidr = parseCidr(text);
   if (!cidr) throw new Error(`preset CIDR ${text} does not parse`);
   return cidr;
-}
-
-function parsedPorts(text: string): PortSet {
-  const parsed = parsePortSet(text);
-  if (!parsed.ok) throw new Error(`preset port list ${text}: ${parsed.problem}`);
-  return parsed.value;
 }

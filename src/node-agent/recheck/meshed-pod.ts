@@ -1,7 +1,11 @@
 import type { Family } from '../../addr/ip.js';
+import { meshIdentities, meshOfContainer, type Mesh } from '../../mesh/meshes.js';
 
-/** How a pod is meshed: the key of the expectation table (recheck-expectations.ts). */
-export type CaptureMode = 'linkerd' | 'istio' | 'istio-ambient';
+/** Istio's ambient dataplane: no sidecar; istio-cni writes the pod's rules for the node's ztunnel. */
+export const AMBIENT = 'istio-ambient';
+
+/** How a pod is meshed: a sidecar mesh of the registry, or ambient (the key of expectations.ts). */
+export type CaptureMode = Mesh | typeof AMBIENT;
 
 /**
  * What the re-check keeps of a pod of this node: identity, owner (for `--recheck-action delete`),
@@ -20,21 +24,11 @@ export interface RecheckPod {
   readonly running: boolean;
   readonly terminating: boolean;
   /** A sidecar mesh by its containers, or undefined (then ambient may still apply, by labels). */
-  readonly sidecar: 'linkerd' | 'istio' | undefined;
+  readonly sidecar: Mesh | undefined;
   readonly annotations: ReadonlyMap<string, string>;
   readonly labels: ReadonlyMap<string, string>;
   readonly families: readonly Family[];
 }
-
-/** The containers that mark a sidecar pod: the mesh's validator, init or proxy, Interlock's drop-ins included. */
-const SIDECAR_CONTAINERS: Readonly<Record<string, 'linkerd' | 'istio'>> = {
-  'linkerd-network-validator': 'linkerd',
-  'linkerd-init': 'linkerd',
-  'linkerd-proxy': 'linkerd',
-  'istio-validation': 'istio',
-  'istio-init': 'istio',
-  'istio-proxy': 'istio',
-};
 
 type Json = Record<string, unknown>;
 const obj = (value: unknown): Json =>
@@ -51,10 +45,19 @@ function stringMap(value: unknown): Map<string, string> {
   return out;
 }
 
+/**
+ * The sidecar mesh by the containers its injector adds (validator, proxy or rules writer;
+ * Interlock's drop-ins carry the mesh's names), else by the annotation its injector leaves.
+ */
 function sidecarOf(spec: Json, annotations: ReadonlyMap<string, string>): RecheckPod['sidecar'] {
   const names = [...arr(spec.initContainers), ...arr(spec.containers)].map((entry) => str(obj(entry).name));
-  const meshes = new Set(names.flatMap((name) => (SIDECAR_CONTAINERS[name] ? [SIDECAR_CONTAINERS[name]] : [])));
-  if (meshes.size === 0 && annotations.has('sidecar.istio.io/status')) return 'istio';
+  const meshes = new Set(names.flatMap((name) => meshOfContainer(name) ?? []));
+  if (meshes.size === 0) {
+    const injected = meshIdentities().filter((identity) =>
+      (identity.admission?.injectedAnnotations ?? []).some((key) => annotations.has(key)),
+    );
+    return injected.length === 1 ? injected[0]!.name : undefined;
+  }
   // Both meshes' containers in one pod: no single expectation fits; treated as not meshed by a sidecar.
   return meshes.size === 1 ? [...meshes][0] : undefined;
 }
@@ -119,9 +122,9 @@ const REDIRECTION = 'ambient.istio.io/redirection';
  */
 export function captureModeOf(pod: RecheckPod, namespace: NamespaceMeta | undefined): CaptureMode | undefined {
   if (pod.sidecar) return pod.sidecar;
-  if (pod.annotations.get(REDIRECTION) === 'enabled') return 'istio-ambient';
+  if (pod.annotations.get(REDIRECTION) === 'enabled') return AMBIENT;
   const own = pod.labels.get(DATAPLANE_MODE);
   if (own === 'none') return undefined;
-  if (own === 'ambient' || namespace?.labels.get(DATAPLANE_MODE) === 'ambient') return 'istio-ambient';
+  if (own === 'ambient' || namespace?.labels.get(DATAPLANE_MODE) === 'ambient') return AMBIENT;
   return undefined;
 }

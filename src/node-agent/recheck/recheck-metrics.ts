@@ -1,5 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { CaptureMode } from './meshed-pod.js';
+import { meshIdentities } from '../../mesh/meshes.js';
+import { AMBIENT, type CaptureMode } from './meshed-pod.js';
 import type { UnknownCause } from './pod-check.js';
 
 /** What the re-check reports on /metrics, as a port. */
@@ -9,7 +10,13 @@ export interface RecheckMetrics {
   lostPods(byMode: ReadonlyMap<CaptureMode, number>): void;
 }
 
-const MODES: readonly CaptureMode[] = ['linkerd', 'istio', 'istio-ambient'];
+/** Every mode the re-check reports: the sidecar meshes with a preset, and ambient. */
+const MODES: readonly CaptureMode[] = [
+  ...meshIdentities()
+    .filter((identity) => identity.podMetadata !== undefined)
+    .map((identity) => identity.name),
+  AMBIENT,
+];
 
 export function promRecheckMetrics(registry: Registry): RecheckMetrics {
   const registers = [registry];

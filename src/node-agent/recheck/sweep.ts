@@ -1,7 +1,8 @@
 import { agree, type Memory, type SweepResult } from './agreement.js';
 import { checkPod, type CheckPorts } from './check-pod.js';
-import { EXPECTATIONS } from './expectations.js';
-import { captureModeOf, type CaptureMode, type NamespaceMeta, type RecheckPod } from './meshed-pod.js';
+import { meshIdentity } from '../../mesh/meshes.js';
+import { expectationOf } from './expectations.js';
+import { AMBIENT, captureModeOf, type CaptureMode, type NamespaceMeta, type RecheckPod } from './meshed-pod.js';
 import { unknown, type PodCheck, type UnknownCause } from './pod-check.js';
 
 export interface SweepPorts extends CheckPorts {
@@ -57,9 +58,9 @@ async function withDeadline(work: Promise<PodCheck>, ms: number): Promise<PodChe
 async function checkTarget(target: Target, ports: SweepPorts, settings: SweepSettings): Promise<PodCheck> {
   const { pod, mode, namespace } = target;
   // Linkerd's exclusions fall back to the namespace's annotations: unread, the expectation is not known.
-  if (mode === 'linkerd' && !namespace)
+  if (mode !== AMBIENT && meshIdentity(mode).namespaceAnnotationFallback && !namespace)
     return unknown('no-expectation', `namespace ${pod.namespace} could not be read`);
-  const expectation = EXPECTATIONS[mode](pod, namespace);
+  const expectation = expectationOf(mode, pod, namespace);
   const work = checkPod(pod, expectation, ports, settings.podDeadlineMs).catch((error: unknown) =>
     unknown('rules-undecided', `the check failed: ${error instanceof Error ? error.message : String(error)}`),
   );

@@ -5,7 +5,7 @@ import { sandboxNetnsPath } from '../../../src/node-agent/cri/sandbox-netns.js';
 import type { RuntimeClient } from '../../../src/node-agent/cri/cri-client.js';
 import { agree, type Memory, type SweepResult } from '../../../src/node-agent/recheck/agreement.js';
 import { checkPod, type CheckPorts } from '../../../src/node-agent/recheck/check-pod.js';
-import { EXPECTATIONS } from '../../../src/node-agent/recheck/expectations.js';
+import { expectationOf } from '../../../src/node-agent/recheck/expectations.js';
 import {
   captureModeOf,
   namespaceMetaOf,
@@ -111,7 +111,7 @@ describe('which pods the re-check takes, and as what', () => {
 describe('the expectation is the validator’s: same preset, same annotations, same engine', () => {
   const linkerd = view(pod({ init: ['linkerd-network-validator'] }));
   const spec = (p: RecheckPod, ns = noNs) => {
-    const found = EXPECTATIONS.linkerd(p, ns);
+    const found = expectationOf('linkerd', p, ns);
     if (found.kind !== 'spec') throw new Error(found.why);
     return found;
   };
@@ -146,7 +146,7 @@ describe('the expectation is the validator’s: same preset, same annotations, s
 
   it('passes istio-cni rules with the Istio preset', () => {
     const istio = view(pod({ init: ['istio-validation'] }));
-    const found = EXPECTATIONS.istio(istio, noNs);
+    const found = expectationOf('istio', istio, noNs);
     expect(found.kind).toBe('spec');
     if (found.kind !== 'spec') return;
     const answer = decideInspection(found.specs[0]!, [nftSave('istio-cni/basic/iptables-nft-save.v4.txt'), EMPTY_NFT], {
@@ -157,7 +157,7 @@ describe('the expectation is the validator’s: same preset, same annotations, s
   });
 
   it('says ambient is not judged in this build: unknown, never lost, never healthy', () => {
-    expect(EXPECTATIONS['istio-ambient'](view(pod()), noNs)).toMatchObject({ kind: 'unknown' });
+    expect(expectationOf('istio-ambient', view(pod()), noNs)).toMatchObject({ kind: 'unknown' });
   });
 });
 
@@ -244,7 +244,7 @@ describe('two consecutive sweeps must agree', () => {
 
 describe('one pod’s check never calls an unreadable pod lost', () => {
   const linkerd = view(pod({ init: ['linkerd-network-validator'] }));
-  const expectation = EXPECTATIONS.linkerd(linkerd, noNs);
+  const expectation = expectationOf('linkerd', linkerd, noNs);
   const infoOf = (path: string) =>
     new Map([['info', JSON.stringify({ runtimeSpec: { linux: { namespaces: [{ type: 'network', path }] } } })]]);
   function ports(runtime: Partial<RuntimeClient>, outcomes: ReadOutcome[] = [EMPTY_SAVE, EMPTY_NFT]): CheckPorts {
@@ -278,7 +278,7 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
 
   it('with several legitimate configurations: captured when one holds, lost only when all fail', async () => {
     const linkerdSpec = expectation.kind === 'spec' ? expectation.specs[0]! : undefined;
-    const istio = EXPECTATIONS.istio(view(pod({ init: ['istio-validation'] })), noNs);
+    const istio = expectationOf('istio', view(pod({ init: ['istio-validation'] })), noNs);
     const both = {
       kind: 'spec' as const,
       specs: [istio.kind === 'spec' ? istio.specs[0]! : linkerdSpec!, linkerdSpec!],

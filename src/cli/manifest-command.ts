@@ -11,6 +11,7 @@ import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import type { NodeAction } from '../node-agent/decide.js';
 import type { NodeAgentManifestOptions } from '../node-agent/manifest.js';
+import { socketPathOf } from '../node-agent/cri/socket-path.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
@@ -270,11 +271,19 @@ async function agentDocuments(
     ...(flags.get('cni-audit') === true
       ? { cni: { confDir: flags.get('cni-conf-dir') as string, binDirs: flags.get('cni-bin-dir') as string[] } }
       : {}),
+    ...recheckOption(flags),
   });
   return documents.map((value, index) => ({
     value: value as Record<string, unknown>,
     ...(index === 0 ? { comment: namespaceOwnership(namespace ?? 'interlock-system') } : {}),
   }));
+}
+
+/** With `--recheck-interval`, the agent is the privileged variant and mounts the runtime's socket. */
+function recheckOption(flags: FlagValues): Pick<NodeAgentManifestOptions, 'recheck'> {
+  if (flags.get('recheck-interval') === undefined) return {};
+  const socket = socketPathOf(flags.get('cri-endpoint') as string);
+  return socket.ok ? { recheck: { socketPath: socket.value } } : {};
 }
 
 /**

@@ -8,6 +8,7 @@ export const GENERIC = {
   validatorUid: 65534,
   cniPlugin: undefined,
   podMetadata: undefined,
+  namespaceAnnotationFallback: false,
   annotationFlags: {},
   annotationSwitches: [],
   admission: undefined,

@@ -13,6 +13,7 @@ export const ISTIO = {
   validatorUid: 1337,
   cniPlugin: 'istio-cni',
   podMetadata: 'istio-cni',
+  namespaceAnnotationFallback: false,
   annotationFlags: {
     'traffic.sidecar.istio.io/includeInboundPorts': '--include-inbound-ports',
     'traffic.sidecar.istio.io/excludeInboundPorts': '--exclude-inbound-ports',

@@ -13,6 +13,7 @@ export const LINKERD = {
   validatorUid: 65534,
   cniPlugin: 'linkerd-cni',
   podMetadata: 'linkerd-cni',
+  namespaceAnnotationFallback: true,
   annotationFlags: {
     'config.linkerd.io/skip-outbound-ports': '--exclude-outbound-ports',
     'config.linkerd.io/skip-inbound-ports': '--exclude-inbound-ports',

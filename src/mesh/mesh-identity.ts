@@ -103,6 +103,11 @@ export interface MeshIdentity {
   /** How its CNI plugin reads the pod's metadata; undefined: the validator reads none. */
   readonly podMetadata: PodMetadataRules | undefined;
   /**
+   * Its CNI plugin reads an annotation from the pod's namespace when the pod has none (linkerd-cni;
+   * test/fixtures/meshes/facts/linkerd-cni-plugin.json): the node agent's re-check reads it too.
+   */
+  readonly namespaceAnnotationFallback: boolean;
+  /**
    * Pod annotations the mesh's injector or CNI plugin turns into exclusions, and the validate flag
    * each becomes where the mesh's own argv does not carry them (inject), in this order.
    */

@@ -7,6 +7,7 @@ import { MESH_FLAG } from '../config/interception-flags.js';
 import { meshIdentities, meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../config/validate-config.js';
 import { NODE_ACTIONS, type NodeAction } from './decide.js';
+import { RECHECK_ACTIONS, type RecheckAction } from './recheck/recheck-action.js';
 
 const text = (value: string): Result<string, 'ConfigInvalid'> =>
   value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a non-empty value');
@@ -17,6 +18,13 @@ const count =
       ? ok(Number(value))
       : fail('ConfigInvalid', `expected a whole number from ${min} to ${max}`);
 const duration = parseDuration(100, 86_400_000);
+const endpoint = (value: string): Result<string, 'ConfigInvalid'> =>
+  /^(unix:\/\/)?\/[^\0\s]{1,4000}$/.test(value.trim())
+    ? ok(value.trim())
+    : fail(
+        'ConfigInvalid',
+        'expected unix:///PATH (containerd: unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock)',
+      );
 const names = (value: string): Result<readonly string[], 'ConfigInvalid'> => {
   const list = value.split(',').map((item) => item.trim());
   return list.every((item) => /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,254}$/.test(item))
@@ -151,6 +159,31 @@ export const NODE_FLAGS = [
     // Every switch read from the environment takes the same words (INTERLOCK_TPROXY=1 and =yes too).
     parse: parseBoolean,
     default: false,
+  },
+  {
+    name: 'recheck-interval',
+    kind: 'value',
+    env: 'INTERLOCK_RECHECK_INTERVAL',
+    placeholder: 'DURATION',
+    help: 'Re-check every running meshed pod of this node this often (`1m`; off by default): its rules, read in its network namespace found through the runtime (--cri-endpoint), checked as its validator checks them. Two sweeps in a row that find the capture lost post a CaptureLost Warning on the pod. Needs the privileged agent (`manifest --node-agent --recheck-interval`, docs/node-agent.md).',
+    parse: parseDuration(1000, 86_400_000),
+  },
+  {
+    name: 'cri-endpoint',
+    kind: 'value',
+    env: 'CONTAINER_RUNTIME_ENDPOINT',
+    placeholder: 'unix:///PATH',
+    help: "The container runtime's CRI socket the re-check asks for each pod's sandbox (default containerd's {default}; CRI-O: unix:///var/run/crio/crio.sock).",
+    parse: endpoint,
+    default: 'unix:///run/containerd/containerd.sock',
+  },
+  {
+    name: 'recheck-action',
+    kind: 'value',
+    placeholder: 'report|delete',
+    help: 'What to do with a pod whose capture is lost (default {default}): report it, or also delete it so its controller recreates it and the CNI enrols the new one (the same preconditions, backoff and breaker as --action delete).',
+    parse: oneOf<RecheckAction>(RECHECK_ACTIONS, { say: 'one of', exact: true }),
+    default: 'report',
   },
   HELP_FLAG,
   VERSION_FLAG,

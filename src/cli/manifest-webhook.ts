@@ -26,11 +26,20 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
   const canary = values.get('canary-namespace') as string | undefined;
   const apiServerCidrs = values.get('api-server-cidr') as string[] | undefined;
   const namespace = (values.get('namespace') as string | undefined) ?? WEBHOOK_NAMESPACE;
+  const mesh = values.get('mesh') as string | undefined;
+  // The webhook replaces every mesh's own validator whatever --mesh says; only ambient, which has
+  // none, needs entries of its own (the pods ambient captures), so it is the one value taken here.
+  if (mesh !== undefined && mesh !== 'istio-ambient')
+    return fail(
+      'ConfigInvalid',
+      `--mesh does not apply to manifest --webhook (given ${mesh}): it replaces every mesh's own validator; only --mesh istio-ambient, which adds Interlock's validator to the pods Istio ambient captures`,
+    );
   const documents = webhookManifest({
     image: values.get('image') as string,
     namespace,
     failurePolicy: values.get('failure-policy') as 'Ignore' | 'Fail',
     metricsNamespace: values.get('metrics-namespace') as string,
+    ambient: mesh === 'istio-ambient',
     ...(caBundlePem.value === undefined ? {} : { caBundlePem: caBundlePem.value }),
     ...(clientCaPem.value === undefined ? {} : { clientCaPem: clientCaPem.value }),
     ...(canary === undefined ? {} : { canaryNamespace: canary }),

@@ -2,6 +2,7 @@ import { compatToValidate } from '../compat/compat-argv.js';
 import { containerValidatorConfig } from '../compat/validator-config.js';
 import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { ambientExclusion } from './ambient-enrolment.js';
 import { annotationFlags } from './annotation-flags.js';
 import { authorPlumbingProblem } from './author-plumbing.js';
 import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
@@ -166,9 +167,28 @@ function refusal(pod: PodInput, options: InjectOptions): string | undefined {
   const plumbing = authorPlumbingProblem(spec, listOf(inits).find((item) => VALIDATOR_NAMES.has(nameOf(item))) ?? {});
   if (plumbing) return plumbing;
   const admission = admissionMesh(pod.metadata, names.map(nameOf), pod.namespace);
+  if (options.mesh === 'istio-ambient') return ambientRefusal(pod, names.map(nameOf), admission);
   if (admission)
     return `${admission === 'linkerd' ? "Linkerd's proxy injector" : "Istio's sidecar injector"} injects this pod at admission and adds its own validator there; use the admission path (\`interlock webhook\`, deployed by \`interlock manifest --webhook\`; docs/admission.md), not inject`;
   return undefined;
+}
+
+/**
+ * Why ambient will not capture a pod given `--mesh istio-ambient`: then its validator would fail
+ * at every start. A pod a mesh's injector will give a sidecar at admission is a sidecar pod too.
+ */
+function ambientRefusal(pod: PodInput, names: readonly string[], admission: Mesh | undefined): string | undefined {
+  const excluded = ambientExclusion({ metadata: pod.metadata, spec: pod.spec, containerNames: names });
+  const sidecar =
+    admission === 'istio'
+      ? "Istio's sidecar injector injects a sidecar into it at admission"
+      : admission === 'linkerd'
+        ? "Linkerd's proxy injector injects its proxy into it at admission"
+        : undefined;
+  const why = excluded ?? sidecar;
+  return why === undefined
+    ? undefined
+    : `Istio ambient does not capture this pod (${why}); a validator there would fail at every start: leave --mesh istio-ambient off for it`;
 }
 
 /** Interlock's image: the one given, or any tag or digest of a `mesh-interlock` repository. */

@@ -1,0 +1,193 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiResult, CreateOutcome, DeleteOutcome, PodRef } from '../../src/kube/pods-api.js';
+import { NodeAgent } from '../../src/node-agent/agent.js';
+import type { AgentApi } from '../../src/node-agent/agent-api.js';
+import type { AgentEvent } from '../../src/node-agent/agent-events.js';
+import type { AgentMetrics } from '../../src/node-agent/agent-metrics.js';
+import type { AgentClock, AgentSettings } from '../../src/node-agent/agent-settings.js';
+import { meshDefaults } from '../../src/node-agent/node-flags.js';
+import { podViewOf } from '../../src/node-agent/pod-view.js';
+import { distrustOf } from '../../src/node-agent/validator-trust.js';
+import { shippedValidator } from '../../src/cli/shipped-validator.js';
+import { validatorContainer } from '../../src/inject/validator-container.js';
+import { ambientPatch } from '../../src/webhook/ambient-patch.js';
+import { crashLoopPod } from '../harness/kube-api/pods.js';
+
+// Issue #33 item 5: the node agent run with --mesh istio-ambient treats an ambient validator's
+// failure as it treats a sidecar validator's: the same Events, recreation, back-off and breaker.
+
+/** A clock the test moves by hand: timers fire only when `advance` passes them. */
+class ManualClock implements AgentClock {
+  time = 1_000_000;
+  private timers: { at: number; fn: () => void }[] = [];
+  now(): number {
+    return this.time;
+  }
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => this.later(resolve, ms));
+  }
+  later(fn: () => void, ms: number): () => void {
+    const timer = { at: this.time + ms, fn };
+    this.timers.push(timer);
+    return () => {
+      this.timers = this.timers.filter((other) => other !== timer);
+    };
+  }
+  async advance(ms: number): Promise<void> {
+    const end = this.time + ms;
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve));
+      const due = this.timers.filter((timer) => timer.at <= end).sort((a, b) => a.at - b.at)[0];
+      if (!due) break;
+      this.timers = this.timers.filter((timer) => timer !== due);
+      this.time = Math.max(this.time, due.at);
+      due.fn();
+    }
+    this.time = end;
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+class FakeApi implements AgentApi {
+  deleted: string[] = [];
+  events: AgentEvent[] = [];
+  taints: boolean[] = [];
+  async deletePod(ref: PodRef): Promise<ApiResult<DeleteOutcome>> {
+    this.deleted.push(ref.name);
+    return { ok: true, value: 'deleted' };
+  }
+  async labelPod(): Promise<ApiResult<DeleteOutcome>> {
+    return { ok: true, value: 'deleted' };
+  }
+  async createEvent(event: AgentEvent): Promise<ApiResult<CreateOutcome>> {
+    this.events.push(event);
+    return { ok: true, value: 'created' };
+  }
+  async setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>> {
+    this.taints.push(present);
+    return { ok: true, value: 'changed' };
+  }
+}
+
+const quiet: AgentMetrics = {
+  podsWatched() {},
+  blocked() {},
+  action() {},
+  breakerOpen() {},
+  watchRestart() {},
+  apiError() {},
+  queueDepth() {},
+  cniAudit() {},
+};
+const log = { info() {}, warn() {}, error() {} };
+
+const IMAGE = 'registry.example/platform/mesh-interlock:1.2.3';
+const TRUSTED = ['registry.example/platform/mesh-interlock'];
+const AMBIENT = meshDefaults('istio-ambient');
+const FINISHED = '2026-11-20T10:00:00Z';
+
+/** The init container the webhook adds to an ambient app pod, read off its patch. */
+function webhookContainer(): Record<string, unknown> {
+  const app = { metadata: { labels: { app: 'web' } }, spec: { containers: [{ name: 'web', image: 'web:1' }] } };
+  const [add] = ambientPatch(app, { image: IMAGE, annotations: {} }).ops;
+  if (add?.op !== 'add') throw new Error('the webhook added nothing');
+  return (add.value as Record<string, unknown>[])[0]!;
+}
+
+/** An ambient pod of owner `i` in namespace `ns` whose validator (as `container` has it) failed with `message`. */
+function ambientPod(i: number, ns: string, message: string, container = webhookContainer(), exitCode = 126) {
+  const pod = crashLoopPod({
+    name: `a${i}`,
+    namespace: ns,
+    ownerUid: `o${i}`,
+    container: AMBIENT.container,
+    image: IMAGE,
+    exitCode,
+    message,
+    finishedAt: FINISHED,
+  });
+  pod.spec.initContainers[0] = { ...container, name: AMBIENT.container } as never;
+  return { ...pod, metadata: { ...pod.metadata, uid: `u${i}`, resourceVersion: '1' } };
+}
+
+function ambientAgent(over: Partial<AgentSettings> = {}) {
+  const settings: AgentSettings = {
+    node: 'node-a',
+    container: AMBIENT.container,
+    failureExitCode: AMBIENT.failureExitCode,
+    action: 'delete',
+    taint: true,
+    backoff: { baseMs: 1000, maxMs: 60_000, maxRecreations: 3, windowMs: 600_000 },
+    breaker: { threshold: 5, windowMs: 60_000, minNamespaces: 2 },
+    retry: { baseMs: 500, maxMs: 30_000 },
+    queueCapacity: 1024,
+    writesPerSecond: 1000,
+    writeBurst: 1000,
+    trustedImages: TRUSTED,
+    shipped: shippedValidator('istio-ambient'),
+    ...over,
+  };
+  const clock = new ManualClock();
+  const api = new FakeApi();
+  const wallNow = () => Date.parse(FINISHED) + 1000;
+  const agent = new NodeAgent(settings, { api, metrics: quiet, log, clock, random: () => 0.5, wallNow });
+  void agent.run();
+  return { agent, api, clock };
+}
+
+const NO_CAPTURE = 'InterceptionMissing: ipv4 probe to 192.0.2.7:80 was not captured: it left the pod uncaptured';
+
+describe('the node agent with --mesh istio-ambient', () => {
+  it("takes Istio's failure code and the ambient validator's name from the preset", () => {
+    expect(AMBIENT).toEqual({ container: 'istio-ambient-validation', failureExitCode: 126 });
+  });
+
+  it('trusts the ambient validator as the webhook adds it and as manifest prints it, in every printed shape', () => {
+    const shapes = [webhookContainer()];
+    for (const rulesCheck of [false, true])
+      for (const reportEvent of [false, true])
+        shapes.push(validatorContainer({ mesh: 'istio-ambient', image: IMAGE, rulesCheck, reportEvent }));
+    for (const container of shapes) {
+      const view = podViewOf(ambientPod(1, 'shop', NO_CAPTURE, container), AMBIENT.container)!;
+      expect(distrustOf(view, TRUSTED, shippedValidator('istio-ambient'))).toBeUndefined();
+    }
+  });
+
+  it("does not trust an ambient validator given the sidecar preset's check, nor a sidecar validator's", () => {
+    const sidecarArgs = { ...webhookContainer(), args: ['--mesh', 'istio'] };
+    const view = podViewOf(ambientPod(1, 'shop', NO_CAPTURE, sidecarArgs), AMBIENT.container)!;
+    expect(distrustOf(view, TRUSTED, shippedValidator('istio-ambient'))).toMatch(/another check than the printed one/);
+    const ambient = podViewOf(ambientPod(2, 'shop', NO_CAPTURE), AMBIENT.container)!;
+    expect(distrustOf(ambient, TRUSTED, shippedValidator('istio'))).toMatch(/another check than the printed one/);
+  });
+
+  it('recreates a pod whose ambient validator found no capture, with the same Event as for a sidecar pod', async () => {
+    const { agent, api, clock } = ambientAgent();
+    agent.relisted([ambientPod(1, 'shop', NO_CAPTURE)]);
+    await clock.advance(100);
+    expect(api.deleted).toEqual(['a1']);
+    expect(api.events.map((event) => event.reason)).toEqual(['InterlockRecreating']);
+    expect(api.events[0]!.message).toMatch(/^InterceptionMissing: the node's CNI did not set up this pod/);
+  });
+
+  it("another exit code (the sidecar's 95, a pass) is not an ambient failure; exit 64 is reported, not recreated", async () => {
+    const { agent, api, clock } = ambientAgent();
+    agent.relisted([
+      ambientPod(1, 'shop', NO_CAPTURE, webhookContainer(), 95),
+      ambientPod(2, 'shop', 'Intercepted', webhookContainer(), 0),
+      ambientPod(3, 'shop', 'ConfigInvalid: --mesh "x"', webhookContainer(), 64),
+    ]);
+    await clock.advance(100);
+    expect(api.deleted).toEqual([]);
+    expect(api.events.map((event) => event.reason)).toEqual(['InterlockMisconfigured']);
+  });
+
+  it('six owners in two namespaces failing ambient capture open the breaker and taint the node', async () => {
+    const { agent, api, clock } = ambientAgent();
+    agent.relisted([0, 1, 2, 3, 4, 5].map((i) => ambientPod(i, i % 2 ? 'shop' : 'billing', NO_CAPTURE)));
+    await clock.advance(100);
+    expect(agent.breakerOpen).toBe(true);
+    expect(api.taints).toEqual([true]);
+    expect(api.events.map((event) => event.reason)).toContain('InterlockBreakerOpen');
+  });
+});

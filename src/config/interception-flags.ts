@@ -34,7 +34,7 @@ function toggle(name: string, help: string): FlagDef<boolean> {
 export const MESH_FLAG = value<Mesh>(
   'mesh',
   'linkerd|istio|istio-ambient|generic',
-  'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by cni-check and by the init container of manifest).',
+  'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by cni-check and by the init container of manifest; manifest --webhook takes only istio-ambient, which adds the validator to the pods ambient captures).',
   oneOf(MESHES),
   { default: 'generic', commands: ['validate', 'explain', 'manifest', 'inject', 'node', 'cni-check'] },
 );

@@ -22,10 +22,21 @@ const NATIVE_SIDECAR_COMMENT = (mesh: Mesh) =>
     ' interception, so it must run while that port is free; `interlock inject` checks this order.',
   ].join('\n');
 
+/**
+ * Ambient captures a pod at its sandbox's creation (or later): the validator goes before every
+ * init container of the pod's own, and only into pods ambient captures, or it fails every start.
+ */
+const AMBIENT_COMMENT = [
+  " Put it FIRST, before the pod's own init containers, and only in pods Istio ambient captures:",
+  ' namespace or pod label istio.io/dataplane-mode=ambient, pod label not none, no sidecar.',
+  ' `interlock manifest --webhook --mesh istio-ambient` adds it to exactly those at admission.',
+];
+
 /** The one document `interlock manifest` prints by default: the init container, to paste under spec.initContainers. */
 export function containerDocument(options: ManifestOptions): ManifestDocument {
   const header = [
     ` Interlock init container for ${options.mesh}: add it under spec.initContainers.`,
+    ...(options.mesh === 'istio-ambient' ? AMBIENT_COMMENT : []),
     ...(options.reportEvent
       ? [
           " --report-event: the pods' ServiceAccount needs events create/get/patch; apply that RBAC with",

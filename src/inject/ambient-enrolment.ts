@@ -12,18 +12,18 @@ export const AMBIENT_ENROLMENT = {
   ambient: 'ambient',
   /** DataplaneModeNone: the pod's own label opts it out, whatever its namespace says. */
   none: 'none',
-  /** istio-cni's podHasSidecar: a pod Istio's sidecar injector injected is never captured. */
+  /**
+   * istio-cni's podHasSidecar, its only test for a sidecar: a pod Istio's injector injected (which
+   * writes this) is never captured. An `istio-proxy` container without it is captured all the same,
+   * so it gets the validator too: excluding it would leave a captured pod unguarded.
+   */
   sidecarStatusAnnotation: 'sidecar.istio.io/status',
-  /** The sidecar injector's proxy container: a pod carrying it is a sidecar pod, injected or not. */
-  sidecarProxy: 'istio-proxy',
 } as const;
 
 /** What ambient's selection reads of one pod. */
 export interface AmbientPodFacts {
   readonly metadata: Plain | undefined;
   readonly spec: Plain;
-  /** Every container's name, init containers included. */
-  readonly containerNames: readonly string[];
 }
 
 const field = (metadata: Plain | undefined, where: 'labels' | 'annotations', key: string): string | undefined => {
@@ -42,12 +42,10 @@ export const podDataplaneMode = (metadata: Plain | undefined): string | undefine
  * hostNetwork pods are excluded from 1.23 (and on the default branch); their rules would be the node's.
  */
 export function ambientExclusion(pod: AmbientPodFacts): string | undefined {
-  const { label, none, sidecarStatusAnnotation, sidecarProxy } = AMBIENT_ENROLMENT;
+  const { label, none, sidecarStatusAnnotation } = AMBIENT_ENROLMENT;
   if (podDataplaneMode(pod.metadata) === none) return `its label ${label}=${none} opts it out of ambient`;
   if (field(pod.metadata, 'annotations', sidecarStatusAnnotation) !== undefined)
     return `it carries ${sidecarStatusAnnotation}: Istio injected a sidecar, and ambient never captures a sidecar pod`;
-  if (pod.containerNames.includes(sidecarProxy))
-    return `it has an ${sidecarProxy} container: a sidecar pod, which ambient never captures`;
   if (pod.spec.hostNetwork === true) return 'hostNetwork: true; ambient captures no pod in the node network';
   return undefined;
 }

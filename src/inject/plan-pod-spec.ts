@@ -167,7 +167,7 @@ function refusal(pod: PodInput, options: InjectOptions): string | undefined {
   const plumbing = authorPlumbingProblem(spec, listOf(inits).find((item) => VALIDATOR_NAMES.has(nameOf(item))) ?? {});
   if (plumbing) return plumbing;
   const admission = admissionMesh(pod.metadata, names.map(nameOf), pod.namespace);
-  if (options.mesh === 'istio-ambient') return ambientRefusal(pod, names.map(nameOf), admission);
+  if (options.mesh === 'istio-ambient') return ambientRefusal(pod, admission);
   if (admission)
     return `${admission === 'linkerd' ? "Linkerd's proxy injector" : "Istio's sidecar injector"} injects this pod at admission and adds its own validator there; use the admission path (\`interlock webhook\`, deployed by \`interlock manifest --webhook\`; docs/admission.md), not inject`;
   return undefined;
@@ -177,8 +177,8 @@ function refusal(pod: PodInput, options: InjectOptions): string | undefined {
  * Why ambient will not capture a pod given `--mesh istio-ambient`: then its validator would fail
  * at every start. A pod a mesh's injector will give a sidecar at admission is a sidecar pod too.
  */
-function ambientRefusal(pod: PodInput, names: readonly string[], admission: Mesh | undefined): string | undefined {
-  const excluded = ambientExclusion({ metadata: pod.metadata, spec: pod.spec, containerNames: names });
+function ambientRefusal(pod: PodInput, admission: Mesh | undefined): string | undefined {
+  const excluded = ambientExclusion({ metadata: pod.metadata, spec: pod.spec });
   const sidecar =
     admission === 'istio'
       ? "Istio's sidecar injector injects a sidecar into it at admission"

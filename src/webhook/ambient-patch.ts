@@ -40,7 +40,7 @@ export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
   const metadata = isRecord(root.metadata) ? root.metadata : undefined;
   const inits = listOf(spec.initContainers);
   const containers = listOf(spec.containers);
-  const excluded = ambientExclusion({ metadata, spec, containerNames: [...inits, ...containers].map(nameOf) });
+  const excluded = ambientExclusion({ metadata, spec });
   if (excluded) return { ops: [], containers: [], warnings: [] };
   const impostor = containers.find((item) => nameOf(item) === AMBIENT_VALIDATOR);
   if (impostor)

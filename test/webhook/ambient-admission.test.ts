@@ -177,6 +177,13 @@ describe('Istio ambient through the printed webhook configuration and the real w
     expect(calls).toEqual([]);
   });
 
+  it('an istio-proxy container without sidecar.istio.io/status is captured by istio-cni, so it is patched', async () => {
+    const pod = appPod();
+    (pod.spec as { containers: Container[] }).containers.push({ name: 'istio-proxy', image: 'proxyv2' });
+    const admitted = await admitAsApiServer(pod, { [MODE]: 'ambient' });
+    expect(initNames(admitted.pod)).toEqual(['istio-ambient-validation']);
+  });
+
   it('existing init containers stay, after the validator', async () => {
     const pod = appPod({}, { initContainers: [{ name: 'migrate', image: 'registry.example/migrate:1' }] });
     const admitted = await admitAsApiServer(pod, { [MODE]: 'ambient' });

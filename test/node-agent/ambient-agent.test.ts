@@ -1,10 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiResult, CreateOutcome, DeleteOutcome, PodRef } from '../../src/kube/pods-api.js';
 import { NodeAgent } from '../../src/node-agent/agent.js';
-import type { AgentApi } from '../../src/node-agent/agent-api.js';
-import type { AgentEvent } from '../../src/node-agent/agent-events.js';
-import type { AgentMetrics } from '../../src/node-agent/agent-metrics.js';
-import type { AgentClock, AgentSettings } from '../../src/node-agent/agent-settings.js';
+import type { AgentSettings } from '../../src/node-agent/agent-settings.js';
 import { meshDefaults } from '../../src/node-agent/node-flags.js';
 import { podViewOf } from '../../src/node-agent/pod-view.js';
 import { distrustOf } from '../../src/node-agent/validator-trust.js';
@@ -12,74 +8,10 @@ import { shippedValidator } from '../../src/cli/shipped-validator.js';
 import { validatorContainer } from '../../src/inject/validator-container.js';
 import { ambientPatch } from '../../src/webhook/ambient-patch.js';
 import { crashLoopPod } from '../harness/kube-api/pods.js';
+import { FakeApi, log, ManualClock, quiet } from './agent-fakes.js';
 
 // Issue #33 item 5: the node agent run with --mesh istio-ambient treats an ambient validator's
 // failure as it treats a sidecar validator's: the same Events, recreation, back-off and breaker.
-
-/** A clock the test moves by hand: timers fire only when `advance` passes them. */
-class ManualClock implements AgentClock {
-  time = 1_000_000;
-  private timers: { at: number; fn: () => void }[] = [];
-  now(): number {
-    return this.time;
-  }
-  sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => this.later(resolve, ms));
-  }
-  later(fn: () => void, ms: number): () => void {
-    const timer = { at: this.time + ms, fn };
-    this.timers.push(timer);
-    return () => {
-      this.timers = this.timers.filter((other) => other !== timer);
-    };
-  }
-  async advance(ms: number): Promise<void> {
-    const end = this.time + ms;
-    for (;;) {
-      await new Promise((resolve) => setImmediate(resolve));
-      const due = this.timers.filter((timer) => timer.at <= end).sort((a, b) => a.at - b.at)[0];
-      if (!due) break;
-      this.timers = this.timers.filter((timer) => timer !== due);
-      this.time = Math.max(this.time, due.at);
-      due.fn();
-    }
-    this.time = end;
-    await new Promise((resolve) => setImmediate(resolve));
-  }
-}
-
-class FakeApi implements AgentApi {
-  deleted: string[] = [];
-  events: AgentEvent[] = [];
-  taints: boolean[] = [];
-  async deletePod(ref: PodRef): Promise<ApiResult<DeleteOutcome>> {
-    this.deleted.push(ref.name);
-    return { ok: true, value: 'deleted' };
-  }
-  async labelPod(): Promise<ApiResult<DeleteOutcome>> {
-    return { ok: true, value: 'deleted' };
-  }
-  async createEvent(event: AgentEvent): Promise<ApiResult<CreateOutcome>> {
-    this.events.push(event);
-    return { ok: true, value: 'created' };
-  }
-  async setTaint(present: boolean): Promise<ApiResult<'changed' | 'unchanged'>> {
-    this.taints.push(present);
-    return { ok: true, value: 'changed' };
-  }
-}
-
-const quiet: AgentMetrics = {
-  podsWatched() {},
-  blocked() {},
-  action() {},
-  breakerOpen() {},
-  watchRestart() {},
-  apiError() {},
-  queueDepth() {},
-  cniAudit() {},
-};
-const log = { info() {}, warn() {}, error() {} };
 
 const IMAGE = 'registry.example/platform/mesh-interlock:1.2.3';
 const TRUSTED = ['registry.example/platform/mesh-interlock'];

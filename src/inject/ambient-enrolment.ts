@@ -33,7 +33,7 @@ const field = (metadata: Plain | undefined, where: 'labels' | 'annotations', key
 };
 
 /** The pod's own `istio.io/dataplane-mode` label, if it has one. */
-export const podDataplaneMode = (metadata: Plain | undefined): string | undefined =>
+const podDataplaneMode = (metadata: Plain | undefined): string | undefined =>
   field(metadata, 'labels', AMBIENT_ENROLMENT.label);
 
 /**

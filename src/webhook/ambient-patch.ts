@@ -14,7 +14,7 @@ import {
 
 const MESH = 'istio-ambient';
 /** The init container the webhook adds to ambient pods: the one `interlock manifest --mesh istio-ambient` prints. */
-export const AMBIENT_VALIDATOR = PRESETS[MESH].validatorContainer;
+const AMBIENT_VALIDATOR = PRESETS[MESH].validatorContainer;
 
 type Json = Record<string, unknown>;
 const listOf = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);

@@ -36,7 +36,9 @@ function printedVariants(image: string): Json[] {
  */
 export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
   const root = isRecord(pod) ? pod : {};
-  const spec = isRecord(root.spec) ? root.spec : {};
+  // The API server sends a typed Pod; anything else gets no patch, which could not apply to it.
+  if (!isRecord(root.spec)) return { ops: [], containers: [], warnings: [] };
+  const spec = root.spec;
   const metadata = isRecord(root.metadata) ? root.metadata : undefined;
   const inits = listOf(spec.initContainers);
   const containers = listOf(spec.containers);

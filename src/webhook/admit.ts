@@ -1,5 +1,6 @@
+import type { JsonShapeLimits } from '../file/json-shape.js';
 import { isPodCreate, leadingUid, readReview, reviewResponse, type ReviewResponse } from './admission-review.js';
-import { jsonShapeProblem, type JsonShapeLimits } from './json-shape.js';
+import { jsonShapeProblem } from './json-shape.js';
 import { ambientPatch } from './ambient-patch.js';
 import { podPatch, type ContainerDecision, type PatchSettings } from './validator-patch.js';
 

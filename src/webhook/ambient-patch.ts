@@ -1,6 +1,6 @@
-import { ambientExclusion } from '../inject/ambient-enrolment.js';
+import { captureExclusion } from '../inject/ambient-enrolment.js';
 import { authorPlumbingProblem } from '../inject/author-plumbing.js';
-import { PRESETS } from '../config/interception.js';
+import { capturingMesh, type Mesh } from '../mesh/meshes.js';
 import { VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv, podInfoMount, validatorContainer } from '../inject/validator-container.js';
 import { isRecord, sameJson, type JsonPatchOp } from './json-patch.js';
@@ -12,18 +12,14 @@ import {
   type PodPatch,
 } from './validator-patch.js';
 
-const MESH = 'istio-ambient';
-/** The init container the webhook adds to ambient pods: the one `interlock manifest --mesh istio-ambient` prints. */
-const AMBIENT_VALIDATOR = PRESETS[MESH].validatorContainer;
-
 type Json = Record<string, unknown>;
 const listOf = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);
 const nameOf = (item: Json): string => (typeof item.name === 'string' ? item.name : '');
 
 /** The validator as printed, with and without the rules check and the Event: the four shapes Interlock ships. */
-function printedVariants(image: string): Json[] {
+function printedVariants(mesh: Mesh, image: string): Json[] {
   return [false, true].flatMap((rulesCheck) =>
-    [false, true].map((reportEvent) => validatorContainer({ mesh: MESH, image, rulesCheck, reportEvent })),
+    [false, true].map((reportEvent) => validatorContainer({ mesh, image, rulesCheck, reportEvent })),
   );
 }
 
@@ -36,21 +32,25 @@ function printedVariants(image: string): Json[] {
  */
 export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
   const root = isRecord(pod) ? pod : {};
+  const capturing = capturingMesh();
   // The API server sends a typed Pod; anything else gets no patch, which could not apply to it.
-  if (!isRecord(root.spec)) return { ops: [], containers: [], warnings: [] };
+  if (!capturing || !isRecord(root.spec)) return { ops: [], containers: [], warnings: [] };
   const spec = root.spec;
   const metadata = isRecord(root.metadata) ? root.metadata : undefined;
+  if (captureExclusion(capturing.capturedPods, { metadata, spec })) return { ops: [], containers: [], warnings: [] };
+  const canonical = validatorContainer({
+    mesh: capturing.mesh,
+    image: settings.image,
+    rulesCheck: false,
+    reportEvent: false,
+  });
+  const name = nameOf(canonical);
   const inits = listOf(spec.initContainers);
-  const containers = listOf(spec.containers);
-  const excluded = ambientExclusion({ metadata, spec });
-  if (excluded) return { ops: [], containers: [], warnings: [] };
-  const impostor = containers.find((item) => nameOf(item) === AMBIENT_VALIDATOR);
-  if (impostor)
+  if (listOf(spec.containers).some((item) => nameOf(item) === name))
     return denied(
-      `container ${AMBIENT_VALIDATOR} is an app container, not an init container; it is not Interlock's validator: rename it`,
+      `container ${name} is an app container, not an init container; it is not Interlock's validator: rename it`,
     );
-  const index = inits.findIndex((item) => nameOf(item) === AMBIENT_VALIDATOR);
-  const canonical = validatorContainer({ mesh: MESH, image: settings.image, rulesCheck: false, reportEvent: false });
+  const index = inits.findIndex((item) => nameOf(item) === name);
   const denial = authorPlumbingProblem(spec, index >= 0 ? inits[index]! : canonical);
   if (denial) return denied(denial);
   const ops: JsonPatchOp[] = [];
@@ -61,12 +61,12 @@ export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
         ? { op: 'add', path: '/spec/initContainers/0', value: canonical }
         : { op: 'add', path: '/spec/initContainers', value: [canonical] },
     );
-    decision = { index: 0, name: AMBIENT_VALIDATOR, outcome: 'patched' };
+    decision = { index: 0, name, outcome: 'patched' };
   } else {
     const at = `/spec/initContainers/${index}`;
-    const containerOps = existingValidatorOps(inits[index]!, at, settings.image);
-    if (containerOps.length) ops.push({ op: 'test', path: `${at}/name`, value: AMBIENT_VALIDATOR }, ...containerOps);
-    decision = { index, name: AMBIENT_VALIDATOR, outcome: containerOps.length ? 'patched' : 'unchanged' };
+    const containerOps = existingValidatorOps(inits[index]!, at, printedVariants(capturing.mesh, settings.image));
+    if (containerOps.length) ops.push({ op: 'test', path: `${at}/name`, value: name }, ...containerOps);
+    decision = { index, name, outcome: containerOps.length ? 'patched' : 'unchanged' };
   }
   // The volume index shifts nothing: it is added by name, and annotations by key.
   ops.push(...podLevelPatch(root, spec, settings));
@@ -84,16 +84,15 @@ function denied(denial: string): PodPatch {
  * otherwise the default shape replaces them. Only what differs is written, so a pod patched
  * before gives no op, also after the API server defaulted it.
  */
-function existingValidatorOps(container: Json, at: string, image: string): JsonPatchOp[] {
+function existingValidatorOps(container: Json, at: string, variants: readonly Json[]): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
   const set = (field: string, value: unknown) => {
     if (value === undefined) {
       if (container[field] !== undefined) ops.push({ op: 'remove', path: `${at}/${field}` });
     } else if (!sameJson(container[field], value)) ops.push({ op: 'add', path: `${at}/${field}`, value });
   };
-  const variants = printedVariants(image);
   const shape = variants.find((variant) => sameJson(variant.args, container.args)) ?? variants[0]!;
-  set('image', image);
+  set('image', shape.image);
   set('command', undefined);
   set('args', shape.args);
   set('securityContext', shape.securityContext);

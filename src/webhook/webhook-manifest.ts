@@ -1,6 +1,6 @@
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
-import { AMBIENT_ENROLMENT } from '../inject/ambient-enrolment.js';
+import type { CapturedPods } from '../mesh/mesh-identity.js';
 import { SCOPE_PATHS } from './admit.js';
 import { WEBHOOK_MEMORY_LIMIT_MIB } from './webhook-budget.js';
 
@@ -18,8 +18,8 @@ export interface WebhookManifestOptions {
   readonly apiServerCidrs?: readonly string[];
   /** The CA of the API server's client certificate: the webhook then requires one (--client-ca). */
   readonly clientCaPem?: string;
-  /** Also add Interlock's validator to the pods Istio ambient captures (`--mesh istio-ambient`). */
-  readonly ambient?: boolean;
+  /** Also add Interlock's validator to the pods a node dataplane captures (`--mesh istio-ambient`): its selection. */
+  readonly capturedPods?: CapturedPods;
 }
 
 type Document = Record<string, unknown>;
@@ -254,7 +254,7 @@ function webhookConfiguration(options: WebhookManifestOptions): Document {
     },
     webhooks: [
       entry('validator.webhook.interlock.dev', SCOPE_PATHS.validators, namespaces(), { matchExpressions: [optOut] }),
-      ...(options.ambient ? ambientEntries(entry, namespaces, optOut) : []),
+      ...(options.capturedPods ? ambientEntries(options.capturedPods, entry, namespaces, optOut) : []),
     ],
   };
 }
@@ -268,8 +268,13 @@ type Entry = (name: string, path: string, namespaceSelector: Document, objectSel
  * labelled ambient sends every pod not labelled `none`; any other namespace sends a pod labelled
  * ambient. Disjoint, so no pod is sent twice. The webhook still checks the pod (sidecar, `none`).
  */
-function ambientEntries(entry: Entry, namespaces: (...extra: Document[]) => Document, optOut: Document): Document[] {
-  const { label, ambient, none } = AMBIENT_ENROLMENT;
+function ambientEntries(
+  selection: CapturedPods,
+  entry: Entry,
+  namespaces: (...extra: Document[]) => Document,
+  optOut: Document,
+): Document[] {
+  const { label, on: ambient, off: none } = selection;
   return [
     entry(
       'ambient-namespace.webhook.interlock.dev',

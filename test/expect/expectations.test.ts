@@ -9,9 +9,9 @@ import type { Expectation } from '../../src/expect/expectation.js';
 import { outboundExpectations } from '../../src/expect/outbound-expectations.js';
 import { inboundExpectations } from '../../src/expect/inbound-expectations.js';
 import { regionJson } from '../../src/expect/region-text.js';
+import { connectionSpace } from '../../src/trace/connection-space.js';
 import { buildInterfaceAtoms } from '../../src/trace/interface-atoms.js';
-import { ANY_MARK, ZERO_MARK } from '../../src/trace/mark-set.js';
-import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../../src/trace/match-constraint.js';
+import { ZERO_MARK } from '../../src/trace/mark-set.js';
 import { intersect, type Region } from '../../src/trace/region.js';
 import { CORPUS } from '../explain/corpus.js';
 import { specFromFlags } from '../harness/spec.js';
@@ -19,19 +19,7 @@ import { specFromFlags } from '../harness/spec.js';
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-expect-'));
 /** As a ruleset with `eth+` and the kernel's `lo` cuts the interface names. */
 const wildcardAtoms = buildInterfaceAtoms(['eth+', 'lo']);
-const space = (ctstates: number): Region => ({
-  protocols: 1,
-  saddr: allAddresses('ipv4'),
-  daddr: allAddresses('ipv4'),
-  sport: ALL_PORTS_SET,
-  dport: ALL_PORTS_SET,
-  uid: ALL_IDS,
-  gid: ALL_IDS,
-  iface: wildcardAtoms.all,
-  mark: ANY_MARK,
-  ctmark: ZERO_MARK,
-  ctstates,
-});
+const space = (ctstates: number): Region => ({ ...connectionSpace('ipv4', wildcardAtoms.all), ctstates });
 
 async function explainFile(text: string, argv: readonly string[]) {
   const file = path.join(scratch, `${Math.random().toString(36).slice(2)}.txt`);
@@ -101,19 +89,7 @@ const atoms = buildInterfaceAtoms(['eth9', 'kv0']);
 
 /** The spaces verify.ts traces: TCP and captured DNS out, any socket mark; TCP in, new and invalid, no mark. */
 function outSpace(family: Family): Region {
-  return {
-    protocols: 3,
-    saddr: allAddresses(family),
-    daddr: allAddresses(family),
-    sport: ALL_PORTS_SET,
-    dport: ALL_PORTS_SET,
-    uid: ALL_IDS,
-    gid: ALL_IDS,
-    iface: atoms.all,
-    mark: ANY_MARK,
-    ctmark: ZERO_MARK,
-    ctstates: 1,
-  };
+  return { ...connectionSpace(family, atoms.all), protocols: 3 };
 }
 const inSpace = (family: Family): Region => ({ ...outSpace(family), protocols: 1, mark: ZERO_MARK, ctstates: 1 | 8 });
 

@@ -36,17 +36,17 @@ describe('interlock inject --mesh istio-ambient refuses pods ambient does not ca
     [
       "a pod Istio's injector will give a sidecar (label)",
       workload('labels: {app: web, sidecar.istio.io/inject: "true"}'),
-      /Istio's sidecar injector injects a sidecar into it at admission/,
+      /Istio's sidecar injector injects its proxy into it at admission/,
     ],
     [
       "a pod in a namespace Istio's injector also selects",
       workload('labels: {app: web}', 'istio.io/dataplane-mode: ambient, istio-injection: enabled'),
-      /Istio's sidecar injector injects a sidecar into it at admission/,
+      /Istio's sidecar injector injects its proxy into it at admission/,
     ],
     [
       'a pod carrying sidecar.istio.io/status',
       workload('labels: {app: web}, annotations: {sidecar.istio.io/status: "{}"}'),
-      /sidecar\.istio\.io\/status: Istio injected a sidecar/,
+      /sidecar\.istio\.io\/status: a sidecar was injected/,
     ],
   ])('%s: ManifestRefused, nothing printed', async (_name, text, sentence) => {
     const outcome = await inject(text);
@@ -64,7 +64,7 @@ describe('interlock inject --mesh istio-ambient refuses pods ambient does not ca
     );
     const outcome = await inject(golden);
     expect(outcome.exitCode).not.toBe(0);
-    expect(outcome.stderr).toMatch(/Istio ambient does not capture this pod/);
+    expect(outcome.stderr).toMatch(/--mesh istio-ambient does not capture this pod/);
   });
 
   it('a pod labelled ambient with sidecar.istio.io/inject=false is injected, first among its init containers', async () => {

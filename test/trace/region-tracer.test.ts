@@ -11,7 +11,7 @@ import { atomOf, buildInterfaceAtoms } from '../../src/trace/interface-atoms.js'
 import { interfacePatterns } from '../../src/trace/interface-patterns.js';
 import { span, type IntervalSet } from '../../src/trace/interval-set.js';
 import { ANY_MARK, intersectMarks, markCube, ZERO_MARK } from '../../src/trace/mark-set.js';
-import { ALL_IDS, ALL_PORTS_SET, allAddresses, cidrSpan, type TraceFrame } from '../../src/trace/match-constraint.js';
+import { cidrSpan, type TraceFrame } from '../../src/trace/match-constraint.js';
 import type { Outcome } from '../../src/trace/outcome.js';
 import type { TraceHook } from '../../src/trace/packet.js';
 import { bitsOf, narrowing, PROTOCOLS, type Constraint, type Region } from '../../src/trace/region.js';
@@ -19,6 +19,7 @@ import { tracePacket } from '../../src/trace/trace.js';
 import { budgetOf, traceRegion, traceRegionInto, type Piece } from '../../src/trace/trace-region.js';
 import { CORPUS } from '../explain/corpus.js';
 import { inboundPacket as inbound, ip, outboundPacket as out } from './sample-packets.js';
+import { connectionSpace } from '../../src/trace/connection-space.js';
 
 function tables(text: string): Ruleset {
   const parsed = parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 't' });
@@ -34,19 +35,7 @@ function nat(rules: string[]): Ruleset {
 
 function outputSpace(ruleset: Ruleset, mark = ANY_MARK) {
   const atoms = buildInterfaceAtoms(interfacePatterns(ruleset));
-  const region: Region = {
-    protocols: 1,
-    saddr: allAddresses('ipv4'),
-    daddr: allAddresses('ipv4'),
-    sport: ALL_PORTS_SET,
-    dport: ALL_PORTS_SET,
-    uid: ALL_IDS,
-    gid: ALL_IDS,
-    iface: atoms.all,
-    mark,
-    ctmark: ZERO_MARK,
-    ctstates: 1,
-  };
+  const region: Region = { ...connectionSpace('ipv4', atoms.all), mark };
   return traceRegion(ruleset, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(100_000));
 }
 
@@ -78,19 +67,7 @@ describe('region tracer: TPROXY', () => {
       '-A DIVERT -j DROP',
     ]);
     const atoms = buildInterfaceAtoms(interfacePatterns(ruleset));
-    const region: Region = {
-      protocols: 1,
-      saddr: allAddresses('ipv4'),
-      daddr: allAddresses('ipv4'),
-      sport: ALL_PORTS_SET,
-      dport: ALL_PORTS_SET,
-      uid: ALL_IDS,
-      gid: ALL_IDS,
-      iface: atoms.all,
-      mark: ZERO_MARK,
-      ctmark: ZERO_MARK,
-      ctstates: 1,
-    };
+    const region: Region = { ...connectionSpace('ipv4', atoms.all), mark: ZERO_MARK };
     const pieces = traceRegion(ruleset, { family: 'ipv4', hook: 'prerouting', atoms }, region, budgetOf(1000));
     expect(pieces.map((piece) => piece.outcome)).toEqual([{ kind: 'tproxy', port: 15006 }]);
   });
@@ -277,19 +254,7 @@ describe('region tracer: CIDRs, cover and loops', () => {
       '-A OUTPUT -p tcp -j REDIRECT --to-ports 4140',
     ]);
     const atoms = buildInterfaceAtoms([]);
-    const region: Region = {
-      protocols: 1,
-      saddr: allAddresses('ipv4'),
-      daddr: allAddresses('ipv4'),
-      sport: ALL_PORTS_SET,
-      dport: ALL_PORTS_SET,
-      uid: ALL_IDS,
-      gid: ALL_IDS,
-      iface: atoms.all,
-      mark: ANY_MARK,
-      ctmark: ZERO_MARK,
-      ctstates: 1,
-    };
+    const region = connectionSpace('ipv4', atoms.all);
     const pieces = traceRegion(ruleset, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(2));
     expect(pieces.some((piece) => piece.outcome.kind === 'unknown' && piece.outcome.why.includes('work limit'))).toBe(
       true,
@@ -309,19 +274,7 @@ describe('region tracer: memory bound', () => {
 
   function trace(maxPending: number) {
     const atoms = buildInterfaceAtoms([]);
-    const region: Region = {
-      protocols: 1,
-      saddr: allAddresses('ipv4'),
-      daddr: allAddresses('ipv4'),
-      sport: ALL_PORTS_SET,
-      dport: ALL_PORTS_SET,
-      uid: ALL_IDS,
-      gid: ALL_IDS,
-      iface: atoms.all,
-      mark: ANY_MARK,
-      ctmark: ZERO_MARK,
-      ctstates: 1,
-    };
+    const region = connectionSpace('ipv4', atoms.all);
     return traceRegion(marks, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(1_000_000, maxPending));
   }
 
@@ -394,19 +347,7 @@ function frameOf(ruleset: Ruleset, hook: TraceHook): TraceFrame {
 
 /** Every packet of the hook: TCP and UDP, any address, port, owner and interface, any mark, state NEW. */
 function spaceOf(frame: TraceFrame): Region {
-  return {
-    protocols: TCP | UDP,
-    saddr: allAddresses('ipv4'),
-    daddr: allAddresses('ipv4'),
-    sport: ALL_PORTS_SET,
-    dport: ALL_PORTS_SET,
-    uid: ALL_IDS,
-    gid: ALL_IDS,
-    iface: frame.atoms.all,
-    mark: ANY_MARK,
-    ctmark: ZERO_MARK,
-    ctstates: 1,
-  };
+  return { ...connectionSpace('ipv4', frame.atoms.all), protocols: TCP | UDP };
 }
 
 /** How a report names a rule or policy: table, chain, position and text. */

@@ -1,33 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { NodeAgent } from '../../src/node-agent/agent.js';
 import type { AgentSettings } from '../../src/node-agent/agent-settings.js';
-import { shippedValidator } from '../../src/cli/shipped-validator.js';
 import { crashLoopPod, type PodShape } from '../harness/kube-api/pods.js';
-import { FakeApi, log, ManualClock, quiet } from './agent-fakes.js';
+import { fakeAgent } from './agent-fakes.js';
 
-function agentWith(over: Partial<AgentSettings> = {}) {
-  const settings: AgentSettings = {
-    node: 'node-a',
-    container: 'linkerd-network-validator',
-    failureExitCode: 95,
-    action: 'delete',
-    taint: true,
-    backoff: { baseMs: 1000, maxMs: 60_000, maxRecreations: 3, windowMs: 600_000 },
-    breaker: { threshold: 5, windowMs: 60_000, minNamespaces: 1 },
-    retry: { baseMs: 500, maxMs: 30_000 },
-    queueCapacity: 1024,
-    writesPerSecond: 1000,
-    writeBurst: 1000,
-    trustedImages: [],
-    shipped: shippedValidator('linkerd'),
-    ...over,
-  };
-  const clock = new ManualClock();
-  const api = new FakeApi();
-  const agent = new NodeAgent(settings, { api, metrics: quiet, log, clock, random: () => 0.5 });
-  void agent.run();
-  return { agent, api, clock };
-}
+const agentWith = (over: Partial<AgentSettings> = {}) => fakeAgent(over);
 
 const pod = (i: number, shape: Partial<PodShape> = {}) => ({
   ...crashLoopPod({ name: `p${i}`, ownerUid: `o${i}`, ...shape }),

@@ -2,7 +2,9 @@ import type { ApiResult, CreateOutcome, DeleteOutcome, PodRef } from '../../src/
 import type { AgentApi } from '../../src/node-agent/agent-api.js';
 import type { AgentEvent } from '../../src/node-agent/agent-events.js';
 import type { AgentMetrics } from '../../src/node-agent/agent-metrics.js';
-import type { AgentClock } from '../../src/node-agent/agent-settings.js';
+import type { AgentClock, AgentSettings } from '../../src/node-agent/agent-settings.js';
+import { NodeAgent } from '../../src/node-agent/agent.js';
+import { shippedValidator } from '../../src/cli/shipped-validator.js';
 
 /** A clock the test moves by hand: timers fire only when `advance` passes them. */
 export class ManualClock implements AgentClock {
@@ -68,3 +70,35 @@ export const quiet: AgentMetrics = {
   cniAudit() {},
 };
 export const log = { info() {}, warn() {}, error() {} };
+
+/** A NodeAgent on the manual clock and the fake API, Linkerd's settings unless `over` says otherwise. */
+export function fakeAgent(over: Partial<AgentSettings> = {}, wallNow?: () => number) {
+  const settings: AgentSettings = {
+    node: 'node-a',
+    container: 'linkerd-network-validator',
+    failureExitCode: 95,
+    action: 'delete',
+    taint: true,
+    backoff: { baseMs: 1000, maxMs: 60_000, maxRecreations: 3, windowMs: 600_000 },
+    breaker: { threshold: 5, windowMs: 60_000, minNamespaces: 1 },
+    retry: { baseMs: 500, maxMs: 30_000 },
+    queueCapacity: 1024,
+    writesPerSecond: 1000,
+    writeBurst: 1000,
+    trustedImages: [],
+    shipped: shippedValidator('linkerd'),
+    ...over,
+  };
+  const clock = new ManualClock();
+  const api = new FakeApi();
+  const agent = new NodeAgent(settings, {
+    api,
+    metrics: quiet,
+    log,
+    clock,
+    random: () => 0.5,
+    ...(wallNow ? { wallNow } : {}),
+  });
+  void agent.run();
+  return { agent, api, clock };
+}

@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { NodeAgent } from '../../src/node-agent/agent.js';
-import type { AgentSettings } from '../../src/node-agent/agent-settings.js';
 import { meshDefaults } from '../../src/node-agent/node-flags.js';
 import { podViewOf } from '../../src/node-agent/pod-view.js';
 import { distrustOf } from '../../src/node-agent/validator-trust.js';
@@ -8,7 +6,7 @@ import { shippedValidator } from '../../src/cli/shipped-validator.js';
 import { validatorContainer } from '../../src/inject/validator-container.js';
 import { ambientPatch } from '../../src/webhook/ambient-patch.js';
 import { crashLoopPod } from '../harness/kube-api/pods.js';
-import { FakeApi, log, ManualClock, quiet } from './agent-fakes.js';
+import { fakeAgent } from './agent-fakes.js';
 
 // Issue #33 item 5: the node agent run with --mesh istio-ambient treats an ambient validator's
 // failure as it treats a sidecar validator's: the same Events, recreation, back-off and breaker.
@@ -42,29 +40,15 @@ function ambientPod(i: number, ns: string, message: string, container = webhookC
   return { ...pod, metadata: { ...pod.metadata, uid: `u${i}`, resourceVersion: '1' } };
 }
 
-function ambientAgent(over: Partial<AgentSettings> = {}) {
-  const settings: AgentSettings = {
-    node: 'node-a',
+function ambientAgent() {
+  const settings = {
     container: AMBIENT.container,
     failureExitCode: AMBIENT.failureExitCode,
-    action: 'delete',
-    taint: true,
-    backoff: { baseMs: 1000, maxMs: 60_000, maxRecreations: 3, windowMs: 600_000 },
     breaker: { threshold: 5, windowMs: 60_000, minNamespaces: 2 },
-    retry: { baseMs: 500, maxMs: 30_000 },
-    queueCapacity: 1024,
-    writesPerSecond: 1000,
-    writeBurst: 1000,
     trustedImages: TRUSTED,
     shipped: shippedValidator('istio-ambient'),
-    ...over,
   };
-  const clock = new ManualClock();
-  const api = new FakeApi();
-  const wallNow = () => Date.parse(FINISHED) + 1000;
-  const agent = new NodeAgent(settings, { api, metrics: quiet, log, clock, random: () => 0.5, wallNow });
-  void agent.run();
-  return { agent, api, clock };
+  return fakeAgent(settings, () => Date.parse(FINISHED) + 1000);
 }
 
 const NO_CAPTURE = 'InterceptionMissing: ipv4 probe to 192.0.2.7:80 was not captured: it left the pod uncaptured';

@@ -7,7 +7,7 @@ import { NodeAgent } from '../../src/node-agent/agent.js';
 import { shippedValidator } from '../../src/cli/shipped-validator.js';
 
 /** A clock the test moves by hand: timers fire only when `advance` passes them. */
-export class ManualClock implements AgentClock {
+class ManualClock implements AgentClock {
   time = 1_000_000;
   private timers: { at: number; fn: () => void }[] = [];
   now(): number {
@@ -38,7 +38,7 @@ export class ManualClock implements AgentClock {
   }
 }
 
-export class FakeApi implements AgentApi {
+class FakeApi implements AgentApi {
   deleted: string[] = [];
   events: AgentEvent[] = [];
   taints: boolean[] = [];
@@ -59,7 +59,7 @@ export class FakeApi implements AgentApi {
   }
 }
 
-export const quiet: AgentMetrics = {
+const quiet: AgentMetrics = {
   podsWatched() {},
   blocked() {},
   action() {},
@@ -69,7 +69,7 @@ export const quiet: AgentMetrics = {
   queueDepth() {},
   cniAudit() {},
 };
-export const log = { info() {}, warn() {}, error() {} };
+const log = { info() {}, warn() {}, error() {} };
 
 /** A NodeAgent on the manual clock and the fake API, Linkerd's settings unless `over` says otherwise. */
 export function fakeAgent(over: Partial<AgentSettings> = {}, wallNow?: () => number) {

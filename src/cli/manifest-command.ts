@@ -148,6 +148,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
   'node-agent': ['node-agent', 'mesh', 'image', 'namespace', 'output'],
   webhook: [
     'webhook',
+    'mesh',
     'image',
     'namespace',
     'output',

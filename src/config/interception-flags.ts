@@ -27,7 +27,7 @@ function toggle(name: string, help: string): FlagDef<boolean> {
 export const MESH_FLAG = valueFlag(
   'mesh',
   MESHES.join('|'),
-  'The mesh: its preset for every value below, its validator container and failure code (default {default}, which needs the two ports; required by cni-check and by the init container of manifest).',
+  'The mesh: its preset for every value below, its validator container and failure code (default {default}, which needs the two ports; required by cni-check and by the init container of manifest; manifest --webhook takes only istio-ambient, which adds the validator to the pods ambient captures).',
   oneOf<Mesh>(MESHES),
   { default: 'generic' },
 );
@@ -158,6 +158,13 @@ export const DROP_INVALID_FLAG = toggle(
   'Packets in conntrack state INVALID are dropped (Istio INVALID_DROP).',
 );
 
+export const HOST_PROBE_ADDRESSES_FLAG = valueFlag<IpAddress[]>(
+  'host-probe-addresses',
+  'ADDRS',
+  "The node's health-probe source addresses, whose TCP is accepted unredirected (istio-ambient 169.254.7.127,fd16:9254:7127:1337:ffff:ffff:ffff:ffff; istio-cni's HOST_PROBE_SNAT_IP and HOST_PROBE_SNAT_IPV6).",
+  parseIps,
+);
+
 export const INTERCEPTION_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
   INBOUND_PORT_FLAG,
@@ -183,4 +190,5 @@ export const INTERCEPTION_FLAGS: readonly FlagDef[] = [
   REROUTE_INTERFACES_FLAG,
   PROXY_LOOPBACK_INBOUND_FLAG,
   DROP_INVALID_FLAG,
+  HOST_PROBE_ADDRESSES_FLAG,
 ] as readonly FlagDef[];

@@ -1,6 +1,7 @@
 import { parseCidr, type Cidr } from '../addr/cidr.js';
 import type { IpAddress } from '../addr/ip.js';
 import { ALL_PORTS, NO_PORTS, type PortSet } from '../addr/port-set.js';
+import type { Dataplane, MarkMatch, MarkRoute } from '../mesh/mesh-identity.js';
 import { meshIdentities, type Mesh } from '../mesh/meshes.js';
 import type { CidrSet, IdSet } from './flag-parsers.js';
 
@@ -54,7 +55,26 @@ export interface InterceptionSpec {
   readonly proxyLoopbackToInbound: boolean;
   /** Connections in conntrack state INVALID are dropped on the way in (Istio DropInvalid / INVALID_DROP). */
   readonly dropInvalid: boolean;
+  /**
+   * Who owns the proxy and its rules: a sidecar in the pod (identified by uid/gid), or a node proxy
+   * that enters the pod's namespace (Istio ambient's ztunnel, identified by its socket mark).
+   */
+  readonly dataplane: Dataplane;
+  /** Packets carrying one of these marks are the proxy's own (ztunnel's SO_MARK 0x539/0xfff): never redirected. */
+  readonly proxyMarks: readonly MarkMatch[];
+  /**
+   * Outbound TCP carrying one of these marks belongs to a connection the proxy accepted (Istio
+   * ambient's connmark 0x111/0xfff, restored onto the packet in mangle OUTPUT): not redirected.
+   */
+  readonly acceptedMarks: readonly MarkMatch[];
+  /** The node's health-probe source addresses: TCP from (inbound) and to (outbound) them is accepted. */
+  readonly hostProbeAddresses: readonly IpAddress[];
+  /** The policy route the rules rely on: `ip rule fwmark <mark> lookup <table>`, local default routes via lo there. */
+  readonly markRoute: MarkRoute | undefined;
 }
+
+// Declared with the mesh modules, which set them (src/mesh/istio-ambient.ts).
+export type { Dataplane, MarkMatch, MarkRoute } from '../mesh/mesh-identity.js';
 
 export interface MeshPreset {
   readonly spec: InterceptionSpec;
@@ -89,6 +109,11 @@ const CAPTURE_ALL: Omit<InterceptionSpec, 'mesh' | 'inboundPort' | 'outboundPort
   rerouteInterfaces: [],
   proxyLoopbackToInbound: false,
   dropInvalid: false,
+  dataplane: 'sidecar',
+  proxyMarks: [],
+  acceptedMarks: [],
+  hostProbeAddresses: [],
+  markRoute: undefined,
 };
 
 /** Each mesh's preset, composed from its module in src/mesh/ (the one place a mesh is declared). */

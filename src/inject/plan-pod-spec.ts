@@ -3,6 +3,8 @@ import { containerValidatorConfig } from '../compat/validator-config.js';
 import { GENERIC } from '../mesh/generic.js';
 import { hasOwnPorts, meshIdentities, meshIdentity, meshOfContainer, MESHES, type Mesh } from '../mesh/meshes.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { captureExclusion } from './ambient-enrolment.js';
+import type { CapturedPods } from '../mesh/mesh-identity.js';
 import { annotationFlags } from './annotation-flags.js';
 import { authorPlumbingProblem } from './author-plumbing.js';
 import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
@@ -163,9 +165,29 @@ function refusal(pod: PodInput, options: InjectOptions): string | undefined {
   const plumbing = authorPlumbingProblem(spec, listOf(inits).find((item) => VALIDATOR_NAMES.has(nameOf(item))) ?? {});
   if (plumbing) return plumbing;
   const admission = admissionMesh(pod.metadata, names.map(nameOf), pod.namespace);
+  const captured = options.mesh === undefined ? undefined : meshIdentity(options.mesh).capturedPods;
+  if (options.mesh !== undefined && captured) return captureRefusal(options.mesh, captured, pod, admission);
   if (admission)
     return `${meshIdentity(admission).admission?.injector ?? admission} injects this pod at admission and adds its own validator there; use the admission path (\`interlock webhook\`, deployed by \`interlock manifest --webhook\`; docs/admission.md), not inject`;
   return undefined;
+}
+
+/**
+ * Why a mesh that captures pods by itself (ambient) will not capture this one: then its validator
+ * would fail at every start. A pod a mesh's injector will give a sidecar at admission is a sidecar pod too.
+ */
+function captureRefusal(
+  mesh: Mesh,
+  selection: CapturedPods,
+  pod: PodInput,
+  admission: Mesh | undefined,
+): string | undefined {
+  const excluded = captureExclusion(selection, { metadata: pod.metadata, spec: pod.spec });
+  const injector = admission === undefined ? undefined : meshIdentity(admission).admission?.injector;
+  const why = excluded ?? (injector === undefined ? undefined : `${injector} injects its proxy into it at admission`);
+  return why === undefined
+    ? undefined
+    : `--mesh ${mesh} does not capture this pod (${why}); a validator there would fail at every start: leave --mesh ${mesh} off for it`;
 }
 
 /** Interlock's image: the one given, or any tag or digest of a `mesh-interlock` repository. */

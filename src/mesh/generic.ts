@@ -12,6 +12,7 @@ export const GENERIC = {
   annotationFlags: {},
   annotationSwitches: [],
   admission: undefined,
+  capturedPods: undefined,
   dropIn: undefined,
   // No ports of its own: --inbound-port and --outbound-port are required.
   capture: { inboundPort: 0, outboundPort: 0 },

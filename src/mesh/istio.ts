@@ -40,6 +40,7 @@ export const ISTIO = {
     ],
     injectedAnnotations: ['sidecar.istio.io/status'],
   },
+  capturedPods: undefined,
   dropIn: {
     argv: 'istio-iptables',
     // istio-validation's args start with this subcommand of pilot-agent.

@@ -29,6 +29,7 @@ export const LINKERD = {
     namespaceSwitches: [{ in: 'annotations', key: 'linkerd.io/inject', values: ['enabled', 'ingress'] }],
     injectedAnnotations: [],
   },
+  capturedPods: undefined,
   dropIn: {
     argv: 'linkerd2-network-validator',
     // The path Linkerd's injector puts in `command:`; the image provides it (a shim that passes

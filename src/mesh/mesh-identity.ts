@@ -1,4 +1,23 @@
+import type { IpAddress } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
+
+/**
+ * Who owns the proxy and its rules: a sidecar in the pod (identified by uid/gid), or a node proxy
+ * that enters the pod's namespace (Istio ambient's ztunnel, identified by its socket mark).
+ */
+export type Dataplane = 'sidecar' | 'ambient';
+
+/** A packet-mark test: `mark & mask == value`. */
+export interface MarkMatch {
+  readonly value: number;
+  readonly mask: number;
+}
+
+/** The policy route the rules rely on: `ip rule fwmark <mark> lookup <table>`. */
+export interface MarkRoute {
+  readonly mark: MarkMatch;
+  readonly table: number;
+}
 
 /**
  * The fields of the interception spec a mesh's preset sets; every other field is "capture
@@ -16,6 +35,25 @@ export interface MeshCapture {
   readonly dnsPort?: number;
   readonly inboundTunnelPort?: number;
   readonly proxyLoopbackToInbound?: boolean;
+  readonly dnsCapture?: { readonly servers: readonly IpAddress[] };
+  readonly dataplane?: Dataplane;
+  readonly proxyMarks?: readonly MarkMatch[];
+  readonly acceptedMarks?: readonly MarkMatch[];
+  readonly hostProbeAddresses?: readonly IpAddress[];
+  readonly markRoute?: MarkRoute;
+}
+
+/**
+ * Which pods a node-level dataplane captures by itself, so Interlock adds its validator to them
+ * (Istio ambient: the webhook's selectors and inject's refusals read this): a label on the
+ * namespace or the pod turns capture on, the pod's own `off` value opts it out, and a pod
+ * carrying `sidecarAnnotation` (a sidecar injector ran) is never captured.
+ */
+export interface CapturedPods {
+  readonly label: string;
+  readonly on: string;
+  readonly off: string;
+  readonly sidecarAnnotation: string;
 }
 
 /**
@@ -80,7 +118,7 @@ export interface AnnotationSwitch {
  * How the mesh's CNI plugin reads a pod's annotations and labels when it writes the pod's rules:
  * src/config/pod-metadata.ts applies each the plugin's way (code, keyed by this name).
  */
-export type PodMetadataRules = 'linkerd-cni' | 'istio-cni';
+export type PodMetadataRules = 'linkerd-cni' | 'istio-cni' | 'istio-cni-ambient';
 
 /** Everything that makes a mesh itself, as data: one module per mesh (src/mesh/), one registry line. */
 export interface MeshIdentity {
@@ -114,6 +152,8 @@ export interface MeshIdentity {
   readonly annotationFlags: Readonly<Record<string, string>>;
   readonly annotationSwitches: readonly AnnotationSwitch[];
   readonly admission: AdmissionSelector | undefined;
+  /** The pods the mesh captures without an injector (ambient), to which Interlock adds its validator. */
+  readonly capturedPods: CapturedPods | undefined;
   readonly dropIn: DropIn | undefined;
   readonly capture: MeshCapture;
 }

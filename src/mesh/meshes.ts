@@ -1,13 +1,14 @@
 import { GENERIC } from './generic.js';
 import { ISTIO } from './istio.js';
+import { ISTIO_AMBIENT } from './istio-ambient.js';
 import { LINKERD } from './linkerd.js';
-import type { DropIn, MeshIdentity } from './mesh-identity.js';
+import type { CapturedPods, DropIn, MeshIdentity } from './mesh-identity.js';
 
 /**
  * Every mesh Interlock knows, one line each, in the order help, docs and lookups list them
  * (the first whose admission selector matches a pod wins).
  */
-const IDENTITIES = [LINKERD, ISTIO, GENERIC] as const satisfies readonly MeshIdentity[];
+const IDENTITIES = [LINKERD, ISTIO, ISTIO_AMBIENT, GENERIC] as const satisfies readonly MeshIdentity[];
 
 /** Which mesh: the one type for it, everywhere (`--mesh`, presets, containers, drop-ins). */
 export type Mesh = (typeof IDENTITIES)[number]['name'];
@@ -60,4 +61,14 @@ export function hasOwnPorts(mesh: Mesh): boolean {
 /** `linkerd, istio or generic`: the meshes as a sentence lists them. */
 export function meshNamesText(): string {
   return `${MESHES.slice(0, -1).join(', ')} or ${MESHES.at(-1) ?? ''}`;
+}
+
+/**
+ * The mesh whose dataplane captures pods without an injector (Istio ambient), and which pods: the
+ * webhook's ambient path adds Interlock's validator to those. Undefined when no mesh does.
+ */
+export function capturingMesh(): { readonly mesh: Mesh; readonly capturedPods: CapturedPods } | undefined {
+  for (const identity of IDENTITIES)
+    if (identity.capturedPods !== undefined) return { mesh: identity.name, capturedPods: identity.capturedPods };
+  return undefined;
 }

@@ -150,7 +150,7 @@ function patchedContainer(container: Record<string, unknown>, ops: readonly Json
   return patched;
 }
 
-function podLevelPatch(
+export function podLevelPatch(
   pod: Record<string, unknown>,
   spec: Record<string, unknown>,
   settings: PatchSettings,
@@ -176,7 +176,7 @@ function podLevelPatch(
  * Each wanted entry whose name the list lacks, appended (`add …/-`): the pod's own entries are
  * never sent back, so nothing the author wrote is re-encoded in the response.
  */
-function appendedByName(list: unknown, at: string, wanted: readonly Record<string, unknown>[]): JsonPatchOp[] {
+export function appendedByName(list: unknown, at: string, wanted: readonly Record<string, unknown>[]): JsonPatchOp[] {
   if (!Array.isArray(list)) return [{ op: 'add', path: at, value: wanted }];
   const names = new Set(list.map((item: unknown) => (isRecord(item) ? item.name : undefined)));
   return wanted.filter((item) => !names.has(item.name)).map((value) => ({ op: 'add', path: `${at}/-`, value }));

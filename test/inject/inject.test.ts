@@ -26,6 +26,7 @@ const CASES: Array<[string, string[]]> = [
   ['linkerd-native-sidecar-pod.yaml', ['--native-sidecar']],
   ['istio-cni-pod.yaml', ['--report-event']],
   ['workloads.yaml', ['--mesh', 'linkerd', '--rules-check']],
+  ['istio-ambient-workloads.yaml', ['--mesh', 'istio-ambient']],
 ];
 
 describe('interlock inject', () => {
@@ -212,7 +213,7 @@ describe('the real kubectl takes the output', () => {
       const out = (await inject(fixture(file), argv)).stdout;
       const written = docs(out)
         .flatMap((doc) => (doc.kind === 'List' ? doc.items : [doc]))
-        .filter((doc) => !['Service', 'ConfigMap'].includes(doc.kind));
+        .filter((doc) => !['Service', 'ConfigMap', 'Namespace'].includes(doc.kind));
       const decoded = kubectlDecode(written.map((doc) => JSON.stringify(doc)).join('\n')) as KubeDocument[];
       // kubectl prints an absent `resources` as `{}` (a Go struct without omitempty); that is no change.
       const validatorOf = (doc: KubeDocument): Partial<Container> => {

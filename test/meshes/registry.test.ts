@@ -26,8 +26,11 @@ describe('the mesh registry (src/mesh/)', () => {
     once(identities.map((identity) => identity.name));
     once(identities.map((identity) => identity.containers.validator));
     once(dropInMeshes().flatMap(({ dropIn }) => dropIn.programs));
-    once(identities.map((identity) => String(identity.failureExitCode)));
-    expect(MESHES).toEqual(['linkerd', 'istio', 'generic']);
+    // A code is shared only by the dataplanes of one mesh, read by one repair controller (Istio's
+    // sidecar and ambient: istio-cni's 126).
+    for (const code of new Set(identities.map((identity) => identity.failureExitCode)))
+      expect(new Set(identities.filter((i) => i.failureExitCode === code).map((i) => i.cniPlugin)).size).toBe(1);
+    expect(MESHES).toEqual(['linkerd', 'istio', 'istio-ambient', 'generic']);
   });
 
   it("gives every mesh a failure code the repair controllers know and Interlock's table does not reserve", () => {
@@ -37,8 +40,8 @@ describe('the mesh registry (src/mesh/)', () => {
       expect(identity.failureExitCode).toBeGreaterThan(0);
       expect(identity.failureExitCode).toBeLessThan(256);
     }
-    expect(failureCodesText()).toBe('linkerd 95, istio 126, generic 97');
-    expect(meshNamesText()).toBe('linkerd, istio or generic');
+    expect(failureCodesText()).toBe('linkerd 95, istio 126, istio-ambient 126, generic 97');
+    expect(meshNamesText()).toBe('linkerd, istio, istio-ambient or generic');
   });
 
   it('composes each preset from its module: name, container, code, plugin and capture', () => {
@@ -52,7 +55,9 @@ describe('the mesh registry (src/mesh/)', () => {
         expect(preset.spec[field as keyof typeof preset.spec], `${identity.name} ${field}`).toEqual(value);
       expect(hasOwnPorts(identity.name)).toBe(identity.capture.inboundPort !== 0);
     }
-    expect(VALIDATOR_NAMES).toEqual(new Set(['linkerd-network-validator', 'istio-validation', 'interlock']));
+    expect(VALIDATOR_NAMES).toEqual(
+      new Set(['linkerd-network-validator', 'istio-validation', 'istio-ambient-validation', 'interlock']),
+    );
   });
 
   it("tells a pod's mesh by its injected containers, never generic by Interlock's own name", () => {
@@ -101,6 +106,7 @@ describe('the mesh registry (src/mesh/)', () => {
       for (const program of identity.dropIn?.programs ?? []) values.add(program);
       for (const where of [...(identity.admission?.podSwitch ?? []), ...(identity.admission?.namespaceSwitches ?? [])])
         values.add(where.key);
+      if (identity.capturedPods) values.add(identity.capturedPods.label).add(identity.capturedPods.sidecarAnnotation);
     }
     // The code a module's keys name (DropInArgv, PodMetadataRules) spells its own program and
     // plugin; the start-up snapshot rehearses one Linkerd pass.

@@ -29,6 +29,7 @@ export const ISTIO_AMBIENT = {
   cniPlugin: 'istio-cni',
   // Its annotations (ambient.istio.io/dns-capture, bypass-inbound-capture) are not read yet.
   podMetadata: 'istio-cni-ambient',
+  namespaceAnnotationFallback: false,
   annotationFlags: {},
   annotationSwitches: [],
   admission: undefined,

@@ -12,7 +12,7 @@ export interface EnvironmentVariable {
  */
 export interface CommandSpec {
   readonly name: CommandName;
-  /** What follows `interlock NAME` on the usage line: `--mesh linkerd|istio|generic [flags]`. */
+  /** What follows `interlock NAME` on the usage line: `--mesh linkerd|istio|istio-ambient|generic [flags]`. */
   readonly usage: string;
   /** One line, also shown by `interlock help`. */
   readonly summary: string;

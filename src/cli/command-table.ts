@@ -79,7 +79,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'manifest',
-    usage: '--mesh linkerd|istio|generic [flags]',
+    usage: '--mesh linkerd|istio|istio-ambient|generic [flags]',
     summary:
       "Print the validator's init container for a pod spec, or objects for kubectl apply: its Event RBAC (--rbac), the node agent (--node-agent) or the admission webhook (--webhook).",
     description: [
@@ -107,7 +107,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'node',
-    usage: '--node-name NAME --mesh linkerd|istio|generic [flags]',
+    usage: '--node-name NAME --mesh linkerd|istio|istio-ambient|generic [flags]',
     summary: 'Node agent: recreate pods the CNI failed, without ever looping; audit the CNI config.',
     description: [
       "Runs as a DaemonSet. Watches this node's pods; a pod whose validator failed with the mesh's failure code was started before the CNI set it up, and is recreated (or labelled), with a per-owner back-off and a node-wide breaker. With --cni-audit it also audits the node's CNI configuration, as 'interlock cni-check' does.",
@@ -123,7 +123,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'cni-check',
-    usage: '--mesh linkerd|istio|generic [flags]',
+    usage: '--mesh linkerd|istio|istio-ambient|generic [flags]',
     summary: 'Predict which CNI configuration the runtime loads and check the mesh plugin is chained.',
     description: [
       "Predicts which CNI configuration file the node's container runtime loads, exactly as the runtime does, and checks that pods landing here get the primary network and then the mesh plugin: the mesh plugin chained after the primary plugin in that file, every plugin binary present and executable, the file's cniVersion supported by every plugin (asked with CNI_COMMAND=VERSION).",

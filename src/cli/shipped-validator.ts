@@ -17,7 +17,8 @@ export function shippedValidator(mesh: Mesh): ShippedValidator {
       validatorConfigOf(undefined, validatorArgs({ mesh, image: '', rulesCheck, reportEvent }), {}),
     ),
   );
-  const dropIn = mesh === 'generic' ? undefined : DROP_IN_COMMAND[mesh];
+  // Neither generic nor ambient has a validator of its mesh's own to stand in for.
+  const dropIn = mesh === 'generic' || mesh === 'istio-ambient' ? undefined : DROP_IN_COMMAND[mesh];
   return {
     configs: variants.flatMap((variant) => (variant.ok ? [variant.value.config] : [])),
     commands: [undefined, ...(dropIn ? [dropIn] : [])],

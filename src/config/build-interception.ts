@@ -42,6 +42,7 @@ const FIELDS: readonly FieldFlag[] = [
   field(F.REROUTE_INTERFACES_FLAG, 'rerouteInterfaces'),
   field(F.PROXY_LOOPBACK_INBOUND_FLAG, 'proxyLoopbackToInbound'),
   field(F.DROP_INVALID_FLAG, 'dropInvalid'),
+  field(F.HOST_PROBE_ADDRESSES_FLAG, 'hostProbeAddresses'),
 ];
 
 /** Builds the spec from the preset named by --mesh, replacing each field a flag gives. */

@@ -19,8 +19,8 @@ import {
   type IdSet,
 } from './flag-parsers.js';
 
-export type Mesh = 'linkerd' | 'istio' | 'generic';
-export const MESHES: readonly Mesh[] = ['linkerd', 'istio', 'generic'];
+export type Mesh = 'linkerd' | 'istio' | 'istio-ambient' | 'generic';
+export const MESHES: readonly Mesh[] = ['linkerd', 'istio', 'istio-ambient', 'generic'];
 
 /** The commands that judge rules against an interception spec. */
 const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
@@ -33,7 +33,7 @@ function toggle(name: string, help: string): FlagDef<boolean> {
 
 export const MESH_FLAG = value<Mesh>(
   'mesh',
-  'linkerd|istio|generic',
+  'linkerd|istio|istio-ambient|generic',
   'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by cni-check and by the init container of manifest).',
   oneOf(MESHES),
   { default: 'generic', commands: ['validate', 'explain', 'manifest', 'inject', 'node', 'cni-check'] },
@@ -165,6 +165,13 @@ export const DROP_INVALID_FLAG = toggle(
   'Packets in conntrack state INVALID are dropped (Istio INVALID_DROP).',
 );
 
+export const HOST_PROBE_ADDRESSES_FLAG = value<IpAddress[]>(
+  'host-probe-addresses',
+  'ADDRS',
+  "The node's health-probe source addresses, whose TCP is accepted unredirected (istio-ambient 169.254.7.127,fd16:9254:7127:1337:ffff:ffff:ffff:ffff; istio-cni's HOST_PROBE_SNAT_IP and HOST_PROBE_SNAT_IPV6).",
+  parseIps,
+);
+
 export const INTERCEPTION_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
   INBOUND_PORT_FLAG,
@@ -190,4 +197,5 @@ export const INTERCEPTION_FLAGS: readonly FlagDef[] = [
   REROUTE_INTERFACES_FLAG,
   PROXY_LOOPBACK_INBOUND_FLAG,
   DROP_INVALID_FLAG,
+  HOST_PROBE_ADDRESSES_FLAG,
 ] as readonly FlagDef[];

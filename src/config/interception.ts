@@ -1,5 +1,5 @@
 import { parseCidr, type Cidr } from '../addr/cidr.js';
-import type { IpAddress } from '../addr/ip.js';
+import { parseIp, type IpAddress } from '../addr/ip.js';
 import { ALL_PORTS, NO_PORTS, parsePortSet, type PortSet } from '../addr/port-set.js';
 import type { CidrSet, IdSet } from './flag-parsers.js';
 import type { Mesh } from './interception-flags.js';
@@ -54,6 +54,35 @@ export interface InterceptionSpec {
   readonly proxyLoopbackToInbound: boolean;
   /** Connections in conntrack state INVALID are dropped on the way in (Istio DropInvalid / INVALID_DROP). */
   readonly dropInvalid: boolean;
+  /**
+   * Who owns the proxy and its rules: a sidecar in the pod (identified by uid/gid), or a node proxy
+   * that enters the pod's namespace (Istio ambient's ztunnel, identified by its socket mark).
+   */
+  readonly dataplane: Dataplane;
+  /** Packets carrying one of these marks are the proxy's own (ztunnel's SO_MARK 0x539/0xfff): never redirected. */
+  readonly proxyMarks: readonly MarkMatch[];
+  /**
+   * Outbound TCP carrying one of these marks belongs to a connection the proxy accepted (Istio
+   * ambient's connmark 0x111/0xfff, restored onto the packet in mangle OUTPUT): not redirected.
+   */
+  readonly acceptedMarks: readonly MarkMatch[];
+  /** The node's health-probe source addresses: TCP from (inbound) and to (outbound) them is accepted. */
+  readonly hostProbeAddresses: readonly IpAddress[];
+  /** The policy route the rules rely on: `ip rule fwmark <mark> lookup <table>`, local default routes via lo there. */
+  readonly markRoute: MarkRoute | undefined;
+}
+
+export type Dataplane = 'sidecar' | 'ambient';
+
+/** A packet-mark test: `mark & mask == value`. */
+export interface MarkMatch {
+  readonly value: number;
+  readonly mask: number;
+}
+
+export interface MarkRoute {
+  readonly mark: MarkMatch;
+  readonly table: number;
 }
 
 export interface MeshPreset {
@@ -91,7 +120,22 @@ const CAPTURE_ALL: Omit<InterceptionSpec, 'mesh' | 'inboundPort' | 'outboundPort
   rerouteInterfaces: [],
   proxyLoopbackToInbound: false,
   dropInvalid: false,
+  dataplane: 'sidecar',
+  proxyMarks: [],
+  acceptedMarks: [],
+  hostProbeAddresses: [],
+  markRoute: undefined,
 };
+
+/**
+ * istio-cni's in-pod (ambient) constants: cni/pkg/config/config.go (1.28.0 on; before,
+ * cni/pkg/iptables/iptables.go), host-probe defaults from cni/pkg/nodeagent/options.go
+ * (the IPv6 one from 1.23.0); pinned in test/fixtures/meshes/facts/istio-ambient.json.
+ */
+const AMBIENT_PROXY_MARK: MarkMatch = { value: 0x539, mask: 0xfff };
+const AMBIENT_ACCEPTED_MARK: MarkMatch = { value: 0x111, mask: 0xfff };
+const AMBIENT_ROUTE_TABLE = 100;
+const AMBIENT_HOST_PROBES = [parsedIp('169.254.7.127'), parsedIp('fd16:9254:7127:1337:ffff:ffff:ffff:ffff')];
 
 export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
   linkerd: {
@@ -125,6 +169,27 @@ export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
       proxyLoopbackToInbound: true,
     },
   },
+  // ztunnel binds 15001/15006/15008/15053 in the pod and marks its sockets instead of running
+  // under a uid; the chart captures DNS by default from 1.25 (cni.ambient.dnsCapture).
+  'istio-ambient': {
+    failureExitCode: 126,
+    validatorContainer: 'istio-ambient-validation',
+    cniPlugin: 'istio-cni',
+    spec: {
+      ...CAPTURE_ALL,
+      mesh: 'istio-ambient',
+      dataplane: 'ambient',
+      inboundPort: 15006,
+      outboundPort: 15001,
+      inboundTunnelPort: 15008,
+      dnsPort: 15053,
+      dnsCapture: { servers: [] },
+      proxyMarks: [AMBIENT_PROXY_MARK],
+      acceptedMarks: [AMBIENT_ACCEPTED_MARK],
+      hostProbeAddresses: AMBIENT_HOST_PROBES,
+      markRoute: { mark: AMBIENT_ACCEPTED_MARK, table: AMBIENT_ROUTE_TABLE },
+    },
+  },
   // Generic has no ports of its own: --inbound-port and --outbound-port are required.
   generic: {
     failureExitCode: 97,
@@ -138,6 +203,12 @@ function parsedCidr(text: string): Cidr {
   const cidr = parseCidr(text);
   if (!cidr) throw new Error(`preset CIDR ${text} does not parse`);
   return cidr;
+}
+
+function parsedIp(text: string): IpAddress {
+  const ip = parseIp(text);
+  if (!ip) throw new Error(`preset address ${text} does not parse`);
+  return ip;
 }
 
 function parsedPorts(text: string): PortSet {

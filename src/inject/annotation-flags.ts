@@ -23,6 +23,8 @@ const ANNOTATION_FLAGS: Readonly<Record<Mesh, Readonly<Record<string, string>>>>
     'traffic.sidecar.istio.io/excludeInterfaces': '--exclude-interfaces',
     'traffic.sidecar.istio.io/kubevirtInterfaces': '--reroute-interfaces',
   },
+  // Ambient's annotations (ambient.istio.io/dns-capture, bypass-inbound-capture) are not read yet.
+  'istio-ambient': {},
   generic: {},
 };
 

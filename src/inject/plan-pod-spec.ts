@@ -89,7 +89,7 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
   if (!mesh)
     return fail(
       'ConfigInvalid',
-      `${pod.label}: cannot tell which mesh injects this pod (no validator, proxy or init container of a mesh); give --mesh linkerd|istio|generic`,
+      `${pod.label}: cannot tell which mesh injects this pod (no validator, proxy or init container of a mesh); give --mesh linkerd|istio|istio-ambient|generic`,
     );
   const order = orderProblem(pod.label, inits, index, options);
   if (order?.startsWith('error:')) return fail('ManifestOrder', order.slice('error: '.length));

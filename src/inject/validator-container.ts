@@ -1,8 +1,16 @@
 import { PRESETS, type Mesh } from '../config/interception.js';
 import { VALIDATOR_RESOURCES } from './resources.js';
 
-/** Linkerd's validator runs as nobody; Istio's as the proxy's uid, which its rules treat specially. */
-const RUN_AS_USER: Readonly<Record<Mesh, number>> = { linkerd: 65534, istio: 1337, generic: 65534 };
+/**
+ * Linkerd's validator runs as nobody; Istio's as the proxy's uid, which its rules treat specially.
+ * Ambient's rules know no uid (ztunnel is told apart by its socket mark), so nobody will do.
+ */
+const RUN_AS_USER: Readonly<Record<Mesh, number>> = {
+  linkerd: 65534,
+  istio: 1337,
+  'istio-ambient': 65534,
+  generic: 65534,
+};
 
 export const DEFAULT_IMAGE = 'mesh-interlock:dev';
 

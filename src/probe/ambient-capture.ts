@@ -124,6 +124,6 @@ function listenerNote(missing: readonly number[]): string {
   return missing.length > 0 ? `; and ${missingText(missing)}` : '';
 }
 
-export function describe(endpoint: TableEndpoint): string {
+function describe(endpoint: TableEndpoint): string {
   return hostPort(formatIp(unmapped(endpoint.address)), endpoint.port);
 }

@@ -31,7 +31,7 @@ export type LaunchAmbient = (target: ProbeTarget, timeoutMs: number, signal: Abo
  * A silence shorter than this, cut by the deadline, tells nothing: a starved node may not have
  * run the validator. Such an attempt never replaces a telling one as the reason.
  */
-export const MIN_TELLING_SILENCE_MS = 250;
+const MIN_TELLING_SILENCE_MS = 250;
 
 /**
  * Polls until the pod's socket tables show this probe accepted on ztunnel's port, or the

@@ -10,14 +10,14 @@ import { REPO_ROOT } from './pod-namespace.js';
  * stand-in that binds ztunnel's ports there. Nothing here is typed from memory: the rules are
  * the goldens' lines, optionally with some rule lines left out (a partial enrolment).
  */
-export const AMBIENT_FIXTURES = resolve(REPO_ROOT, 'test/fixtures/meshes/istio-ambient');
-export const ZTUNNEL_STANDIN = resolve(REPO_ROOT, 'test/harness/ztunnel-standin.py');
+const AMBIENT_FIXTURES = resolve(REPO_ROOT, 'test/fixtures/meshes/istio-ambient');
+const ZTUNNEL_STANDIN = resolve(REPO_ROOT, 'test/harness/ztunnel-standin.py');
 
 /** Every pinned tag, oldest first; the default branch (HEAD-<commit>) last. */
 export const AMBIENT_TAGS: readonly string[] = readdirSync(AMBIENT_FIXTURES)
   .filter((name) => /^\d|^HEAD-/.test(name))
   .sort((a, b) => (a.startsWith('HEAD') ? 1 : b.startsWith('HEAD') ? -1 : a.localeCompare(b, 'en', { numeric: true })));
-export const HEAD_TAG = AMBIENT_TAGS.at(-1) ?? 'HEAD';
+const HEAD_TAG = AMBIENT_TAGS.at(-1) ?? 'HEAD';
 
 export type AmbientBackend = 'iptables-nft' | 'iptables-legacy' | 'nft';
 
@@ -34,7 +34,7 @@ export interface AmbientRulesOptions {
   readonly routing?: boolean;
 }
 
-export function ambientGolden(tag: string, dir: 'iptables' | 'nftables', name: string): string {
+function ambientGolden(tag: string, dir: 'iptables' | 'nftables', name: string): string {
   return readFileSync(join(AMBIENT_FIXTURES, tag, dir, `${name}.golden`), 'utf8');
 }
 
@@ -42,7 +42,7 @@ export function ambientGolden(tag: string, dir: 'iptables' | 'nftables', name: s
  * A restore-text golden (1.23.0 on) as one iptables-restore text per family: the harness lines
  * (`iptables-save`) dropped, the first run of tables IPv4, a table named again starts IPv6.
  */
-export function restoreTexts(golden: string): { ipv4: string; ipv6: string } {
+function restoreTexts(golden: string): { ipv4: string; ipv6: string } {
   const out = { ipv4: [] as string[], ipv6: [] as string[] };
   const seen = new Set<string>();
   let family: 'ipv4' | 'ipv6' = 'ipv4';
@@ -61,7 +61,7 @@ export function restoreTexts(golden: string): { ipv4: string; ipv6: string } {
 
 const isRule = (line: string): boolean => /^-A |^add rule |^ip6?tables .* -A /.test(line);
 
-export function keepRules(text: string, keep: (rule: string) => boolean): string {
+function keepRules(text: string, keep: (rule: string) => boolean): string {
   return text
     .split('\n')
     .filter((line) => !isRule(line) || keep(line))
@@ -115,7 +115,7 @@ function applyArgvGolden(
 }
 
 /** `ip rule add fwmark 0x111/0xfff pref 32764 lookup 100` and table 100's local default route via lo. */
-export function applyAmbientRouting(pod: PodNamespace, families: readonly ('ipv4' | 'ipv6')[]): void {
+function applyAmbientRouting(pod: PodNamespace, families: readonly ('ipv4' | 'ipv6')[]): void {
   for (const family of families) {
     const flag = family === 'ipv4' ? '-4' : '-6';
     pod.exec('ip', flag, 'rule', 'add', 'fwmark', '0x111/0xfff', 'pref', '32764', 'lookup', '100');

@@ -1,24 +1,13 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { ambientGolden, HEAD_TAG, keepRules, restoreTexts, ZTUNNEL_STANDIN } from './ambient-goldens.js';
 import type { PodNamespace } from './pod-namespace.js';
-import { REPO_ROOT } from './pod-namespace.js';
+
+export { AMBIENT_TAGS } from './ambient-goldens.js';
 
 /**
- * Istio ambient's in-pod rules, written into a test pod from istio-cni's own goldens
- * (test/fixtures/meshes/istio-ambient/<tag>/{iptables,nftables}/<name>.golden), and a ztunnel
- * stand-in that binds ztunnel's ports there. Nothing here is typed from memory: the rules are
- * the goldens' lines, optionally with some rule lines left out (a partial enrolment).
+ * Istio ambient's in-pod rules written into a test pod from istio-cni's own goldens (read by
+ * ambient-goldens.ts), and a ztunnel stand-in that binds ztunnel's ports there.
  */
-const AMBIENT_FIXTURES = resolve(REPO_ROOT, 'test/fixtures/meshes/istio-ambient');
-const ZTUNNEL_STANDIN = resolve(REPO_ROOT, 'test/harness/ztunnel-standin.py');
-
-/** Every pinned tag, oldest first; the default branch (HEAD-<commit>) last. */
-export const AMBIENT_TAGS: readonly string[] = readdirSync(AMBIENT_FIXTURES)
-  .filter((name) => /^\d|^HEAD-/.test(name))
-  .sort((a, b) => (a.startsWith('HEAD') ? 1 : b.startsWith('HEAD') ? -1 : a.localeCompare(b, 'en', { numeric: true })));
-const HEAD_TAG = AMBIENT_TAGS.at(-1) ?? 'HEAD';
-
 export type AmbientBackend = 'iptables-nft' | 'iptables-legacy' | 'nft';
 
 export interface AmbientRulesOptions {
@@ -32,40 +21,6 @@ export interface AmbientRulesOptions {
   readonly keep?: (rule: string) => boolean;
   /** istio-cni's ip rule and table 100 (iptables_linux.go); on unless false. */
   readonly routing?: boolean;
-}
-
-function ambientGolden(tag: string, dir: 'iptables' | 'nftables', name: string): string {
-  return readFileSync(join(AMBIENT_FIXTURES, tag, dir, `${name}.golden`), 'utf8');
-}
-
-/**
- * A restore-text golden (1.23.0 on) as one iptables-restore text per family: the harness lines
- * (`iptables-save`) dropped, the first run of tables IPv4, a table named again starts IPv6.
- */
-function restoreTexts(golden: string): { ipv4: string; ipv6: string } {
-  const out = { ipv4: [] as string[], ipv6: [] as string[] };
-  const seen = new Set<string>();
-  let family: 'ipv4' | 'ipv6' = 'ipv4';
-  for (const line of golden.split('\n')) {
-    if (/^ip6?tables-save$/.test(line) || line.trim() === '') continue;
-    const table = /^\* (\w+)/.exec(line)?.[1];
-    if (table) {
-      if (seen.has(table)) family = 'ipv6';
-      seen.add(table);
-    }
-    out[family].push(line);
-  }
-  const text = (lines: string[]): string => (lines.length > 0 ? `${lines.join('\n')}\n` : '');
-  return { ipv4: text(out.ipv4), ipv6: text(out.ipv6) };
-}
-
-const isRule = (line: string): boolean => /^-A |^add rule |^ip6?tables .* -A /.test(line);
-
-function keepRules(text: string, keep: (rule: string) => boolean): string {
-  return text
-    .split('\n')
-    .filter((line) => !isRule(line) || keep(line))
-    .join('\n');
 }
 
 /** Writes a golden's rules into the pod, as istio-cni's node agent does when it enrols the pod. */

@@ -23,7 +23,7 @@ let index = 70;
 const pods: PodRun[] = [];
 beforeAll(async () => {
   node = await startNode();
-  validator = await manifestContainer('istio-ambient' as Mesh, ['--timeout', '8s']);
+  validator = await manifestContainer('istio-ambient' as Mesh);
   rulesFile = join(node.root, 'ambient-rules.v4.txt');
   await writeFile(rulesFile, restoreTexts(ambientGolden(HEAD_TAG, 'iptables', 'default')).ipv4);
 }, 300_000);

@@ -24,7 +24,7 @@ const usage = (message: string): CommandOutcome =>
 
 /**
  * `interlock node`: runs until SIGTERM/SIGINT, then drains in-flight actions and exits 0. A CNI
- * audit source (cni-check's directory watch, wired at merge) feeds the breaker when given.
+ * audit source (cni-check's directory watch) feeds the breaker when given.
  */
 export async function runNodeCommand(
   argv: readonly string[],

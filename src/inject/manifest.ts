@@ -1,5 +1,5 @@
 import { Document, isMap, isScalar } from 'yaml';
-import type { Mesh } from '../config/interception.js';
+import { meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { NO_CPU_LIMIT_COMMENT } from './resources.js';
 import { podInfoVolume, readsPodInfo, validatorContainer, type ValidatorOptions } from './validator-container.js';
 
@@ -17,7 +17,7 @@ export interface ManifestDocument {
 
 const NATIVE_SIDECAR_COMMENT = (mesh: Mesh) =>
   [
-    ` Native sidecars: put this container FIRST in initContainers, before the ${mesh === 'istio' ? 'istio-proxy' : mesh === 'linkerd' ? 'linkerd-proxy' : 'proxy'}`,
+    ` Native sidecars: put this container FIRST in initContainers, before the ${meshIdentity(mesh).containers.proxy ?? 'proxy'}`,
     " container that has restartPolicy: Always. It binds the proxy's redirect port to prove",
     ' interception, so it must run while that port is free; `interlock inject` checks this order.',
   ].join('\n');

@@ -352,7 +352,7 @@ export class NodeAgent implements PodWatchSink {
    */
   private async write<T>(
     operation: string,
-    call: () => Promise<{ ok: true; value: T } | { ok: false; failure: ApiFailure }>,
+    call: () => Promise<{ ok: true; value: T } | { ok: false; error: ApiFailure }>,
   ): Promise<T | undefined> {
     await this.waitForTurn();
     const answer = await call();
@@ -360,7 +360,7 @@ export class NodeAgent implements PodWatchSink {
       this.pauseAttempts = 0;
       return answer.value;
     }
-    const { status, retryAfterSeconds, message } = answer.failure;
+    const { status, retryAfterSeconds, message } = answer.error;
     this.deps.metrics.apiError(operation, status);
     if (operation === 'delete' || operation === 'label') this.deps.metrics.action(operation, 'error');
     const delay = retryDelayMs(this.pauseAttempts++, retryAfterSeconds, this.settings.retry, this.deps.random);

@@ -26,8 +26,8 @@ export const readPodSocketTables: ReadSocketTables = () => {
   for (const table of ['ipv4', 'ipv6'] as const satisfies readonly Family[]) {
     const read = readBoundedFile(tableName(table), MAX_TABLE_BYTES);
     if (!read.ok) {
-      if (table === 'ipv6' && read.problem.kind === 'unreadable' && read.problem.code === 'ENOENT') continue;
-      return { ok: false, message: `cannot read ${tableName(table)}: ${describeProblem(read.problem)}` };
+      if (table === 'ipv6' && read.error.kind === 'unreadable' && read.error.code === 'ENOENT') continue;
+      return { ok: false, message: `cannot read ${tableName(table)}: ${describeProblem(read.error)}` };
     }
     const parsed = parseProcNetTcp(read.bytes.toString('latin1'), table, LITTLE_ENDIAN);
     if (!parsed.ok) return { ok: false, message: `${tableName(table)}: ${parsed.message}` };

@@ -1,5 +1,6 @@
+import type { JsonShapeLimits } from '../file/json-shape.js';
 import { isPodCreate, leadingUid, readReview, reviewResponse, type ReviewResponse } from './admission-review.js';
-import { jsonShapeProblem, type JsonShapeLimits } from './json-shape.js';
+import { jsonShapeProblem } from './json-shape.js';
 import { podPatch, type ContainerDecision, type PatchSettings } from './validator-patch.js';
 
 /** What a request the webhook cannot read gets: `allow` leaves the pod as the mesh made it (its own validator still runs). */

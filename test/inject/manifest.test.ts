@@ -1,19 +1,14 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { runManifest } from '../../src/cli/manifest-command.js';
+import { expectGolden } from '../harness/golden.js';
 import { kubectlDecode } from './kubectl.js';
 import type { Container, KubeDocument } from './shapes.js';
 
 const GOLDEN = join(import.meta.dirname, 'golden');
 
-/** UPDATE_GOLDEN=1 rewrites the files; a review of the diff is the point of a golden file. */
-function golden(name: string, actual: string): void {
-  const path = join(GOLDEN, name);
-  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(path, actual);
-  expect(actual).toBe(readFileSync(path, 'utf8'));
-}
+const golden = (name: string, actual: string): void => expectGolden(join(GOLDEN, name), actual);
 
 const CASES: Array<[string, string[]]> = [
   ['manifest-linkerd.yaml', ['--mesh', 'linkerd']],

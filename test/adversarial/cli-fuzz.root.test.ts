@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ALL_FLAGS } from '../../src/cli/all-flags.js';
+import { ALL_FLAGS, commandsOf } from '../../src/cli/all-flags.js';
 import { collect, corpusFile, PodNamespace, type Launcher } from '../harness/pod-namespace.js';
 import { prng } from '../harness/prng.js';
 import { runCommand, STACK_LINE } from './cli-run.js';
@@ -52,7 +52,7 @@ const PLAUSIBLE: Readonly<Record<string, readonly string[]>> = {
 };
 const SWITCHES = ALL_FLAGS.filter((flag) => flag.kind === 'switch').map((flag) => flag.name);
 const VALUE_FLAGS = ALL_FLAGS.filter(
-  (flag) => flag.kind === 'value' && flag.commands.includes('validate') && flag.name !== 'termination-log',
+  (flag) => flag.kind === 'value' && commandsOf(flag).includes('validate') && flag.name !== 'termination-log',
 ).map((flag) => flag.name);
 
 function valueFor(random: Random, name: string): string {

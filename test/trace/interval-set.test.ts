@@ -1,8 +1,7 @@
+import { connectionSpace } from '../../src/trace/connection-space.js';
 import { describe, expect, it } from 'vitest';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { buildInterfaceAtoms } from '../../src/trace/interface-atoms.js';
-import { ANY_MARK, ZERO_MARK } from '../../src/trace/mark-set.js';
-import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../../src/trace/match-constraint.js';
 import type { Region } from '../../src/trace/region.js';
 import { budgetOf, traceRegion } from '../../src/trace/trace-region.js';
 import {
@@ -246,19 +245,7 @@ describe('the region tracer on a long destination set', () => {
     );
     if (!parsed.ok) throw new Error(parsed.error.message);
     const atoms = buildInterfaceAtoms([]);
-    const region: Region = {
-      protocols: 1,
-      saddr: allAddresses('ipv4'),
-      daddr: allAddresses('ipv4'),
-      sport: ALL_PORTS_SET,
-      dport: ALL_PORTS_SET,
-      uid: ALL_IDS,
-      gid: ALL_IDS,
-      iface: atoms.all,
-      mark: ANY_MARK,
-      ctmark: ZERO_MARK,
-      ctstates: 1,
-    };
+    const region: Region = connectionSpace('ipv4', atoms.all);
     const pieces = traceRegion(
       { tables: parsed.tables },
       { family: 'ipv4', hook: 'output', atoms },

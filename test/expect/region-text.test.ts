@@ -6,8 +6,8 @@ import { ANY_MARK, markCube, subtractMarks, ZERO_MARK } from '../../src/trace/ma
 import { ALL_IDS, ALL_PORTS_SET, allAddresses, cidrSpan } from '../../src/trace/match-constraint.js';
 import type { Region } from '../../src/trace/region.js';
 
-// The exact words (and JSON terms) a finding uses to name the packets that escape interception:
-// the sentences StrykerJS showed no test pinned down, word by word.
+// The exact words (and JSON terms) a finding uses to name the packets that escape interception,
+// word by word.
 
 /** As a ruleset with `-o eth0`, `-i eth+` and the kernel's `lo` cuts the interface names. */
 const atoms = buildInterfaceAtoms(['eth0', 'eth+', 'lo']);

@@ -7,6 +7,7 @@ import type { CidrSet, IdSet } from './flag-parsers.js';
 
 export type { CidrSet, IdSet } from './flag-parsers.js';
 export { MESHES, type Mesh } from '../mesh/meshes.js';
+export type { Dataplane, MarkMatch, MarkRoute } from '../mesh/mesh-identity.js';
 
 /**
  * What the mesh intends its capture rules to do. Every field is data the expectations are derived

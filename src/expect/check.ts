@@ -62,6 +62,8 @@ function meets(outcome: Outcome, expected: Expected): boolean {
       return outcome.kind === 'redirect' && outcome.port === expected.port;
     case 'tproxy':
       return outcome.kind === 'tproxy' && outcome.port === expected.port;
+    case 'redirect-any':
+      return outcome.kind === 'redirect' && outcome.port !== undefined && expected.ports.includes(outcome.port);
     case 'not-redirected':
       return outcome.kind === 'accept';
     case 'dropped':
@@ -77,6 +79,8 @@ function violating(region: Region, outcome: Outcome, expected: Expected): Region
   // REDIRECT without a port keeps each packet's own port: right exactly where that is the port.
   if (expected.kind === 'redirect' && outcome.kind === 'redirect' && outcome.port === undefined)
     return subtract(region, { dport: portList([expected.port]) });
+  if (expected.kind === 'redirect-any' && outcome.kind === 'redirect' && outcome.port === undefined)
+    return subtract(region, { dport: portList(expected.ports) });
   return [region];
 }
 

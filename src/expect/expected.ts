@@ -2,6 +2,8 @@
 export type Expected =
   | { readonly kind: 'redirect'; readonly port: number }
   | { readonly kind: 'tproxy'; readonly port: number }
+  /** Redirected to any one of these local ports: each is the proxy's (ambient TCP DNS: 15053, or 15001 before 1.23). */
+  | { readonly kind: 'redirect-any'; readonly ports: readonly number[] }
   | { readonly kind: 'not-redirected' }
   | { readonly kind: 'dropped' }
   /** The proxy's own loopback traffic: left alone or sent to its inbound port, never to any other (a loop). */
@@ -13,6 +15,8 @@ export function describeExpected(expected: Expected): string {
       return `redirected to local port ${expected.port}`;
     case 'tproxy':
       return `diverted by TPROXY to port ${expected.port}`;
+    case 'redirect-any':
+      return `redirected to local port ${expected.ports.join(' or ')}`;
     case 'not-redirected':
       return 'not redirected';
     case 'dropped':

@@ -5,6 +5,7 @@ import { subtractSets } from '../trace/interval-set.js';
 import { bitsOf, CT_STATES, type Region } from '../trace/region.js';
 import type { Expected } from './expected.js';
 import { ExpectationList, type Expectation } from './expectation.js';
+import { inboundProbeClaims } from './mark-claims.js';
 import { cidrSet, includedSet, interfaces, loopbackRange, notPorts, portList, ports } from './spec-sets.js';
 
 /** What the configuration requires of every TCP connection arriving at the pod. */
@@ -32,21 +33,14 @@ export function inboundExpectations(
   }
   loopbackClaims(list, family, atoms);
   if (spec.rerouteInterfaces.length > 0) reroutedClaims(list, spec, family, atoms);
+  inboundProbeClaims({ spec, family, atoms, list });
   list.claim(
     'inbound/excluded-source',
     'inbound from excluded source ranges is not captured',
     { saddr: cidrSet(spec.excludeInboundCidrs, family) },
     { kind: 'not-redirected' },
   );
-  // In TPROXY mode Istio diverts the tunnel port too (its mangle rules carry no exception for it).
-  if (!spec.tproxy && spec.inboundTunnelPort !== 0) {
-    list.claim(
-      'inbound/tunnel-port',
-      `the inbound tunnel port ${spec.inboundTunnelPort} is not captured`,
-      { dport: portList([spec.inboundTunnelPort]) },
-      { kind: 'not-redirected' },
-    );
-  }
+  tunnelClaims(list, spec);
   list.claim(
     'inbound/excluded-port',
     'excluded inbound ports are not captured',
@@ -63,6 +57,28 @@ export function inboundExpectations(
     ? { kind: 'tproxy', port: spec.inboundPort }
     : { kind: 'redirect', port: spec.inboundPort };
   return list.done('inbound/app', 'inbound TCP to an application port is captured', captured);
+}
+
+/** The inbound tunnel (Istio HBONE 15008) is never sent to the inbound port. */
+function tunnelClaims(list: ExpectationList, spec: InterceptionSpec): void {
+  // In TPROXY mode Istio's sidecar diverts the tunnel port too (its mangle rules carry no exception
+  // for it); ambient's TPROXY (istio-cni 1.21 to 1.23, and 1.24's option) diverts it to the tunnel port itself.
+  if (spec.tproxy && spec.dataplane === 'ambient' && spec.inboundTunnelPort !== 0) {
+    list.claim(
+      'inbound/tunnel-port',
+      `the inbound tunnel port ${spec.inboundTunnelPort} goes to the proxy's tunnel listener`,
+      { dport: portList([spec.inboundTunnelPort]) },
+      { kind: 'tproxy', port: spec.inboundTunnelPort },
+    );
+  }
+  if (!spec.tproxy && spec.inboundTunnelPort !== 0) {
+    list.claim(
+      'inbound/tunnel-port',
+      `the inbound tunnel port ${spec.inboundTunnelPort} is not captured`,
+      { dport: portList([spec.inboundTunnelPort]) },
+      { kind: 'not-redirected' },
+    );
+  }
 }
 
 /** Istio's virtual interfaces (KubeVirt): their TCP to an included range is treated as outbound. */

@@ -5,6 +5,7 @@ import { intersectSets, subtractSets, unionSets } from '../trace/interval-set.js
 import { cidrSpan } from '../trace/match-constraint.js';
 import type { Region } from '../trace/region.js';
 import { ExpectationList, type Expectation } from './expectation.js';
+import { acceptedMarkClaims, markedDnsClaims, proxyMarkClaims } from './mark-claims.js';
 import {
   addressSet,
   cidrSet,
@@ -68,7 +69,10 @@ export function outboundExpectations(
       { kind: 'not-looped', inboundPort: spec.inboundPort },
     );
   }
-  dnsExpectations(scope);
+  proxyMarkClaims(scope);
+  if (spec.dataplane === 'ambient') markedDnsClaims(scope);
+  else dnsExpectations(scope);
+  acceptedMarkClaims(scope);
   proxyExpectations(scope);
   loopbackExpectations(scope);
   capturedExpectations(scope);

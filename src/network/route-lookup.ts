@@ -2,14 +2,30 @@ import { cidrContains } from '../addr/cidr.js';
 import { sameIp, type IpAddress } from '../addr/ip.js';
 import { LOCAL_TABLE, type PodNetwork, type RouteInfo } from './pod-network.js';
 
+/** The kernel's main table: the one an unmarked packet reaches by the default rules. */
+const MAIN_TABLE = 254;
+
 /**
- * The route the kernel would pick for a destination, by longest prefix over every table but
- * `local`. Policy routing rules are not modelled: pods use the main table.
+ * The route the kernel would pick for a destination: the main table's longest prefix, else the
+ * longest prefix over every other table but `local`. Policy routing rules are not modelled; a
+ * table other than main is reached only through one, as Istio ambient's table 100 (a local
+ * default route, for packets marked 0x111 only) is: the probe's unmarked packets never take it.
  */
 function lookupRoute(network: PodNetwork, destination: IpAddress): RouteInfo | undefined {
+  return (
+    longestMatch(network, destination, (table) => table === MAIN_TABLE) ??
+    longestMatch(network, destination, (table) => table !== LOCAL_TABLE)
+  );
+}
+
+function longestMatch(
+  network: PodNetwork,
+  destination: IpAddress,
+  inTable: (table: number) => boolean,
+): RouteInfo | undefined {
   let best: RouteInfo | undefined;
   for (const route of network.routes) {
-    if (route.table === LOCAL_TABLE || route.family !== destination.family) continue;
+    if (!inTable(route.table) || route.family !== destination.family) continue;
     if (!cidrContains(route.destination, destination)) continue;
     if (!best || route.destination.prefix > best.destination.prefix) best = route;
   }

@@ -74,9 +74,6 @@ export interface InterceptionSpec {
   readonly markRoute: MarkRoute | undefined;
 }
 
-// Declared with the mesh modules, which set them (src/mesh/istio-ambient.ts).
-export type { Dataplane, MarkMatch, MarkRoute } from '../mesh/mesh-identity.js';
-
 export interface MeshPreset {
   readonly spec: InterceptionSpec;
   readonly failureExitCode: number;

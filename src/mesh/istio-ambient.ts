@@ -44,6 +44,8 @@ export const ISTIO_AMBIENT = {
     on: 'ambient',
     off: 'none',
     sidecarAnnotation: 'sidecar.istio.io/status',
+    enrolledAnnotation: 'ambient.istio.io/redirection',
+    enrolledValue: 'enabled',
   },
   dropIn: undefined,
   // ztunnel binds 15001/15006/15008/15053 in the pod and marks its sockets instead of running

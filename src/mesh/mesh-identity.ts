@@ -55,6 +55,9 @@ export interface CapturedPods {
   readonly on: string;
   readonly off: string;
   readonly sidecarAnnotation: string;
+  /** The annotation (and value) the mesh's node agent writes once it has captured the pod: a claim, never the proof. */
+  readonly enrolledAnnotation: string;
+  readonly enrolledValue: string;
 }
 
 /**

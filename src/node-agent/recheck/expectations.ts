@@ -16,11 +16,11 @@ export type PodExpectation =
   | { readonly kind: 'unknown'; readonly why: string };
 
 /**
- * A sidecar mesh: its preset with the exclusions its CNI plugin takes from the pod's annotations
+ * A mesh: its preset with the exclusions its CNI plugin takes from the pod's annotations
  * (applyPodMetadata, the validator's own function), falling back to the namespace's where the
  * plugin does (linkerd-cni; `namespaceAnnotationFallback` in src/mesh/).
  */
-function sidecar(mesh: Mesh, pod: RecheckPod, namespace: NamespaceMeta | undefined): PodExpectation {
+function presetExpectation(mesh: Mesh, pod: RecheckPod, namespace: NamespaceMeta | undefined): PodExpectation {
   if (pod.families.length === 0) return { kind: 'unknown', why: 'the pod has no IP yet, so its families are unknown' };
   const identity = meshIdentity(mesh);
   if (identity.podMetadata === undefined)
@@ -40,15 +40,26 @@ function meshAnnotations(identity: MeshIdentity, annotations: ReadonlyMap<string
 }
 
 /**
- * The mesh → expectation lookup. Ambient's in-pod rules need their own preset and check (another
- * change adds them): until then an ambient pod is `unknown`, said so, never lost and never healthy.
+ * The configurations of a mesh that captures pods by itself (Istio ambient) that the agent cannot
+ * see from the pod: DNS capture is a chart-wide switch (cni.ambient.dnsCapture, on by default from
+ * 1.25), and istio-cni 1.21 to 1.23 divert inbound by TPROXY in mangle where later tags REDIRECT in
+ * nat (test/fixtures/meshes/facts/istio-ambient.json). The pod is captured when any one holds.
+ */
+function chartVariants(spec: InterceptionSpec): InterceptionSpec[] {
+  const dns = [spec, { ...spec, dnsCapture: undefined }];
+  return [...dns, ...dns.map((variant) => ({ ...variant, tproxy: true }))];
+}
+
+/**
+ * The mesh → expectation lookup: a sidecar mesh's preset with the pod's exclusions; for a mesh that
+ * captures pods by itself, the same, in every chart-wide variant the agent cannot see.
  */
 export function expectationOf(
   mode: CaptureMode,
   pod: RecheckPod,
   namespace: NamespaceMeta | undefined,
 ): PodExpectation {
-  if (mode === AMBIENT)
-    return { kind: 'unknown', why: "this build has no check of Istio ambient's in-pod rules; the pod was not judged" };
-  return sidecar(mode, pod, namespace);
+  const expectation = presetExpectation(mode, pod, namespace);
+  if (mode !== AMBIENT || expectation.kind !== 'spec') return expectation;
+  return { ...expectation, specs: expectation.specs.flatMap(chartVariants) };
 }

@@ -156,8 +156,19 @@ describe('the expectation is the validator’s: same preset, same annotations, s
     expect(answer.status).toBe('passed');
   });
 
-  it('says ambient is not judged in this build: unknown, never lost, never healthy', () => {
-    expect(expectationOf('istio-ambient', view(pod()), noNs)).toMatchObject({ kind: 'unknown' });
+  it('judges an ambient pod in every chart-wide variant it cannot see: DNS capture on or off, TPROXY or not', () => {
+    const found = expectationOf('istio-ambient', view(pod()), noNs);
+    if (found.kind !== 'spec') throw new Error(found.why);
+    expect(found.specs.map((spec) => [spec.mesh, spec.dnsCapture !== undefined, spec.tproxy])).toEqual([
+      ['istio-ambient', true, false],
+      ['istio-ambient', false, false],
+      ['istio-ambient', true, true],
+      ['istio-ambient', false, true],
+    ]);
+    // A pod without an IP yet is unknown, never lost.
+    const noIp = pod();
+    noIp.status = { phase: 'Running', podIP: '', podIPs: [] };
+    expect(expectationOf('istio-ambient', view(noIp), noNs).kind).toBe('unknown');
   });
 });
 

@@ -1,15 +1,38 @@
 import { cidrContains } from '../addr/cidr.js';
 import { sameIp, type IpAddress } from '../addr/ip.js';
-import { LOCAL_TABLE, type PodNetwork, type RouteInfo } from './pod-network.js';
+import { LOCAL_TABLE, type PodNetwork, type PolicyRule, type RouteInfo } from './pod-network.js';
 
 /**
- * The route the kernel would pick for a destination, by longest prefix over every table but
- * `local`. Policy routing rules are not modelled: pods use the main table.
+ * The tables an unmarked packet (the probe's) looks up: those of the ip rules that match mark 0.
+ * A table only marked packets reach (`ip rule fwmark 0x111/0xfff lookup 100`, Istio ambient's),
+ * or that no rule names, is never looked up for it, whatever routes it holds (a `local` default
+ * route via lo). Undefined when the rules were not read: every table counts.
+ */
+function unmarkedTables(network: PodNetwork): Set<number | undefined> | undefined {
+  if (network.rules === undefined) return undefined;
+  const reachesUnmarked = (rule: PolicyRule): boolean => {
+    if (rule.fwmark === undefined) return true;
+    const matchesZero = (rule.fwmark & (rule.fwmask ?? 0xffffffff)) === 0;
+    return rule.invert ? !matchesZero : matchesZero;
+  };
+  return new Set(network.rules.filter(reachesUnmarked).map((rule) => rule.table));
+}
+
+/**
+ * The route the kernel would pick for an unmarked packet to a destination, by longest prefix over
+ * the tables its ip rules send it to but `local`. Other selectors of policy rules are
+ * not modelled: pods use the main table.
  */
 function lookupRoute(network: PodNetwork, destination: IpAddress): RouteInfo | undefined {
   let best: RouteInfo | undefined;
+  const tables = unmarkedTables(network);
   for (const route of network.routes) {
-    if (route.table === LOCAL_TABLE || route.family !== destination.family) continue;
+    if (
+      route.table === LOCAL_TABLE ||
+      (tables !== undefined && !tables.has(route.table)) ||
+      route.family !== destination.family
+    )
+      continue;
     if (!cidrContains(route.destination, destination)) continue;
     if (!best || route.destination.prefix > best.destination.prefix) best = route;
   }

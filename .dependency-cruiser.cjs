@@ -5,6 +5,7 @@
 const LAYERS = [
   ['reason'],
   ['addr', 'file'],
+  ['mesh'],
   ['rules', 'config'],
   ['trace'],
   ['expect'],

@@ -10,7 +10,8 @@
 #   4b. `interlock webhook`: 1,000 admissions at 50 concurrent over TLS, p50/p99 and peak RSS;
 #   5. the image: `docker start` to exit of the init container vs `true` from the same base, and
 #      its size against its base;
-#   6. the kubelet's path: pod start through containerd's CRI with and without the validator.
+#   6. the kubelet's path: pod start through containerd's CRI with and without the validator;
+#      then `interlock node --recheck-interval` sweeping 110 real sandboxes (issue #34).
 #   7. a node boot storm: 110 validators at once, idle, beside 60 busy loops, with the wall clock
 #      stepped +/-1 h; the snapshot, the npm bin and the image's files (scripts/bench-storm.mjs).
 #
@@ -40,6 +41,7 @@ if [ "${BENCH_SKIP_IMAGE:-}" != 1 ]; then
   node scripts/bench-image.mjs
   node scripts/bench-image-size.mjs "${INTERLOCK_IMAGE:-mesh-interlock:dev}"
   INTERLOCK_IMAGE=${INTERLOCK_IMAGE:-mesh-interlock:dev} node scripts/bench-cri.mjs
+  INTERLOCK_IMAGE=${INTERLOCK_IMAGE:-mesh-interlock:dev} node scripts/bench-recheck.mjs
   STORM_IMAGE=${IMAGE:-mesh-interlock:dev} node scripts/bench-storm.mjs
 else
   node scripts/bench-storm.mjs

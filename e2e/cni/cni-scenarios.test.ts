@@ -70,7 +70,7 @@ describe('CNI scenarios with ctr run --cni', () => {
     expect(validate.exitCode).toBe(95);
   });
 
-  it('S6 (the agent part comes at merge): after a healthy audit the primary rewrites its conflist without the mesh entry: the running watch turns unhealthy, and pods are indeed unmeshed', async () => {
+  it('S6: after a healthy audit the primary rewrites its conflist without the mesh entry: the running watch turns unhealthy, and pods are indeed unmeshed', async () => {
     await node.writeConfig('10-primary.conflist', withMesh(7));
     const verdicts: Array<Result<CniVerdict>> = [];
     let notify: (() => void) | undefined;

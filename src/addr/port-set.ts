@@ -12,7 +12,7 @@ export type PortSet = { readonly kind: 'all' } | { readonly kind: 'ranges'; read
 export const ALL_PORTS: PortSet = { kind: 'all' };
 export const NO_PORTS: PortSet = { kind: 'ranges', ranges: [] };
 
-export type PortSetParse = { ok: true; value: PortSet } | { ok: false; problem: string };
+export type PortSetParse = { ok: true; value: PortSet } | { ok: false; error: string };
 
 /**
  * Parses the list syntax every mesh uses: `*` for all, empty for none, otherwise comma-separated
@@ -23,7 +23,7 @@ export function parsePortSet(text: string): PortSetParse {
   // Fast path for the common single port (one per iptables rule); same answers as below.
   const single = decimal(text, 5);
   if (single !== undefined) {
-    if (single < 1 || single > 65535) return { ok: false, problem: `"${text}" is outside 1-65535` };
+    if (single < 1 || single > 65535) return { ok: false, error: `"${text}" is outside 1-65535` };
     return { ok: true, value: { kind: 'ranges', ranges: [{ from: single, to: single }] } };
   }
   const trimmed = text.trim();
@@ -36,11 +36,11 @@ export function parsePortSet(text: string): PortSetParse {
   for (const item of items) {
     if (item === '*') return { ok: true, value: ALL_PORTS };
     const match = /^(\d{1,5})(?:[-:](\d{1,5}))?$/.exec(item);
-    if (!match) return { ok: false, problem: `"${item}" is not a port or a port range` };
+    if (!match) return { ok: false, error: `"${item}" is not a port or a port range` };
     const from = Number(match[1]);
     const to = match[2] === undefined ? from : Number(match[2]);
-    if (from < 1 || to > 65535 || from > 65535) return { ok: false, problem: `"${item}" is outside 1-65535` };
-    if (to < from) return { ok: false, problem: `"${item}" is a range that ends before it starts` };
+    if (from < 1 || to > 65535 || from > 65535) return { ok: false, error: `"${item}" is outside 1-65535` };
+    if (to < from) return { ok: false, error: `"${item}" is a range that ends before it starts` };
     ranges.push({ from, to });
   }
   return { ok: true, value: { kind: 'ranges', ranges } };

@@ -1,8 +1,10 @@
-import { parseDuration } from '../config/flag-parsers.js';
+import { oneOf, parseDuration } from '../config/flag-parsers.js';
+import { formatDuration } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { echoValue } from '../config/echo-value.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
+import { meshNamesText } from '../mesh/meshes.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
 import { commandError } from './command-error.js';
@@ -12,12 +14,6 @@ import { MESH_FLAG } from '../config/interception-flags.js';
 import { FORMAT_FLAG } from '../config/explain-flags.js';
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 
-const oneOf =
-  <T extends string>(allowed: readonly T[]) =>
-  (text: string): Result<T, 'ConfigInvalid'> =>
-    (allowed as readonly string[]).includes(text)
-      ? ok(text as T)
-      : fail('ConfigInvalid', `expected ${allowed.join(', ')}`);
 const nonEmpty = (text: string): Result<string, 'ConfigInvalid'> =>
   text.trim() === '' ? fail('ConfigInvalid', 'expected a value') : ok(text);
 const pathList = (text: string): Result<readonly string[], 'ConfigInvalid'> => {
@@ -35,15 +31,14 @@ const duration = parseDuration(10, 60_000);
 const count = (text: string): Result<number, 'ConfigInvalid'> =>
   /^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all');
 
-export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
-  MESH_FLAG,
+/** What the audit reads: cni-check's and, for --cni-audit, node's. */
+export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
   {
     name: 'cni-conf-dir',
     kind: 'value',
     env: 'INTERLOCK_CNI_CONF_DIR',
     placeholder: 'DIR',
-    help: "The runtime's CNI configuration directory (default /etc/cni/net.d).",
-    commands: ['cni-check', 'node'],
+    help: "The runtime's CNI configuration directory (default {default}).",
     parse: nonEmpty,
     default: '/etc/cni/net.d',
   },
@@ -53,7 +48,6 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_CNI_BIN_DIR',
     placeholder: 'DIR[,DIR]',
     help: 'The plugin binary directories, searched in order (default /opt/cni/bin).',
-    commands: ['cni-check', 'node'],
     parse: pathList,
     default: ['/opt/cni/bin'],
   },
@@ -62,9 +56,8 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_CNI_RUNTIME',
     placeholder: 'containerd|crio',
-    help: 'Whose rules pick the configuration file (default containerd).',
-    commands: ['cni-check', 'node'],
-    parse: oneOf<RuntimeName>(['containerd', 'crio']),
+    help: 'Whose rules pick the configuration file (default {default}).',
+    parse: oneOf<RuntimeName>(['containerd', 'crio'], { say: 'bare', exact: true }),
     default: 'containerd',
   },
   {
@@ -73,7 +66,6 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_MESH_PLUGIN',
     placeholder: 'TYPE',
     help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).",
-    commands: ['cni-check', 'node'],
     parse: pluginType,
   },
   {
@@ -81,18 +73,17 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     env: 'INTERLOCK_CNI_VERSION_TIMEOUT',
     placeholder: 'DURATION',
-    help: 'Deadline of each plugin VERSION query; they run concurrently (default 2s).',
-    commands: ['cni-check', 'node'],
+    help: 'Deadline of each plugin VERSION query; they run concurrently (default {default}).',
     parse: duration,
     default: 2000,
+    showDefault: formatDuration,
   },
   {
     name: 'max-conf-num',
     kind: 'value',
     env: 'INTERLOCK_CNI_MAX_CONF_NUM',
     placeholder: 'N',
-    help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default 1; 0 means all).",
-    commands: ['cni-check', 'node'],
+    help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default {default}; 0 means all).",
     parse: count,
     default: 1,
   },
@@ -102,9 +93,13 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
     env: 'INTERLOCK_CRIO_DEFAULT_NETWORK',
     placeholder: 'NAME',
     help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).",
-    commands: ['cni-check', 'node'],
     parse: nonEmpty,
   },
+];
+
+export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
+  MESH_FLAG,
+  ...CNI_AUDIT_FLAGS,
   FORMAT_FLAG,
   HELP_FLAG,
   VERSION_FLAG,
@@ -131,7 +126,7 @@ function parseCniCheckFlags(
   if (!parsed.ok) return parsed;
   const values = parsed.value.values;
   const mesh = parsed.value.sources.has('mesh') ? (values.get('mesh') as Mesh) : undefined;
-  if (mesh === undefined) return fail('ConfigInvalid', '--mesh is required (linkerd, istio or generic)');
+  if (mesh === undefined) return fail('ConfigInvalid', `--mesh is required (${meshNamesText()})`);
   const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? PRESETS[mesh].cniPlugin;
   if (meshPlugin === undefined)
     return fail(

@@ -1,6 +1,7 @@
 import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
 import { EXPLAIN_FLAGS } from '../config/explain-flags.js';
 import { VALIDATE_FLAGS } from '../config/validate-config.js';
+import { failureCodesText, meshIdentity, MESHES } from '../mesh/meshes.js';
 import { CHECK_FLAGS } from './check-command.js';
 import { CNI_CHECK_FLAGS } from './cni-check-command.js';
 import type { CommandSpec, EnvironmentVariable } from './command-spec.js';
@@ -19,8 +20,8 @@ const code = (key: Code, meaning: string = EXIT_MEANINGS[key]): readonly [string
   meaning,
 ];
 const MESH_FAILURE = (what: string, flag = ', or --failure-exit-code'): readonly [string, string] => [
-  '95/126/97',
-  `${what}: the mesh's failure code (linkerd 95, istio 126, generic 97)${flag}`,
+  MESHES.map((mesh) => meshIdentity(mesh).failureExitCode).join('/'),
+  `${what}: the mesh's failure code (${failureCodesText()})${flag}`,
 ];
 const USAGE = code('invalidConfig', 'invalid flags or environment');
 
@@ -79,7 +80,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'manifest',
-    usage: '--mesh linkerd|istio|istio-ambient|generic [flags]',
+    usage: `--mesh ${MESHES.join('|')} [flags]`,
     summary:
       "Print the validator's init container for a pod spec, or objects for kubectl apply: its Event RBAC (--rbac), the node agent (--node-agent) or the admission webhook (--webhook).",
     description: [
@@ -107,7 +108,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'node',
-    usage: '--node-name NAME --mesh linkerd|istio|istio-ambient|generic [flags]',
+    usage: `--node-name NAME --mesh ${MESHES.join('|')} [flags]`,
     summary: 'Node agent: recreate pods the CNI failed, without ever looping; audit the CNI config.',
     description: [
       "Runs as a DaemonSet. Watches this node's pods; a pod whose validator failed with the mesh's failure code was started before the CNI set it up, and is recreated (or labelled), with a per-owner back-off and a node-wide breaker. With --cni-audit it also audits the node's CNI configuration, as 'interlock cni-check' does.",
@@ -123,7 +124,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'cni-check',
-    usage: '--mesh linkerd|istio|istio-ambient|generic [flags]',
+    usage: `--mesh ${MESHES.join('|')} [flags]`,
     summary: 'Predict which CNI configuration the runtime loads and check the mesh plugin is chained.',
     description: [
       "Predicts which CNI configuration file the node's container runtime loads, exactly as the runtime does, and checks that pods landing here get the primary network and then the mesh plugin: the mesh plugin chained after the primary plugin in that file, every plugin binary present and executable, the file's cniVersion supported by every plugin (asked with CNI_COMMAND=VERSION).",

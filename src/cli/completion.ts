@@ -1,4 +1,4 @@
-import type { FlagDef } from '../config/flag-def.js';
+import { flagHelp, type FlagDef } from '../config/flag-def.js';
 import type { CommandSpec } from './command-spec.js';
 import type { Shell } from './completion-flags.js';
 
@@ -18,10 +18,7 @@ export function valueKind(flag: FlagDef): ValueKind {
 }
 
 /** The command's own flags, then the flags it passes on (`manifest --node-agent` takes node's). */
-const flagsOf = (spec: CommandSpec) => [
-  ...spec.flags.filter((flag) => flag.commands.includes(spec.name)),
-  ...(spec.passedOn ?? []),
-];
+const flagsOf = (spec: CommandSpec) => [...spec.flags, ...(spec.passedOn ?? [])];
 const wordsOf = (flag: FlagDef) => [`--${flag.name}`, ...(flag.short ? [`-${flag.short}`] : [])];
 /** The first sentence of a flag's help, for the shells that show one. */
 const firstSentence = (text: string) => text.replace(/`/g, '').split(/(?<=\.)\s/)[0] ?? '';
@@ -76,7 +73,7 @@ const zshQuote = (text: string) => `'${text.replace(/'/g, `'\\''`)}'`;
 const zshDescription = (text: string) => firstSentence(text).replace(/([[\]:\\])/g, '\\$1');
 
 function zshFlag(flag: FlagDef): string[] {
-  const description = `[${zshDescription(flag.help)}]`;
+  const description = `[${zshDescription(flagHelp(flag))}]`;
   if (flag.kind === 'switch') return wordsOf(flag).map((word) => zshQuote(`${word}${description}`));
   const kind = valueKind(flag);
   const action =
@@ -133,7 +130,7 @@ function fishFlag(spec: CommandSpec, flag: FlagDef): string {
     else if (kind.kind === 'dirs') parts.push(`-x -a '(__fish_complete_directories)'`);
     else parts.push('-x');
   }
-  parts.push(`-d ${fishQuote(firstSentence(flag.help))}`);
+  parts.push(`-d ${fishQuote(firstSentence(flagHelp(flag)))}`);
   return parts.join(' ');
 }
 

@@ -1,4 +1,4 @@
-import type { FlagDef } from '../config/flag-def.js';
+import { flagHelp, type FlagDef } from '../config/flag-def.js';
 import type { CommandSpec } from './command-spec.js';
 
 /** `--inbound-port PORT`, `--tproxy` or `-h, --help`: how a flag is written on a command line. */
@@ -42,7 +42,7 @@ const plain = (text: string) => text.replace(/`/g, '');
 
 /** A command's help, the one layout of every command: usage, summary, description, flags, environment, exit codes. */
 export function formatCommandHelp(spec: CommandSpec, width: number): string {
-  const flags = spec.flags.filter((flag) => flag.commands.includes(spec.name));
+  const flags = spec.flags;
   const sections = [
     [`Usage: interlock ${spec.name}${spec.usage ? ` ${spec.usage}` : ''}`],
     wrap(spec.summary, width),
@@ -50,7 +50,7 @@ export function formatCommandHelp(spec: CommandSpec, width: number): string {
     [
       'Flags:',
       ...table(
-        flags.map((flag) => [flagUsage(flag), plain(flag.help)] as const),
+        flags.map((flag) => [flagUsage(flag), plain(flagHelp(flag))] as const),
         width,
         32,
       ),

@@ -6,7 +6,11 @@ import { injectYaml } from '../inject/inject-yaml.js';
 import { ok, type Result } from '../reason/result.js';
 import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile, readStdinBounded } from './read-manifest-input.js';
 import type { CommandOutcome } from './command-outcome.js';
-import { MANIFEST_FLAGS, parseCommandFlags } from './manifest-command.js';
+import { NATIVE_SIDECAR_FLAG, parseCommandFlags, RULES_CHECK_FLAG } from './manifest-command.js';
+import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
+import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
+import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
+import { IMAGE_FLAG } from './image-flag.js';
 import { commandError } from './command-error.js';
 import { defaultImageWarning } from './default-image.js';
 
@@ -19,7 +23,6 @@ export const INJECT_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'FILE|-',
     help: `Kubernetes YAML or JSON to inject into (- or none: standard input); a regular file, at most ${mebibytes(MAX_MANIFEST_BYTES)}.`,
-    commands: ['inject'],
     parse: file,
   },
   {
@@ -27,7 +30,6 @@ export const INJECT_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'NAME[,NAME]',
     help: 'Init containers that write the NAT rules (besides istio-init and linkerd-init): the validator goes after them.',
-    commands: ['inject'],
     parse: (text: string) =>
       ok(
         text
@@ -36,7 +38,15 @@ export const INJECT_FLAGS: readonly FlagDef[] = [
           .filter(Boolean),
       ),
   },
-  ...MANIFEST_FLAGS.filter((flag) => flag.commands.includes('inject')),
+  MESH_FLAG,
+  IMAGE_FLAG,
+  INBOUND_PORT_FLAG,
+  OUTBOUND_PORT_FLAG,
+  RULES_CHECK_FLAG,
+  REPORT_EVENT_FLAG,
+  NATIVE_SIDECAR_FLAG,
+  HELP_FLAG,
+  VERSION_FLAG,
 ];
 
 type StdinReader = () => Buffer | Promise<Result<Buffer, 'ManifestUnreadable' | 'ManifestTooLarge'>>;

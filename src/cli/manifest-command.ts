@@ -1,6 +1,7 @@
 import { EXIT } from '../config/exit-codes.js';
+import { oneOf, parseDnsLabel } from '../config/flag-parsers.js';
 import type { FlagDef } from '../config/flag-def.js';
-import type { Mesh } from '../config/interception.js';
+import { hasOwnPorts, meshNamesText, type Mesh } from '../mesh/meshes.js';
 import { containerDocument, jsonNotes, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
 import { eventRbacDocuments } from '../inject/event-rbac.js';
 import { IMAGE_FLAG } from './image-flag.js';
@@ -10,6 +11,7 @@ import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import type { NodeAction } from '../node-agent/decide.js';
 import type { NodeAgentManifestOptions } from '../node-agent/manifest.js';
+import { socketPathOf } from '../node-agent/cri/socket-path.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
@@ -20,15 +22,6 @@ import { namespaceOwnership } from './namespace-ownership.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from './part-namespace-flags.js';
 import type { CommandOutcome } from './command-outcome.js';
 
-const oneOf =
-  <T extends string>(values: readonly T[]) =>
-  (text: string): Result<T, 'ConfigInvalid'> =>
-    (values as readonly string[]).includes(text)
-      ? ok(text as T)
-      : fail('ConfigInvalid', `expected ${values.join(', ')}`);
-const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-const dnsName = (value: string): Result<string, 'ConfigInvalid'> =>
-  DNS_LABEL.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a DNS-1123 label (lower case, digits, -)');
 /** ServiceAccount names are DNS-1123 subdomains: dots allowed. */
 const accountNames = (value: string): Result<string[], 'ConfigInvalid'> => {
   const names = value.split(',').map((name) => name.trim());
@@ -37,6 +30,22 @@ const accountNames = (value: string): Result<string[], 'ConfigInvalid'> => {
     : fail('ConfigInvalid', 'expected ServiceAccount names (DNS-1123 subdomains), comma-separated');
 };
 const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
+
+/** Shared with inject. */
+export const RULES_CHECK_FLAG: FlagDef<boolean> = {
+  name: 'rules-check',
+  kind: 'switch',
+  help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required). PodSecurity baseline and restricted reject such a pod: its namespace needs pod-security.kubernetes.io/enforce=privileged, which lifts every PodSecurity check there (docs/operator.md).',
+  parse: on,
+};
+
+/** Shared with inject. */
+export const NATIVE_SIDECAR_FLAG: FlagDef<boolean> = {
+  name: 'native-sidecar',
+  kind: 'switch',
+  help: 'The proxy is a native sidecar: state (and in inject, check) that the validator runs before it.',
+  parse: on,
+};
 
 export const MANIFEST_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
@@ -48,54 +57,37 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     short: 'o',
     kind: 'value',
     placeholder: 'yaml|json',
-    help: 'Output format (default yaml; json has no comments).',
-    commands: ['manifest'],
-    parse: oneOf(['yaml', 'json'] as const),
+    help: 'Output format (default {default}; json has no comments).',
+    parse: oneOf(['yaml', 'json'] as const, { say: 'bare', exact: true }),
     default: 'yaml',
   },
-  {
-    name: 'rules-check',
-    kind: 'switch',
-    help: 'Run as uid 0 with NET_ADMIN and NET_RAW so the NAT rules are read and checked (--rules required). PodSecurity baseline and restricted reject such a pod: its namespace needs pod-security.kubernetes.io/enforce=privileged, which lifts every PodSecurity check there (docs/operator.md).',
-    commands: ['manifest', 'inject'],
-    parse: on,
-  },
+  RULES_CHECK_FLAG,
   REPORT_EVENT_FLAG,
-  {
-    name: 'native-sidecar',
-    kind: 'switch',
-    help: 'The proxy is a native sidecar: state (and in inject, check) that the validator runs before it.',
-    commands: ['manifest', 'inject'],
-    parse: on,
-  },
+  NATIVE_SIDECAR_FLAG,
   {
     name: 'namespace',
     kind: 'value',
     placeholder: 'NS',
     help: "--rbac: namespace of the pods and their Event RBAC (default default); --node-agent: the agent's namespace (default interlock-system); --webhook: the webhook's (default interlock-webhook). Each output prints its Namespace and kubectl delete -f removes it with all inside: give the two parts different namespaces.",
-    commands: ['manifest'],
-    parse: dnsName,
+    parse: parseDnsLabel,
   },
   {
     name: 'service-account',
     kind: 'value',
     placeholder: 'NAME[,NAME]',
     help: "--rbac: the pods' existing ServiceAccounts to bind (never created; default: every ServiceAccount of the namespace, by its group).",
-    commands: ['manifest'],
     parse: accountNames,
   },
   {
     name: 'rbac',
     kind: 'switch',
     help: 'Print the Role and RoleBinding that --report-event needs (objects for kubectl apply) instead of the init container.',
-    commands: ['manifest'],
     parse: on,
   },
   {
     name: 'node-agent',
     kind: 'switch',
     help: 'Print the node agent (Namespace, RBAC, DaemonSet) instead of the init container; takes every `node` flag.',
-    commands: ['manifest'],
     parse: on,
   },
   ...WEBHOOK_MANIFEST_FLAGS,
@@ -103,7 +95,6 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'monitoring',
     kind: 'switch',
     help: 'Print a PodMonitor for each part and a PrometheusRule with its alerts (Prometheus Operator) instead of the init container.',
-    commands: ['manifest'],
     parse: on,
   },
   WEBHOOK_NAMESPACE_FLAG,
@@ -157,6 +148,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
   'node-agent': ['node-agent', 'mesh', 'image', 'namespace', 'output'],
   webhook: [
     'webhook',
+    'mesh',
     'image',
     'namespace',
     'output',
@@ -238,7 +230,7 @@ async function modeDocuments(
     return webhook.ok ? webhook.value : webhook.error.message;
   }
   const mesh = values.get('mesh') as Mesh | undefined;
-  if (!mesh) return '--mesh is required: linkerd, istio or generic';
+  if (!mesh) return `--mesh is required: ${meshNamesText()}`;
   const ports = portArgs(values, mesh);
   if (!ports.ok) return ports.error.message;
   return [
@@ -280,11 +272,19 @@ async function agentDocuments(
     ...(flags.get('cni-audit') === true
       ? { cni: { confDir: flags.get('cni-conf-dir') as string, binDirs: flags.get('cni-bin-dir') as string[] } }
       : {}),
+    ...recheckOption(flags),
   });
   return documents.map((value, index) => ({
     value: value as Record<string, unknown>,
     ...(index === 0 ? { comment: namespaceOwnership(namespace ?? 'interlock-system') } : {}),
   }));
+}
+
+/** With `--recheck-interval`, the agent is the privileged variant and mounts the runtime's socket. */
+function recheckOption(flags: FlagValues): Pick<NodeAgentManifestOptions, 'recheck'> {
+  if (flags.get('recheck-interval') === undefined) return {};
+  const socket = socketPathOf(flags.get('cri-endpoint') as string);
+  return socket.ok ? { recheck: { socketPath: socket.value } } : {};
 }
 
 /**
@@ -331,10 +331,10 @@ function portArgs(values: FlagValues, mesh: Mesh | undefined): Result<string[], 
   const args = ['inbound-port', 'outbound-port'].flatMap((name) =>
     values.has(name) ? [`--${name}`, String(values.get(name))] : [],
   );
-  if (mesh === 'generic' && args.length < 4)
+  if (mesh !== undefined && !hasOwnPorts(mesh) && args.length < 4)
     return fail(
       'ConfigInvalid',
-      "--mesh generic needs --inbound-port and --outbound-port (the proxy's redirect ports)",
+      `--mesh ${mesh} needs --inbound-port and --outbound-port (the proxy's redirect ports)`,
     );
   return ok(args);
 }

@@ -1,4 +1,5 @@
 import type { ManifestDocument } from '../inject/manifest.js';
+import { capturingMesh, type Mesh } from '../mesh/meshes.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_NAMESPACE, webhookManifest } from '../webhook/webhook-manifest.js';
 import { namespaceOwnership } from './namespace-ownership.js';
@@ -26,11 +27,21 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
   const canary = values.get('canary-namespace') as string | undefined;
   const apiServerCidrs = values.get('api-server-cidr') as string[] | undefined;
   const namespace = (values.get('namespace') as string | undefined) ?? WEBHOOK_NAMESPACE;
+  const mesh = values.get('mesh') as Mesh | undefined;
+  const capturing = capturingMesh();
+  // The webhook replaces every mesh's own validator whatever --mesh says; only a mesh that
+  // captures pods by itself (ambient), which has no validator to replace, needs entries of its own.
+  if (mesh !== undefined && mesh !== capturing?.mesh)
+    return fail(
+      'ConfigInvalid',
+      `--mesh does not apply to manifest --webhook (given ${mesh}): it replaces every mesh's own validator; only --mesh ${capturing?.mesh ?? '(none)'}, which adds Interlock's validator to the pods that mesh captures`,
+    );
   const documents = webhookManifest({
     image: values.get('image') as string,
     namespace,
     failurePolicy: values.get('failure-policy') as 'Ignore' | 'Fail',
     metricsNamespace: values.get('metrics-namespace') as string,
+    ...(mesh !== undefined && capturing ? { capturedPods: capturing.capturedPods } : {}),
     ...(caBundlePem.value === undefined ? {} : { caBundlePem: caBundlePem.value }),
     ...(clientCaPem.value === undefined ? {} : { clientCaPem: clientCaPem.value }),
     ...(canary === undefined ? {} : { canaryNamespace: canary }),

@@ -18,13 +18,16 @@ import { commandError } from './command-error.js';
 import { cniWatchSource } from './node-cni-audit.js';
 import { nodeConfigOf } from './node-config.js';
 import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
+import { fanOut, RecheckRoster } from '../node-agent/recheck/roster.js';
+import type { NodeRecheck } from './node-config.js';
+import { startRecheck } from './node-recheck.js';
 
 const usage = (message: string): CommandOutcome =>
   commandError('node', EXIT.invalidConfig, { reason: 'ConfigInvalid', message });
 
 /**
  * `interlock node`: runs until SIGTERM/SIGINT, then drains in-flight actions and exits 0. A CNI
- * audit source (cni-check's directory watch, wired at merge) feeds the breaker when given.
+ * audit source (cni-check's directory watch) feeds the breaker when given.
  */
 export async function runNodeCommand(
   argv: readonly string[],
@@ -60,12 +63,18 @@ export async function runNodeCommand(
       taint: settings.taint,
       trustedImages: settings.trustedImages,
       namespaces: settings.namespaces ?? 'all',
+      recheck: config.recheck
+        ? { intervalMs: config.recheck.intervalMs, socket: config.recheck.socketPath, action: config.recheck.action }
+        : 'off',
       cluster: access.value.origin,
       listen: typeof address === 'object' && address ? `${address.address}:${address.port}` : String(address),
     },
     'node agent started',
   );
-  await serveUntilStopped({ values, settings, access: access.value, agent, server, log, audit }, stopSignal);
+  await serveUntilStopped(
+    { values, settings, access: access.value, agent, server, log, audit, registry, recheck: config.recheck },
+    stopSignal,
+  );
   return { exitCode: 0, stdout: '', stderr: '' };
 }
 
@@ -80,11 +89,16 @@ interface Running {
   readonly server: Server;
   readonly log: Logger;
   readonly audit: CniAuditSource | undefined;
+  readonly registry: Registry;
+  readonly recheck: NodeRecheck | undefined;
 }
 
 /** Watches the node's pods and acts on them until the stop signal, then drains and closes. */
 async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Promise<void> {
   const { values, settings, access, agent, server, log, audit } = running;
+  // The re-check shares the one pod watch: its roster sees every list and change the agent sees.
+  const roster = running.recheck ? new RecheckRoster(settings.node) : undefined;
+  const sink = roster ? fanOut(agent, roster) : agent;
   const watchOptions: PodWatchOptions = {
     // One namespace narrows the watch on the server; several are filtered by the agent.
     fieldSelector: `spec.nodeName=${settings.node}${settings.namespaces?.length === 1 ? `,metadata.namespace=${settings.namespaces[0]}` : ''}`,
@@ -96,12 +110,16 @@ async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Pro
   };
   const ports = {
     list: () => listAllPods(access, watchOptions),
-    watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access, watchOptions, rv, agent, signal),
+    watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access, watchOptions, rv, sink, signal),
   };
-  const informer = runPodInformer(ports, agent, REAL_CLOCK, DEFAULT_RETRY, Math.random, stopSignal, () =>
+  const informer = runPodInformer(ports, sink, REAL_CLOCK, DEFAULT_RETRY, Math.random, stopSignal, () =>
     log.info({}, 'pods listed: ready'),
   );
   const worker = agent.run();
+  const recheck =
+    running.recheck && roster
+      ? startRecheck(running.recheck, { access, agent, roster, registry: running.registry, log })
+      : undefined;
   const stopAudit = audit?.subscribe((verdict) => agent.audit(verdict));
   const ticker = setInterval(() => agent.tickBreaker(), Math.min(1000, settings.breaker.windowMs / 4));
   await new Promise<void>((resolve) => {
@@ -110,6 +128,7 @@ async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Pro
   });
   clearInterval(ticker);
   stopAudit?.();
+  await Promise.race([recheck?.stop(), REAL_CLOCK.sleep(STOP_DEADLINE_MS)]);
   log.info({ deadlineMs: STOP_DEADLINE_MS }, 'stopping: finishing in-flight actions');
   const drained = await agent.stop(STOP_DEADLINE_MS);
   await Promise.race([Promise.allSettled([informer, worker]), REAL_CLOCK.sleep(200)]);

@@ -5,6 +5,8 @@ import { parseCommandLine } from '../config/parse-command-line.js';
 import type { AgentSettings } from '../node-agent/agent-settings.js';
 import { meshDefaults } from '../node-agent/node-flags.js';
 import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
+import { socketPathOf } from '../node-agent/cri/socket-path.js';
+import type { RecheckAction } from '../node-agent/recheck/recheck-action.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { shippedValidator } from './shipped-validator.js';
 
@@ -17,6 +19,32 @@ export interface NodeConfig {
   readonly settings: AgentSettings;
   /** With `--cni-audit`: the options `interlock cni-check` would take. */
   readonly cniAudit: CniAuditOptions | undefined;
+  /** With `--recheck-interval`: the re-check of running meshed pods. */
+  readonly recheck: NodeRecheck | undefined;
+}
+
+export interface NodeRecheck {
+  readonly intervalMs: number;
+  readonly socketPath: string;
+  readonly action: RecheckAction;
+  /** Pods checked at once, and each one's deadline: a sweep of 110 pods stays within seconds. */
+  readonly concurrency: number;
+  readonly podDeadlineMs: number;
+}
+
+/** The re-check with `--recheck-interval`; its CRI endpoint as a socket path. */
+function recheckOf(values: Values): NodeRecheck | string | undefined {
+  const intervalMs = values['recheck-interval'] as number | undefined;
+  if (intervalMs === undefined) return undefined;
+  const socket = socketPathOf(values['cri-endpoint'] as string);
+  if (!socket.ok) return `--cri-endpoint: ${socket.error.message}`;
+  return {
+    intervalMs,
+    socketPath: socket.value,
+    action: values['recheck-action'] as RecheckAction,
+    concurrency: 4,
+    podDeadlineMs: Math.min(5000, intervalMs),
+  };
 }
 
 /**
@@ -32,7 +60,9 @@ export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | st
   if (typeof settings === 'string') return settings;
   const cniAudit = cniAuditOf(values);
   if (typeof cniAudit === 'string') return cniAudit;
-  return { values, settings, cniAudit };
+  const recheck = recheckOf(values);
+  if (typeof recheck === 'string') return recheck;
+  return { values, settings, cniAudit, recheck };
 }
 
 /** The CNI audit the agent runs with `--cni-audit`: the same options `interlock cni-check` takes. */

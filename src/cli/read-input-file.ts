@@ -24,8 +24,8 @@ export function readInputFile(
   const shown = `${source} "${echoValue(path)}"`;
   const read = readBoundedFile(path, budget);
   if (read.ok) return ok(read.bytes.toString('utf8'));
-  if (read.problem.kind === 'too-large') return tooLarge(shown);
-  return fail('RulesUnreadable', `cannot read ${shown}: ${describeProblem(read.problem)}`);
+  if (read.error.kind === 'too-large') return tooLarge(shown);
+  return fail('RulesUnreadable', `cannot read ${shown}: ${describeProblem(read.error)}`);
 }
 
 function tooLarge(shown: string): Result<never, 'RulesUnparseable'> {

@@ -1,8 +1,9 @@
 import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
-import type { FlagDef } from '../config/flag-def.js';
+import { flagHelp, type FlagDef } from '../config/flag-def.js';
 import { PRESETS, MESHES } from '../config/interception.js';
 import { REASON_GUIDE } from '../reason/guide.js';
 import { REASONS, type Reason } from '../reason/reason.js';
+import { commandsOf } from './all-flags.js';
 import { flagUsage } from './help.js';
 
 const cell = (text: string) => text.replace(/\|/g, '\\|');
@@ -11,21 +12,21 @@ const cell = (text: string) => text.replace(/\|/g, '\\|');
 export function flagTable(flags: readonly FlagDef[]): string {
   const rows = flags.map(
     (flag) =>
-      `| \`${cell(flagUsage(flag))}\` | ${flag.env ? `\`${flag.env}\`` : ''} | ${flag.commands.join(', ')} | ${cell(flag.help)} |`,
+      `| \`${cell(flagUsage(flag))}\` | ${flag.env ? `\`${flag.env}\`` : ''} | ${commandsOf(flag).join(', ')} | ${cell(flagHelp(flag))} |`,
   );
   return ['| flag | environment | commands | meaning |', '|---|---|---|---|', ...rows].join('\n');
 }
 
 /** docs/reference.md's exit-code table, from src/config/exit-codes.ts and the mesh presets. */
 export function exitCodeTable(): string {
-  const meshCodes = MESHES.map((mesh) => PRESETS[mesh].failureExitCode).join(' / ');
+  const codes = MESHES.map((mesh) => PRESETS[mesh].failureExitCode);
   const rows: Array<[number, string]> = (Object.keys(EXIT) as Array<keyof typeof EXIT>).map((key) => [
     EXIT[key],
     `| ${EXIT[key]} | ${EXIT_MEANINGS[key]} |`,
   ]);
   rows.push([
-    PRESETS.linkerd.failureExitCode,
-    `| ${meshCodes} | validation failed: ${MESHES.join(' / ')} default (\`--failure-exit-code\` changes it, never to a code above), so the meshes' own repair controllers recognise it |`,
+    Math.min(...codes),
+    `| ${codes.join(' / ')} | validation failed: ${MESHES.join(' / ')} default (\`--failure-exit-code\` changes it, never to a code above), so the meshes' own repair controllers recognise it |`,
   ]);
   rows.sort((a, b) => a[0] - b[0]);
   return ['| code | meaning |', '|---|---|', ...rows.map(([, row]) => row)].join('\n');

@@ -1,5 +1,6 @@
 import { writeSync } from 'node:fs';
 import { echoValue } from '../config/echo-value.js';
+import type { CommandName } from '../config/flag-def.js';
 import { EXIT } from '../config/exit-codes.js';
 import type { LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { quietStreamErrors, writeOutput } from '../output/write-output.js';
@@ -32,38 +33,42 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     const compat = await runCompat(foreign, adapters, width);
     if (compat) return compat;
   }
-  // Only a run that holds a switch loads the refusal: it is not in the start-up snapshot.
-  if (command === 'validate' && rest.some(isHelpOrVersionSwitch)) {
-    const refused = (await import('./switch-refusal.js')).validateSwitchRefusal(rest, process.env, width);
+  // Only a run that holds a switch loads the refusal and the help: neither is in the start-up snapshot.
+  if (rest.some(isHelpOrVersionSwitch)) {
+    const refused =
+      command === 'validate'
+        ? (await import('./switch-refusal.js')).validateSwitchRefusal(rest, process.env, width)
+        : undefined;
     if (refused) return refused;
-  }
-  if (rest.some((arg) => arg === '--help' || arg === '-h' || arg === '--version')) {
     const answer = (await import('./help-command.js')).helpOrVersion(command, rest, width);
     if (answer) return answer;
   }
-  if (command === 'version') return (await import('./version-command.js')).runVersion(rest);
-  if (command === 'completion') return (await import('./help-command.js')).runCompletion(rest);
-  if (command === 'validate')
-    return runValidateCommand(rest, process.env, abortOnSignals(), { inspectRules, ...adapters });
-  if (command === 'node') {
-    const { runNodeCommand } = await import('./node-command.js');
-    return runNodeCommand(rest, process.env, abortOnSignals());
-  }
-  if (command === 'webhook') {
-    const { runWebhookCommand } = await import('./webhook-command.js');
-    return runWebhookCommand(rest, process.env, abortOnSignals());
-  }
-  if (command === 'explain') {
-    const { runExplain } = await import('./explain-command.js');
-    return runExplain(rest, process.env);
-  }
-  if (command === 'cni-check')
-    return (await import('./cni-check-command.js')).runCniCheck(rest, process.env, abortOnSignals());
-  if (command === 'check') return (await import('./check-command.js')).runCheck(rest, process.env);
-  if (command === 'inject') return (await import('./inject-command.js')).runInject(rest, process.env);
-  if (command === 'manifest') return (await import('./manifest-command.js')).runManifest(rest, process.env);
+  const run = Object.hasOwn(RUNNERS, command) ? RUNNERS[command as CommandName] : undefined;
+  if (run) return run(rest, adapters);
   return unknownCommand(command);
 }
+
+type Runner = (argv: readonly string[], adapters: CliAdapters) => Promise<CommandOutcome>;
+
+/**
+ * Each command's module, loaded only when it runs: validate's path alone is in the start-up
+ * snapshot, every other module named here is in scripts/build-snapshot.mjs's `onDemand`.
+ */
+const RUNNERS: Readonly<Record<CommandName, Runner>> = {
+  validate: async (argv, adapters) =>
+    runValidateCommand(argv, process.env, abortOnSignals(), { inspectRules, ...adapters }),
+  explain: async (argv) => (await import('./explain-command.js')).runExplain(argv, process.env),
+  manifest: async (argv) => (await import('./manifest-command.js')).runManifest(argv, process.env),
+  inject: async (argv) => (await import('./inject-command.js')).runInject(argv, process.env),
+  node: async (argv) => (await import('./node-command.js')).runNodeCommand(argv, process.env, abortOnSignals()),
+  'cni-check': async (argv) =>
+    (await import('./cni-check-command.js')).runCniCheck(argv, process.env, abortOnSignals()),
+  webhook: async (argv) =>
+    (await import('./webhook-command.js')).runWebhookCommand(argv, process.env, abortOnSignals()),
+  check: async (argv) => (await import('./check-command.js')).runCheck(argv, process.env),
+  version: async (argv) => (await import('./version-command.js')).runVersion(argv),
+  completion: async (argv) => (await import('./help-command.js')).runCompletion(argv),
+};
 
 /**
  * A person at a terminal, as kubectl's users are. A container (no terminal) that runs `interlock`

@@ -22,7 +22,7 @@ import type { CommandOutcome } from './command-outcome.js';
 import { validateConfigWithPodMetadata } from './pod-metadata-files.js';
 import { commandError } from './command-error.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
-import { VerdictWatchdog } from './verdict-watchdog.js';
+import { VerdictWatchdog, verdictDeadline } from './verdict-watchdog.js';
 import { VERSION } from './version.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -102,7 +102,6 @@ function armWatchdog(
 ): { dog: VerdictWatchdog; progress: Progress } {
   const progress = new Progress();
   const dog = new VerdictWatchdog({
-    deadline: config.timeoutMs,
     timeoutMs: config.timeoutMs,
     failureExitCode: config.failureExitCode,
     terminationLog: config.terminationLog,
@@ -137,7 +136,7 @@ async function verdictOf(
       },
       logger,
       signal,
-      deadline: config.timeoutMs,
+      deadline: verdictDeadline(config.timeoutMs),
       progress,
       ...(adapters.proveInterception ? { proveInterception: adapters.proveInterception } : {}),
     });
@@ -166,7 +165,7 @@ function finish(config: ValidateConfig, verdict: Verdict, { logger, started, cre
   const written = writeTerminationLog(config.terminationLog, message, createLog);
   if (!written.ok)
     logger.warn(
-      { path: config.terminationLog, code: written.code },
+      { path: config.terminationLog, code: written.error },
       'termination log not written; the exit code still carries the verdict',
     );
   const summary = {

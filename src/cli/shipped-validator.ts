@@ -1,8 +1,7 @@
 import { validatorConfigOf } from '../compat/validator-config.js';
-import type { Mesh } from '../config/interception.js';
+import { meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { podIdentityEnv, podInfoMount, validatorArgs } from '../inject/validator-container.js';
 import type { ShippedValidator } from '../node-agent/validator-trust.js';
-import { DROP_IN_COMMAND } from '../webhook/validator-patch.js';
 import { podinfoEnv, podinfoMount } from '../webhook/podinfo.js';
 
 /**
@@ -17,8 +16,7 @@ export function shippedValidator(mesh: Mesh): ShippedValidator {
       validatorConfigOf(undefined, validatorArgs({ mesh, image: '', rulesCheck, reportEvent }), {}),
     ),
   );
-  // Neither generic nor ambient has a validator of its mesh's own to stand in for.
-  const dropIn = mesh === 'generic' || mesh === 'istio-ambient' ? undefined : DROP_IN_COMMAND[mesh];
+  const dropIn = meshIdentity(mesh).dropIn?.command;
   return {
     configs: variants.flatMap((variant) => (variant.ok ? [variant.value.config] : [])),
     commands: [undefined, ...(dropIn ? [dropIn] : [])],

@@ -19,9 +19,16 @@ const waitAsync = (): WaitAsync => (Atomics as unknown as { readonly waitAsync: 
 /** How long after the timeout the watchdog waits for the run's own verdict. */
 const WATCHDOG_GRACE_MS = 500;
 
+/**
+ * When the verdict of a `--timeout` of `timeoutMs` is due, on performance.now()'s clock: it counts
+ * from the process's start, so the timeout covers start-up too, and a wall-clock step moves it not.
+ */
+export function verdictDeadline(timeoutMs: number): number {
+  return timeoutMs;
+}
+
 export interface WatchdogOptions {
-  /** performance.now() of the process's start plus the timeout: a wall-clock step moves it not. */
-  readonly deadline: number;
+  /** --timeout: the verdict is due by verdictDeadline(timeoutMs). */
   readonly timeoutMs: number;
   readonly failureExitCode: number;
   readonly terminationLog: string;
@@ -50,7 +57,7 @@ export class VerdictWatchdog {
     // Until a verdict is written, any way out of the process is a failure, never a silent 0.
     process.exitCode = this.options.failureExitCode;
     const fire = (): void => this.expire();
-    const delay = Math.max(0, this.options.deadline + WATCHDOG_GRACE_MS - performance.now());
+    const delay = Math.max(0, verdictDeadline(this.options.timeoutMs) + WATCHDOG_GRACE_MS - performance.now());
     // Unreferenced: with nothing else left to wait for, `beforeExit` below fails the run at once.
     setTimeout(fire, delay).unref();
     // A second clock outside Node's timer lists (V8's own delayed task): it fires even if those

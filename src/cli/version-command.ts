@@ -13,8 +13,7 @@ const VERSION_OUTPUT_FLAG: FlagDef<'text' | 'json'> = {
   short: 'o',
   kind: 'value',
   placeholder: 'text|json',
-  help: 'Output format (default text).',
-  commands: ['version'],
+  help: 'Output format (default {default}).',
   parse: oneOf(['text', 'json']),
   default: 'text',
 };

@@ -2,18 +2,30 @@ import { Registry } from 'prom-client';
 import { defaultImageWarning } from './default-image.js';
 import { EXIT } from '../config/exit-codes.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
-import type { LogLevel } from '../config/validate-config.js';
+import { LOG_LEVEL_FLAG } from '../config/validate-config.js';
+import type { DefaultedFlag } from '../config/flag-def.js';
+import { flagSource, flagValue } from '../config/parsed-flags.js';
 import { createLogger, type Logger } from '../output/logger.js';
-import type { OnError } from '../webhook/admit.js';
 import { startMetricsServer } from '../webhook/metrics-server.js';
 import { loadClientCa, loadTlsPair, watchTlsPair, type TlsPair, type TlsPaths } from '../webhook/tls-files.js';
 import { promWebhookMetrics, type WebhookMetrics } from '../webhook/webhook-metrics.js';
 import { webhookBudget } from '../webhook/webhook-budget.js';
 import { startWebhookServer, type WebhookServer } from '../webhook/webhook-server.js';
-import { WEBHOOK_ANNOTATIONS } from '../webhook/webhook-annotations.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { commandError } from './command-error.js';
 import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
+import { IMAGE_FLAG } from './image-flag.js';
+import {
+  BIND_FLAG,
+  CLIENT_CA_FLAG,
+  DRAIN_TIMEOUT_FLAG,
+  MAX_REQUEST_BYTES_FLAG,
+  METRICS_BIND_FLAG,
+  ON_ERROR_FLAG,
+  REQUEST_DEADLINE_FLAG,
+  TLS_CERT_FLAG,
+  TLS_KEY_FLAG,
+} from '../webhook/webhook-flags.js';
 
 const TLS_POLL_MS = 5000;
 
@@ -34,32 +46,32 @@ export async function runWebhookCommand(
 ): Promise<CommandOutcome> {
   const parsed = parseCommandLine('webhook', argv, env, WEBHOOK_COMMAND_FLAGS);
   if (!parsed.ok) return usage(parsed.error.message);
-  const values = parsed.value.values;
-  const paths = { cert: values.get('tls-cert') as string, key: values.get('tls-key') as string };
+  const get = <T>(flag: DefaultedFlag<T>): T => flagValue(parsed.value, flag);
+  const paths = { cert: get(TLS_CERT_FLAG), key: get(TLS_KEY_FLAG) };
   const tls = await loadTlsPair(paths);
   if (!tls.ok) return commandError('webhook', EXIT.noInput, tls.error);
-  const clientCa = await loadClientCa(values.get('client-ca') as string | undefined);
+  const clientCa = await loadClientCa(flagValue(parsed.value, CLIENT_CA_FLAG));
   if (!clientCa.ok) return commandError('webhook', EXIT.noInput, clientCa.error);
-  const log = createLogger('json', values.get('log-level') as LogLevel);
+  const log = createLogger('json', get(LOG_LEVEL_FLAG));
   const registry = new Registry();
   const metrics = promWebhookMetrics(registry);
   metrics.servingCertificate(tls.value.cert);
-  const { host, port } = values.get('bind') as { host: string; port: number };
+  const { host, port } = get(BIND_FLAG);
   const server = await startWebhookServer({
     host,
     port,
     tls: tls.value,
     ...(clientCa.value ? { clientCa: clientCa.value } : {}),
-    settings: { image: values.get('image') as string, annotations: WEBHOOK_ANNOTATIONS },
-    onError: values.get('on-error') as OnError,
-    deadlineMs: values.get('request-deadline') as number,
-    maxBodyBytes: values.get('max-request-bytes') as number,
-    budget: webhookBudget(values.get('max-request-bytes') as number),
+    settings: { image: get(IMAGE_FLAG), annotations: {} },
+    onError: get(ON_ERROR_FLAG),
+    deadlineMs: get(REQUEST_DEADLINE_FLAG),
+    maxBodyBytes: get(MAX_REQUEST_BYTES_FLAG),
+    budget: webhookBudget(get(MAX_REQUEST_BYTES_FLAG)),
     metrics,
     log,
   }).catch((error: Error) => error);
   if (server instanceof Error) return cannotListen(host, port, server);
-  const scrape = values.get('metrics-bind') as { host: string; port: number };
+  const scrape = get(METRICS_BIND_FLAG);
   const metricsServer = await startMetricsServer({ ...scrape, registry, draining: server.draining }).catch(
     (error: Error) => error,
   );
@@ -68,14 +80,14 @@ export async function runWebhookCommand(
     return cannotListen(scrape.host, scrape.port, metricsServer);
   }
   const watch = watchPair(paths, tls.value, server, metrics, log);
-  const image = values.get('image') as string;
+  const image = get(IMAGE_FLAG);
   const listening = { host, port: server.port, metricsPort: metricsServer.port, clientAuth: Boolean(clientCa.value) };
   log.info({ ...listening, image }, 'webhook listening');
-  if (!parsed.value.sources.has('image')) log.warn({ image }, defaultImageWarning('webhook').trim());
+  if (flagSource(parsed.value, IMAGE_FLAG) === undefined) log.warn({ image }, defaultImageWarning('webhook').trim());
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   log.info({}, 'draining');
   watch.close();
-  const cutOff = await server.drain(values.get('drain-timeout') as number);
+  const cutOff = await server.drain(get(DRAIN_TIMEOUT_FLAG));
   await metricsServer.close();
   log.info({ connectionsCutOff: cutOff }, 'drained');
   return { exitCode: EXIT.pass, stdout: '', stderr: '' };

@@ -85,7 +85,7 @@ export function auditCni(input: CniAuditInput): CniVerdict {
 
 function loadFailureFinding(input: CniAuditInput, load: Extract<RuntimeLoad, { ok: false }>): CniFinding {
   const runtime = RUNTIME_LABEL[input.runtime];
-  const { failure } = load;
+  const failure = load.error;
   const consequence = 'it sets up no pod network: every new pod on this node fails at sandbox creation';
   if (failure.kind === 'no-config')
     return {
@@ -131,15 +131,15 @@ function partialFindings(input: CniAuditInput, load: RuntimeLoad): CniFinding[] 
     const entry = input.listing.entries.find((item) => item.name === name);
     if (!entry) continue;
     const parsed = loadConfigFile(entry, input.runtime === 'crio' ? '1.3' : '1.1');
-    if (parsed.ok || parsed.problem !== 'partial') continue;
+    if (parsed.ok || parsed.error.kind !== 'partial') continue;
     const before = index < winnerIndex;
     findings.push({
       code: 'PartialFile',
       severity: before ? 'error' : 'warning',
       file: name,
       message: before
-        ? `${name} ${parsed.message} still after ${input.reads ?? 1} read(s) and sorts before ${load.networks[0].file}: ${RUNTIME_LABEL[input.runtime]} skips it now, and loads it instead once it is complete: the answer is not settled`
-        : `${name} ${parsed.message}; it sorts after ${load.networks[0].file}, so ${RUNTIME_LABEL[input.runtime]} does not load it while that file is there`,
+        ? `${name} ${parsed.error.message} still after ${input.reads ?? 1} read(s) and sorts before ${load.networks[0].file}: ${RUNTIME_LABEL[input.runtime]} skips it now, and loads it instead once it is complete: the answer is not settled`
+        : `${name} ${parsed.error.message}; it sorts after ${load.networks[0].file}, so ${RUNTIME_LABEL[input.runtime]} does not load it while that file is there`,
     });
   }
   return findings;

@@ -22,9 +22,9 @@ export interface ConfList {
   readonly loadOnlyInlinedPlugins: boolean;
 }
 
-export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly message: string };
+export type Parsed<T> = { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: string };
 
-const bad = (message: string): { ok: false; message: string } => ({ ok: false, message });
+const bad = (error: string): { ok: false; error: string } => ({ ok: false, error });
 
 /** libcni ConfListFromBytes over an already decoded JSON value. */
 export function confListFromValue(value: unknown, libcni: Libcni): Parsed<ConfList> {
@@ -58,7 +58,7 @@ export function confListFromValue(value: unknown, libcni: Libcni): Parsed<ConfLi
   const plugins: NetConf[] = [];
   for (const [index, item] of raw.plugins.entries()) {
     const decoded = decodeNetConf(item);
-    if (!decoded.ok) return bad(`plugin ${index}: ${decoded.message}`);
+    if (!decoded.ok) return bad(`plugin ${index}: ${decoded.error}`);
     plugins.push(decoded.conf);
   }
   return { ok: true, value: { ...base, plugins } };

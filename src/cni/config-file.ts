@@ -8,7 +8,9 @@ export type FileProblem = 'partial' | 'invalid' | 'unreadable' | 'no-plugins';
 
 export type FileLoad =
   | { readonly ok: true; readonly list: ConfList; readonly wrapped: boolean }
-  | { readonly ok: false; readonly problem: FileProblem; readonly message: string };
+  | { readonly ok: false; readonly error: { readonly kind: FileProblem; readonly message: string } };
+
+const refused = (kind: FileProblem, message: string): FileLoad => ({ ok: false, error: { kind, message } });
 
 /**
  * One configuration file as libcni reads it: a `.conflist` is a list; any other counted extension
@@ -20,27 +22,24 @@ export function loadConfigFile(
   libcni: Libcni,
   subdirectories: Readonly<Record<string, readonly CniEntry[]>> = {},
 ): FileLoad {
-  if (entry.text === undefined)
-    return { ok: false, problem: 'unreadable', message: `cannot be read (${entry.readError ?? 'not read'})` };
+  if (entry.text === undefined) return refused('unreadable', `cannot be read (${entry.readError ?? 'not read'})`);
   const json = decodeGoJson(entry.text);
   if (json.kind === 'partial')
-    return {
-      ok: false,
-      problem: 'partial',
-      message:
-        entry.text.trim() === ''
-          ? 'is empty (a writer may be mid-write)'
-          : 'ends in the middle of its JSON (a writer may be mid-write)',
-    };
-  if (json.kind === 'invalid') return { ok: false, problem: 'invalid', message: `is ${json.message}` };
+    return refused(
+      'partial',
+      entry.text.trim() === ''
+        ? 'is empty (a writer may be mid-write)'
+        : 'ends in the middle of its JSON (a writer may be mid-write)',
+    );
+  if (json.kind === 'invalid') return refused('invalid', `is ${json.message}`);
   if (!entry.name.endsWith('.conflist')) {
     const wrapped = wrappedConfFromValue(json.value);
     return wrapped.ok
       ? { ok: true, list: wrapped.value, wrapped: true }
-      : { ok: false, problem: 'invalid', message: `is not a plugin configuration: ${wrapped.message}` };
+      : refused('invalid', `is not a plugin configuration: ${wrapped.error}`);
   }
   const parsed = confListFromValue(json.value, libcni);
-  if (!parsed.ok) return { ok: false, problem: 'invalid', message: `is not a configuration list: ${parsed.message}` };
+  if (!parsed.ok) return refused('invalid', `is not a configuration list: ${parsed.error}`);
   if (libcni === '1.1' || parsed.value.loadOnlyInlinedPlugins) return { ok: true, list: parsed.value, wrapped: false };
   return withSubdirectoryPlugins(parsed.value, subdirectories[parsed.value.name] ?? []);
 }
@@ -51,18 +50,13 @@ function withSubdirectoryPlugins(list: ConfList, entries: readonly CniEntry[]): 
   for (const entry of goSortByName(confFiles(entries, ['.conf']))) {
     const load = loadConfigFile({ ...entry, name: `${list.name}/${entry.name}` }, '1.3');
     if (!load.ok)
-      return {
-        ok: false,
-        problem: load.problem,
-        message: `takes plugins from ${list.name}/, and ${entry.name} there ${load.message}`,
-      };
+      return refused(
+        load.error.kind,
+        `takes plugins from ${list.name}/, and ${entry.name} there ${load.error.message}`,
+      );
     plugins.push(...load.list.plugins);
   }
   if (plugins.length === 0)
-    return {
-      ok: false,
-      problem: 'no-plugins',
-      message: 'has no plugins (no "plugins" list and no plugin files in its subdirectory)',
-    };
+    return refused('no-plugins', 'has no plugins (no "plugins" list and no plugin files in its subdirectory)');
   return { ok: true, list: { ...list, plugins }, wrapped: false };
 }

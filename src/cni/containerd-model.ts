@@ -26,7 +26,7 @@ export function containerdLoad(listing: CniListing, options: ContainerdOptions =
       runtime: 'containerd',
       candidates,
       passedOver: [],
-      failure: { kind: 'no-config', message: `no network configuration (.conf, .conflist, .json) in ${listing.dir}` },
+      error: { kind: 'no-config', message: `no network configuration (.conf, .conflist, .json) in ${listing.dir}` },
     };
   }
   const networks: LoadedNetwork[] = [];
@@ -38,7 +38,7 @@ export function containerdLoad(listing: CniListing, options: ContainerdOptions =
         runtime: 'containerd',
         candidates,
         passedOver: [],
-        failure: { kind: load.problem, file: entry.name, message: `${entry.name} ${load.message}` },
+        error: { kind: load.error.kind, file: entry.name, message: `${entry.name} ${load.error.message}` },
       };
     networks.push({ file: entry.name, list: load.list, wrapped: load.wrapped, ifName: `eth${networks.length}` });
     if (networks.length === max) break;

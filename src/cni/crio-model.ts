@@ -26,7 +26,7 @@ export function crioLoad(listing: CniListing, inventory: PluginInventory, option
   for (const entry of sorted) {
     const load = loadConfigFile(entry, '1.3', listing.subdirectories);
     if (!load.ok) {
-      passedOver.push({ file: entry.name, problem: load.problem, message: `${entry.name} ${load.message}` });
+      passedOver.push({ file: entry.name, problem: load.error.kind, message: `${entry.name} ${load.error.message}` });
       continue;
     }
     const problems = load.list.plugins
@@ -65,7 +65,7 @@ export function crioLoad(listing: CniListing, inventory: PluginInventory, option
             kind: sorted.length === 0 ? ('no-config' as const) : ('no-valid-network' as const),
             message: `no usable CNI configuration in ${listing.dir}`,
           };
-    return { ok: false, runtime: 'crio', candidates, passedOver, failure };
+    return { ok: false, runtime: 'crio', candidates, passedOver, error: failure };
   }
   return { ok: true, runtime: 'crio', candidates, networks: [network], passedOver };
 }

@@ -14,9 +14,9 @@ export function leftoverFindings(input: CniAuditInput, load: RuntimeLoad): CniFi
   const loaded = new Set([
     ...(load.ok
       ? load.networks.map((network) => network.file)
-      : load.failure.file === undefined
+      : load.error.file === undefined
         ? []
-        : [load.failure.file]),
+        : [load.error.file]),
     ...load.passedOver.map((skipped) => skipped.file),
   ]);
   const libcni = input.runtime === 'crio' ? '1.3' : '1.1';

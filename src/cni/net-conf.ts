@@ -56,9 +56,9 @@ const FIELDS: Readonly<Record<string, FieldCheck>> = {
 };
 
 /** Decodes one plugin configuration; the failure is libcni's reason in our words. */
-export function decodeNetConf(value: unknown): { ok: true; conf: NetConf } | { ok: false; message: string } {
+export function decodeNetConf(value: unknown): { ok: true; conf: NetConf } | { ok: false; error: string } {
   if (value !== null && !isJsonObject(value))
-    return { ok: false, message: `a ${goKind(value)} where a plugin object belongs` };
+    return { ok: false, error: `a ${goKind(value)} where a plugin object belongs` };
   const raw = value ?? {};
   const strings: Record<string, string> = { cniversion: '', name: '', type: '' };
   let ipamType = '';
@@ -67,12 +67,12 @@ export function decodeNetConf(value: unknown): { ok: true; conf: NetConf } | { o
     const check = FIELDS[folded];
     if (!check) continue;
     const problem = check(item);
-    if (problem) return { ok: false, message: `"${key}" holds ${problem}` };
+    if (problem) return { ok: false, error: `"${key}" holds ${problem}` };
     // A JSON null leaves a Go field as it was, so only strings overwrite.
     if (folded in strings && typeof item === 'string') strings[folded] = item;
     if (folded === 'ipam' && item !== null) ipamType = ipamTypeOf(item, ipamType);
   }
-  if (strings.type === '') return { ok: false, message: "missing 'type'" };
+  if (strings.type === '') return { ok: false, error: "missing 'type'" };
   return {
     ok: true,
     conf: { cniVersion: strings.cniversion ?? '', name: strings.name ?? '', type: strings.type ?? '', ipamType, raw },

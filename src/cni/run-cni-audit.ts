@@ -54,7 +54,7 @@ async function readSettled(options: CniAuditOptions): Promise<Result<{ listing: 
     const libcni = options.runtime === 'crio' ? '1.3' : '1.1';
     const partial = confFiles(read.value.entries).some((entry) => {
       const load = loadConfigFile(entry, libcni);
-      return !load.ok && load.problem === 'partial';
+      return !load.ok && load.error.kind === 'partial';
     });
     if (!partial || reads > retries) return ok({ listing: read.value, reads });
     await sleep(options.partialRetryDelayMs ?? 150);

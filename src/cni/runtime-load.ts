@@ -40,6 +40,6 @@ export type RuntimeLoad =
       readonly ok: false;
       readonly runtime: RuntimeName;
       readonly candidates: readonly string[];
-      readonly failure: { readonly kind: LoadFailureKind; readonly file?: string; readonly message: string };
+      readonly error: { readonly kind: LoadFailureKind; readonly file?: string; readonly message: string };
       readonly passedOver: readonly PassedOver[];
     };

@@ -1,24 +1,38 @@
 import { echoValue } from '../config/echo-value.js';
+import type { DropInArgv } from '../mesh/mesh-identity.js';
+import { dropInMeshes, meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { fail, type Result } from '../reason/result.js';
-import { dropInProgram, dropInProgramNames, looksLikeProgramName, type CompatMode } from './drop-in-programs.js';
+import { dropInProgram, dropInProgramNames, looksLikeProgramName } from './drop-in-programs.js';
 import { istioIptablesToValidate, type ProcessIdentity } from './istio-iptables.js';
 import { linkerdValidatorToValidate } from './linkerd-validator.js';
 
-export type { CompatMode } from './drop-in-programs.js';
-
-const LINKERD_ONLY = ['--connect-addr', '--listen-addr'];
+type Env = Readonly<Record<string, string | undefined>>;
+type ArgvMapping = (
+  argv: readonly string[],
+  env: Env,
+  identity: ProcessIdentity | undefined,
+) => Result<string[], 'ConfigInvalid'>;
 
 /**
- * Which drop-in mode an argv asks for, if any: Istio's `args: [istio-iptables, ...]` reach the
- * image's entrypoint as they are; Linkerd's `command:` path runs the image's shim, which passes
- * `linkerd2-network-validator` first; bare Linkerd flags are Linkerd's too.
+ * Each argv shape a mesh module names (src/mesh/), mapped: Istio's args always start with the
+ * program name; Linkerd's start with it unless they are bare flags.
  */
-export function compatModeOf(argv: readonly string[]): CompatMode | undefined {
+const MAPPINGS: Readonly<Record<DropInArgv, ArgvMapping>> = {
+  'istio-iptables': (argv, env, identity) => istioIptablesToValidate(argv.slice(1), env, identity),
+  'linkerd2-network-validator': (argv, env) =>
+    linkerdValidatorToValidate((argv[0] ?? '').startsWith('--') ? argv : argv.slice(1), env),
+};
+
+/**
+ * Which mesh's drop-in an argv asks for, if any: Istio's `args: [istio-iptables, ...]` reach the
+ * image's entrypoint as they are; Linkerd's `command:` path runs the image's shim, which passes
+ * `linkerd2-network-validator` first; flags only one mesh's validator takes are that mesh's too.
+ */
+export function compatModeOf(argv: readonly string[]): Mesh | undefined {
   const program = dropInProgram(argv[0] ?? '');
   if (program) return program;
-  // --log-format, --log-level and --timeout are Interlock's flags too; these two are Linkerd's alone.
-  if (argv.some((arg) => LINKERD_ONLY.includes(arg.split('=')[0] ?? ''))) return 'linkerd';
-  return undefined;
+  const names = argv.map((arg) => arg.split('=')[0] ?? '');
+  return dropInMeshes().find(({ dropIn }) => names.some((name) => dropIn.ownFlags.includes(name)))?.mesh;
 }
 
 /**
@@ -28,18 +42,18 @@ export function compatModeOf(argv: readonly string[]): CompatMode | undefined {
  */
 export function compatToValidate(
   argv: readonly string[],
-  env: Readonly<Record<string, string | undefined>>,
+  env: Env,
   identity?: ProcessIdentity,
 ): Result<string[], 'ConfigInvalid'> | undefined {
-  const mode = compatModeOf(argv);
+  const mesh = compatModeOf(argv);
   const first = argv[0] ?? '';
-  if (mode === undefined) {
+  const dropIn = mesh === undefined ? undefined : meshIdentity(mesh).dropIn;
+  if (dropIn === undefined) {
     if (!looksLikeProgramName(first)) return undefined;
     return fail(
       'ConfigInvalid',
       `unknown program name "${echoValue(first)}": Interlock stands in for ${dropInProgramNames().join(', ')} only`,
     );
   }
-  if (mode === 'istio') return istioIptablesToValidate(argv.slice(1), env, identity);
-  return linkerdValidatorToValidate(first.startsWith('--') ? argv : argv.slice(1), env);
+  return MAPPINGS[dropIn.argv](argv, env, identity);
 }

@@ -1,23 +1,15 @@
-/** Which mesh's validator a drop-in argv stands for. */
-export type CompatMode = 'linkerd' | 'istio';
-
-/** The path Linkerd's injector puts in `command:`; the image provides it (a shim that passes the name below first). */
-export const LINKERD_VALIDATOR_PATH = '/usr/lib/linkerd/linkerd2-network-validator';
-export const LINKERD_VALIDATOR_NAME = 'linkerd2-network-validator';
-/** Istio's istio-validation args start with this subcommand of pilot-agent. */
-export const ISTIO_IPTABLES_NAME = 'istio-iptables';
+import { dropInMeshes, type Mesh } from '../mesh/meshes.js';
 
 /**
- * The one definition of the drop-in program names, matched exactly: a name that only resembles
- * one (`istio-iptables.sh`, `/usr/lib/linkerd/foo`) is not a drop-in and is refused at once.
+ * The one table of the drop-in program names, from each mesh's module (src/mesh/), matched
+ * exactly: a name that only resembles one (`istio-iptables.sh`, `/usr/lib/linkerd/foo`) is not a
+ * drop-in and is refused at once.
  */
-const PROGRAMS: ReadonlyMap<string, CompatMode> = new Map([
-  [LINKERD_VALIDATOR_PATH, 'linkerd'],
-  [LINKERD_VALIDATOR_NAME, 'linkerd'],
-  [ISTIO_IPTABLES_NAME, 'istio'],
-]);
+const PROGRAMS: ReadonlyMap<string, Mesh> = new Map(
+  dropInMeshes().flatMap(({ mesh, dropIn }) => dropIn.programs.map((program) => [program, mesh] as const)),
+);
 
-export function dropInProgram(word: string): CompatMode | undefined {
+export function dropInProgram(word: string): Mesh | undefined {
   return PROGRAMS.get(word);
 }
 

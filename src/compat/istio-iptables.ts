@@ -1,9 +1,13 @@
+import { ISTIO } from '../mesh/istio.js';
+import type { DropInArgv } from '../mesh/mesh-identity.js';
 import { fail, ok, type Result } from '../reason/result.js';
-import { ISTIO_IPTABLES_NAME } from './drop-in-programs.js';
 import { notAVerdict } from './foreign-switches.js';
 import { goDurationMs } from './go-duration.js';
 import { ISTIO_IPTABLES_OPTIONS } from './istio-iptables-options.js';
 import { goBool, readForeignArgs } from './option-reader.js';
+
+/** The program whose argv this file maps, as its messages name it. */
+const ISTIO_IPTABLES_NAME = 'istio-iptables' satisfies DropInArgv;
 
 /** The uid and gid the validator process runs as (the pod's runAsUser / runAsGroup). */
 export interface ProcessIdentity {
@@ -62,7 +66,13 @@ export function istioIptablesToValidate(
       `${ISTIO_IPTABLES_NAME} without ${missing} would write iptables rules; Interlock only validates and never writes rules. Keep Istio's CNI mode (istio-validation runs with --run-validation --skip-rule-apply)`,
     );
   }
-  const out = ['validate', '--mesh', 'istio', '--log-format', values.get('log_as_json') === 'true' ? 'json' : 'plain'];
+  const out = [
+    'validate',
+    '--mesh',
+    ISTIO.name,
+    '--log-format',
+    values.get('log_as_json') === 'true' ? 'json' : 'plain',
+  ];
   for (const [key, target] of Object.entries(MAPPED)) {
     const text = values.get(key);
     if (text !== undefined) out.push(`${target}=${text}`);

@@ -1,9 +1,13 @@
 import { formatIp, parseIp, type IpAddress } from '../addr/ip.js';
+import { LINKERD } from '../mesh/linkerd.js';
+import type { DropInArgv } from '../mesh/mesh-identity.js';
 import { fail, ok, type Result } from '../reason/result.js';
-import { LINKERD_VALIDATOR_NAME } from './drop-in-programs.js';
 import { notAVerdict } from './foreign-switches.js';
 import { parseLinkerdTimeout } from './linkerd-timeout.js';
 import { readForeignArgs, type ForeignOption } from './option-reader.js';
+
+/** The program whose argv this file maps, as its messages name it. */
+const LINKERD_VALIDATOR_NAME = 'linkerd2-network-validator' satisfies DropInArgv;
 
 /** Interlock's --timeout range; the validator's own syntax allows 0 and days, clamped into it. */
 const MIN_TIMEOUT_MS = 100n;
@@ -35,7 +39,7 @@ export function linkerdValidatorToValidate(
   const switched = read.value.find((arg) => arg.key === 'help' || arg.key === 'version');
   if (switched) return notAVerdict(LINKERD_VALIDATOR_NAME, switched.name, switched.key === 'help' ? 'help' : 'version');
   const given = new Map(read.value.map((arg) => [arg.key, arg.value]));
-  const out = ['validate', '--mesh', 'linkerd'];
+  const out = ['validate', '--mesh', LINKERD.name];
   const format = given.get('log-format') ?? env.LINKERD_NETWORK_VALIDATOR_LOG_FORMAT;
   if (format !== undefined) {
     if (format !== 'plain' && format !== 'json')

@@ -1,7 +1,8 @@
 import { parseCommandLine } from '../config/parse-command-line.js';
 import { buildValidateConfig, VALIDATE_FLAGS, type ValidateConfig } from '../config/validate-config.js';
 import { ok, type Result } from '../reason/result.js';
-import { compatModeOf, compatToValidate, type CompatMode } from './compat-argv.js';
+import type { Mesh } from '../mesh/meshes.js';
+import { compatModeOf, compatToValidate } from './compat-argv.js';
 import type { ProcessIdentity } from './istio-iptables.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -9,7 +10,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 /** What a validator container would run with, and whether it came through a drop-in's argv. */
 export interface ValidatorInvocation {
   readonly config: ValidateConfig;
-  readonly dropIn: CompatMode | undefined;
+  readonly dropIn: Mesh | undefined;
   /** validate's own argv (the drop-in's mapped). */
   readonly argv: readonly string[];
 }

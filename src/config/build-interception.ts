@@ -7,12 +7,16 @@ import { flagSource, flagValue, type ParsedFlags } from './parsed-flags.js';
 
 type MutableSpec = { -readonly [K in keyof InterceptionSpec]: InterceptionSpec[K] };
 interface FieldFlag {
+  readonly flag: FlagDef;
+  readonly key: keyof InterceptionSpec;
   apply(parsed: ParsedFlags, spec: MutableSpec): void;
 }
 
 /** A flag that, when given, replaces one field of the preset. */
 function field<K extends keyof InterceptionSpec>(flag: FlagDef<InterceptionSpec[K]>, key: K): FieldFlag {
   return {
+    flag,
+    key,
     apply(parsed, spec) {
       const value = flagValue(parsed, flag);
       if (value !== undefined) spec[key] = value;
@@ -47,13 +51,18 @@ const FIELDS: readonly FieldFlag[] = [
 
 /** Builds the spec from the preset named by --mesh, replacing each field a flag gives. */
 export function buildInterceptionSpec(parsed: ParsedFlags): ConfigResult<InterceptionSpec> {
-  const mesh = flagValue(parsed, F.MESH_FLAG) ?? 'generic';
+  const mesh = flagValue(parsed, F.MESH_FLAG);
   const spec: MutableSpec = { ...PRESETS[mesh].spec };
   for (const item of FIELDS) item.apply(parsed, spec);
   const dns = dnsCaptureOf(parsed);
   if (!dns.ok) return dns;
   if (dns.value !== 'preset') spec.dnsCapture = dns.value;
   return checkSpec(spec);
+}
+
+/** The spec fields a flag (or its environment variable) set: the pod's annotations never override them. */
+export function explicitFields(parsed: ParsedFlags): Set<keyof InterceptionSpec> {
+  return new Set(FIELDS.filter(({ flag }) => flagSource(parsed, flag) !== undefined).map(({ key }) => key));
 }
 
 /** `--dns-capture` turns capture on; `--dns-servers` narrows it and means nothing without it. */

@@ -1,35 +1,21 @@
-import type { CommandName, FlagDef } from './flag-def.js';
+import type { FlagDef } from './flag-def.js';
 import { fail } from '../reason/result.js';
-
-const EVERY_COMMAND: readonly CommandName[] = [
-  'validate',
-  'explain',
-  'manifest',
-  'inject',
-  'node',
-  'cni-check',
-  'version',
-  'completion',
-  'webhook',
-  'check',
-];
 
 // Switches without `env`: the process environment can never print help or a version instead of
 // running the command (INTERLOCK_HELP in a pod's env must not turn a validation into an exit 0).
 const argvOnly = () => fail('ConfigInvalid', 'is read from the command line only');
 
+/** Every command's table holds these two. */
 export const HELP_FLAG: FlagDef<boolean> = {
   name: 'help',
   short: 'h',
   kind: 'switch',
   help: 'Print this help and exit 0.',
-  commands: EVERY_COMMAND,
   parse: argvOnly,
 };
 export const VERSION_FLAG: FlagDef<boolean> = {
   name: 'version',
   kind: 'switch',
   help: 'Print the version and exit 0.',
-  commands: EVERY_COMMAND,
   parse: argvOnly,
 };

@@ -1,5 +1,5 @@
 import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
-import { valueFlags, type CommandName, type FlagDef } from './flag-def.js';
+import { valueFlag, type FlagDef } from './flag-def.js';
 import { oneOf, parsePath } from './flag-parsers.js';
 import { INTERCEPTION_FLAGS } from './interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG } from './validate-config.js';
@@ -7,47 +7,40 @@ import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG } from './validate-config.js';
 export type ReportFormat = 'text' | 'json';
 export type IptablesBackendName = 'nft' | 'legacy';
 
-const EXPLAIN: readonly CommandName[] = ['explain'];
-
-const value = valueFlags(EXPLAIN);
-
-export const IPTABLES_SAVE_FLAG = value(
+export const IPTABLES_SAVE_FLAG = valueFlag(
   'iptables-save',
   'FILE',
   'IPv4 iptables-save output (backend from its header, else --iptables-backend).',
   parsePath,
 );
-export const IP6TABLES_SAVE_FLAG = value('ip6tables-save', 'FILE', 'IPv6 ip6tables-save output.', parsePath);
-export const IPTABLES_LEGACY_SAVE_FLAG = value(
+export const IP6TABLES_SAVE_FLAG = valueFlag('ip6tables-save', 'FILE', 'IPv6 ip6tables-save output.', parsePath);
+export const IPTABLES_LEGACY_SAVE_FLAG = valueFlag(
   'iptables-legacy-save',
   'FILE',
   'IPv4 iptables-legacy-save output, when both backends were saved.',
   parsePath,
 );
-export const IP6TABLES_LEGACY_SAVE_FLAG = value(
+export const IP6TABLES_LEGACY_SAVE_FLAG = valueFlag(
   'ip6tables-legacy-save',
   'FILE',
   'IPv6 ip6tables-legacy-save output.',
   parsePath,
 );
-export const NFT_RULESET_FLAG = value('nft-ruleset', 'FILE', 'Output of `nft -j list ruleset`.', parsePath);
-export const IPTABLES_BACKEND_FLAG = value<IptablesBackendName>(
+export const NFT_RULESET_FLAG = valueFlag('nft-ruleset', 'FILE', 'Output of `nft -j list ruleset`.', parsePath);
+export const IPTABLES_BACKEND_FLAG = valueFlag(
   'iptables-backend',
   'nft|legacy',
-  'Backend of --iptables-save/--ip6tables-save files whose header does not say (default nft).',
-  oneOf(['nft', 'legacy']),
+  'Backend of --iptables-save/--ip6tables-save files whose header does not say (default {default}).',
+  oneOf<IptablesBackendName>(['nft', 'legacy']),
   { default: 'nft' },
 );
-export const FORMAT_FLAG: FlagDef<ReportFormat> = {
-  ...value<ReportFormat>(
-    'output',
-    'text|json',
-    'Report format (default text). --format and INTERLOCK_FORMAT, its old names, still work (deprecated).',
-    oneOf(['text', 'json']),
-    { default: 'text', short: 'o', deprecated: { name: 'format', env: 'INTERLOCK_FORMAT' } },
-  ),
-  commands: ['explain', 'cni-check'],
-};
+export const FORMAT_FLAG = valueFlag(
+  'output',
+  'text|json',
+  'Report format (default {default}). --format and INTERLOCK_FORMAT, its old names, still work (deprecated).',
+  oneOf<ReportFormat>(['text', 'json']),
+  { default: 'text', short: 'o', deprecated: { name: 'format', env: 'INTERLOCK_FORMAT' } },
+);
 
 export const EXPLAIN_FLAGS: readonly FlagDef[] = [
   ...INTERCEPTION_FLAGS,

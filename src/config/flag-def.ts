@@ -32,13 +32,17 @@ export interface FlagDef<T = unknown> {
   readonly env?: string;
   /** Shown in help: `--inbound-port PORT`. */
   readonly placeholder?: string;
-  /** One line, shown by --help and in docs/reference.md's tables. */
+  /**
+   * One line, shown by --help and in docs/reference.md's tables; `{default}` in it stands for
+   * the declared default, written by `showDefault` (see flagHelp), so the two never disagree.
+   */
   readonly help: string;
-  readonly commands: readonly CommandName[];
   /** Turns the text into a value; the failure message is the problem alone (`expected 1-65535`). */
   readonly parse: (text: string) => Result<T, 'ConfigInvalid'>;
   /** The value when neither argv nor the environment gives one; undefined means "not set". */
   readonly default?: T;
+  /** How help writes the default (`10s` for 10000); as text or JSON when absent. A method: read, never stored. */
+  showDefault?(value: T): string;
   readonly repeatable?: boolean;
   /**
    * An old name still read (`format` for `output`), and its old variable: printed manifests and
@@ -57,16 +61,29 @@ export function envOf(flagName: string): string {
   return `INTERLOCK_${flagName.replace(/-/g, '_').toUpperCase()}`;
 }
 
+/** The flag's help with `{default}` written out from its declared default. */
+export function flagHelp(flag: FlagDef): string {
+  if (flag.default === undefined) return flag.help;
+  const shown = flag.showDefault ? flag.showDefault(flag.default) : plainDefault(flag.default);
+  return flag.help.replaceAll('{default}', shown);
+}
+
+// A number or a word reads as itself; anything else needs its flag's showDefault to read well.
+const plainDefault = (value: unknown): string => (typeof value === 'string' ? value : JSON.stringify(value));
+
+/** A flag whose value is always known: argv, its variable, else this default. */
+export type DefaultedFlag<T> = FlagDef<T> & { readonly default: T };
+
 /**
- * The builder of one table's value flags: each belongs to `commands` and is read from its
- * environment variable too; `extra` adds a default or choices, or names other commands.
+ * A value flag read from its environment variable too; `extra` adds a short name, choices, or a
+ * default, and with a default the flag's value is never undefined (see flagValue).
  */
-export function valueFlags(commands: readonly CommandName[]) {
-  return <T>(
-    name: string,
-    placeholder: string,
-    help: string,
-    parse: FlagDef<T>['parse'],
-    extra: Partial<FlagDef<T>> = {},
-  ): FlagDef<T> => ({ name, kind: 'value', env: envOf(name), placeholder, help, commands, parse, ...extra });
+export function valueFlag<T, const E extends Partial<FlagDef<T>> = Record<never, never>>(
+  name: string,
+  placeholder: string,
+  help: string,
+  parse: FlagDef<T>['parse'],
+  extra?: E,
+): FlagDef<T> & E {
+  return { name, kind: 'value', env: envOf(name), placeholder, help, parse, ...(extra as E) };
 }

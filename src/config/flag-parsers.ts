@@ -21,15 +21,51 @@ function listItems(text: string): string[] {
     .filter((item) => item !== '');
 }
 
+/**
+ * How a closed set is said when refused: `expected one of a, b` (the default), `expected a, b`
+ * (`bare`) or `expected a or b` (`or`); `exact` takes the text untrimmed. The older tables word
+ * theirs differently, and their refusals are kept as operators have seen them.
+ */
+export interface OneOfWording {
+  readonly say?: 'one of' | 'bare' | 'or';
+  readonly exact?: boolean;
+}
+
 /** One of a closed set; an empty value is an error, never a silent default. */
-export function oneOf<T extends string>(allowed: readonly T[]): FlagParser<T> {
+export function oneOf<T extends string>(allowed: readonly T[], wording: OneOfWording = {}): FlagParser<T> {
+  const list = wording.say === 'or' ? allowed.join(' or ') : allowed.join(', ');
+  const message = `expected ${wording.say === undefined || wording.say === 'one of' ? 'one of ' : ''}${list}`;
   return (text) => {
-    const value = text.trim();
-    return (allowed as readonly string[]).includes(value)
-      ? ok(value as T)
-      : problem(`expected one of ${allowed.join(', ')}`);
+    const value = wording.exact ? text : text.trim();
+    return (allowed as readonly string[]).includes(value) ? ok(value as T) : problem(message);
   };
 }
+
+/** Where a server listens. */
+export interface ListenAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** HOST:PORT (`[::1]:8443`; no host: 0.0.0.0; port 0: the kernel picks); `example` is the flag's usual value. */
+export function parseListenAddress(example: string): FlagParser<ListenAddress> {
+  return (text) => {
+    const match = /^(.*):(\d{1,5})$/.exec(text.trim());
+    const port = match ? Number(match[2]) : NaN;
+    return match && port <= 65535
+      ? ok({ host: (match[1] ?? '').replace(/^\[|\]$/g, '') || '0.0.0.0', port })
+      : problem(`expected HOST:PORT (${example}, 127.0.0.1:0)`);
+  };
+}
+
+/** How a ListenAddress default reads in help: `0.0.0.0:8443`. */
+export const showListenAddress = (address: ListenAddress): string => `${address.host}:${address.port}`;
+
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/** A namespace or other DNS-1123 label. */
+export const parseDnsLabel: FlagParser<string> = (text) =>
+  DNS_LABEL.test(text) ? ok(text) : problem('expected a DNS-1123 label (lower case, digits, -)');
 
 export const parsePort: FlagParser<number> = (text) => {
   const trimmed = text.trim();
@@ -41,7 +77,7 @@ export const parsePortOrZero: FlagParser<number> = (text) => (text.trim() === '0
 
 export const parsePorts: FlagParser<PortSet> = (text) => {
   const parsed = parsePortSet(text);
-  return parsed.ok ? ok(parsed.value) : problem(parsed.problem);
+  return parsed.ok ? ok(parsed.value) : problem(parsed.error);
 };
 
 /** A comma-separated list whose items each parse or name themselves as the fault. */
@@ -115,8 +151,12 @@ export const parseAddressPerFamily: FlagParser<Partial<Record<Family, IpAddress>
  * A duration within bounds. The bounds the message names are printed by formatDuration, so each
  * is a value this parser accepts (`to 1h` is never a refusal of `1h`).
  */
-export function parseDuration(minMs: number, maxMs: number): FlagParser<number> {
-  const expected = `expected a duration from ${formatDuration(minMs)} to ${formatDuration(maxMs)} (500ms, 10s, 1m30s, 1h, 1d)`;
+export function parseDuration(
+  minMs: number,
+  maxMs: number,
+  examples = '500ms, 10s, 1m30s, 1h, 1d',
+): FlagParser<number> {
+  const expected = `expected a duration from ${formatDuration(minMs)} to ${formatDuration(maxMs)} (${examples})`;
   return (text) => {
     const ms = parseDurationMs(text);
     return ms === undefined || ms < minMs || ms > maxMs ? problem(expected) : ok(ms);

@@ -1,7 +1,8 @@
+import { MESHES, type Mesh } from '../mesh/meshes.js';
 import type { Cidr } from '../addr/cidr.js';
 import type { IpAddress } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
-import { envOf, valueFlags, type CommandName, type FlagDef } from './flag-def.js';
+import { envOf, valueFlag, type FlagDef } from './flag-def.js';
 import {
   oneOf,
   parseBoolean,
@@ -19,106 +20,98 @@ import {
   type IdSet,
 } from './flag-parsers.js';
 
-export type Mesh = 'linkerd' | 'istio' | 'istio-ambient' | 'generic';
-export const MESHES: readonly Mesh[] = ['linkerd', 'istio', 'istio-ambient', 'generic'];
-
-/** The commands that judge rules against an interception spec. */
-const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
-
-const value = valueFlags(SPEC_COMMANDS);
-
 function toggle(name: string, help: string): FlagDef<boolean> {
-  return { name, kind: 'switch', env: envOf(name), help, commands: SPEC_COMMANDS, parse: parseBoolean };
+  return { name, kind: 'switch', env: envOf(name), help, parse: parseBoolean };
 }
 
-export const MESH_FLAG = value<Mesh>(
+export const MESH_FLAG = valueFlag(
   'mesh',
-  'linkerd|istio|istio-ambient|generic',
-  'The mesh: its preset for every value below, its validator container and failure code (default generic, which needs the two ports; required by cni-check and by the init container of manifest).',
-  oneOf(MESHES),
-  { default: 'generic', commands: ['validate', 'explain', 'manifest', 'inject', 'node', 'cni-check'] },
+  MESHES.join('|'),
+  'The mesh: its preset for every value below, its validator container and failure code (default {default}, which needs the two ports; required by cni-check and by the init container of manifest; manifest --webhook takes only istio-ambient, which adds the validator to the pods ambient captures).',
+  oneOf<Mesh>(MESHES),
+  { default: 'generic' },
 );
-export const INBOUND_PORT_FLAG = value<number>(
+export const INBOUND_PORT_FLAG = valueFlag<number>(
   'inbound-port',
   'PORT',
   "Proxy's inbound redirect port (linkerd 4143, istio 15006).",
   parsePort,
-  { commands: ['validate', 'explain', 'manifest', 'inject'] },
+  {},
 );
-export const OUTBOUND_PORT_FLAG = value<number>(
+export const OUTBOUND_PORT_FLAG = valueFlag<number>(
   'outbound-port',
   'PORT',
   "Proxy's outbound redirect port (linkerd 4140, istio 15001).",
   parsePort,
-  { commands: ['validate', 'explain', 'manifest', 'inject'] },
+  {},
 );
-export const PROXY_UID_FLAG = value<number[]>(
+export const PROXY_UID_FLAG = valueFlag<number[]>(
   'proxy-uid',
   'UID[,UID]',
   "The proxy's uid(s): their traffic must not be redirected (linkerd 2102, istio 1337).",
   parseIds,
 );
-export const PROXY_GID_FLAG = value<number[]>(
+export const PROXY_GID_FLAG = valueFlag<number[]>(
   'proxy-gid',
   'GID[,GID]',
   "The proxy's gid(s), likewise (istio 1337; linkerd none).",
   parseIds,
 );
-export const INCLUDE_INBOUND_PORTS_FLAG = value<PortSet>(
+export const INCLUDE_INBOUND_PORTS_FLAG = valueFlag<PortSet>(
   'include-inbound-ports',
   'PORTS',
   'Inbound ports that must be redirected; `*` (default) or a list.',
   parsePorts,
 );
-export const EXCLUDE_INBOUND_PORTS_FLAG = value<PortSet>(
+export const EXCLUDE_INBOUND_PORTS_FLAG = valueFlag<PortSet>(
   'exclude-inbound-ports',
   'PORTS',
   'Inbound ports that must not be (linkerd 4190,4191; istio 15020,15021,15090).',
   parsePorts,
 );
-export const EXCLUDE_INBOUND_CIDRS_FLAG = value<Cidr[]>(
+export const EXCLUDE_INBOUND_CIDRS_FLAG = valueFlag<Cidr[]>(
   'exclude-inbound-cidrs',
   'CIDRS',
   "Source networks whose inbound traffic is not redirected (Linkerd's `--subnets-to-ignore`).",
   parseCidrs,
 );
-export const INCLUDE_OUTBOUND_CIDRS_FLAG = value<CidrSet>(
+export const INCLUDE_OUTBOUND_CIDRS_FLAG = valueFlag<CidrSet>(
   'include-outbound-cidrs',
   'CIDRS',
   'Destinations whose outbound TCP must be redirected; `*` (default) or a list.',
   parseCidrSet,
 );
-export const EXCLUDE_OUTBOUND_CIDRS_FLAG = value<Cidr[]>(
+export const EXCLUDE_OUTBOUND_CIDRS_FLAG = valueFlag<Cidr[]>(
   'exclude-outbound-cidrs',
   'CIDRS',
   'Destinations that must not be redirected.',
   parseCidrs,
 );
-export const INCLUDE_OUTBOUND_PORTS_FLAG = value<PortSet>(
+export const INCLUDE_OUTBOUND_PORTS_FLAG = valueFlag<PortSet>(
   'include-outbound-ports',
   'PORTS',
   'Destination ports redirected whatever the address (Istio includeOutboundPorts).',
   parsePorts,
 );
-export const EXCLUDE_OUTBOUND_PORTS_FLAG = value<PortSet>(
+export const EXCLUDE_OUTBOUND_PORTS_FLAG = valueFlag<PortSet>(
   'exclude-outbound-ports',
   'PORTS',
   'Destination ports not redirected (istio 15020).',
   parsePorts,
 );
-export const INCLUDE_OUTBOUND_GIDS_FLAG = value<IdSet>(
+export const INCLUDE_OUTBOUND_GIDS_FLAG = valueFlag<IdSet>(
   'include-outbound-gids',
   'GIDS',
   'Only these groups are captured outbound; `*` (default).',
   parseIdSet,
 );
-export const EXCLUDE_OUTBOUND_GIDS_FLAG = value<number[]>(
+export const EXCLUDE_OUTBOUND_GIDS_FLAG = valueFlag<number[]>(
   'exclude-outbound-gids',
   'GIDS',
   'Groups whose outbound traffic is not captured.',
   parseIds,
 );
-export const EXCLUDE_INTERFACES_FLAG = value<string[]>(
+export const EXCLUDE_INTERFACES_FLAG = valueFlag<string[]>(
   'exclude-interfaces',
   'IFACES',
   'Interfaces the mesh leaves alone.',
@@ -126,31 +119,31 @@ export const EXCLUDE_INTERFACES_FLAG = value<string[]>(
 );
 export const TPROXY_FLAG = toggle('tproxy', 'Inbound capture is TPROXY (mangle) instead of REDIRECT.');
 export const DNS_CAPTURE_FLAG = toggle('dns-capture', 'DNS is captured (to every server, or only to `--dns-servers`).');
-export const DNS_SERVERS_FLAG = value<IpAddress[]>(
+export const DNS_SERVERS_FLAG = valueFlag<IpAddress[]>(
   'dns-servers',
   'ADDRS',
   'With `--dns-capture`: only DNS to these server addresses is captured.',
   parseIps,
 );
-export const DNS_PORT_FLAG = value<number>(
+export const DNS_PORT_FLAG = valueFlag<number>(
   'dns-port',
   'PORT',
   'Port captured DNS goes to (istio 15053).',
   parsePortOrZero,
 );
-export const INBOUND_TUNNEL_PORT_FLAG = value<number>(
+export const INBOUND_TUNNEL_PORT_FLAG = valueFlag<number>(
   'inbound-tunnel-port',
   'PORT',
   'Inbound tunnel port never redirected (istio 15008); 0 for none.',
   parsePortOrZero,
 );
-export const HOST_LOOPBACK_CIDR_FLAG = value<Cidr>(
+export const HOST_LOOPBACK_CIDR_FLAG = valueFlag<Cidr>(
   'host-loopback-cidr',
   'CIDR',
   'IPv4 host-loopback destinations never redirected (default 127.0.0.1/32).',
   parseLoopbackCidr,
 );
-export const REROUTE_INTERFACES_FLAG = value<string[]>(
+export const REROUTE_INTERFACES_FLAG = valueFlag<string[]>(
   'reroute-interfaces',
   'IFACES',
   'Interfaces whose arriving TCP goes to the outbound port (Istio kubevirtInterfaces).',
@@ -165,7 +158,7 @@ export const DROP_INVALID_FLAG = toggle(
   'Packets in conntrack state INVALID are dropped (Istio INVALID_DROP).',
 );
 
-export const HOST_PROBE_ADDRESSES_FLAG = value<IpAddress[]>(
+export const HOST_PROBE_ADDRESSES_FLAG = valueFlag<IpAddress[]>(
   'host-probe-addresses',
   'ADDRS',
   "The node's health-probe source addresses, whose TCP is accepted unredirected (istio-ambient 169.254.7.127,fd16:9254:7127:1337:ffff:ffff:ffff:ffff; istio-cni's HOST_PROBE_SNAT_IP and HOST_PROBE_SNAT_IPV6).",

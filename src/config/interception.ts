@@ -1,11 +1,12 @@
 import { parseCidr, type Cidr } from '../addr/cidr.js';
-import { parseIp, type IpAddress } from '../addr/ip.js';
-import { ALL_PORTS, NO_PORTS, parsePortSet, type PortSet } from '../addr/port-set.js';
+import type { IpAddress } from '../addr/ip.js';
+import { ALL_PORTS, NO_PORTS, type PortSet } from '../addr/port-set.js';
+import type { Dataplane, MarkMatch, MarkRoute } from '../mesh/mesh-identity.js';
+import { meshIdentities, type Mesh } from '../mesh/meshes.js';
 import type { CidrSet, IdSet } from './flag-parsers.js';
-import type { Mesh } from './interception-flags.js';
 
 export type { CidrSet, IdSet } from './flag-parsers.js';
-export { MESHES, type Mesh } from './interception-flags.js';
+export { MESHES, type Mesh } from '../mesh/meshes.js';
 
 /**
  * What the mesh intends its capture rules to do. Every field is data the expectations are derived
@@ -72,18 +73,8 @@ export interface InterceptionSpec {
   readonly markRoute: MarkRoute | undefined;
 }
 
-export type Dataplane = 'sidecar' | 'ambient';
-
-/** A packet-mark test: `mark & mask == value`. */
-export interface MarkMatch {
-  readonly value: number;
-  readonly mask: number;
-}
-
-export interface MarkRoute {
-  readonly mark: MarkMatch;
-  readonly table: number;
-}
+// Declared with the mesh modules, which set them (src/mesh/istio-ambient.ts).
+export type { Dataplane, MarkMatch, MarkRoute } from '../mesh/mesh-identity.js';
 
 export interface MeshPreset {
   readonly spec: InterceptionSpec;
@@ -94,8 +85,6 @@ export interface MeshPreset {
   readonly cniPlugin: string | undefined;
 }
 
-// The istio-cni / sidecar-injector defaults; 15008 (the HBONE tunnel) is inboundTunnelPort.
-const ISTIO_EXCLUDED_INBOUND = parsedPorts('15020,15021,15090');
 const LOOPBACK_HOST = parsedCidr('127.0.0.1/32');
 
 /** What a mesh does unless its preset says otherwise: capture everything, exclude nothing. */
@@ -127,92 +116,21 @@ const CAPTURE_ALL: Omit<InterceptionSpec, 'mesh' | 'inboundPort' | 'outboundPort
   markRoute: undefined,
 };
 
-/**
- * istio-cni's in-pod (ambient) constants: cni/pkg/config/config.go (1.28.0 on; before,
- * cni/pkg/iptables/iptables.go), host-probe defaults from cni/pkg/nodeagent/options.go
- * (the IPv6 one from 1.23.0); pinned in test/fixtures/meshes/facts/istio-ambient.json.
- */
-const AMBIENT_PROXY_MARK: MarkMatch = { value: 0x539, mask: 0xfff };
-const AMBIENT_ACCEPTED_MARK: MarkMatch = { value: 0x111, mask: 0xfff };
-const AMBIENT_ROUTE_TABLE = 100;
-const AMBIENT_HOST_PROBES = [parsedIp('169.254.7.127'), parsedIp('fd16:9254:7127:1337:ffff:ffff:ffff:ffff')];
-
-export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = {
-  linkerd: {
-    failureExitCode: 95,
-    validatorContainer: 'linkerd-network-validator',
-    cniPlugin: 'linkerd-cni',
-    spec: {
-      ...CAPTURE_ALL,
-      mesh: 'linkerd',
-      inboundPort: 4143,
-      outboundPort: 4140,
-      proxyUids: [2102],
-      excludeInboundPorts: parsedPorts('4190,4191'),
+/** Each mesh's preset, composed from its module in src/mesh/ (the one place a mesh is declared). */
+export const PRESETS: Readonly<Record<Mesh, MeshPreset>> = Object.fromEntries(
+  meshIdentities().map((identity): [Mesh, MeshPreset] => [
+    identity.name,
+    {
+      failureExitCode: identity.failureExitCode,
+      validatorContainer: identity.containers.validator,
+      cniPlugin: identity.cniPlugin,
+      spec: { ...CAPTURE_ALL, ...identity.capture, mesh: identity.name },
     },
-  },
-  istio: {
-    failureExitCode: 126,
-    validatorContainer: 'istio-validation',
-    cniPlugin: 'istio-cni',
-    spec: {
-      ...CAPTURE_ALL,
-      mesh: 'istio',
-      inboundPort: 15006,
-      outboundPort: 15001,
-      proxyUids: [1337],
-      proxyGids: [1337],
-      excludeInboundPorts: ISTIO_EXCLUDED_INBOUND,
-      excludeOutboundPorts: parsedPorts('15020'),
-      dnsPort: 15053,
-      inboundTunnelPort: 15008,
-      proxyLoopbackToInbound: true,
-    },
-  },
-  // ztunnel binds 15001/15006/15008/15053 in the pod and marks its sockets instead of running
-  // under a uid; the chart captures DNS by default from 1.25 (cni.ambient.dnsCapture).
-  'istio-ambient': {
-    failureExitCode: 126,
-    validatorContainer: 'istio-ambient-validation',
-    cniPlugin: 'istio-cni',
-    spec: {
-      ...CAPTURE_ALL,
-      mesh: 'istio-ambient',
-      dataplane: 'ambient',
-      inboundPort: 15006,
-      outboundPort: 15001,
-      inboundTunnelPort: 15008,
-      dnsPort: 15053,
-      dnsCapture: { servers: [] },
-      proxyMarks: [AMBIENT_PROXY_MARK],
-      acceptedMarks: [AMBIENT_ACCEPTED_MARK],
-      hostProbeAddresses: AMBIENT_HOST_PROBES,
-      markRoute: { mark: AMBIENT_ACCEPTED_MARK, table: AMBIENT_ROUTE_TABLE },
-    },
-  },
-  // Generic has no ports of its own: --inbound-port and --outbound-port are required.
-  generic: {
-    failureExitCode: 97,
-    validatorContainer: 'interlock',
-    cniPlugin: undefined,
-    spec: { ...CAPTURE_ALL, mesh: 'generic', inboundPort: 0, outboundPort: 0 },
-  },
-};
+  ]),
+) as Record<Mesh, MeshPreset>;
 
 function parsedCidr(text: string): Cidr {
   const cidr = parseCidr(text);
   if (!cidr) throw new Error(`preset CIDR ${text} does not parse`);
   return cidr;
-}
-
-function parsedIp(text: string): IpAddress {
-  const ip = parseIp(text);
-  if (!ip) throw new Error(`preset address ${text} does not parse`);
-  return ip;
-}
-
-function parsedPorts(text: string): PortSet {
-  const parsed = parsePortSet(text);
-  if (!parsed.ok) throw new Error(`preset port list ${text}: ${parsed.problem}`);
-  return parsed.value;
 }

@@ -26,8 +26,7 @@ export function parseCommandLine(
   env: Env,
   flags: readonly FlagDef[],
 ): ConfigResult<ParsedFlags> {
-  const applicable = flags.filter((flag) => flag.commands.includes(command));
-  const tokens = strictTokens(command, argv, applicable);
+  const tokens = strictTokens(command, argv, flags);
   if (!tokens.ok) return tokens;
   const given = new Map<string, Given>();
   for (const token of tokens.value) {
@@ -35,14 +34,14 @@ export function parseCommandLine(
     if (token.kind === 'option-terminator')
       return configInvalid('argument', '--', `unexpected argument (interlock ${command} takes flags only)`);
     if (token.kind !== 'option') continue;
-    const name = applicable.find((flag) => flag.deprecated?.name === token.name)?.name ?? token.name;
+    const name = flags.find((flag) => flag.deprecated?.name === token.name)?.name ?? token.name;
     const entry = given.get(name) ?? { texts: [] };
     entry.texts.push(token.value ?? '');
     given.set(name, entry);
   }
   const values = new Map<string, unknown>();
   const sources = new Map<string, string>();
-  for (const flag of applicable) {
+  for (const flag of flags) {
     const read = readFlag(flag, given.get(flag.name), env);
     if (!read.ok) return read;
     if (read.value === undefined) continue;

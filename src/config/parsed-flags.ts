@@ -1,4 +1,4 @@
-import type { CommandName, FlagDef } from './flag-def.js';
+import type { CommandName, DefaultedFlag, FlagDef } from './flag-def.js';
 
 /** What a command line said, every value already parsed by its FlagDef. */
 export interface ParsedFlags {
@@ -9,9 +9,16 @@ export interface ParsedFlags {
   readonly sources: ReadonlyMap<string, string>;
 }
 
-/** The flag's value: argv, else its environment variable, else its default (undefined: not set). */
+/**
+ * The flag's value: argv, else its environment variable, else its default. Typed by the
+ * declaration: a flag with a default always has a value; one without may be unset (undefined).
+ */
+export function flagValue<T>(parsed: ParsedFlags, flag: DefaultedFlag<T>): T;
+export function flagValue<T>(parsed: ParsedFlags, flag: FlagDef<T>): T | undefined;
 export function flagValue<T>(parsed: ParsedFlags, flag: FlagDef<T>): T | undefined {
-  return parsed.values.get(flag.name) as T | undefined;
+  // The parser fills defaults in; falling back here keeps the type's promise for a map built
+  // elsewhere (a test, a drop-in's translated argv) without a second copy of any default.
+  return (parsed.values.get(flag.name) as T | undefined) ?? flag.default;
 }
 
 /** Every value of a repeatable flag, in command-line order. */

@@ -1,3 +1,4 @@
+import { meshIdentity } from '../mesh/meshes.js';
 import { ALL_PORTS, NO_PORTS, type PortSet } from '../addr/port-set.js';
 import { parseCidrs, parseCidrSet, parseIds, parseInterfaces, parsePorts, type FlagParser } from './flag-parsers.js';
 import type { InterceptionSpec } from './interception.js';
@@ -39,9 +40,10 @@ export function applyPodMetadata(
     return { spec, exclusionsKnown: true, why: 'outbound exclusions given by --exclude-outbound-ports' };
   if (!metadata.annotations)
     return { spec, exclusionsKnown: false, why: 'outbound exclusions unknown (no --pod-annotations)' };
-  if (spec.mesh === 'linkerd') return linkerdMetadata(spec, metadata.annotations, metadata.labels, explicit);
-  if (spec.mesh === 'istio') return istioMetadata(spec, metadata.annotations, explicit);
-  return { spec, exclusionsKnown: false, why: 'outbound exclusions unknown (--mesh generic has no annotations)' };
+  const rules = meshIdentity(spec.mesh).podMetadata;
+  if (rules === 'linkerd-cni') return linkerdMetadata(spec, metadata.annotations, metadata.labels, explicit);
+  if (rules === 'istio-cni') return istioMetadata(spec, metadata.annotations, explicit);
+  return { spec, exclusionsKnown: false, why: `outbound exclusions unknown (--mesh ${spec.mesh} has no annotations)` };
 }
 
 function linkerdMetadata(

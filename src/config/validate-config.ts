@@ -1,15 +1,16 @@
 import type { Family, IpAddress } from '../addr/ip.js';
+import { failureCodesText } from '../mesh/meshes.js';
 import { ok } from '../reason/result.js';
-import { buildInterceptionSpec } from './build-interception.js';
+import { buildInterceptionSpec, explicitFields } from './build-interception.js';
 import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
 import type { ConfigResult } from './config-error.js';
 import { parseFailureExitCode } from './exit-codes.js';
-import { envOf, valueFlags, type CommandName, type FlagDef } from './flag-def.js';
+import { envOf, valueFlag, type DefaultedFlag, type FlagDef } from './flag-def.js';
 import { oneOf, parseAddressPerFamily, parseBoolean, parseDuration, parsePath, parsePort } from './flag-parsers.js';
+import { formatDuration } from './duration.js';
 import { PRESETS, type InterceptionSpec } from './interception.js';
-import * as F from './interception-flags.js';
 import { INTERCEPTION_FLAGS } from './interception-flags.js';
-import { flagSource, flagValue, type ParsedFlags } from './parsed-flags.js';
+import { flagValue, type ParsedFlags } from './parsed-flags.js';
 import { applyPodMetadata, type PodMetadata } from './pod-metadata.js';
 
 export type FamilyMode = 'auto' | 'ipv4' | 'ipv6' | 'dual';
@@ -46,98 +47,92 @@ export interface ValidateConfig {
   readonly probeSpreadWhy: string;
 }
 
-const VALIDATE: readonly CommandName[] = ['validate'];
-const SPEC_COMMANDS: readonly CommandName[] = ['validate', 'explain'];
-
-const value = valueFlags(VALIDATE);
-
-export const FAMILY_FLAG = value<FamilyMode>(
+export const FAMILY_FLAG = valueFlag(
   'family',
   'auto|ipv4|ipv6|dual',
   'Families to prove (validate) or check (explain): auto = every family the pod has (explain: the rules cover); dual = both.',
-  oneOf(['auto', 'ipv4', 'ipv6', 'dual']),
-  { default: 'auto', commands: SPEC_COMMANDS },
+  oneOf<FamilyMode>(['auto', 'ipv4', 'ipv6', 'dual']),
+  { default: 'auto' },
 );
-const TIMEOUT_FLAG = value<number>(
+const TIMEOUT_FLAG = valueFlag(
   'timeout',
   'DURATION',
-  'Deadline for everything: `10s`, `500ms`, `1m30s` (default 10s, 100ms to 1h).',
+  'Deadline for everything: `10s`, `500ms`, `1m30s` (default {default}, 100ms to 1h).',
   parseDuration(100, 3_600_000),
-  { default: 10_000 },
+  { default: 10_000, showDefault: formatDuration },
 );
-export const FAILURE_EXIT_CODE_FLAG = value<number>(
+export const FAILURE_EXIT_CODE_FLAG = valueFlag<number>(
   'failure-exit-code',
   'CODE',
-  'Exit code of a failed validation (linkerd 95, istio 126, generic 97); never a reserved code.',
+  `Exit code of a failed validation (${failureCodesText()}); never a reserved code.`,
   parseFailureExitCode,
-  { commands: ['validate', 'explain', 'node'] },
+  {},
 );
-export const TERMINATION_LOG_FLAG = value<string>(
+export const TERMINATION_LOG_FLAG = valueFlag(
   'termination-log',
   'PATH',
-  'Where the termination message goes (default `/dev/termination-log`); a regular file, never through a symlink.',
+  'Where the termination message goes (default `{default}`); a regular file, never through a symlink.',
   parsePath,
   { default: '/dev/termination-log' },
 );
-const LOG_FORMAT_FLAG = value<LogFormat>(
+const LOG_FORMAT_FLAG = valueFlag(
   'log-format',
   'json|plain',
-  'Log format (default json).',
-  oneOf(['json', 'plain']),
+  'Log format (default {default}).',
+  oneOf<LogFormat>(['json', 'plain']),
   { default: 'json' },
 );
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-export const LOG_LEVEL_FLAG = value<LogLevel>(
+export const LOG_LEVEL_FLAG = valueFlag(
   'log-level',
   'LEVEL',
   'trace, debug, info (default), warn, error, fatal, silent.',
-  oneOf(LOG_LEVELS),
-  { default: 'info', commands: ['validate', 'node', 'webhook'], choices: LOG_LEVELS },
+  oneOf<LogLevel>(LOG_LEVELS),
+  { default: 'info', choices: LOG_LEVELS },
 );
-const PROBE_ADDRESS_FLAG = value(
+const PROBE_ADDRESS_FLAG = valueFlag(
   'probe-address',
   'ADDR[,ADDR]',
   'Probe destination, one per family (default: chosen from the routes).',
   parseAddressPerFamily,
 );
-const PROBE_ADDRESS_HINT_FLAG = value(
+const PROBE_ADDRESS_HINT_FLAG = valueFlag(
   'probe-address-hint',
   'ADDR[,ADDR]',
   "Fallback probe destination, one per family, used when no documentation range is routed and it is routed and captured (Linkerd's `--connect-addr`).",
   parseAddressPerFamily,
 );
-const PROBE_PORT_FLAG = value<number>(
+const PROBE_PORT_FLAG = valueFlag<number>(
   'probe-port',
   'PORT',
   'Probe destination port (default 20001, or an included port).',
   parsePort,
 );
-const RULES_FLAG = value<RulesMode>(
+const RULES_FLAG = valueFlag(
   'rules',
   'auto|required|off',
   'Inspect the NAT rules when capable (default), always, or never.',
-  oneOf(['auto', 'required', 'off']),
+  oneOf<RulesMode>(['auto', 'required', 'off']),
   { default: 'auto' },
 );
 
-export const POD_ANNOTATIONS_FLAG = value<string>(
+export const POD_ANNOTATIONS_FLAG = valueFlag<string>(
   'pod-annotations',
   'PATH',
   "The pod's annotations as a downward-API file (metadata.annotations), read at run time: the mesh's CNI annotations (skip/exclude ports, CIDRs, uid) apply as its plugin applies them, and only with known exclusions does the probe spread beyond the mesh's guaranteed port.",
   parsePath,
 );
-export const POD_LABELS_FLAG = value<string>(
+export const POD_LABELS_FLAG = valueFlag<string>(
   'pod-labels',
   'PATH',
   "The pod's labels as a downward-API file (metadata.labels): Linkerd control-plane pods skip the API server's ports.",
   parsePath,
 );
 
-export const REPORT_EVENT_FLAG: FlagDef<boolean> = {
+export const REPORT_EVENT_FLAG: DefaultedFlag<boolean> = {
   name: 'report-event',
   kind: 'switch',
   env: envOf('report-event'),
-  commands: ['validate', 'manifest', 'inject'],
   parse: parseBoolean,
   default: false,
   help: 'validate: on failure, post a Warning Event on the pod (POD_NAME, POD_NAMESPACE, POD_UID; at most 1 s; never changes the verdict); manifest/inject: turn it on and add its RBAC. See docs/operator.md.',
@@ -173,37 +168,18 @@ export function buildValidateConfig(
   const spec = withMetadata.spec;
   return ok({
     interception: spec,
-    family: flagValue(parsed, FAMILY_FLAG) ?? 'auto',
-    timeoutMs: flagValue(parsed, TIMEOUT_FLAG) ?? 10_000,
+    family: flagValue(parsed, FAMILY_FLAG),
+    timeoutMs: flagValue(parsed, TIMEOUT_FLAG),
     failureExitCode: flagValue(parsed, FAILURE_EXIT_CODE_FLAG) ?? PRESETS[spec.mesh].failureExitCode,
-    terminationLog: flagValue(parsed, TERMINATION_LOG_FLAG) ?? '/dev/termination-log',
-    logFormat: flagValue(parsed, LOG_FORMAT_FLAG) ?? 'json',
-    logLevel: flagValue(parsed, LOG_LEVEL_FLAG) ?? 'info',
+    terminationLog: flagValue(parsed, TERMINATION_LOG_FLAG),
+    logFormat: flagValue(parsed, LOG_FORMAT_FLAG),
+    logLevel: flagValue(parsed, LOG_LEVEL_FLAG),
     probeAddresses: flagValue(parsed, PROBE_ADDRESS_FLAG) ?? {},
     probeAddressHints: flagValue(parsed, PROBE_ADDRESS_HINT_FLAG) ?? {},
     probePort: flagValue(parsed, PROBE_PORT_FLAG),
-    rules: flagValue(parsed, RULES_FLAG) ?? 'auto',
-    reportEvent: flagValue(parsed, REPORT_EVENT_FLAG) === true,
+    rules: flagValue(parsed, RULES_FLAG),
+    reportEvent: flagValue(parsed, REPORT_EVENT_FLAG),
     probeSpread: withMetadata.exclusionsKnown,
     probeSpreadWhy: withMetadata.why,
   });
-}
-
-/** The spec fields a flag (or its environment variable) set: the pod's annotations never override them. */
-function explicitFields(parsed: ParsedFlags): Set<keyof InterceptionSpec> {
-  const fields: [FlagDef, keyof InterceptionSpec][] = [
-    [F.PROXY_UID_FLAG, 'proxyUids'],
-    [F.PROXY_GID_FLAG, 'proxyGids'],
-    [F.INCLUDE_INBOUND_PORTS_FLAG, 'includeInboundPorts'],
-    [F.EXCLUDE_INBOUND_PORTS_FLAG, 'excludeInboundPorts'],
-    [F.EXCLUDE_INBOUND_CIDRS_FLAG, 'excludeInboundCidrs'],
-    [F.INCLUDE_OUTBOUND_CIDRS_FLAG, 'includeOutboundCidrs'],
-    [F.EXCLUDE_OUTBOUND_CIDRS_FLAG, 'excludeOutboundCidrs'],
-    [F.INCLUDE_OUTBOUND_PORTS_FLAG, 'includeOutboundPorts'],
-    [F.EXCLUDE_OUTBOUND_PORTS_FLAG, 'excludeOutboundPorts'],
-    [F.EXCLUDE_INTERFACES_FLAG, 'excludeInterfaces'],
-    [F.REROUTE_INTERFACES_FLAG, 'rerouteInterfaces'],
-    [F.TPROXY_FLAG, 'tproxy'],
-  ];
-  return new Set(fields.filter(([flag]) => flagSource(parsed, flag) !== undefined).map(([, field]) => field));
 }

@@ -138,20 +138,17 @@ function proxyExpectations({ spec, family, atoms, list }: Scope & { atoms: Inter
       notLooped,
     );
   }
-  for (const uid of spec.proxyUids)
-    list.claim(
-      `outbound/proxy-uid-${uid}`,
-      `the proxy's own traffic (uid ${uid}) must not loop back into it`,
-      { uid: ids([uid]) },
-      { kind: 'not-redirected' },
-    );
-  for (const gid of spec.proxyGids)
-    list.claim(
-      `outbound/proxy-gid-${gid}`,
-      `the proxy's own traffic (gid ${gid}) must not loop back into it`,
-      { gid: ids([gid]) },
-      { kind: 'not-redirected' },
-    );
+  for (const [key, owners] of [
+    ['uid', spec.proxyUids],
+    ['gid', spec.proxyGids],
+  ] as const)
+    for (const id of owners)
+      list.claim(
+        `outbound/proxy-${key}-${id}`,
+        `the proxy's own traffic (${key} ${id}) must not loop back into it`,
+        key === 'uid' ? { uid: ids([id]) } : { gid: ids([id]) },
+        { kind: 'not-redirected' },
+      );
 }
 
 function capturedExpectations({ spec, family, list }: Scope): void {

@@ -1,10 +1,10 @@
 import type { Family } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
 import type { Ruleset } from '../rules/model.js';
+import { connectionSpace } from '../trace/connection-space.js';
 import { buildInterfaceAtoms, type InterfaceAtoms } from '../trace/interface-atoms.js';
 import { interfacePatterns } from '../trace/interface-patterns.js';
 import { ANY_MARK, ZERO_MARK } from '../trace/mark-set.js';
-import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../trace/match-constraint.js';
 import type { TraceHook } from '../trace/packet.js';
 import { bitsOf, CT_STATES, type Region } from '../trace/region.js';
 import { budgetOf, traceRegion, traceRegionInto } from '../trace/trace-region.js';
@@ -23,19 +23,42 @@ const ANALYSIS_BUDGET = 4_000_000;
 function packetSpace(spec: InterceptionSpec, family: Family, hook: TraceHook, atoms: InterfaceAtoms): Region {
   const output = hook === 'output';
   return {
+    ...connectionSpace(family, atoms.all),
     protocols: output && spec.dnsCapture ? 3 : 1,
-    saddr: allAddresses(family),
-    daddr: allAddresses(family),
-    sport: ALL_PORTS_SET,
-    dport: ALL_PORTS_SET,
-    uid: ALL_IDS,
-    gid: ALL_IDS,
-    iface: atoms.all,
     // A local socket may carry any SO_MARK; a packet arriving from another namespace carries none.
     mark: output ? ANY_MARK : ZERO_MARK,
-    ctmark: ZERO_MARK,
     ctstates: bitsOf(CT_STATES, !output && spec.dropInvalid ? ['new', 'invalid'] : ['new']),
   };
+}
+
+/** One family and hook's scope: its packet space and what the configuration expects of it. */
+interface SpaceToCheck {
+  readonly scope: TracedSpace['scope'];
+  readonly space: Region;
+  readonly expectations: TracedSpace['expectations'];
+}
+
+/** Every family's output and prerouting spaces, in the order both analyses walk them. */
+function* spacesToCheck(
+  ruleset: Ruleset,
+  spec: InterceptionSpec,
+  families: readonly Family[],
+): Generator<SpaceToCheck> {
+  const atoms = buildInterfaceAtoms([
+    ...interfacePatterns(ruleset),
+    ...spec.excludeInterfaces,
+    ...spec.rerouteInterfaces,
+  ]);
+  for (const family of families) {
+    for (const hook of ['output', 'prerouting'] as const) {
+      const space = packetSpace(spec, family, hook, atoms);
+      const expectations =
+        hook === 'output'
+          ? outboundExpectations(spec, family, atoms, space)
+          : inboundExpectations(spec, family, atoms, space);
+      yield { scope: { family, hook, atoms }, space, expectations };
+    }
+  }
 }
 
 /** Every expectation of the configuration, checked over the whole packet space of each family. */
@@ -46,30 +69,11 @@ export function verifyRuleset(
   limit: number = ANALYSIS_BUDGET,
   deadline?: { readonly at: number; readonly now: () => number },
 ): CheckResult {
-  const atoms = buildInterfaceAtoms([
-    ...interfacePatterns(ruleset),
-    ...spec.excludeInterfaces,
-    ...spec.rerouteInterfaces,
-  ]);
   const budget = budgetOf(limit, undefined, deadline);
   const checker = new SpaceChecker();
-  for (const family of families) {
-    for (const hook of ['output', 'prerouting'] as const) {
-      const space = packetSpace(spec, family, hook, atoms);
-      const expectations =
-        hook === 'output'
-          ? outboundExpectations(spec, family, atoms, space)
-          : inboundExpectations(spec, family, atoms, space);
-      // Pieces are checked as they are made and then dropped: memory stays flat however many there are.
-      traceRegionInto(
-        ruleset,
-        { family, hook, atoms },
-        space,
-        budget,
-        checker.space({ family, hook, atoms }, expectations, space),
-      );
-    }
-  }
+  // Pieces are checked as they are made and then dropped: memory stays flat however many there are.
+  for (const { scope, space, expectations } of spacesToCheck(ruleset, spec, families))
+    traceRegionInto(ruleset, scope, space, budget, checker.space(scope, expectations, space));
   return checker.result();
 }
 
@@ -80,23 +84,11 @@ export function traceSpaces(
   families: readonly Family[],
   limit: number = ANALYSIS_BUDGET,
 ): TracedSpace[] {
-  const atoms = buildInterfaceAtoms([
-    ...interfacePatterns(ruleset),
-    ...spec.excludeInterfaces,
-    ...spec.rerouteInterfaces,
-  ]);
   const budget = budgetOf(limit);
-  const spaces: TracedSpace[] = [];
-  for (const family of families) {
-    for (const hook of ['output', 'prerouting'] as const) {
-      const space = packetSpace(spec, family, hook, atoms);
-      const expectations =
-        hook === 'output'
-          ? outboundExpectations(spec, family, atoms, space)
-          : inboundExpectations(spec, family, atoms, space);
-      const pieces = traceRegion(ruleset, { family, hook, atoms }, space, budget);
-      spaces.push({ scope: { family, hook, atoms }, pieces, expectations, space });
-    }
-  }
-  return spaces;
+  return Array.from(spacesToCheck(ruleset, spec, families), ({ scope, space, expectations }) => ({
+    scope,
+    pieces: traceRegion(ruleset, scope, space, budget),
+    expectations,
+    space,
+  }));
 }

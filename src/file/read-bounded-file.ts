@@ -8,7 +8,7 @@ export type BoundedReadProblem =
   | { readonly kind: 'too-large'; readonly maxBytes: number };
 
 export type BoundedRead =
-  { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly problem: BoundedReadProblem };
+  { readonly ok: true; readonly bytes: Buffer } | { readonly ok: false; readonly error: BoundedReadProblem };
 
 /**
  * Reads a file without ever blocking or reading without end: opened non-blocking (a FIFO with no
@@ -26,14 +26,14 @@ export function readBoundedFile(path: string, maxBytes: number): BoundedRead {
   }
   try {
     const stat = fstatSync(fd);
-    if (!stat.isFile()) return { ok: false, problem: { kind: 'not-regular' } };
-    if (stat.size > maxBytes) return { ok: false, problem: { kind: 'too-large', maxBytes } };
+    if (!stat.isFile()) return { ok: false, error: { kind: 'not-regular' } };
+    if (stat.size > maxBytes) return { ok: false, error: { kind: 'too-large', maxBytes } };
     // Untouched pages of the buffer cost no memory; the extra byte detects a file that grew past the cap.
     const buffer = Buffer.allocUnsafe(maxBytes + 1);
     let length = 0;
     for (let read = -1; read !== 0 && length < buffer.length; length += read)
       read = readSync(fd, buffer, length, buffer.length - length, null);
-    if (length > maxBytes) return { ok: false, problem: { kind: 'too-large', maxBytes } };
+    if (length > maxBytes) return { ok: false, error: { kind: 'too-large', maxBytes } };
     return { ok: true, bytes: buffer.subarray(0, length) };
   } catch (error) {
     return unreadable(error);
@@ -43,7 +43,7 @@ export function readBoundedFile(path: string, maxBytes: number): BoundedRead {
 }
 
 function unreadable(error: unknown): BoundedRead {
-  return { ok: false, problem: { kind: 'unreadable', code: (error as NodeJS.ErrnoException).code ?? 'error' } };
+  return { ok: false, error: { kind: 'unreadable', code: (error as NodeJS.ErrnoException).code ?? 'error' } };
 }
 
 /** The problem as the end of a sentence: `cannot read X: <this>`. */

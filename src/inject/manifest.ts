@@ -1,5 +1,6 @@
 import { Document, isMap, isScalar } from 'yaml';
-import type { Mesh } from '../config/interception.js';
+import type { CapturedPods } from '../mesh/mesh-identity.js';
+import { meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { NO_CPU_LIMIT_COMMENT } from './resources.js';
 import { podInfoVolume, readsPodInfo, validatorContainer, type ValidatorOptions } from './validator-container.js';
 
@@ -17,15 +18,31 @@ export interface ManifestDocument {
 
 const NATIVE_SIDECAR_COMMENT = (mesh: Mesh) =>
   [
-    ` Native sidecars: put this container FIRST in initContainers, before the ${mesh === 'istio' ? 'istio-proxy' : mesh === 'linkerd' ? 'linkerd-proxy' : 'proxy'}`,
+    ` Native sidecars: put this container FIRST in initContainers, before the ${meshIdentity(mesh).containers.proxy ?? 'proxy'}`,
     " container that has restartPolicy: Always. It binds the proxy's redirect port to prove",
     ' interception, so it must run while that port is free; `interlock inject` checks this order.',
   ].join('\n');
+
+/**
+ * Ambient captures a pod at its sandbox's creation (or later): the validator goes before every
+ * init container of the pod's own, and only into pods ambient captures, or it fails every start.
+ */
+const capturedComment = (mesh: Mesh, { label, on, off }: CapturedPods): string[] => [
+  " Put it FIRST, before the pod's own init containers, and only in pods this mesh captures:",
+  ` namespace or pod label ${label}=${on}, pod label not ${off}, no sidecar.`,
+  ` \`interlock manifest --webhook --mesh ${mesh}\` adds it to exactly those at admission.`,
+];
+
+function capturedLines(mesh: Mesh): string[] {
+  const captured = meshIdentity(mesh).capturedPods;
+  return captured ? capturedComment(mesh, captured) : [];
+}
 
 /** The one document `interlock manifest` prints by default: the init container, to paste under spec.initContainers. */
 export function containerDocument(options: ManifestOptions): ManifestDocument {
   const header = [
     ` Interlock init container for ${options.mesh}: add it under spec.initContainers.`,
+    ...capturedLines(options.mesh),
     ...(options.reportEvent
       ? [
           " --report-event: the pods' ServiceAccount needs events create/get/patch; apply that RBAC with",

@@ -1,49 +1,53 @@
-import type { Mesh } from '../config/interception.js';
+import type { MetadataKey } from '../mesh/mesh-identity.js';
+import { meshIdentities, type Mesh } from '../mesh/meshes.js';
 
 import { scalarText, type Plain } from './plain.js';
 
-/** What a Namespace in the same input says about its webhooks (labels and annotations). */
-export interface NamespaceInjection {
-  readonly linkerd: boolean;
-  readonly istio: boolean;
-}
+/** What a Namespace in the same input says about its webhooks (labels and annotations), per mesh. */
+export type NamespaceInjection = Readonly<Partial<Record<Mesh, boolean>>>;
 
-const text = (map: unknown, key: string): string | undefined => {
-  const value = typeof map === 'object' && map !== null ? (map as Plain)[key] : undefined;
+const text = (metadata: Plain | undefined, where: MetadataKey): string | undefined => {
+  const map = metadata?.[where.in];
+  const value = typeof map === 'object' && map !== null ? (map as Plain)[where.key] : undefined;
   return value === undefined || value === null ? undefined : scalarText(value);
 };
 
-/** A Namespace object's injection switches, as each mesh's webhook selects namespaces. */
+/** A Namespace object's injection switches, as each mesh's webhook selects namespaces (src/mesh/). */
 export function namespaceInjection(metadata: Plain): NamespaceInjection {
-  const labels = metadata.labels;
-  const annotations = metadata.annotations;
-  return {
-    linkerd: ['enabled', 'ingress'].includes(text(annotations, 'linkerd.io/inject') ?? ''),
-    istio: text(labels, 'istio-injection') === 'enabled' || text(labels, 'istio.io/rev') !== undefined,
-  };
+  return Object.fromEntries(
+    meshIdentities().flatMap(({ name, admission }) =>
+      admission === undefined
+        ? []
+        : [
+            [
+              name,
+              admission.namespaceSwitches.some((selector) => {
+                const value = text(metadata, selector);
+                return value !== undefined && (selector.values === undefined || selector.values.includes(value));
+              }),
+            ],
+          ],
+    ),
+  );
 }
 
 /**
  * The mesh whose webhook will inject this pod at admission (adding its own validator there), or
- * undefined. Linkerd's proxy injector acts on `linkerd.io/inject: enabled|ingress` (pod, else
- * namespace) and skips a pod that has its proxy; Istio's on `sidecar.istio.io/inject` (label or
- * annotation, `true` opts in, `false` out) or a namespace label, and skips a pod carrying
- * `sidecar.istio.io/status`.
+ * undefined: the first mesh whose selector (src/mesh/) turns injection on, by the pod's switch or
+ * else its namespace's, and whose proxy or injected annotation the pod does not carry yet.
  */
 export function admissionMesh(
   metadata: Plain | undefined,
   containerNames: readonly string[],
   namespace: NamespaceInjection | undefined,
 ): Mesh | undefined {
-  const annotations = metadata?.annotations;
-  const labels = metadata?.labels;
-  const linkerdSwitch = text(annotations, 'linkerd.io/inject');
-  const linkerdOn =
-    linkerdSwitch === undefined ? namespace?.linkerd === true : ['enabled', 'ingress'].includes(linkerdSwitch);
-  if (linkerdOn && !containerNames.includes('linkerd-proxy')) return 'linkerd';
-  const istioSwitch = text(labels, 'sidecar.istio.io/inject') ?? text(annotations, 'sidecar.istio.io/inject');
-  const istioOn = istioSwitch === undefined ? namespace?.istio === true : istioSwitch === 'true';
-  const injected = containerNames.includes('istio-proxy') || text(annotations, 'sidecar.istio.io/status') !== undefined;
-  if (istioOn && !injected) return 'istio';
-  return undefined;
+  return meshIdentities().find(({ name, admission, containers }) => {
+    if (admission === undefined) return false;
+    const podSwitch = admission.podSwitch.map((where) => text(metadata, where)).find((value) => value !== undefined);
+    const on = podSwitch === undefined ? namespace?.[name] === true : admission.switchOn.includes(podSwitch);
+    const injected =
+      (containers.proxy !== undefined && containerNames.includes(containers.proxy)) ||
+      admission.injectedAnnotations.some((key) => text(metadata, { in: 'annotations', key }) !== undefined);
+    return on && !injected;
+  })?.name;
 }

@@ -1,7 +1,10 @@
 import { compatToValidate } from '../compat/compat-argv.js';
 import { containerValidatorConfig } from '../compat/validator-config.js';
-import { MESHES, PRESETS, type Mesh } from '../config/interception.js';
+import { GENERIC } from '../mesh/generic.js';
+import { hasOwnPorts, meshIdentities, meshIdentity, meshOfContainer, MESHES, type Mesh } from '../mesh/meshes.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { captureExclusion } from './ambient-enrolment.js';
+import type { CapturedPods } from '../mesh/mesh-identity.js';
 import { annotationFlags } from './annotation-flags.js';
 import { authorPlumbingProblem } from './author-plumbing.js';
 import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
@@ -52,18 +55,12 @@ export interface Plan {
 
 export type InjectReason = 'ManifestRefused' | 'ManifestOrder' | 'ConfigInvalid';
 
-const MESH_OF_NAME: Readonly<Record<string, Mesh>> = {
-  'linkerd-network-validator': 'linkerd',
-  'istio-validation': 'istio',
-  'linkerd-proxy': 'linkerd',
-  'istio-proxy': 'istio',
-  'linkerd-init': 'linkerd',
-  'istio-init': 'istio',
-};
 /** The containers inject rewrites in place: each mesh's validator, by the name its injector gives it. */
-export const VALIDATOR_NAMES: ReadonlySet<string> = new Set(MESHES.map((mesh) => PRESETS[mesh].validatorContainer));
+export const VALIDATOR_NAMES: ReadonlySet<string> = new Set(
+  meshIdentities().map((identity) => identity.containers.validator),
+);
 /** Init containers the meshes inject that write the NAT rules (no CNI plugin). */
-const RULES_WRITERS = ['istio-init', 'linkerd-init'];
+const RULES_WRITERS = meshIdentities().flatMap((identity) => identity.containers.rulesWriter ?? []);
 /** Flags Interlock manages itself; everything else in an existing validator's args is kept. */
 const MANAGED = new Map([
   ['--mesh', 1],
@@ -85,11 +82,11 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
   const names = [...inits.map(nameOf), ...listOf(pod.spec.containers).map(nameOf)];
   const index = inits.findIndex((item) => VALIDATOR_NAMES.has(nameOf(item)));
   const existing = index >= 0 ? inits[index] : undefined;
-  const mesh = options.mesh ?? MESH_OF_NAME[nameOf(existing)] ?? names.map((name) => MESH_OF_NAME[name]).find(Boolean);
+  const mesh = options.mesh ?? meshOfContainer(nameOf(existing)) ?? names.map(meshOfContainer).find(Boolean);
   if (!mesh)
     return fail(
       'ConfigInvalid',
-      `${pod.label}: cannot tell which mesh injects this pod (no validator, proxy or init container of a mesh); give --mesh linkerd|istio|istio-ambient|generic`,
+      `${pod.label}: cannot tell which mesh injects this pod (no validator, proxy or init container of a mesh); give --mesh ${MESHES.join('|')}`,
     );
   const order = orderProblem(pod.label, inits, index, options);
   if (order?.startsWith('error:')) return fail('ManifestOrder', order.slice('error: '.length));
@@ -160,15 +157,37 @@ function refusal(pod: PodInput, options: InjectOptions): string | undefined {
   const names = [...listOf(inits), ...listOf(spec.containers)];
   const impostor =
     names.find((item) => VALIDATOR_NAMES.has(nameOf(item)) && !listOf(inits).includes(item)) ??
-    listOf(inits).find((item) => nameOf(item) === 'interlock' && !isInterlockImage(item.image, options.image));
+    listOf(inits).find(
+      (item) => nameOf(item) === GENERIC.containers.validator && !isInterlockImage(item.image, options.image),
+    );
   if (impostor)
     return `a container named ${nameOf(impostor)} (image ${scalarText(impostor.image)}) is not Interlock's validator; rename it`;
   const plumbing = authorPlumbingProblem(spec, listOf(inits).find((item) => VALIDATOR_NAMES.has(nameOf(item))) ?? {});
   if (plumbing) return plumbing;
   const admission = admissionMesh(pod.metadata, names.map(nameOf), pod.namespace);
+  const captured = options.mesh === undefined ? undefined : meshIdentity(options.mesh).capturedPods;
+  if (options.mesh !== undefined && captured) return captureRefusal(options.mesh, captured, pod, admission);
   if (admission)
-    return `${admission === 'linkerd' ? "Linkerd's proxy injector" : "Istio's sidecar injector"} injects this pod at admission and adds its own validator there; use the admission path (\`interlock webhook\`, deployed by \`interlock manifest --webhook\`; docs/admission.md), not inject`;
+    return `${meshIdentity(admission).admission?.injector ?? admission} injects this pod at admission and adds its own validator there; use the admission path (\`interlock webhook\`, deployed by \`interlock manifest --webhook\`; docs/admission.md), not inject`;
   return undefined;
+}
+
+/**
+ * Why a mesh that captures pods by itself (ambient) will not capture this one: then its validator
+ * would fail at every start. A pod a mesh's injector will give a sidecar at admission is a sidecar pod too.
+ */
+function captureRefusal(
+  mesh: Mesh,
+  selection: CapturedPods,
+  pod: PodInput,
+  admission: Mesh | undefined,
+): string | undefined {
+  const excluded = captureExclusion(selection, { metadata: pod.metadata, spec: pod.spec });
+  const injector = admission === undefined ? undefined : meshIdentity(admission).admission?.injector;
+  const why = excluded ?? (injector === undefined ? undefined : `${injector} injects its proxy into it at admission`);
+  return why === undefined
+    ? undefined
+    : `--mesh ${mesh} does not capture this pod (${why}); a validator there would fail at every start: leave --mesh ${mesh} off for it`;
 }
 
 /** Interlock's image: the one given, or any tag or digest of a `mesh-interlock` repository. */
@@ -225,18 +244,20 @@ function newArgs(
   mesh: Mesh,
   options: InjectOptions,
 ): Result<string[], InjectReason> {
-  const istioInit = inits.find((item) => nameOf(item) === 'istio-init');
+  const identity = meshIdentity(mesh);
+  const validation = identity.dropIn?.rulesWriterValidation;
+  const writer = inits.find((item) => nameOf(item) === identity.containers.rulesWriter);
   const base: string[] = [...(options.extraArgs ?? [])];
-  if (mesh === 'istio' && istioInit) {
-    // istio-init writes the rules; the same options with validation only describe what it wrote.
-    const args = [...listOf(istioInit.args).map(String), '--run-validation', '--skip-rule-apply'];
-    const mapped = equivalentArgs({ ...istioInit, args }, pod.label);
+  if (validation && writer) {
+    // The rules writer's options with validation only describe what it wrote (istio-init).
+    const args = [...listOf(writer.args).map(String), ...validation];
+    const mapped = equivalentArgs({ ...writer, args }, pod.label);
     if (!mapped.ok) return mapped;
     base.push(...mapped.value);
-  } else if (mesh === 'generic' && !(base.includes('--inbound-port') && base.includes('--outbound-port'))) {
+  } else if (!hasOwnPorts(mesh) && !(base.includes('--inbound-port') && base.includes('--outbound-port'))) {
     return fail(
       'ConfigInvalid',
-      `${pod.label}: --mesh generic needs --inbound-port and --outbound-port (the proxy's redirect ports)`,
+      `${pod.label}: --mesh ${mesh} needs --inbound-port and --outbound-port (the proxy's redirect ports)`,
     );
   }
   return ok([...base, ...annotationFlags(mesh, pod.metadata, base)]);

@@ -1,16 +1,5 @@
-import { PRESETS, type Mesh } from '../config/interception.js';
+import { meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { VALIDATOR_RESOURCES } from './resources.js';
-
-/**
- * Linkerd's validator runs as nobody; Istio's as the proxy's uid, which its rules treat specially.
- * Ambient's rules know no uid (ztunnel is told apart by its socket mark), so nobody will do.
- */
-const RUN_AS_USER: Readonly<Record<Mesh, number>> = {
-  linkerd: 65534,
-  istio: 1337,
-  'istio-ambient': 65534,
-  generic: 65534,
-};
 
 export const DEFAULT_IMAGE = 'mesh-interlock:dev';
 
@@ -49,8 +38,8 @@ export function podInfoMount(): Container {
   return { name: POD_INFO_VOLUME_NAME, mountPath: POD_INFO_DIR, readOnly: true };
 }
 
-/** The generic preset has no mesh annotations to read. */
-export const readsPodInfo = (mesh: Mesh): boolean => mesh !== 'generic';
+/** Only a mesh whose CNI plugin reads the pod's metadata has annotations for the validator to read. */
+export const readsPodInfo = (mesh: Mesh): boolean => meshIdentity(mesh).podMetadata !== undefined;
 
 /** The image's entrypoint is `interlock validate`, so args start at the flags (as Istio's args do). */
 export function validatorArgs(options: ValidatorOptions): string[] {
@@ -76,7 +65,7 @@ export function podIdentityEnv(): Container[] {
 }
 
 export function securityContextOf(mesh: Mesh, rulesCheck: boolean): Container {
-  const uid = rulesCheck ? 0 : RUN_AS_USER[mesh];
+  const uid = rulesCheck ? 0 : meshIdentity(mesh).validatorUid;
   return {
     runAsNonRoot: !rulesCheck,
     runAsUser: uid,
@@ -92,7 +81,7 @@ export function securityContextOf(mesh: Mesh, rulesCheck: boolean): Container {
 export function validatorContainer(options: ValidatorOptions): Container {
   return {
     // The name the mesh's repair controller looks for (exit 95 / 126 in lastState).
-    name: PRESETS[options.mesh].validatorContainer,
+    name: meshIdentity(options.mesh).containers.validator,
     image: options.image,
     args: validatorArgs(options),
     env: podIdentityEnv(),

@@ -16,6 +16,6 @@ export function readCredentialFile(
 ): Result<Buffer, 'KubeUnavailable'> & { readonly missing?: true } {
   const read = readBoundedFile(path, maxBytes);
   if (read.ok) return ok(read.bytes);
-  const failure = fail('KubeUnavailable', `cannot read ${what} ${path}: ${describeProblem(read.problem)}`);
-  return read.problem.kind === 'unreadable' && read.problem.code === 'ENOENT' ? { ...failure, missing: true } : failure;
+  const failure = fail('KubeUnavailable', `cannot read ${what} ${path}: ${describeProblem(read.error)}`);
+  return read.error.kind === 'unreadable' && read.error.code === 'ENOENT' ? { ...failure, missing: true } : failure;
 }

@@ -50,7 +50,7 @@ export async function setNodeTaint(
   }
   return {
     ok: false,
-    failure: {
+    error: {
       status: 409,
       retryAfterSeconds: undefined,
       message: `node ${node}: the taint ${taint.key}:${taint.effect} kept conflicting with other writers after 5 attempts`,

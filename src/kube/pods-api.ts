@@ -10,7 +10,7 @@ export interface ApiFailure {
 }
 
 export type ApiResult<T> =
-  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly failure: ApiFailure };
+  { readonly ok: true; readonly value: T } | { readonly ok: false; readonly error: ApiFailure };
 
 export interface PodRef {
   readonly namespace: string;
@@ -35,11 +35,11 @@ export async function call(
 ): Promise<ApiResult<{ status: number; body: unknown }>> {
   const answer = await kubeRequest(access, request);
   if (!answer.ok)
-    return { ok: false, failure: { status: 0, retryAfterSeconds: undefined, message: answer.error.message } };
+    return { ok: false, error: { status: 0, retryAfterSeconds: undefined, message: answer.error.message } };
   const { status, body, text } = answer.value;
   if (accept.includes(status)) return { ok: true, value: { status, body } };
   const message = `${request.method} ${request.path} answered ${status}: ${statusMessage(body) ?? text.slice(0, 200)}`;
-  return { ok: false, failure: { status, retryAfterSeconds: retryAfterOf(body), message } };
+  return { ok: false, error: { status, retryAfterSeconds: retryAfterOf(body), message } };
 }
 
 export type DeleteOutcome = 'deleted' | 'already-gone' | 'precondition-failed';

@@ -46,7 +46,7 @@ export async function listAllPods(
     if (options.labelSelector) query.labelSelector = options.labelSelector;
     if (continueToken) query.continue = continueToken;
     const page = await listPodsPage(access, query, options.requestTimeoutMs);
-    if (!page.ok && page.failure.status === 410 && continueToken && restarts++ < LIST_RESTARTS) {
+    if (!page.ok && page.error.status === 410 && continueToken && restarts++ < LIST_RESTARTS) {
       items.length = 0;
       continueToken = undefined;
       continue;
@@ -62,7 +62,7 @@ export async function listAllPods(
 export type WatchEnd =
   | { readonly kind: 'ended'; readonly resourceVersion: string }
   | { readonly kind: 'expired' }
-  | { readonly kind: 'failed'; readonly failure: ApiFailure; readonly resourceVersion: string };
+  | { readonly kind: 'failed'; readonly error: ApiFailure; readonly resourceVersion: string };
 
 interface WatchLine {
   type?: string;
@@ -107,7 +107,7 @@ function streamLines(response: IncomingMessage, onLine: (line: string) => void, 
 type WatchState = { rv: string; expired: boolean; error?: string };
 
 function failedEnd(status: number, message: string, resourceVersion: string, retryAfterSeconds?: number): WatchEnd {
-  return { kind: 'failed', failure: { status, retryAfterSeconds, message }, resourceVersion };
+  return { kind: 'failed', error: { status, retryAfterSeconds, message }, resourceVersion };
 }
 
 /** How a stream that stopped ends: expired, failed on a bad line, or a plain end to resume from. */

@@ -122,3 +122,29 @@ export function nodeEvent(
     eventName(node, now, sequence),
   );
 }
+
+/**
+ * The re-check's Warning: the pod's capture is gone (reason `CaptureLost`), in the validator's own
+ * words. Named from the pod's uid and `key` like the other pod reports: posted once per loss.
+ */
+export function captureLostEvent(
+  pod: { readonly name: string; readonly namespace: string; readonly uid: string },
+  message: string,
+  node: string,
+  now: Date,
+  key: string,
+): AgentEvent {
+  const involvedObject: InvolvedObject = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    name: pod.name,
+    namespace: pod.namespace,
+    uid: pod.uid,
+  };
+  return agentEvent(
+    { involvedObject, namespace: pod.namespace, reason: 'CaptureLost', message, type: 'Warning' },
+    node,
+    now,
+    reportEventName(pod.name, pod.uid, key),
+  );
+}

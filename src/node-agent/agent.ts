@@ -1,7 +1,7 @@
 import type { ApiFailure, PodRef } from '../kube/pods-api.js';
 import type { PodEventType, PodWatchSink } from '../kube/watch-pods.js';
 import type { AgentApi } from './agent-api.js';
-import { nodeEvent, podEvent, type AgentEvent } from './agent-events.js';
+import { captureLostEvent, nodeEvent, podEvent, type AgentEvent } from './agent-events.js';
 import type { AgentMetrics } from './agent-metrics.js';
 import type { AgentClock, AgentLog, AgentSettings } from './agent-settings.js';
 import { recordRecreation, type BackoffState } from './backoff.js';
@@ -13,6 +13,8 @@ import { decide, type Decision } from './decide.js';
 import { ownerOf, podViewOf, type PodView } from './pod-view.js';
 import { RateLimiter } from './rate-limiter.js';
 import { retryDelayMs } from './retry-delay.js';
+import type { RecheckPod } from './recheck/meshed-pod.js';
+import { lostView, LOST_RUN } from './recheck/lost-view.js';
 import { distrustOf } from './validator-trust.js';
 
 /**
@@ -352,7 +354,7 @@ export class NodeAgent implements PodWatchSink {
    */
   private async write<T>(
     operation: string,
-    call: () => Promise<{ ok: true; value: T } | { ok: false; failure: ApiFailure }>,
+    call: () => Promise<{ ok: true; value: T } | { ok: false; error: ApiFailure }>,
   ): Promise<T | undefined> {
     await this.waitForTurn();
     const answer = await call();
@@ -360,7 +362,7 @@ export class NodeAgent implements PodWatchSink {
       this.pauseAttempts = 0;
       return answer.value;
     }
-    const { status, retryAfterSeconds, message } = answer.failure;
+    const { status, retryAfterSeconds, message } = answer.error;
     this.deps.metrics.apiError(operation, status);
     if (operation === 'delete' || operation === 'label') this.deps.metrics.action(operation, 'error');
     const delay = retryDelayMs(this.pauseAttempts++, retryAfterSeconds, this.settings.retry, this.deps.random);
@@ -460,6 +462,42 @@ export class NodeAgent implements PodWatchSink {
     this.inFlight.add(work);
     void work.finally(() => this.inFlight.delete(work));
     return work;
+  }
+
+  /**
+   * The re-check found `pod` lost in two sweeps in a row: a Warning on it, and with `delete` the
+   * same recreation as a blocked pod's (decide's preconditions, the breaker, the owner's backoff).
+   * A loss says the node's CNI state was lost, never counted toward the breaker: a pod's own
+   * NET_ADMIN can flush its rules, and a tenant must not open the breaker for the node.
+   */
+  async captureLost(pod: RecheckPod, message: string, key: string, action: 'report' | 'delete'): Promise<void> {
+    if (this.stopping) return;
+    const now = this.deps.clock.wall?.() ?? new Date(this.deps.clock.now());
+    await this.track(this.postEvent(captureLostEvent(pod, message, this.settings.node, now, key)));
+    if (action === 'delete') await this.track(this.recreateLost(pod, message));
+  }
+
+  private async recreateLost(pod: RecheckPod, message: string): Promise<void> {
+    if (this.stopping) return;
+    const view = lostView(pod);
+    const blocked = { ...LOST_RUN, message, runId: `${LOST_RUN.runId}${pod.uid}` };
+    const decision = decide({
+      view,
+      blocked,
+      action: 'delete',
+      breakerOpen: this.breaker.open,
+      backoff: this.backoff,
+      policy: this.settings.backoff,
+      now: this.deps.clock.now(),
+    });
+    if (decision.kind === 'wait') {
+      this.deps.clock.later(
+        () => void this.track(this.recreateLost(pod, message)),
+        decision.untilMs - this.deps.clock.now(),
+      );
+      return;
+    }
+    await this.carryOut(view, blocked, decision, this.memory(view.uid));
   }
 
   /** Stops taking work and waits for in-flight actions (and their Events) up to `deadlineMs`. */

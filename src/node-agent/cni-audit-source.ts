@@ -1,5 +1,5 @@
 /**
- * Where the CNI audit plugs in (`interlock cni-check`'s directory watch, wired at merge): a
+ * Where the CNI audit plugs in (`interlock cni-check`'s directory watch): a
  * source calls back with each verdict. An unhealthy verdict opens the node breaker (and taints the
  * node with --taint); the breaker closes only after the audit stayed healthy for a whole window.
  */

@@ -17,6 +17,8 @@ export interface NodeAgentManifestOptions {
   readonly cni?: { readonly confDir: string; readonly binDirs: readonly string[] };
   /** The port of `--listen` when given (metrics and probes); 9477 otherwise. */
   readonly listenPort?: number;
+  /** With `--recheck-interval`: the runtime's socket; the agent is then the privileged variant. */
+  readonly recheck?: { readonly socketPath: string };
 }
 
 export const NODE_AGENT_NAME = 'interlock-node';
@@ -34,7 +36,7 @@ interface PolicyRule {
  * delete; `label` adds pods patch; `--taint` adds nodes get/patch. Node Events need no node read:
  * like the kubelet, the agent names the node as the Event's uid.
  */
-export function nodeAgentRules(action: NodeAction, taint: boolean): PolicyRule[] {
+export function nodeAgentRules(action: NodeAction, taint: boolean, recheck = false): PolicyRule[] {
   const podVerbs = [
     'list',
     'watch',
@@ -45,6 +47,8 @@ export function nodeAgentRules(action: NodeAction, taint: boolean): PolicyRule[]
     { apiGroups: [''], resources: ['pods'], verbs: podVerbs },
     { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ...(taint ? [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }] : []),
+    // The re-check reads ambient's namespace label and Linkerd's namespace annotations.
+    ...(recheck ? [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] : []),
   ];
 }
 
@@ -75,9 +79,48 @@ function cniVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mou
   };
 }
 
+/**
+ * The re-check's host paths, read-only: the runtime's socket (it answers ListPodSandbox and
+ * PodSandboxStatus) and the directory of pod network namespaces (containerd and CRI-O mount them
+ * under /run/netns, which /var/run/netns names too), with HostToContainer propagation so
+ * namespaces created after the agent started appear in it.
+ */
+function recheckVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mounts: object[] } {
+  if (!options.recheck) return { volumes: [], mounts: [] };
+  const socket = options.recheck.socketPath;
+  return {
+    volumes: [
+      { name: 'cri-socket', hostPath: { path: socket, type: 'Socket' } },
+      { name: 'netns', hostPath: { path: '/run/netns', type: 'Directory' } },
+    ],
+    mounts: [
+      { name: 'cri-socket', mountPath: socket, readOnly: true },
+      { name: 'netns', mountPath: '/run/netns', readOnly: true, mountPropagation: 'HostToContainer' },
+      { name: 'netns', mountPath: '/var/run/netns', readOnly: true, mountPropagation: 'HostToContainer' },
+    ],
+  };
+}
+
+/**
+ * The re-check enters pods' network namespaces (setns: CAP_SYS_ADMIN) and reads their rules
+ * (CAP_NET_ADMIN; CAP_NET_RAW for legacy iptables, and uid 0 for /proc/net/ip_tables_names): those
+ * three, nothing else. The API refuses allowPrivilegeEscalation false beside CAP_SYS_ADMIN.
+ */
+function recheckSecurityContext(): Record<string, unknown> {
+  return {
+    runAsNonRoot: false,
+    runAsUser: 0,
+    runAsGroup: 0,
+    allowPrivilegeEscalation: true,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'], add: ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
 function agentContainer(options: NodeAgentManifestOptions): object {
   const port = options.listenPort ?? NODE_AGENT_METRICS_PORT;
-  const { mounts } = cniVolumes(options);
+  const mounts = [...cniVolumes(options).mounts, ...recheckVolumes(options).mounts];
   const probe = (path: string) => ({
     httpGet: { path, port },
     periodSeconds: 10,
@@ -94,7 +137,7 @@ function agentContainer(options: NodeAgentManifestOptions): object {
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),
     resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-    securityContext: workloadSecurityContext(),
+    securityContext: options.recheck ? recheckSecurityContext() : workloadSecurityContext(),
     ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
   };
 }
@@ -109,7 +152,7 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
   const namespace = options.namespace ?? 'interlock-system';
   const labels = interlockLabels(NODE_AGENT_NAME, 'node-agent');
   const metadata = { name: NODE_AGENT_NAME, labels };
-  const { volumes } = cniVolumes(options);
+  const volumes = [...cniVolumes(options).volumes, ...recheckVolumes(options).volumes];
   return [
     {
       apiVersion: 'v1',
@@ -121,7 +164,7 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata,
-      rules: nodeAgentRules(options.action ?? 'delete', options.taint === true),
+      rules: nodeAgentRules(options.action ?? 'delete', options.taint === true, options.recheck !== undefined),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',

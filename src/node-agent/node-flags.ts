@@ -1,20 +1,16 @@
-import { parseBoolean, parseDuration } from '../config/flag-parsers.js';
+import { oneOf, parseBoolean, parseDuration, parseListenAddress, showListenAddress } from '../config/flag-parsers.js';
+import { formatDuration } from '../config/duration.js';
 import type { FlagDef } from '../config/flag-def.js';
-import { PRESETS, type Mesh } from '../config/interception.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { MESH_FLAG } from '../config/interception-flags.js';
+import { meshIdentities, meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../config/validate-config.js';
 import { NODE_ACTIONS, type NodeAction } from './decide.js';
+import { RECHECK_ACTIONS, type RecheckAction } from './recheck/recheck-action.js';
 
 const text = (value: string): Result<string, 'ConfigInvalid'> =>
   value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a non-empty value');
-const oneOf =
-  <T extends string>(choices: readonly T[]) =>
-  (value: string): Result<T, 'ConfigInvalid'> =>
-    (choices as readonly string[]).includes(value)
-      ? ok(value as T)
-      : fail('ConfigInvalid', `expected one of ${choices.join(', ')}`);
 const count =
   (min: number, max: number) =>
   (value: string): Result<number, 'ConfigInvalid'> =>
@@ -22,22 +18,21 @@ const count =
       ? ok(Number(value))
       : fail('ConfigInvalid', `expected a whole number from ${min} to ${max}`);
 const duration = parseDuration(100, 86_400_000);
-const listen = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
-  const match = /^(.*):(\d{1,5})$/.exec(value.trim());
-  const port = match ? Number(match[2]) : NaN;
-  return match && port <= 65535
-    ? ok({ host: match[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port })
-    : fail('ConfigInvalid', 'expected HOST:PORT (0.0.0.0:9090, 127.0.0.1:0)');
-};
+const endpoint = (value: string): Result<string, 'ConfigInvalid'> =>
+  /^(unix:\/\/)?\/[^\0\s]{1,4000}$/.test(value.trim())
+    ? ok(value.trim())
+    : fail(
+        'ConfigInvalid',
+        'expected unix:///PATH (containerd: unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock)',
+      );
 const names = (value: string): Result<readonly string[], 'ConfigInvalid'> => {
   const list = value.split(',').map((item) => item.trim());
   return list.every((item) => /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,254}$/.test(item))
     ? ok(list)
     : fail('ConfigInvalid', 'expected a comma-separated list of names');
 };
-const commands = ['node'] as const;
 
-/** The flags of `interlock node`, declared once (the lead moves them to the shared parser at merge). */
+/** The flags of `interlock node`, declared once. */
 export const NODE_FLAGS = [
   {
     name: 'node-name',
@@ -45,7 +40,6 @@ export const NODE_FLAGS = [
     env: 'NODE_NAME',
     placeholder: 'NAME',
     help: 'This node (the downward API spec.nodeName); only its pods are watched.',
-    commands,
     parse: text,
   },
   MESH_FLAG,
@@ -53,8 +47,9 @@ export const NODE_FLAGS = [
     name: 'container-name',
     kind: 'value',
     placeholder: 'NAME',
-    help: 'The validator init container (linkerd-network-validator, istio-validation, interlock).',
-    commands,
+    help: `The validator init container (${meshIdentities()
+      .map((identity) => identity.containers.validator)
+      .join(', ')}).`,
     parse: text,
   },
   FAILURE_EXIT_CODE_FLAG,
@@ -63,15 +58,13 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'delete|label|none',
     help: 'What to do with a pod the CNI failed: delete it, label it interlock.dev/blocked, or only report.',
-    commands,
-    parse: oneOf<NodeAction>(NODE_ACTIONS),
+    parse: oneOf<NodeAction>(NODE_ACTIONS, { say: 'one of', exact: true }),
     default: 'delete',
   },
   {
     name: 'taint',
     kind: 'switch',
     help: 'While the breaker is open, taint the node interlock.dev/cni-not-ready:NoSchedule.',
-    commands,
     parse: () => ok(true),
     default: false,
   },
@@ -79,8 +72,7 @@ export const NODE_FLAGS = [
     name: 'breaker-threshold',
     kind: 'value',
     placeholder: 'N',
-    help: 'Blocked pods of more than N distinct owners within the breaker window open the breaker (default 5); one owner counts once, however often its pods fail.',
-    commands,
+    help: 'Blocked pods of more than N distinct owners within the breaker window open the breaker (default {default}); one owner counts once, however often its pods fail.',
     parse: count(1, 10_000),
     default: 5,
   },
@@ -88,8 +80,7 @@ export const NODE_FLAGS = [
     name: 'breaker-min-namespaces',
     kind: 'value',
     placeholder: 'N',
-    help: 'Those owners must span at least N namespaces (default 2), so one tenant cannot open the breaker alone; 1 when every workload shares one namespace.',
-    commands,
+    help: 'Those owners must span at least N namespaces (default {default}), so one tenant cannot open the breaker alone; 1 when every workload shares one namespace.',
     parse: count(1, 1000),
     default: 2,
   },
@@ -97,17 +88,17 @@ export const NODE_FLAGS = [
     name: 'breaker-window',
     kind: 'value',
     placeholder: 'DURATION',
-    help: 'The breaker window, and how long the node must stay healthy to close it (default 60s).',
-    commands,
+    help: 'The breaker window, and how long the node must stay healthy to close it (default {default}).',
     parse: duration,
     default: 60_000,
+    // Written in seconds, as the breaker's docs speak of it.
+    showDefault: (ms: number) => `${ms / 1000}s`,
   },
   {
     name: 'max-recreations',
     kind: 'value',
     placeholder: 'N',
-    help: "An owner's pods recreated N times within the recreate window are left alone (default 3).",
-    commands,
+    help: "An owner's pods recreated N times within the recreate window are left alone (default {default}).",
     parse: count(1, 1000),
     default: 3,
   },
@@ -115,17 +106,16 @@ export const NODE_FLAGS = [
     name: 'recreate-window',
     kind: 'value',
     placeholder: 'DURATION',
-    help: 'The per-owner recreation window (default 10m).',
-    commands,
+    help: 'The per-owner recreation window (default {default}).',
     parse: duration,
     default: 600_000,
+    showDefault: formatDuration,
   },
   {
     name: 'writes-per-second',
     kind: 'value',
     placeholder: 'N',
     help: 'API writes (deletes, patches, Events) per second, shared (default 5, burst 10).',
-    commands,
     parse: count(1, 1000),
     default: 5,
   },
@@ -134,7 +124,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'SELECTOR',
     help: 'Watch only pods matching this label selector (besides spec.nodeName).',
-    commands,
     parse: text,
   },
   {
@@ -142,7 +131,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'NS[,NS]',
     help: 'Look only at pods in these namespaces (default: every namespace).',
-    commands,
     parse: names,
   },
   {
@@ -150,7 +138,6 @@ export const NODE_FLAGS = [
     kind: 'value',
     placeholder: 'REPO[,REPO]',
     help: "Interlock's image repositories (or sha256: digests): only validators the kubelet reports running one of them, as shipped, count toward the breaker (none without it).",
-    commands,
     parse: names,
   },
   {
@@ -158,10 +145,10 @@ export const NODE_FLAGS = [
     kind: 'value',
     env: 'INTERLOCK_LISTEN',
     placeholder: 'HOST:PORT',
-    help: '/metrics, /healthz and /readyz (default 0.0.0.0:9090).',
-    commands,
-    parse: listen,
+    help: '/metrics, /healthz and /readyz (default {default}).',
+    parse: parseListenAddress('0.0.0.0:9090'),
     default: { host: '0.0.0.0', port: 9090 },
+    showDefault: showListenAddress,
   },
   LOG_LEVEL_FLAG,
   {
@@ -169,10 +156,34 @@ export const NODE_FLAGS = [
     kind: 'switch',
     env: 'INTERLOCK_CNI_AUDIT',
     help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).",
-    commands,
     // Every switch read from the environment takes the same words (INTERLOCK_TPROXY=1 and =yes too).
     parse: parseBoolean,
     default: false,
+  },
+  {
+    name: 'recheck-interval',
+    kind: 'value',
+    env: 'INTERLOCK_RECHECK_INTERVAL',
+    placeholder: 'DURATION',
+    help: 'Re-check every running meshed pod of this node this often (`1m`; off by default): its rules, read in its network namespace found through the runtime (--cri-endpoint), checked as its validator checks them. Two sweeps in a row that find the capture lost post a CaptureLost Warning on the pod. Needs the privileged agent (`manifest --node-agent --recheck-interval`, docs/node-agent.md).',
+    parse: parseDuration(1000, 86_400_000),
+  },
+  {
+    name: 'cri-endpoint',
+    kind: 'value',
+    env: 'CONTAINER_RUNTIME_ENDPOINT',
+    placeholder: 'unix:///PATH',
+    help: "The container runtime's CRI socket the re-check asks for each pod's sandbox (default containerd's {default}; CRI-O: unix:///var/run/crio/crio.sock).",
+    parse: endpoint,
+    default: 'unix:///run/containerd/containerd.sock',
+  },
+  {
+    name: 'recheck-action',
+    kind: 'value',
+    placeholder: 'report|delete',
+    help: 'What to do with a pod whose capture is lost (default {default}): report it, or also delete it so its controller recreates it and the CNI enrols the new one (the same preconditions, backoff and breaker as --action delete).',
+    parse: oneOf<RecheckAction>(RECHECK_ACTIONS, { say: 'one of', exact: true }),
+    default: 'report',
   },
   HELP_FLAG,
   VERSION_FLAG,
@@ -180,5 +191,6 @@ export const NODE_FLAGS = [
 
 /** The preset validator container and failure code of a mesh. */
 export function meshDefaults(mesh: Mesh): { container: string; failureExitCode: number } {
-  return { container: PRESETS[mesh].validatorContainer, failureExitCode: PRESETS[mesh].failureExitCode };
+  const identity = meshIdentity(mesh);
+  return { container: identity.containers.validator, failureExitCode: identity.failureExitCode };
 }

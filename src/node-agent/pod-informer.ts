@@ -35,8 +35,8 @@ export async function runPodInformer(
       const listed = await ports.list();
       if (signal.aborted) return;
       if (!listed.ok) {
-        sink.apiError(listed.failure);
-        await pause(listed.failure.retryAfterSeconds);
+        sink.apiError(listed.error);
+        await pause(listed.error.retryAfterSeconds);
         continue;
       }
       sink.relisted(listed.value.items);
@@ -48,9 +48,9 @@ export async function runPodInformer(
     if (signal.aborted) return;
     resourceVersion = end.kind === 'expired' ? undefined : end.resourceVersion;
     if (end.kind === 'failed') {
-      sink.apiError(end.failure);
+      sink.apiError(end.error);
       sink.restarted('error');
-      await pause(end.failure.retryAfterSeconds);
+      await pause(end.error.retryAfterSeconds);
       continue;
     }
     sink.restarted(end.kind === 'expired' ? 'expired' : 'dropped');

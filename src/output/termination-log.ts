@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, ftruncateSync, openSync, writeSync } from 'node:fs';
 
-export type TerminationLogWrite = { readonly ok: true } | { readonly ok: false; readonly code: string };
+export type TerminationLogWrite = { readonly ok: true } | { readonly ok: false; readonly error: string };
 
 // Never through a symlink (a link planted at the path must not redirect a root process's write),
 // never blocking (a FIFO with no reader fails at once with ENXIO instead of hanging the verdict).
@@ -18,17 +18,17 @@ export function writeTerminationLog(path: string, message: string, create: boole
   try {
     fd = openSync(path, create ? FLAGS | constants.O_CREAT : FLAGS, 0o644);
   } catch (error) {
-    return { ok: false, code: (error as NodeJS.ErrnoException).code ?? 'EIO' };
+    return { ok: false, error: (error as NodeJS.ErrnoException).code ?? 'EIO' };
   }
   try {
-    if (!fstatSync(fd).isFile()) return { ok: false, code: 'ENOTREG' };
+    if (!fstatSync(fd).isFile()) return { ok: false, error: 'ENOTREG' };
     ftruncateSync(fd, 0);
     const bytes = Buffer.from(message, 'utf8');
     for (let written = 0; written < bytes.length;)
       written += writeSync(fd, bytes, written, bytes.length - written, written);
     return { ok: true };
   } catch (error) {
-    return { ok: false, code: (error as NodeJS.ErrnoException).code ?? 'EIO' };
+    return { ok: false, error: (error as NodeJS.ErrnoException).code ?? 'EIO' };
   } finally {
     closeSync(fd);
   }

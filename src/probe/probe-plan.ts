@@ -2,6 +2,7 @@ import { cidrContains } from '../addr/cidr.js';
 import { formatIp, sameIp, type Family, type IpAddress } from '../addr/ip.js';
 import { portSetIsEmpty } from '../addr/port-set.js';
 import type { InterceptionSpec } from '../config/interception.js';
+import type { ValidateConfig } from '../config/validate-config.js';
 import { familyLabel, type NetworkAssessment } from '../network/assess-pod-network.js';
 import type { PodNetwork } from '../network/pod-network.js';
 import { routability } from '../network/route-lookup.js';
@@ -53,7 +54,7 @@ export type ProbePlan =
       readonly notes: readonly string[];
       readonly unprobed: readonly UnprobedPath[];
     }
-  | { readonly ok: false; readonly problem: PlanProblem };
+  | { readonly ok: false; readonly error: PlanProblem };
 
 export interface ProbeIdentity {
   readonly uid: number;
@@ -63,20 +64,16 @@ export interface ProbeIdentity {
   readonly canSwitch?: boolean;
 }
 
-export interface PlanInput {
+/** What the plan reads of validate's configuration, under the same names. */
+type PlanConfig = Pick<ValidateConfig, 'probeAddresses' | 'probeAddressHints' | 'probePort' | 'probeSpread'>;
+
+export interface PlanInput extends PlanConfig {
   readonly spec: InterceptionSpec;
   readonly network: PodNetwork;
   readonly assessment: NetworkAssessment;
   readonly identity: ProbeIdentity;
-  /** --probe-address: the operator's destination, used as given or refused. */
-  readonly overrides: Partial<Record<Family, IpAddress>>;
-  /** --probe-address-hint: preferred when routed and captured, otherwise the plan chooses. */
-  readonly hints: Partial<Record<Family, IpAddress>>;
-  readonly probePort: number | undefined;
   /** A port above 1024 drawn by the caller (the plan stays pure), probed in every family. */
   readonly randomPort: number;
-  /** Every outbound exclusion is known: the probe may spread beyond its first port. */
-  readonly spread: boolean;
   /** Draws the documentation address in each range (injected: the plan stays pure). */
   readonly random: Random;
 }
@@ -103,7 +100,7 @@ export function planProbes(input: PlanInput): ProbePlan {
         path === 'proxy-loopback'
           ? planProxyLoopback(input, family, listenerPorts)
           : planOutbound(input, family, listenerPorts);
-      if ('kind' in planned) return { ok: false, problem: planned };
+      if ('kind' in planned) return { ok: false, error: planned };
       targets.push(...planned.targets.map((target) => (as ? { ...target, as } : target)));
       notes.push(...planned.notes);
     }
@@ -132,7 +129,7 @@ function refusal(input: PlanInput, runsAsProxy: boolean, listenerPorts: readonly
     );
   }
   // Every given address is checked, probed family or not: a nonsensical flag is an error, not ignored.
-  for (const override of Object.values(input.overrides)) {
+  for (const override of Object.values(input.probeAddresses)) {
     const local = localWhy(input.network, override);
     if (local)
       return fail(
@@ -233,8 +230,8 @@ interface Destination {
 }
 
 function planOutbound(input: PlanInput, family: Family, listenerPorts: readonly number[]): FamilyPlan {
-  const override = input.overrides[family];
-  const hint = override ? undefined : input.hints[family];
+  const override = input.probeAddresses[family];
+  const hint = override ? undefined : input.probeAddressHints[family];
   const candidates = override ? [override] : candidateAddresses(input.spec, input.network, family, input.random, hint);
   const reasons: string[] = [];
   for (const candidate of candidates) {
@@ -254,10 +251,10 @@ function planOutbound(input: PlanInput, family: Family, listenerPorts: readonly 
       input.randomPort,
       input.spec.includeOutboundPorts,
       outboundPortProblem(input.spec, listenerPorts, chosen.byPortOnly),
-      input.spread,
+      input.probeSpread,
     );
     const notes = [
-      `${familyLabel(family)}: ports ${spread.ports.join(', ')}${input.spread ? ` (random port ${input.randomPort})` : ''}`,
+      `${familyLabel(family)}: ports ${spread.ports.join(', ')}${input.probeSpread ? ` (random port ${input.randomPort})` : ''}`,
       ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`),
     ];
     notes.unshift(
@@ -373,7 +370,7 @@ function planProxyLoopback(input: PlanInput, family: Family, listenerPorts: read
       message: `${familyLabel(family)}: no pod address to probe the proxy-loopback capture with`,
     };
   }
-  const spread = spreadPorts(first, input.randomPort, spec.includeOutboundPorts, problem, input.spread);
+  const spread = spreadPorts(first, input.randomPort, spec.includeOutboundPorts, problem, input.probeSpread);
   const targets = spread.ports.map((port) => ({
     family,
     path: 'proxy-loopback' as const,
@@ -383,12 +380,12 @@ function planProxyLoopback(input: PlanInput, family: Family, listenerPorts: read
     via: 'lo',
   }));
   const notes = [
-    `${familyLabel(family)}: ports ${spread.ports.join(', ')}${input.spread ? ` (random port ${input.randomPort})` : ''}`,
+    `${familyLabel(family)}: ports ${spread.ports.join(', ')}${input.probeSpread ? ` (random port ${input.randomPort})` : ''}`,
     ...spread.skipped.map((text) => `${familyLabel(family)}: skipped ${text}`),
   ];
   return { targets, notes };
 }
 
 function fail(kind: PlanProblemKind, family: Family | undefined, message: string): ProbePlan {
-  return { ok: false, problem: { kind, family, message } };
+  return { ok: false, error: { kind, family, message } };
 }

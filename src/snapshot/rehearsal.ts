@@ -53,14 +53,14 @@ export async function rehearseValidate(
       network,
       assessment,
       identity: { uid: 65534, gid: 65534, groups: [] },
-      overrides: {},
-      hints: {},
+      probeAddresses: {},
+      probeAddressHints: {},
       probePort: undefined,
       randomPort: 40000,
-      spread: true,
+      probeSpread: true,
       random: () => 0,
     });
-    if (!plan.ok) throw new Error(`snapshot rehearsal: no probe plan for the canned pod: ${plan.problem.message}`);
+    if (!plan.ok) throw new Error(`snapshot rehearsal: no probe plan for the canned pod: ${plan.error.message}`);
     logger.info({ targets: plan.targets, notes: plan.notes }, 'probing interception');
     const rules = await inspectRulesOffline(config.interception, {
       families: ['ipv4'],

@@ -62,12 +62,10 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   const plan = planFor(config, env, network, assessment);
   if (!plan.ok) {
     const failureClass =
-      plan.problem.kind === 'ProbeUnroutable' && Object.keys(config.probeAddresses).length === 0
+      plan.error.kind === 'ProbeUnroutable' && Object.keys(config.probeAddresses).length === 0
         ? 'validation'
         : 'configuration';
-    checks.push(
-      failed('probe-plan', plan.problem.kind, plan.problem.message, [], failureClass, PRECEDENCE.configuration),
-    );
+    checks.push(failed('probe-plan', plan.error.kind, plan.error.message, [], failureClass, PRECEDENCE.configuration));
     return unproven();
   }
   env.logger.info({ targets: plan.targets.map(targetLog), notes: plan.notes }, 'probing interception');
@@ -179,12 +177,12 @@ function planFor(
     network,
     assessment,
     identity: env.identity,
-    overrides: config.probeAddresses,
-    hints: config.probeAddressHints,
+    probeAddresses: config.probeAddresses,
+    probeAddressHints: config.probeAddressHints,
     probePort: config.probePort,
     // A port the rules' author cannot guess: a RETURN for a range of ports would have to cover it.
     randomPort: randomInt(1025, 65536),
-    spread: config.probeSpread,
+    probeSpread: config.probeSpread,
     random: Math.random,
   });
   return plan.ok ? { ...plan, notes: [...plan.notes, config.probeSpreadWhy] } : plan;

@@ -1,6 +1,18 @@
+import type { JsonShapeLimits } from '../file/json-shape.js';
 import { isPodCreate, leadingUid, readReview, reviewResponse, type ReviewResponse } from './admission-review.js';
-import { jsonShapeProblem, type JsonShapeLimits } from './json-shape.js';
+import { jsonShapeProblem } from './json-shape.js';
+import { ambientPatch } from './ambient-patch.js';
 import { podPatch, type ContainerDecision, type PatchSettings } from './validator-patch.js';
+
+/**
+ * Which of the webhook's entries sent the request (its path): `validators` replaces the meshes'
+ * own validators; `ambient` adds Interlock's to a pod the API server's selectors say Istio
+ * ambient captures (webhook-manifest.ts).
+ */
+export type AdmissionScope = 'validators' | 'ambient';
+
+/** The path each scope is served on. */
+export const SCOPE_PATHS: Readonly<Record<AdmissionScope, string>> = { validators: '/mutate', ambient: '/ambient' };
 
 /** What a request the webhook cannot read gets: `allow` leaves the pod as the mesh made it (its own validator still runs). */
 export type OnError = 'allow' | 'deny';
@@ -16,6 +28,8 @@ export interface Admission {
    */
   readonly outcome: 'patched' | 'unchanged' | 'skipped' | 'denied' | 'invalid';
   readonly cause?: InvalidCause;
+  /** The validator was added (the ambient path), not put in a mesh validator's place. */
+  readonly added?: boolean;
   readonly message?: string;
   readonly containers: readonly ContainerDecision[];
 }
@@ -25,7 +39,13 @@ export interface Admission {
  * body's shape is bounded before it is parsed, so the parse and every walk of the pod after it
  * stay within the stack and the memory the server is sized for (webhook-budget.ts).
  */
-export function admit(body: string, settings: PatchSettings, onError: OnError, shape: JsonShapeLimits): Admission {
+export function admit(
+  body: string,
+  settings: PatchSettings,
+  onError: OnError,
+  shape: JsonShapeLimits,
+  scope: AdmissionScope = 'validators',
+): Admission {
   const problem = jsonShapeProblem(body, shape);
   if (problem) return refuse(leadingUid(body), 'too-complex', problem, onError);
   const review = readReview(body);
@@ -33,7 +53,10 @@ export function admit(body: string, settings: PatchSettings, onError: OnError, s
   const request = review.value;
   if (!isPodCreate(request))
     return { response: reviewResponse(request.uid, { allowed: true }), outcome: 'skipped', containers: [] };
-  const { ops, containers, warnings, denial } = podPatch(request.object, settings);
+  const { ops, containers, warnings, denial } = (scope === 'ambient' ? ambientPatch : podPatch)(
+    request.object,
+    settings,
+  );
   if (denial)
     return {
       response: reviewResponse(request.uid, { allowed: false, message: `interlock webhook: ${denial}` }),
@@ -42,7 +65,13 @@ export function admit(body: string, settings: PatchSettings, onError: OnError, s
       containers,
     };
   const outcome = ops.length ? 'patched' : containers.some((c) => c.outcome === 'unchanged') ? 'unchanged' : 'skipped';
-  return { response: reviewResponse(request.uid, { allowed: true, patch: ops, warnings }), outcome, containers };
+  const added = scope === 'ambient' && outcome === 'patched';
+  return {
+    response: reviewResponse(request.uid, { allowed: true, patch: ops, warnings }),
+    outcome,
+    containers,
+    ...(added ? { added } : {}),
+  };
 }
 
 /** The configured decision for a request that was not read (cut off, oversized, too slow, or over the budget). */

@@ -1,29 +1,19 @@
-import { compatModeOf, compatToValidate, type CompatMode } from '../compat/compat-argv.js';
-import { LINKERD_VALIDATOR_PATH } from '../compat/drop-in-programs.js';
+import { compatModeOf, compatToValidate } from '../compat/compat-argv.js';
 import { authorPlumbingProblem } from '../inject/author-plumbing.js';
 import { containerValidatorConfig } from '../compat/validator-config.js';
+import { dropInMeshes, meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
 import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
 import { PODINFO, podinfoEnv, podinfoMount, podinfoVolume } from './podinfo.js';
 
-/** The mesh validators Interlock takes the place of, by the container name their repair controllers watch. */
-const MESH_VALIDATORS: Readonly<Record<string, CompatMode>> = {
-  'linkerd-network-validator': 'linkerd',
-  'istio-validation': 'istio',
-};
-
 /**
- * The command per drop-in mode, as Interlock's image runs it (image/Dockerfile): Linkerd's path is
- * the image's shim into Interlock's Linkerd mode; Istio's has no command, so the image's
- * entrypoint (`interlock validate`) reads the `istio-iptables ...` args. These are also the only
- * commands the node agent trusts a validator's failure from (docs/node-agent.md, trust boundary).
- * The mesh's args follow unchanged and src/compat maps them.
+ * The mesh validators Interlock takes the place of, by the container name their repair controllers
+ * watch: each mesh with a drop-in (src/mesh/).
  */
-export const DROP_IN_COMMAND: Readonly<Record<CompatMode, readonly string[] | undefined>> = {
-  linkerd: [LINKERD_VALIDATOR_PATH],
-  istio: undefined,
-};
+const MESH_VALIDATORS: ReadonlyMap<string, Mesh> = new Map(
+  dropInMeshes().map(({ mesh }) => [meshIdentity(mesh).containers.validator, mesh] as const),
+);
 
 export interface PatchSettings {
   /** Interlock's image, the validator's new image. */
@@ -64,7 +54,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
   let denial: string | undefined;
   inits.forEach((container: unknown, index) => {
     if (!isRecord(container) || typeof container.name !== 'string') return;
-    const mesh = MESH_VALIDATORS[container.name];
+    const mesh = MESH_VALIDATORS.get(container.name);
     // A second container of the same name makes the pod invalid (the API server refuses it after
     // admission): patching it too would only let one request grow the response without bound.
     if (mesh === undefined || seen.has(container.name)) return;
@@ -101,7 +91,7 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
 }
 
 /** The drop-in mode the container runs: the mesh's argv, read by src/compat (Interlock's own commands included). */
-function dropInMode(container: Record<string, unknown>): CompatMode | undefined {
+function dropInMode(container: Record<string, unknown>): Mesh | undefined {
   return compatModeOf([...(stringList(container.command) ?? []), ...(stringList(container.args) ?? [])]);
 }
 
@@ -117,7 +107,7 @@ function refusalOf(container: Record<string, unknown>): string | undefined {
 function containerPatch(
   container: Record<string, unknown>,
   at: string,
-  mode: CompatMode,
+  mode: Mesh,
   settings: PatchSettings,
 ): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
@@ -126,7 +116,8 @@ function containerPatch(
       if (container[field] !== undefined) ops.push({ op: 'remove', path: `${at}/${field}` });
     } else if (!sameJson(container[field], value)) ops.push({ op: 'add', path: `${at}/${field}`, value });
   };
-  const command = DROP_IN_COMMAND[mode];
+  // The mesh's args follow unchanged and src/compat maps them.
+  const command = meshIdentity(mode).dropIn?.command;
   set('image', settings.image);
   set('command', command && [...command]);
   ops.push(...appendedByName(container.env, `${at}/env`, [...podIdentityEnv(), ...podinfoEnv()]));
@@ -159,7 +150,7 @@ function patchedContainer(container: Record<string, unknown>, ops: readonly Json
   return patched;
 }
 
-function podLevelPatch(
+export function podLevelPatch(
   pod: Record<string, unknown>,
   spec: Record<string, unknown>,
   settings: PatchSettings,
@@ -185,7 +176,7 @@ function podLevelPatch(
  * Each wanted entry whose name the list lacks, appended (`add …/-`): the pod's own entries are
  * never sent back, so nothing the author wrote is re-encoded in the response.
  */
-function appendedByName(list: unknown, at: string, wanted: readonly Record<string, unknown>[]): JsonPatchOp[] {
+export function appendedByName(list: unknown, at: string, wanted: readonly Record<string, unknown>[]): JsonPatchOp[] {
   if (!Array.isArray(list)) return [{ op: 'add', path: at, value: wanted }];
   const names = new Set(list.map((item: unknown) => (isRecord(item) ? item.name : undefined)));
   return wanted.filter((item) => !names.has(item.name)).map((value) => ({ op: 'add', path: `${at}/-`, value }));

@@ -1,4 +1,4 @@
-import type { JsonShapeLimits } from './json-shape.js';
+import type { JsonShapeLimits } from '../file/json-shape.js';
 
 const MiB = 1024 * 1024;
 const KiB = 1024;

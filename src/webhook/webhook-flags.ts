@@ -1,124 +1,126 @@
-import { parseDurationMs } from '../config/duration.js';
-import type { FlagDef } from '../config/flag-def.js';
+import { formatDuration } from '../config/duration.js';
+import {
+  oneOf,
+  parseDuration,
+  parseListenAddress,
+  showListenAddress,
+  type ListenAddress,
+} from '../config/flag-parsers.js';
+import type { DefaultedFlag, FlagDef } from '../config/flag-def.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { OnError } from './admit.js';
 
-const commands = ['webhook'] as const;
-
 const path = (value: string): Result<string, 'ConfigInvalid'> =>
   value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a file path');
-const duration =
-  (minMs: number, maxMs: number, range: string) =>
-  (value: string): Result<number, 'ConfigInvalid'> => {
-    const ms = parseDurationMs(value);
-    return ms !== undefined && ms >= minMs && ms <= maxMs
-      ? ok(ms)
-      : fail('ConfigInvalid', `expected a duration from ${range} (2s, 500ms)`);
-  };
 /** The API server refuses a request over 3 MiB, so no AdmissionReview is larger; the memory budget assumes it. */
 const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
 const bytes = (value: string): Result<number, 'ConfigInvalid'> =>
   /^\d{1,9}$/.test(value) && Number(value) >= 4096 && Number(value) <= MAX_REQUEST_BYTES
     ? ok(Number(value))
     : fail('ConfigInvalid', `expected a byte count from 4096 to ${MAX_REQUEST_BYTES}`);
-const bind = (value: string): Result<{ host: string; port: number }, 'ConfigInvalid'> => {
-  const match = /^(.*):(\d{1,5})$/.exec(value.trim());
-  const port = match ? Number(match[2]) : NaN;
-  return match && port <= 65535
-    ? ok({ host: match[1]!.replace(/^\[|\]$/g, '') || '0.0.0.0', port })
-    : fail('ConfigInvalid', 'expected HOST:PORT (0.0.0.0:8443, 127.0.0.1:0)');
+
+export const BIND_FLAG: DefaultedFlag<ListenAddress> = {
+  name: 'bind',
+  kind: 'value',
+  env: 'INTERLOCK_WEBHOOK_BIND',
+  placeholder: 'HOST:PORT',
+  help: 'Where the webhook serves HTTPS for the API server: /mutate (and /healthz, /readyz) (default {default}).',
+  parse: parseListenAddress('0.0.0.0:8443'),
+  default: { host: '0.0.0.0', port: 8443 },
+  showDefault: showListenAddress,
+};
+
+export const METRICS_BIND_FLAG: DefaultedFlag<ListenAddress> = {
+  name: 'metrics-bind',
+  kind: 'value',
+  env: 'INTERLOCK_WEBHOOK_METRICS_BIND',
+  placeholder: 'HOST:PORT',
+  help: 'Where the webhook serves plain HTTP for Prometheus and the kubelet: /metrics, /healthz, /readyz (default {default}).',
+  parse: parseListenAddress('0.0.0.0:8443'),
+  default: { host: '0.0.0.0', port: 9090 },
+  showDefault: showListenAddress,
+};
+
+export const CLIENT_CA_FLAG: FlagDef<string> = {
+  name: 'client-ca',
+  kind: 'value',
+  env: 'INTERLOCK_WEBHOOK_CLIENT_CA',
+  placeholder: 'FILE',
+  help: "PEM CAs the caller's client certificate must chain to; a caller without one fails the TLS handshake (default: any caller; docs/admission.md).",
+  parse: path,
+};
+
+export const TLS_CERT_FLAG: DefaultedFlag<string> = {
+  name: 'tls-cert',
+  kind: 'value',
+  env: 'INTERLOCK_TLS_CERT',
+  placeholder: 'FILE',
+  help: 'Serving certificate chain, PEM (default {default}); reloaded when it changes.',
+  parse: path,
+  default: '/etc/interlock/tls/tls.crt',
+};
+
+export const TLS_KEY_FLAG: DefaultedFlag<string> = {
+  name: 'tls-key',
+  kind: 'value',
+  env: 'INTERLOCK_TLS_KEY',
+  placeholder: 'FILE',
+  help: 'Its private key, PEM (default {default}); reloaded when it changes.',
+  parse: path,
+  default: '/etc/interlock/tls/tls.key',
+};
+
+export const ON_ERROR_FLAG: DefaultedFlag<OnError> = {
+  name: 'on-error',
+  kind: 'value',
+  env: 'INTERLOCK_WEBHOOK_ON_ERROR',
+  placeholder: 'allow|deny',
+  help: "Decision for a request the webhook cannot read (malformed, oversized, too slow): allow (default) keeps the mesh's validator.",
+  parse: oneOf<OnError>(['allow', 'deny'], { say: 'or', exact: true }),
+  default: 'allow',
+};
+
+export const REQUEST_DEADLINE_FLAG: DefaultedFlag<number> = {
+  name: 'request-deadline',
+  kind: 'value',
+  env: 'INTERLOCK_WEBHOOK_DEADLINE',
+  placeholder: 'DURATION',
+  help: 'Every admission request is answered within this, monotonic clock (default {default}, 100ms to 4s: under the 5 s webhook timeout).',
+  parse: parseDuration(100, 4000, '2s, 500ms'),
+  default: 2000,
+  showDefault: formatDuration,
+};
+
+export const MAX_REQUEST_BYTES_FLAG: DefaultedFlag<number> = {
+  name: 'max-request-bytes',
+  kind: 'value',
+  env: 'INTERLOCK_WEBHOOK_MAX_BYTES',
+  placeholder: 'BYTES',
+  help: 'Largest AdmissionReview read (default and most 3145728, the API server request cap).',
+  parse: bytes,
+  default: MAX_REQUEST_BYTES,
+};
+
+export const DRAIN_TIMEOUT_FLAG: DefaultedFlag<number> = {
+  name: 'drain-timeout',
+  kind: 'value',
+  env: 'INTERLOCK_WEBHOOK_DRAIN_TIMEOUT',
+  placeholder: 'DURATION',
+  help: 'On SIGTERM, how long in-flight requests may take before connections close (default {default}).',
+  parse: parseDuration(0, 120_000, '2s, 500ms'),
+  default: 20_000,
+  showDefault: formatDuration,
 };
 
 /** The flags of `interlock webhook` (besides --image, --log-level and --help, shared with other commands). */
 export const WEBHOOK_FLAGS: readonly FlagDef[] = [
-  {
-    name: 'bind',
-    kind: 'value',
-    env: 'INTERLOCK_WEBHOOK_BIND',
-    placeholder: 'HOST:PORT',
-    help: 'Where the webhook serves HTTPS for the API server: /mutate (and /healthz, /readyz) (default 0.0.0.0:8443).',
-    commands,
-    parse: bind,
-    default: { host: '0.0.0.0', port: 8443 },
-  },
-  {
-    name: 'metrics-bind',
-    kind: 'value',
-    env: 'INTERLOCK_WEBHOOK_METRICS_BIND',
-    placeholder: 'HOST:PORT',
-    help: 'Where the webhook serves plain HTTP for Prometheus and the kubelet: /metrics, /healthz, /readyz (default 0.0.0.0:9090).',
-    commands,
-    parse: bind,
-    default: { host: '0.0.0.0', port: 9090 },
-  },
-  {
-    name: 'client-ca',
-    kind: 'value',
-    env: 'INTERLOCK_WEBHOOK_CLIENT_CA',
-    placeholder: 'FILE',
-    help: "PEM CAs the caller's client certificate must chain to; a caller without one fails the TLS handshake (default: any caller; docs/admission.md).",
-    commands,
-    parse: path,
-  },
-  {
-    name: 'tls-cert',
-    kind: 'value',
-    env: 'INTERLOCK_TLS_CERT',
-    placeholder: 'FILE',
-    help: 'Serving certificate chain, PEM (default /etc/interlock/tls/tls.crt); reloaded when it changes.',
-    commands,
-    parse: path,
-    default: '/etc/interlock/tls/tls.crt',
-  },
-  {
-    name: 'tls-key',
-    kind: 'value',
-    env: 'INTERLOCK_TLS_KEY',
-    placeholder: 'FILE',
-    help: 'Its private key, PEM (default /etc/interlock/tls/tls.key); reloaded when it changes.',
-    commands,
-    parse: path,
-    default: '/etc/interlock/tls/tls.key',
-  },
-  {
-    name: 'on-error',
-    kind: 'value',
-    env: 'INTERLOCK_WEBHOOK_ON_ERROR',
-    placeholder: 'allow|deny',
-    help: "Decision for a request the webhook cannot read (malformed, oversized, too slow): allow (default) keeps the mesh's validator.",
-    commands,
-    parse: (value) =>
-      value === 'allow' || value === 'deny' ? ok<OnError>(value) : fail('ConfigInvalid', 'expected allow or deny'),
-    default: 'allow',
-  },
-  {
-    name: 'request-deadline',
-    kind: 'value',
-    env: 'INTERLOCK_WEBHOOK_DEADLINE',
-    placeholder: 'DURATION',
-    help: 'Every admission request is answered within this, monotonic clock (default 2s, 100ms to 4s: under the 5 s webhook timeout).',
-    commands,
-    parse: duration(100, 4000, '100ms to 4s'),
-    default: 2000,
-  },
-  {
-    name: 'max-request-bytes',
-    kind: 'value',
-    env: 'INTERLOCK_WEBHOOK_MAX_BYTES',
-    placeholder: 'BYTES',
-    help: 'Largest AdmissionReview read (default and most 3145728, the API server request cap).',
-    commands,
-    parse: bytes,
-    default: MAX_REQUEST_BYTES,
-  },
-  {
-    name: 'drain-timeout',
-    kind: 'value',
-    env: 'INTERLOCK_WEBHOOK_DRAIN_TIMEOUT',
-    placeholder: 'DURATION',
-    help: 'On SIGTERM, how long in-flight requests may take before connections close (default 20s).',
-    commands,
-    parse: duration(0, 120_000, '0s to 2m'),
-    default: 20_000,
-  },
-];
+  BIND_FLAG,
+  METRICS_BIND_FLAG,
+  CLIENT_CA_FLAG,
+  TLS_CERT_FLAG,
+  TLS_KEY_FLAG,
+  ON_ERROR_FLAG,
+  REQUEST_DEADLINE_FLAG,
+  MAX_REQUEST_BYTES_FLAG,
+  DRAIN_TIMEOUT_FLAG,
+] as readonly FlagDef[];

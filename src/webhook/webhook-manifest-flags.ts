@@ -2,7 +2,6 @@ import { isIP } from 'node:net';
 import type { FlagDef } from '../config/flag-def.js';
 import { fail, ok, type Result } from '../reason/result.js';
 
-const commands = ['manifest'] as const;
 const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
 const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
@@ -26,7 +25,6 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
     name: 'webhook',
     kind: 'switch',
     help: 'Print the admission webhook (Deployment, PDB, Service, ServiceAccount, MutatingWebhookConfiguration; docs/admission.md).',
-    commands,
     parse: on,
   },
   {
@@ -34,15 +32,13 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'FILE',
     help: "With --webhook: the PEM CA of the webhook's serving certificate, written as caBundle (default: cert-manager issues the certificate and injects its CA).",
-    commands,
     parse: (value) => (value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a file path')),
   },
   {
     name: 'failure-policy',
     kind: 'value',
     placeholder: 'Ignore|Fail',
-    help: "With --webhook: what the API server does when the webhook does not answer (default Ignore: the pod keeps the mesh's own validator).",
-    commands,
+    help: "With --webhook: what the API server does when the webhook does not answer (default {default}: the pod keeps the mesh's own validator).",
     parse: (value) =>
       value === 'Ignore' || value === 'Fail' ? ok(value) : fail('ConfigInvalid', 'expected Ignore or Fail'),
     default: 'Ignore',
@@ -52,7 +48,6 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'NS',
     help: 'With --webhook: send only pods created in this namespace to the webhook (a canary).',
-    commands,
     parse: (value) =>
       NAMESPACE.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a namespace name (DNS-1123 label)'),
   },
@@ -61,15 +56,13 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'CIDR[,CIDR...]',
     help: "With --webhook: the API servers' addresses, the only sources the NetworkPolicy lets reach the webhook port (default: any source; the API server is not a pod a selector can name).",
-    commands,
     parse: cidrs,
   },
   {
     name: 'metrics-namespace',
     kind: 'value',
     placeholder: 'NS',
-    help: 'With --webhook: the namespace whose pods (Prometheus) the NetworkPolicy lets scrape the metrics port (default monitoring).',
-    commands,
+    help: 'With --webhook: the namespace whose pods (Prometheus) the NetworkPolicy lets scrape the metrics port (default {default}).',
     parse: (value) =>
       NAMESPACE.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a namespace name (DNS-1123 label)'),
     default: 'monitoring',
@@ -79,7 +72,6 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
     kind: 'value',
     placeholder: 'FILE',
     help: "With --webhook: the PEM CA of the API server's client certificate; the webhook then refuses callers without one (docs/admission.md: the API server's admission kubeconfig).",
-    commands,
     parse: (value) => (value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a file path')),
   },
 ];

@@ -1,5 +1,7 @@
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
+import type { CapturedPods } from '../mesh/mesh-identity.js';
+import { SCOPE_PATHS } from './admit.js';
 import { WEBHOOK_MEMORY_LIMIT_MIB } from './webhook-budget.js';
 
 export interface WebhookManifestOptions {
@@ -16,6 +18,8 @@ export interface WebhookManifestOptions {
   readonly apiServerCidrs?: readonly string[];
   /** The CA of the API server's client certificate: the webhook then requires one (--client-ca). */
   readonly clientCaPem?: string;
+  /** Also add Interlock's validator to the pods a node dataplane captures (`--mesh istio-ambient`): its selection. */
+  readonly capturedPods?: CapturedPods;
 }
 
 type Document = Record<string, unknown>;
@@ -223,6 +227,21 @@ function webhookConfiguration(options: WebhookManifestOptions): Document {
     : [];
   const caBundle =
     options.caBundlePem === undefined ? {} : { caBundle: Buffer.from(options.caBundlePem).toString('base64') };
+  const optOut = { key: OPT_OUT_LABEL, operator: 'NotIn', values: [ADMISSION_OPT_OUT.value] };
+  const entry = (name: string, path: string, namespaceSelector: Document, objectSelector: Document) => ({
+    name,
+    admissionReviewVersions: ['v1'],
+    clientConfig: { service: { name: NAME, namespace: options.namespace, path, port: 443 }, ...caBundle },
+    rules: [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' }],
+    namespaceSelector,
+    objectSelector,
+    matchPolicy: 'Equivalent',
+    sideEffects: 'None',
+    timeoutSeconds: TIMEOUT_SECONDS,
+    failurePolicy: options.failurePolicy,
+    reinvocationPolicy: 'IfNeeded',
+  });
+  const namespaces = (...extra: Document[]) => ({ matchExpressions: [notIn, ...canary, ...extra] });
   return {
     apiVersion: 'admissionregistration.k8s.io/v1',
     kind: 'MutatingWebhookConfiguration',
@@ -234,26 +253,40 @@ function webhookConfiguration(options: WebhookManifestOptions): Document {
         : {}),
     },
     webhooks: [
-      {
-        name: 'validator.webhook.interlock.dev',
-        admissionReviewVersions: ['v1'],
-        clientConfig: {
-          service: { name: NAME, namespace: options.namespace, path: '/mutate', port: 443 },
-          ...caBundle,
-        },
-        rules: [
-          { operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], scope: 'Namespaced' },
-        ],
-        namespaceSelector: { matchExpressions: [notIn, ...canary] },
-        objectSelector: {
-          matchExpressions: [{ key: OPT_OUT_LABEL, operator: 'NotIn', values: [ADMISSION_OPT_OUT.value] }],
-        },
-        matchPolicy: 'Equivalent',
-        sideEffects: 'None',
-        timeoutSeconds: TIMEOUT_SECONDS,
-        failurePolicy: options.failurePolicy,
-        reinvocationPolicy: 'IfNeeded',
-      },
+      entry('validator.webhook.interlock.dev', SCOPE_PATHS.validators, namespaces(), { matchExpressions: [optOut] }),
+      ...(options.capturedPods ? ambientEntries(options.capturedPods, entry, namespaces, optOut) : []),
     ],
   };
+}
+
+type Entry = (name: string, path: string, namespaceSelector: Document, objectSelector: Document) => Document;
+
+/**
+ * The review carries the pod but not its namespace's labels, and the webhook calls no API: the
+ * API server evaluates ambient's selection instead, in two entries that Istio's own injector
+ * also uses to say "namespace label, unless the pod opts out; else the pod's label": a namespace
+ * labelled ambient sends every pod not labelled `none`; any other namespace sends a pod labelled
+ * ambient. Disjoint, so no pod is sent twice. The webhook still checks the pod (sidecar, `none`).
+ */
+function ambientEntries(
+  selection: CapturedPods,
+  entry: Entry,
+  namespaces: (...extra: Document[]) => Document,
+  optOut: Document,
+): Document[] {
+  const { label, on: ambient, off: none } = selection;
+  return [
+    entry(
+      'ambient-namespace.webhook.interlock.dev',
+      SCOPE_PATHS.ambient,
+      namespaces({ key: label, operator: 'In', values: [ambient] }),
+      { matchExpressions: [optOut, { key: label, operator: 'NotIn', values: [none] }] },
+    ),
+    entry(
+      'ambient-pod.webhook.interlock.dev',
+      SCOPE_PATHS.ambient,
+      namespaces({ key: label, operator: 'NotIn', values: [ambient] }),
+      { matchExpressions: [optOut, { key: label, operator: 'In', values: [ambient] }] },
+    ),
+  ];
 }

@@ -4,7 +4,15 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../output/logger.js';
 import { leadingUid } from './admission-review.js';
-import { admit, refuse, type Admission, type InvalidCause, type OnError } from './admit.js';
+import {
+  admit,
+  refuse,
+  SCOPE_PATHS,
+  type AdmissionScope,
+  type Admission,
+  type InvalidCause,
+  type OnError,
+} from './admit.js';
 import { SMALL_REQUEST_BYTES, type WebhookBudget } from './webhook-budget.js';
 import type { TlsPair } from './tls-files.js';
 import type { PatchSettings } from './validator-patch.js';
@@ -101,18 +109,24 @@ function secureOptions(pair: TlsPair, clientCa: Buffer | undefined) {
   };
 }
 
+/** The admission paths, each one entry of the MutatingWebhookConfiguration (webhook-manifest.ts). */
+const SCOPES: ReadonlyMap<string, AdmissionScope> = new Map(
+  Object.entries(SCOPE_PATHS).map(([scope, path]) => [path, scope as AdmissionScope]),
+);
+
 function route(state: ServerState, req: IncomingMessage, res: ServerResponse): void {
   const path = (req.url ?? '/').split('?', 1)[0];
   if (state.draining) res.setHeader('connection', 'close');
-  if (path === '/mutate' && req.method === 'POST') return admitRequest(state, req, res);
+  const scope = SCOPES.get(path ?? '');
+  if (scope && req.method === 'POST') return admitRequest(state, req, res, scope);
   if (path === '/healthz') return plain(res, 200, 'ok\n');
   if (path === '/readyz') return state.draining ? plain(res, 503, 'draining\n') : plain(res, 200, 'ok\n');
   req.resume();
-  plain(res, path === '/mutate' ? 405 : 404, path === '/mutate' ? 'POST an AdmissionReview\n' : 'not found\n');
+  plain(res, scope ? 405 : 404, scope ? 'POST an AdmissionReview\n' : 'not found\n');
 }
 
 /** Reads the body within the byte caps and the deadline, then answers exactly once. */
-function admitRequest(state: ServerState, req: IncomingMessage, res: ServerResponse): void {
+function admitRequest(state: ServerState, req: IncomingMessage, res: ServerResponse, scope: AdmissionScope): void {
   const { options } = state;
   const started = performance.now();
   const chunks: Buffer[] = [];
@@ -155,7 +169,7 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
     state.buffered += shared;
   });
   req.on('end', () => {
-    if (!answered) answer(decide(options, Buffer.concat(chunks).toString('utf8')), false);
+    if (!answered) answer(decide(options, Buffer.concat(chunks).toString('utf8'), scope), false);
   });
   req.on('error', () => cut('malformed', 'the request was cut off'));
   req.on('close', () => {
@@ -169,9 +183,9 @@ const tooLarge = (max: number) => `the request body is over ${max} bytes`;
 const sharedBytes = (size: number) => Math.max(0, size - SMALL_REQUEST_BYTES);
 
 /** admit(), and a clean refusal if it throws anyway: no request may end the process. */
-function decide(options: WebhookServerOptions, body: string): Admission {
+function decide(options: WebhookServerOptions, body: string, scope: AdmissionScope): Admission {
   try {
-    return admit(body, options.settings, options.onError, options.budget.shape);
+    return admit(body, options.settings, options.onError, options.budget.shape, scope);
   } catch (error) {
     const message = `the request could not be decided (${String((error as Error).message).slice(0, 120)})`;
     return refuse(leadingUid(body), 'internal', message, options.onError);
@@ -201,7 +215,11 @@ function logAdmission(log: Logger, admission: Admission): void {
   };
   if (admission.outcome === 'invalid') log.warn(fields, 'admission request not read');
   else if (admission.outcome === 'denied') log.warn({ ...fields, message: admission.message }, 'pod denied');
-  else if (admission.outcome === 'patched') log.info(fields, 'mesh validator replaced by Interlock');
+  else if (admission.outcome === 'patched')
+    log.info(
+      fields,
+      admission.added ? 'Interlock validator added (Istio ambient)' : 'mesh validator replaced by Interlock',
+    );
   else log.debug(fields, 'admission answered without a patch');
 }
 

@@ -8,7 +8,7 @@ import { flagsFor, loadManifest } from '../explain/corpus.js';
  * raw table (or an nft chain hooked before conntrack, priority below -200) in front of correct mesh
  * rules sends that traffic past the proxy. The dumps are the real tools' output
  * (test/fixtures/conntrack, scripts/capture-conntrack-fixtures.sh); the kernel's behaviour for each
- * is shown in test/kernel/semantics.test.ts.
+ * is shown in test/kernel/semantics.root.test.ts.
  */
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/conntrack');
 const file = (name: string): string => path.join(FIXTURES, name);

@@ -7,7 +7,7 @@ import { corpusFile } from '../harness/pod-namespace.js';
 /**
  * Rules whose side effects the model once took for "continue": each hides a bypass, or an effect
  * the model cannot decide, behind a rule that looks inert. The kernel's answer for each is in
- * test/kernel/semantics.test.ts; the dumps are the real tools' (test/fixtures/conntrack).
+ * test/kernel/semantics.root.test.ts; the dumps are the real tools' (test/fixtures/conntrack).
  */
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/conntrack');
 const LINKERD = corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt');

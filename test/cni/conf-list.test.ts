@@ -18,18 +18,18 @@ describe('a plugin configuration as Go decodes it into types.NetConf', () => {
   });
 
   it("refuses a missing or empty type, and a value of the wrong JSON type in the struct's fields", () => {
-    expect(decodeNetConf({ name: 'x' })).toEqual({ ok: false, message: "missing 'type'" });
-    expect(decodeNetConf(null)).toEqual({ ok: false, message: "missing 'type'" });
+    expect(decodeNetConf({ name: 'x' })).toEqual({ ok: false, error: "missing 'type'" });
+    expect(decodeNetConf(null)).toEqual({ ok: false, error: "missing 'type'" });
     expect(decodeNetConf({ type: 5 })).toMatchObject({
       ok: false,
-      message: expect.stringContaining('number where a string'),
+      error: expect.stringContaining('number where a string'),
     });
     expect(decodeNetConf({ type: 'b', ipam: [] })).toMatchObject({ ok: false });
     expect(decodeNetConf({ type: 'b', ipam: { type: 1 } })).toMatchObject({ ok: false });
     expect(decodeNetConf({ type: 'b', capabilities: { portMappings: 'yes' } })).toMatchObject({ ok: false });
     expect(decodeNetConf({ type: 'b', dns: { nameservers: [1] } })).toMatchObject({ ok: false });
     expect(decodeNetConf({ type: 'b', prevResult: 'x' })).toMatchObject({ ok: false });
-    expect(decodeNetConf(['bridge'])).toMatchObject({ ok: false, message: expect.stringContaining('array') });
+    expect(decodeNetConf(['bridge'])).toMatchObject({ ok: false, error: expect.stringContaining('array') });
   });
 
   it('ignores unknown keys of any type', () => {
@@ -42,15 +42,15 @@ describe('a plugin configuration as Go decodes it into types.NetConf', () => {
 describe('libcni ConfListFromBytes (1.1.2, containerd) and NetworkConfFromBytes (1.3.0, CRI-O)', () => {
   const plugins = [{ type: 'bridge' }];
   it('needs a string name; cniVersion, when present, must be a string', () => {
-    expect(list({ plugins })).toMatchObject({ ok: false, message: 'no "name"' });
-    expect(list({ name: null, plugins })).toMatchObject({ ok: false, message: expect.stringContaining('null') });
+    expect(list({ plugins })).toMatchObject({ ok: false, error: 'no "name"' });
+    expect(list({ name: null, plugins })).toMatchObject({ ok: false, error: expect.stringContaining('null') });
     expect(list({ name: 'n', cniVersion: 1, plugins })).toMatchObject({ ok: false });
     expect(list({ name: 'n', plugins })).toMatchObject({ ok: true, value: { cniVersion: '' } });
     expect(list({ name: 'n', cniVersion: null, plugins })).toMatchObject({ ok: false });
   });
 
   it('the list-level keys are case-sensitive (a map, not a struct)', () => {
-    expect(list({ Name: 'n', plugins })).toMatchObject({ ok: false, message: 'no "name"' });
+    expect(list({ Name: 'n', plugins })).toMatchObject({ ok: false, error: 'no "name"' });
     expect(list({ name: 'n', Plugins: plugins })).toMatchObject({ ok: false });
   });
 
@@ -68,14 +68,14 @@ describe('libcni ConfListFromBytes (1.1.2, containerd) and NetworkConfFromBytes 
   });
 
   it('plugins: required by 1.1; 1.3 allows none (then a subdirectory supplies them); never an empty list', () => {
-    expect(list({ name: 'n' }, '1.1')).toMatchObject({ ok: false, message: 'no "plugins" key' });
+    expect(list({ name: 'n' }, '1.1')).toMatchObject({ ok: false, error: 'no "plugins" key' });
     expect(list({ name: 'n' }, '1.3')).toMatchObject({ ok: true, value: { plugins: [] } });
     expect(list({ name: 'n', loadOnlyInlinedPlugins: true }, '1.3')).toMatchObject({ ok: false });
-    expect(list({ name: 'n', plugins: [] }, '1.3')).toMatchObject({ ok: false, message: '"plugins" is empty' });
+    expect(list({ name: 'n', plugins: [] }, '1.3')).toMatchObject({ ok: false, error: '"plugins" is empty' });
     expect(list({ name: 'n', plugins: {} })).toMatchObject({ ok: false });
     expect(list({ name: 'n', plugins: [{ type: 'a' }, { name: 'no-type' }] })).toMatchObject({
       ok: false,
-      message: "plugin 1: missing 'type'",
+      error: "plugin 1: missing 'type'",
     });
   });
 
@@ -91,8 +91,8 @@ describe('libcni ConfListFromBytes (1.1.2, containerd) and NetworkConfFromBytes 
   });
 
   it('a top-level array or string is no list', () => {
-    expect(list([1])).toMatchObject({ ok: false, message: expect.stringContaining('array') });
-    expect(list(null)).toMatchObject({ ok: false, message: 'no "name"' });
+    expect(list([1])).toMatchObject({ ok: false, error: expect.stringContaining('array') });
+    expect(list(null)).toMatchObject({ ok: false, error: 'no "name"' });
   });
 });
 
@@ -108,7 +108,7 @@ describe('ConfListFromConf: a .conf becomes a one-plugin list', () => {
   it('a conflist saved as .conf has no type: refused', () => {
     expect(wrappedConfFromValue({ name: 'n', cniVersion: '1.0.0', plugins: [{ type: 'bridge' }] })).toEqual({
       ok: false,
-      message: "missing 'type'",
+      error: "missing 'type'",
     });
   });
 });

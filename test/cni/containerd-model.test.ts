@@ -45,7 +45,7 @@ describe('containerd 1.6 (go-cni 1.1.7 loadFromConfDir, max_conf_num 1)', () => 
     });
     expect(containerdLoad(listing({ '00-x.json': conflist('jnet', ['bridge']) }))).toMatchObject({
       ok: false,
-      failure: { kind: 'invalid', file: '00-x.json' },
+      error: { kind: 'invalid', file: '00-x.json' },
     });
   });
 
@@ -55,7 +55,7 @@ describe('containerd 1.6 (go-cni 1.1.7 loadFromConfDir, max_conf_num 1)', () => 
     );
     expect(load).toMatchObject({
       ok: false,
-      failure: { kind: 'invalid', file: '00-bad.conflist', message: expect.stringContaining('"plugins" is empty') },
+      error: { kind: 'invalid', file: '00-bad.conflist', message: expect.stringContaining('"plugins" is empty') },
     });
   });
 
@@ -63,18 +63,18 @@ describe('containerd 1.6 (go-cni 1.1.7 loadFromConfDir, max_conf_num 1)', () => 
     const text = conflist('good', ['bridge']);
     expect(containerdLoad(listing({ '00-a.conflist': text.slice(0, 20), '10-b.conflist': text }))).toMatchObject({
       ok: false,
-      failure: { kind: 'partial', file: '00-a.conflist' },
+      error: { kind: 'partial', file: '00-a.conflist' },
     });
     expect(containerdLoad(listing({ '00-a.conflist': '', '10-b.conflist': text }))).toMatchObject({
       ok: false,
-      failure: { kind: 'partial' },
+      error: { kind: 'partial' },
     });
   });
 
   it('an unreadable first file (a symlink to a directory, a dangling symlink) fails the load', () => {
     expect(
       containerdLoad(listing({ '00-link.conf': { readError: 'EISDIR' }, '10-b.conflist': conflist('b', ['bridge']) })),
-    ).toMatchObject({ ok: false, failure: { kind: 'unreadable', file: '00-link.conf' } });
+    ).toMatchObject({ ok: false, error: { kind: 'unreadable', file: '00-link.conf' } });
   });
 
   it('a directory with a counted name is passed by', () => {
@@ -86,7 +86,7 @@ describe('containerd 1.6 (go-cni 1.1.7 loadFromConfDir, max_conf_num 1)', () => 
   it('no counted file: "no network config found"', () => {
     expect(containerdLoad(listing({ 'calico-kubeconfig': 'x', 'sub.conf': null }))).toMatchObject({
       ok: false,
-      failure: { kind: 'no-config' },
+      error: { kind: 'no-config' },
     });
   });
 
@@ -107,7 +107,7 @@ describe('containerd 1.6 (go-cni 1.1.7 loadFromConfDir, max_conf_num 1)', () => 
     });
     expect(containerdLoad(listing(files), { maxConfNum: 0 })).toMatchObject({
       ok: false,
-      failure: { file: 'c.conflist' },
+      error: { file: 'c.conflist' },
     });
   });
 });

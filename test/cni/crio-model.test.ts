@@ -63,7 +63,7 @@ describe('CRI-O (ocicni loadNetworks over libcni 1.3.0)', () => {
     });
     expect(crioLoad(listing(files), inventory(['bridge']), { binDirs, defaultNetwork: 'zz' })).toMatchObject({
       ok: false,
-      failure: { kind: 'default-missing' },
+      error: { kind: 'default-missing' },
     });
   });
 
@@ -91,7 +91,7 @@ describe('CRI-O (ocicni loadNetworks over libcni 1.3.0)', () => {
   it('nothing usable: "no usable CNI configuration"', () => {
     expect(crioLoad(listing({ 'a.conflist': '[]' }), inventory([]), { binDirs })).toMatchObject({
       ok: false,
-      failure: { kind: 'no-valid-network' },
+      error: { kind: 'no-valid-network' },
     });
   });
 

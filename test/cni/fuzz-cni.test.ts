@@ -69,7 +69,7 @@ describe('fuzz (seeded): the models and the audit over random directories', () =
       const dir = randomListing(random);
       const first = goSortByName(confFiles(dir.entries))[0]?.name;
       const load = containerdLoad(dir);
-      expect(load.ok ? load.networks[0].file : load.failure.file).toBe(first);
+      expect(load.ok ? load.networks[0].file : load.error.file).toBe(first);
       for (const runtime of ['containerd', 'crio'] as const) {
         const verdict = auditCni({
           listing: dir,

@@ -69,8 +69,8 @@ const VALUES = [
   '10.0.0.0/8,fd00::/8',
 ];
 
-/** Flags `interlock validate` knows, plus the probe hint the probe developer adds at merge. */
-const KNOWN = new Set([...VALIDATE_FLAGS.map((flag) => `--${flag.name}`), '--probe-address-hint']);
+/** Flags `interlock validate` knows. */
+const KNOWN = new Set(VALIDATE_FLAGS.map((flag) => `--${flag.name}`));
 
 describe('fuzz: whole drop-in command lines (seeded)', () => {
   it('never throw; map only onto flags validate knows; Istio never passes without both validation switches', () => {

@@ -2,31 +2,24 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { Family } from '../../src/addr/ip.js';
 import { runExplain } from '../../src/cli/explain-command.js';
+import type { InterceptionSpec } from '../../src/config/interception.js';
+import type { Expectation } from '../../src/expect/expectation.js';
 import { outboundExpectations } from '../../src/expect/outbound-expectations.js';
 import { inboundExpectations } from '../../src/expect/inbound-expectations.js';
+import { regionJson } from '../../src/expect/region-text.js';
+import { connectionSpace } from '../../src/trace/connection-space.js';
 import { buildInterfaceAtoms } from '../../src/trace/interface-atoms.js';
-import { ANY_MARK, ZERO_MARK } from '../../src/trace/mark-set.js';
-import { ALL_IDS, ALL_PORTS_SET, allAddresses } from '../../src/trace/match-constraint.js';
+import { ZERO_MARK } from '../../src/trace/mark-set.js';
 import { intersect, type Region } from '../../src/trace/region.js';
 import { CORPUS } from '../explain/corpus.js';
 import { specFromFlags } from '../harness/spec.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-expect-'));
-const atoms = buildInterfaceAtoms(['eth+', 'lo']);
-const space = (ctstates: number): Region => ({
-  protocols: 1,
-  saddr: allAddresses('ipv4'),
-  daddr: allAddresses('ipv4'),
-  sport: ALL_PORTS_SET,
-  dport: ALL_PORTS_SET,
-  uid: ALL_IDS,
-  gid: ALL_IDS,
-  iface: atoms.all,
-  mark: ANY_MARK,
-  ctmark: ZERO_MARK,
-  ctstates,
-});
+/** As a ruleset with `eth+` and the kernel's `lo` cuts the interface names. */
+const wildcardAtoms = buildInterfaceAtoms(['eth+', 'lo']);
+const space = (ctstates: number): Region => ({ ...connectionSpace('ipv4', wildcardAtoms.all), ctstates });
 
 async function explainFile(text: string, argv: readonly string[]) {
   const file = path.join(scratch, `${Math.random().toString(36).slice(2)}.txt`);
@@ -37,7 +30,7 @@ async function explainFile(text: string, argv: readonly string[]) {
 describe('expectations are disjoint regions that cover the space', () => {
   it('outbound: every packet of the space belongs to exactly one expectation', () => {
     const spec = specFromFlags(['--mesh=istio', '--exclude-outbound-cidrs=10.0.0.0/8', '--exclude-interfaces=eth9']);
-    const list = outboundExpectations(spec, 'ipv4', atoms, space(1));
+    const list = outboundExpectations(spec, 'ipv4', wildcardAtoms, space(1));
     const regions = list.flatMap((e) => e.regions);
     for (let i = 0; i < regions.length; i++)
       for (let j = i + 1; j < regions.length; j++)
@@ -47,7 +40,7 @@ describe('expectations are disjoint regions that cover the space', () => {
 
   it('drop-invalid: the INVALID state is expected dropped, everywhere', () => {
     const spec = specFromFlags(['--mesh=istio', '--drop-invalid']);
-    const invalid = inboundExpectations(spec, 'ipv4', atoms, space(1 | 8)).find(
+    const invalid = inboundExpectations(spec, 'ipv4', wildcardAtoms, space(1 | 8)).find(
       (e) => e.id === 'ipv4/inbound/invalid-dropped',
     );
     expect(invalid?.expected).toEqual({ kind: 'dropped' });
@@ -85,5 +78,356 @@ describe('configuration regions against real dumps', () => {
     const result = await explainFile(linkerd, ['--mesh=linkerd', '--exclude-interfaces=eth+']);
     expect(result.exitCode).toBe(95);
     expect(result.stdout).toContain('via eth+ (other)');
+  });
+});
+
+// Every claim the configuration makes, in order, with the answer it asks for and the reason a
+// finding quotes (the golden files hold the regions of the corpus cases, not these sentences).
+
+/** As a ruleset naming eth9 and a KubeVirt interface kv0 cuts the interface names. */
+const atoms = buildInterfaceAtoms(['eth9', 'kv0']);
+
+/** The spaces verify.ts traces: TCP and captured DNS out, any socket mark; TCP in, new and invalid, no mark. */
+function outSpace(family: Family): Region {
+  return { ...connectionSpace(family, atoms.all), protocols: 3 };
+}
+const inSpace = (family: Family): Region => ({ ...outSpace(family), protocols: 1, mark: ZERO_MARK, ctstates: 1 | 8 });
+
+function all(spec: InterceptionSpec, family: Family): Expectation[] {
+  return [
+    ...outboundExpectations(spec, family, atoms, outSpace(family)),
+    ...inboundExpectations(spec, family, atoms, inSpace(family)),
+  ];
+}
+const claims = (list: readonly Expectation[]) =>
+  list.map((expectation) => [expectation.id, expectation.expected, expectation.because]);
+const find = (list: readonly Expectation[], id: string) =>
+  list.find((expectation) => expectation.id === id) as Expectation;
+
+/** Istio with every option that adds a claim. */
+const rich = specFromFlags([
+  '--mesh=istio',
+  '--drop-invalid',
+  '--exclude-interfaces=eth9',
+  '--reroute-interfaces=kv0',
+  '--dns-capture',
+  '--dns-servers=10.96.0.10,fd00::a',
+  '--include-outbound-gids=5,6',
+  '--include-outbound-cidrs=10.0.0.0/8,127.0.0.0/16',
+  '--exclude-outbound-gids=7',
+  '--include-outbound-ports=9000',
+  '--exclude-outbound-cidrs=10.1.0.0/16',
+  '--exclude-inbound-cidrs=192.168.0.0/16',
+  '--include-inbound-ports=80,8080,15008',
+]);
+
+const RICH_IPV4 = [
+  ['ipv4/outbound/excluded-interface', { kind: 'not-redirected' }, 'interfaces eth9 are excluded'],
+  ['ipv4/outbound/impossible', undefined, 'loopback destinations are only reached over lo (no such packet exists)'],
+  [
+    'ipv4/outbound/passthrough-source',
+    { kind: 'not-looped', inboundPort: 15006 },
+    "loopback traffic from the proxy's inbound passthrough source must not loop back into it",
+  ],
+  ['ipv4/dns/app', { kind: 'redirect', port: 15053 }, 'DNS from the application is captured'],
+  [
+    'ipv4/outbound/proxy-loopback-to-pod',
+    { kind: 'redirect', port: 15006 },
+    'the proxy (uid 1337) calling its own pod over loopback reaches the inbound port',
+  ],
+  [
+    'ipv4/outbound/proxy-loopback-other',
+    { kind: 'not-looped', inboundPort: 15006 },
+    "the proxy's other loopback traffic (other uids and groups, tunnel and DNS ports, other loopback addresses) must not loop back into it",
+  ],
+  [
+    'ipv4/outbound/proxy-group-loopback',
+    { kind: 'not-looped', inboundPort: 15006 },
+    "the proxy's other loopback traffic (other uids and groups, tunnel and DNS ports, other loopback addresses) must not loop back into it",
+  ],
+  [
+    'ipv4/outbound/proxy-uid-1337',
+    { kind: 'not-redirected' },
+    "the proxy's own traffic (uid 1337) must not loop back into it",
+  ],
+  [
+    'ipv4/outbound/proxy-gid-1337',
+    { kind: 'not-redirected' },
+    "the proxy's own traffic (gid 1337) must not loop back into it",
+  ],
+  ['ipv4/outbound/other-udp', undefined, 'the configuration speaks of UDP only for DNS'],
+  [
+    'ipv4/outbound/loopback-dns-port',
+    undefined,
+    'TCP to port 53 over loopback goes through the DNS rules, which the configuration leaves to the mesh',
+  ],
+  ['ipv4/outbound/loopback', { kind: 'not-redirected' }, 'traffic over loopback stays local'],
+  ['ipv4/outbound/host-loopback', { kind: 'not-redirected' }, 'host-loopback destinations are never redirected'],
+  ['ipv4/outbound/excluded-port', { kind: 'not-redirected' }, 'excluded outbound ports are not captured'],
+  ['ipv4/outbound/not-included-gid', { kind: 'not-redirected' }, 'only the included groups are captured'],
+  ['ipv4/outbound/included-port', { kind: 'redirect', port: 15001 }, 'included outbound ports are always captured'],
+  ['ipv4/outbound/excluded-cidr', { kind: 'not-redirected' }, 'excluded outbound ranges are not captured'],
+  ['ipv4/outbound/app', { kind: 'redirect', port: 15001 }, 'outbound TCP from the application is captured'],
+  ['ipv4/outbound/not-included-address', { kind: 'not-redirected' }, 'only the included ranges are captured'],
+  ['ipv4/inbound/invalid-dropped', { kind: 'dropped' }, 'packets in conntrack state INVALID are dropped'],
+  ['ipv4/inbound/excluded-interface', { kind: 'not-redirected' }, 'interfaces eth9 are excluded'],
+  [
+    'ipv4/inbound/loopback',
+    undefined,
+    "connections arriving over lo were decided in OUTPUT (the kernel's NAT binds once)",
+  ],
+  ['ipv4/inbound/loopback-destination', undefined, 'loopback destinations never arrive from the network'],
+  [
+    'ipv4/inbound/rerouted-interface',
+    { kind: 'redirect', port: 15001 },
+    'TCP arriving on virtual interfaces kv0 for an included range goes to the outbound port',
+  ],
+  [
+    'ipv4/inbound/rerouted-interface-other',
+    { kind: 'not-redirected' },
+    'TCP arriving on a virtual interface outside the included ranges is left alone',
+  ],
+  ['ipv4/inbound/excluded-source', { kind: 'not-redirected' }, 'inbound from excluded source ranges is not captured'],
+  ['ipv4/inbound/tunnel-port', { kind: 'not-redirected' }, 'the inbound tunnel port 15008 is not captured'],
+  ['ipv4/inbound/excluded-port', { kind: 'not-redirected' }, 'excluded inbound ports are not captured'],
+  ['ipv4/inbound/not-included-port', { kind: 'not-redirected' }, 'only the included inbound ports are captured'],
+  ['ipv4/inbound/app', { kind: 'redirect', port: 15006 }, 'inbound TCP to an application port is captured'],
+];
+const RICH_IPV6 = [
+  ['ipv6/outbound/excluded-interface', { kind: 'not-redirected' }, 'interfaces eth9 are excluded'],
+  ['ipv6/outbound/impossible', undefined, 'loopback destinations are only reached over lo (no such packet exists)'],
+  [
+    'ipv6/outbound/passthrough-source',
+    { kind: 'not-looped', inboundPort: 15006 },
+    "loopback traffic from the proxy's inbound passthrough source must not loop back into it",
+  ],
+  ['ipv6/dns/app', { kind: 'redirect', port: 15053 }, 'DNS from the application is captured'],
+  [
+    'ipv6/outbound/proxy-loopback-to-pod',
+    { kind: 'redirect', port: 15006 },
+    'the proxy (uid 1337) calling its own pod over loopback reaches the inbound port',
+  ],
+  [
+    'ipv6/outbound/proxy-loopback-other',
+    { kind: 'not-looped', inboundPort: 15006 },
+    "the proxy's other loopback traffic (other uids and groups, tunnel and DNS ports, other loopback addresses) must not loop back into it",
+  ],
+  [
+    'ipv6/outbound/proxy-group-loopback',
+    { kind: 'not-looped', inboundPort: 15006 },
+    "the proxy's other loopback traffic (other uids and groups, tunnel and DNS ports, other loopback addresses) must not loop back into it",
+  ],
+  [
+    'ipv6/outbound/proxy-uid-1337',
+    { kind: 'not-redirected' },
+    "the proxy's own traffic (uid 1337) must not loop back into it",
+  ],
+  [
+    'ipv6/outbound/proxy-gid-1337',
+    { kind: 'not-redirected' },
+    "the proxy's own traffic (gid 1337) must not loop back into it",
+  ],
+  ['ipv6/outbound/other-udp', undefined, 'the configuration speaks of UDP only for DNS'],
+  [
+    'ipv6/outbound/loopback-dns-port',
+    undefined,
+    'TCP to port 53 over loopback goes through the DNS rules, which the configuration leaves to the mesh',
+  ],
+  ['ipv6/outbound/loopback', { kind: 'not-redirected' }, 'traffic over loopback stays local'],
+  ['ipv6/outbound/excluded-port', { kind: 'not-redirected' }, 'excluded outbound ports are not captured'],
+  ['ipv6/outbound/not-included-gid', { kind: 'not-redirected' }, 'only the included groups are captured'],
+  ['ipv6/outbound/included-port', { kind: 'redirect', port: 15001 }, 'included outbound ports are always captured'],
+  ['ipv6/outbound/not-included-address', { kind: 'not-redirected' }, 'only the included ranges are captured'],
+  ['ipv6/inbound/invalid-dropped', { kind: 'dropped' }, 'packets in conntrack state INVALID are dropped'],
+  ['ipv6/inbound/excluded-interface', { kind: 'not-redirected' }, 'interfaces eth9 are excluded'],
+  [
+    'ipv6/inbound/loopback',
+    undefined,
+    "connections arriving over lo were decided in OUTPUT (the kernel's NAT binds once)",
+  ],
+  ['ipv6/inbound/loopback-destination', undefined, 'loopback destinations never arrive from the network'],
+  [
+    'ipv6/inbound/rerouted-interface-other',
+    { kind: 'not-redirected' },
+    'TCP arriving on a virtual interface outside the included ranges is left alone',
+  ],
+  ['ipv6/inbound/tunnel-port', { kind: 'not-redirected' }, 'the inbound tunnel port 15008 is not captured'],
+  ['ipv6/inbound/excluded-port', { kind: 'not-redirected' }, 'excluded inbound ports are not captured'],
+  ['ipv6/inbound/not-included-port', { kind: 'not-redirected' }, 'only the included inbound ports are captured'],
+  ['ipv6/inbound/app', { kind: 'redirect', port: 15006 }, 'inbound TCP to an application port is captured'],
+];
+
+describe('every claim of a configuration that uses every option', () => {
+  it('IPv4: ids, answers and reasons in claim order', () => {
+    expect(claims(all(rich, 'ipv4'))).toEqual(RICH_IPV4);
+  });
+
+  it('IPv6: the IPv4-only ranges claim nothing, so their expectations are left out', () => {
+    expect(claims(all(rich, 'ipv6'))).toEqual(RICH_IPV6);
+  });
+
+  it('each expectation carries its family and hook', () => {
+    for (const family of ['ipv4', 'ipv6'] as const) {
+      expect(outboundExpectations(rich, family, atoms, outSpace(family)).map((e) => [e.family, e.hook])).toEqual(
+        Array(family === 'ipv4' ? 19 : 16).fill([family, 'output']),
+      );
+      expect(inboundExpectations(rich, family, atoms, inSpace(family)).map((e) => [e.family, e.hook])).toEqual(
+        Array(family === 'ipv4' ? 11 : 9).fill([family, 'prerouting']),
+      );
+    }
+  });
+
+  it('DNS from the application to the listed server: TCP and UDP to port 53, from anyone but the proxy', () => {
+    const dns = find(all(rich, 'ipv4'), 'ipv4/dns/app');
+    const scope = { family: 'ipv4', hook: 'output', atoms } as const;
+    expect(dns.regions.map((region) => regionJson(region, scope))).toMatchObject([
+      {
+        protocols: ['tcp', 'udp'],
+        daddr: ['10.96.0.10/32'],
+        dport: ['53'],
+        uid: ['0-1336', '1338-4294967295'],
+        gid: ['0-1336', '1338-4294967295'],
+        oif: ['lo'],
+      },
+      {
+        protocols: ['tcp', 'udp'],
+        saddr: ['0.0.0.0/0'],
+        daddr: ['10.96.0.10/32'],
+        dport: ['53'],
+        uid: ['0-1336', '1338-4294967295'],
+        gid: ['0-1336', '1338-4294967295'],
+        oif: ['kv0', 'any other interface'],
+      },
+    ]);
+  });
+
+  it('IPv6 DNS goes to the IPv6 server only: the IPv4 server is not read as an IPv6 number', () => {
+    const dns = find(all(rich, 'ipv6'), 'ipv6/dns/app');
+    const scope = { family: 'ipv6', hook: 'output', atoms } as const;
+    expect(dns.regions.map((region) => regionJson(region, scope).daddr)).toEqual([['fd00::a/128'], ['fd00::a/128']]);
+  });
+
+  it('IPv6: the host loopback is ::1, not the IPv4 host-loopback range read as an IPv6 number', () => {
+    const list = all(specFromFlags(['--mesh=istio']), 'ipv6');
+    const notLoopback = [
+      [0n, 0n],
+      [2n, (1n << 128n) - 1n],
+    ];
+    expect(find(list, 'ipv6/outbound/proxy-loopback-to-pod').regions.map((region) => region.daddr)).toEqual([
+      notLoopback,
+    ]);
+    expect(find(list, 'ipv6/outbound/proxy-loopback-other').regions.map((region) => region.daddr)).toEqual([
+      notLoopback,
+      notLoopback,
+    ]);
+  });
+
+  it('several interfaces are listed, comma-separated, in the reasons', () => {
+    const spec = specFromFlags(['--mesh=istio', '--exclude-interfaces=eth9,eth8', '--reroute-interfaces=kv0,kv1']);
+    const reasons = all(spec, 'ipv4')
+      .filter((expectation) => expectation.id.includes('-interface'))
+      .map((expectation) => [expectation.id, expectation.because]);
+    expect(reasons).toEqual([
+      ['ipv4/outbound/excluded-interface', 'interfaces eth9, eth8 are excluded'],
+      ['ipv4/inbound/excluded-interface', 'interfaces eth9, eth8 are excluded'],
+      // Every range is included (the default), so nothing is left for rerouted-interface-other.
+      [
+        'ipv4/inbound/rerouted-interface',
+        'TCP arriving on virtual interfaces kv0, kv1 for an included range goes to the outbound port',
+      ],
+    ]);
+  });
+
+  it('the proxy calling its own pod over loopback: TCP, its first uid, every port but the tunnel, DNS and excluded ones', () => {
+    const list = all(specFromFlags(['--mesh=istio', '--dns-capture', '--dns-servers=10.96.0.10']), 'ipv4');
+    // A server of this family only: DNS to it is captured.
+    expect(find(list, 'ipv4/dns/app').regions).toHaveLength(2);
+    const toPod = find(list, 'ipv4/outbound/proxy-loopback-to-pod');
+    const scope = { family: 'ipv4', hook: 'output', atoms } as const;
+    expect(toPod.regions.map((region) => regionJson(region, scope))).toMatchObject([
+      {
+        protocols: ['tcp'],
+        daddr: [
+          '0.0.0.0/2',
+          '64.0.0.0/3',
+          '96.0.0.0/4',
+          '112.0.0.0/5',
+          '120.0.0.0/6',
+          '124.0.0.0/7',
+          '126.0.0.0/8',
+          '128.0.0.0/1',
+        ],
+        dport: ['1-52', '54-15007', '15009-15019', '15021-65535'],
+        uid: ['1337'],
+        gid: ['0-4294967295'],
+        oif: ['lo'],
+      },
+    ]);
+  });
+});
+
+describe('claims that depend on one option', () => {
+  it('TPROXY: the app port is diverted, and the tunnel port has no claim of its own; DNS servers of the other family only: no DNS claim', () => {
+    const spec = specFromFlags([
+      '--mesh=istio',
+      '--tproxy',
+      '--exclude-outbound-gids=7',
+      '--dns-capture',
+      '--dns-servers=fd00::a',
+    ]);
+    expect(all(spec, 'ipv4').map((expectation) => [expectation.id, expectation.expected])).toEqual([
+      ['ipv4/outbound/impossible', undefined],
+      ['ipv4/outbound/passthrough-source', { kind: 'not-looped', inboundPort: 15006 }],
+      ['ipv4/outbound/proxy-loopback-to-pod', { kind: 'redirect', port: 15006 }],
+      ['ipv4/outbound/proxy-loopback-other', { kind: 'not-looped', inboundPort: 15006 }],
+      ['ipv4/outbound/proxy-group-loopback', { kind: 'not-looped', inboundPort: 15006 }],
+      ['ipv4/outbound/proxy-uid-1337', { kind: 'not-redirected' }],
+      ['ipv4/outbound/proxy-gid-1337', { kind: 'not-redirected' }],
+      ['ipv4/outbound/other-udp', undefined],
+      ['ipv4/outbound/loopback-dns-port', undefined],
+      ['ipv4/outbound/loopback', { kind: 'not-redirected' }],
+      ['ipv4/outbound/excluded-port', { kind: 'not-redirected' }],
+      ['ipv4/outbound/excluded-gid', { kind: 'not-redirected' }],
+      ['ipv4/outbound/app', { kind: 'redirect', port: 15001 }],
+      ['ipv4/inbound/loopback', undefined],
+      ['ipv4/inbound/loopback-destination', undefined],
+      ['ipv4/inbound/excluded-port', { kind: 'not-redirected' }],
+      ['ipv4/inbound/app', { kind: 'tproxy', port: 15006 }],
+    ]);
+    expect(find(all(spec, 'ipv4'), 'ipv4/outbound/excluded-gid').because).toBe('excluded groups are not captured');
+  });
+
+  it('DNS capture to any server: the DNS claim covers every destination', () => {
+    const dns = find(all(specFromFlags(['--mesh=istio', '--dns-capture']), 'ipv4'), 'ipv4/dns/app');
+    const scope = { family: 'ipv4', hook: 'output', atoms } as const;
+    // Over lo any address; elsewhere any but 127.0.0.0/8, which only lo reaches.
+    const notLoopback = [
+      '0.0.0.0/2',
+      '64.0.0.0/3',
+      '96.0.0.0/4',
+      '112.0.0.0/5',
+      '120.0.0.0/6',
+      '124.0.0.0/7',
+      '126.0.0.0/8',
+      '128.0.0.0/1',
+    ];
+    expect(dns.regions.map((region) => regionJson(region, scope).daddr)).toEqual([['0.0.0.0/0'], notLoopback]);
+  });
+
+  it('no proxy uid (the proxy known by its group only): no loopback-to-pod claims, the group still excluded', () => {
+    const ids = all(specFromFlags(['--mesh=istio', '--proxy-uid=']), 'ipv4').map((expectation) => expectation.id);
+    expect(ids.filter((id) => id.startsWith('ipv4/outbound/proxy'))).toEqual(['ipv4/outbound/proxy-gid-1337']);
+  });
+
+  it('no tunnel port: no tunnel-port claim', () => {
+    const ids = all(specFromFlags(['--mesh=istio', '--inbound-tunnel-port=0']), 'ipv4').map(
+      (expectation) => expectation.id,
+    );
+    expect(ids.filter((id) => id.startsWith('ipv4/inbound/'))).toEqual([
+      'ipv4/inbound/loopback',
+      'ipv4/inbound/loopback-destination',
+      'ipv4/inbound/excluded-port',
+      'ipv4/inbound/app',
+    ]);
   });
 });

@@ -1,8 +1,11 @@
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runExplain } from '../../src/cli/explain-command.js';
-import { dumpSets, explainArgv, loadManifest } from './corpus.js';
-import { goldenFor } from './golden.js';
+import { CORPUS, dumpSets, explainArgv, loadManifest } from './corpus.js';
+import { expectGolden } from '../harness/golden.js';
 
+/** Golden files live beside the corpus. */
+const GOLDEN = path.resolve(CORPUS, '../golden');
 const cases = loadManifest();
 
 interface Report {
@@ -30,7 +33,7 @@ describe('conformance: every corpus case passes under its configuration, with th
               `${JSON.stringify({ id, expected, holds, regions, outcomes })}\n`,
           )
           .join('');
-        expect(actual).toBe(goldenFor(`${testCase.dir}/${set.name}.json`, actual));
+        expectGolden(path.join(GOLDEN, testCase.dir, `${set.name}.json`), actual);
       });
     }
   }

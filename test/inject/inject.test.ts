@@ -1,10 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { runInject } from '../../src/cli/inject-command.js';
 import { prng } from '../harness/prng.js';
+import { expectGolden } from '../harness/golden.js';
 import { kubectlDecode } from './kubectl.js';
 import type { Container, KubeDocument } from './shapes.js';
 
@@ -16,11 +17,7 @@ async function inject(text: string, argv: string[] = []) {
   return runInject(['-', ...argv], {}, () => Buffer.from(text));
 }
 
-function golden(name: string, actual: string): void {
-  const path = join(GOLDEN, name);
-  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(path, actual);
-  expect(actual).toBe(readFileSync(path, 'utf8'));
-}
+const golden = (name: string, actual: string): void => expectGolden(join(GOLDEN, name), actual);
 
 const docs = (text: string): KubeDocument[] => parseAllDocuments(text).map((doc) => doc.toJS() as KubeDocument);
 
@@ -29,6 +26,7 @@ const CASES: Array<[string, string[]]> = [
   ['linkerd-native-sidecar-pod.yaml', ['--native-sidecar']],
   ['istio-cni-pod.yaml', ['--report-event']],
   ['workloads.yaml', ['--mesh', 'linkerd', '--rules-check']],
+  ['istio-ambient-workloads.yaml', ['--mesh', 'istio-ambient']],
 ];
 
 describe('interlock inject', () => {
@@ -215,7 +213,7 @@ describe('the real kubectl takes the output', () => {
       const out = (await inject(fixture(file), argv)).stdout;
       const written = docs(out)
         .flatMap((doc) => (doc.kind === 'List' ? doc.items : [doc]))
-        .filter((doc) => !['Service', 'ConfigMap'].includes(doc.kind));
+        .filter((doc) => !['Service', 'ConfigMap', 'Namespace'].includes(doc.kind));
       const decoded = kubectlDecode(written.map((doc) => JSON.stringify(doc)).join('\n')) as KubeDocument[];
       // kubectl prints an absent `resources` as `{}` (a Go struct without omitempty); that is no change.
       const validatorOf = (doc: KubeDocument): Partial<Container> => {

@@ -1,23 +1,20 @@
-import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { runManifest } from '../../src/cli/manifest-command.js';
+import { expectGolden } from '../harness/golden.js';
 import { kubectlDecode } from './kubectl.js';
 import type { Container, KubeDocument } from './shapes.js';
 
 const GOLDEN = join(import.meta.dirname, 'golden');
 
-/** UPDATE_GOLDEN=1 rewrites the files; a review of the diff is the point of a golden file. */
-function golden(name: string, actual: string): void {
-  const path = join(GOLDEN, name);
-  if (process.env.UPDATE_GOLDEN === '1') writeFileSync(path, actual);
-  expect(actual).toBe(readFileSync(path, 'utf8'));
-}
+const golden = (name: string, actual: string): void => expectGolden(join(GOLDEN, name), actual);
 
 const CASES: Array<[string, string[]]> = [
   ['manifest-linkerd.yaml', ['--mesh', 'linkerd']],
   ['manifest-istio.yaml', ['--mesh', 'istio']],
+  ['manifest-istio-ambient.yaml', ['--mesh', 'istio-ambient']],
+  ['manifest-istio-ambient-rules-check.yaml', ['--mesh', 'istio-ambient', '--rules-check']],
   ['manifest-generic.yaml', ['--mesh', 'generic', '--inbound-port', '15006', '--outbound-port', '15001']],
   ['manifest-linkerd-rules-check.yaml', ['--mesh', 'linkerd', '--rules-check']],
   ['manifest-istio-report-event.yaml', ['--mesh', 'istio', '--report-event', '--native-sidecar']],
@@ -42,6 +39,7 @@ describe('interlock manifest', () => {
     for (const [mesh, name, uid] of [
       ['linkerd', 'linkerd-network-validator', 65534],
       ['istio', 'istio-validation', 1337],
+      ['istio-ambient', 'istio-ambient-validation', 65534],
       ['generic', 'interlock', 65534],
     ] as const) {
       const container = parse(
@@ -233,6 +231,7 @@ describe('interlock manifest', () => {
     for (const argv of [
       ['--mesh', 'linkerd', '--rules-check'],
       ['--mesh', 'istio', '--report-event'],
+      ['--mesh', 'istio-ambient'],
     ]) {
       const documents = parseAllDocuments((await runManifest(argv, {})).stdout).map(
         (doc) => doc.toJS() as Record<string, unknown>,

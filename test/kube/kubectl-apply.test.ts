@@ -48,6 +48,7 @@ const SAMPLES: Readonly<Record<string, readonly (readonly string[])[]>> = {
     ['--mesh', 'generic'],
     ['--mesh', 'linkerd'],
     ['--mesh', 'istio'],
+    ['--mesh', 'istio-ambient'],
     ['--mesh', 'generic', '--inbound-port', '15006', '--outbound-port', '15001'],
   ],
   image: [['--image', 'registry.example/mesh-interlock:1.0']],
@@ -91,7 +92,7 @@ function variants(): { mode: string; argv: string[] }[] {
     const base = mode === 'container' ? [] : [`--${mode}`];
     // The init container needs --mesh; so may a mode added later that takes it (rbac takes none,
     // the node agent defaults to generic and is also printed without one).
-    const needsMesh = mode !== 'node-agent' && flags.includes('mesh');
+    const needsMesh = mode !== 'node-agent' && mode !== 'webhook' && flags.includes('mesh');
     const withMesh = (argv: readonly string[]): string[] =>
       needsMesh && !argv.includes('--mesh') ? ['--mesh', 'linkerd', ...argv] : [...argv];
     out.push({ mode, argv: withMesh(base) });
@@ -101,7 +102,9 @@ function variants(): { mode: string; argv: string[] }[] {
         (sample) =>
           sample.every((word) => !word.startsWith('--') || flags.includes(word.slice(2))) &&
           // Generic without its ports only where the mode has no port flags.
-          !(sample.length === 2 && sample[1] === 'generic' && flags.includes('inbound-port')),
+          !(sample.length === 2 && sample[1] === 'generic' && flags.includes('inbound-port')) &&
+          // The webhook takes one mesh: istio-ambient, which adds its entries.
+          !(mode === 'webhook' && sample[0] === '--mesh' && sample[1] !== 'istio-ambient'),
       );
       for (const sample of samples) out.push({ mode, argv: withMesh([...base, ...sample]) });
     }

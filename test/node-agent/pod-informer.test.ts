@@ -39,7 +39,7 @@ describe('pod informer', () => {
     const log: string[] = [];
     const answers = [failure(500), failure(500), failure(429, 7), failure(500)];
     const ports = {
-      list: async () => ({ ok: false as const, failure: answers.shift()! }),
+      list: async () => ({ ok: false as const, error: answers.shift()! }),
       watch: async (): Promise<WatchEnd> => ({ kind: 'expired' }),
     };
     await runPodInformer(

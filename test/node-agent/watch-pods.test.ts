@@ -65,7 +65,7 @@ describe('the pod watch adapter against the stand-in', () => {
     );
     expect(hung).toMatchObject({
       kind: 'failed',
-      failure: { status: 0, message: expect.stringContaining('no answer within 300 ms') },
+      error: { status: 0, message: expect.stringContaining('no answer within 300 ms') },
     });
   });
 });

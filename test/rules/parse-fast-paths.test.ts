@@ -142,8 +142,8 @@ describe('address and port fast paths agree with the general parsers', () => {
   it('single ports: the same answers as the list syntax', () => {
     expect(parsePortSet('80')).toEqual({ ok: true, value: { kind: 'ranges', ranges: [{ from: 80, to: 80 }] } });
     expect(parsePortSet('080')).toEqual({ ok: true, value: { kind: 'ranges', ranges: [{ from: 80, to: 80 }] } });
-    expect(parsePortSet('0')).toEqual({ ok: false, problem: '"0" is outside 1-65535' });
-    expect(parsePortSet('65536')).toEqual({ ok: false, problem: '"65536" is outside 1-65535' });
+    expect(parsePortSet('0')).toEqual({ ok: false, error: '"0" is outside 1-65535' });
+    expect(parsePortSet('65536')).toEqual({ ok: false, error: '"65536" is outside 1-65535' });
     expect(parsePortSet(' 80 ')).toEqual({ ok: true, value: { kind: 'ranges', ranges: [{ from: 80, to: 80 }] } });
     expect(parsePortSet('123456').ok).toBe(false);
   });

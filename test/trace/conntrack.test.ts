@@ -10,7 +10,7 @@ import type { Packet } from '../../src/trace/packet.js';
 import { tracePacket } from '../../src/trace/trace.js';
 
 /**
- * Conntrack and the NAT core in the hook order, as test/kernel/semantics.test.ts shows the kernel
+ * Conntrack and the NAT core in the hook order, as test/kernel/semantics.root.test.ts shows the kernel
  * does it: raw chains see no conntrack entry (state INVALID, no connection mark), a NOTRACK there
  * keeps the packet out of the NAT core, nat chains run at the NAT core's priority.
  */
@@ -323,25 +323,12 @@ describe('nat chains run inside the NAT core', () => {
 describe('pieces are reported with the states the trace began with', () => {
   it('an INVALID packet untracked in raw is reported INVALID, not UNTRACKED', async () => {
     const { traceRegion, budgetOf } = await import('../../src/trace/trace-region.js');
-    const { span } = await import('../../src/trace/interval-set.js');
     const { ZERO_MARK } = await import('../../src/trace/mark-set.js');
     const { INVALID_STATE } = await import('../../src/trace/conntrack.js');
     const ruleset = iptables(raw('-A OUTPUT -j CT --notrack'), NAT);
     const atoms = buildInterfaceAtoms([]);
-    const all = span(0n, 0xffffffffn);
-    const region = {
-      protocols: 1,
-      saddr: all,
-      daddr: all,
-      sport: span(1n, 65535n),
-      dport: span(1n, 65535n),
-      uid: all,
-      gid: all,
-      iface: atoms.all,
-      mark: ZERO_MARK,
-      ctmark: ZERO_MARK,
-      ctstates: INVALID_STATE,
-    };
+    const { connectionSpace } = await import('../../src/trace/connection-space.js');
+    const region = { ...connectionSpace('ipv4', atoms.all), mark: ZERO_MARK, ctstates: INVALID_STATE };
     const pieces = traceRegion(ruleset, { family: 'ipv4', hook: 'output', atoms }, region, budgetOf(1000));
     expect(pieces.map((piece) => [piece.outcome.kind, piece.region.ctstates])).toEqual([['accept', INVALID_STATE]]);
   });

@@ -1,13 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseIp, type IpAddress } from '../../src/addr/ip.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
 import { mergeRuleSources } from '../../src/rules/merge.js';
-import type { Ruleset } from '../../src/rules/model.js';
+import type { Provenance, Ruleset } from '../../src/rules/model.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
-import type { Packet } from '../../src/trace/packet.js';
 import { tracePacket } from '../../src/trace/trace.js';
-
-const ip = (text: string): IpAddress => parseIp(text) as IpAddress;
+import { inboundPacket as inbound, ip, outboundPacket as out } from './sample-packets.js';
 
 function nat(
   rules: string[],
@@ -28,19 +25,10 @@ function nat(
   return { tables: parsed.tables };
 }
 
-const out = (over: Partial<Packet> = {}): Packet => ({
-  family: 'ipv4',
-  hook: 'output',
-  protocol: 'tcp',
-  source: ip('10.0.0.2'),
-  destination: ip('192.0.2.10'),
-  sourcePort: 40000,
-  destinationPort: 80,
-  uid: 1000,
-  gid: 1000,
-  outInterface: 'eth0',
-  ...over,
-});
+/** The nat table with only the given user chains declared. */
+function natWith(rules: string[], chains: string[] = []): Ruleset {
+  return nat(rules, 'iptables-nft', chains);
+}
 
 describe('tracer semantics', () => {
   it('a DNAT to an address is answered, not thrown on (its address holds a bigint)', () => {
@@ -180,5 +168,205 @@ describe('tracer semantics', () => {
     expect(tracePacket(ruleset, out()).outcome).toEqual({ kind: 'redirect', port: 15001 });
     expect(tracePacket(ruleset, out({ destinationPort: 1500 })).outcome.kind).toBe('accept');
     expect(tracePacket(ruleset, out({ uid: 1337 })).outcome.kind).toBe('accept');
+  });
+});
+
+/** The provenance of rule `position` of `chain`, as the parser records it (with its dump line). */
+function at(ruleset: Ruleset, chain: string, position: number): Provenance {
+  const rule = ruleset.tables[0]?.chains.get(chain)?.rules[position - 1];
+  if (!rule) throw new Error(`no rule ${chain} #${position}`);
+  return rule.provenance;
+}
+
+describe('tracePacket: the packet becomes a region of exactly itself', () => {
+  it('OUTPUT tests the out interface, PREROUTING the in interface', () => {
+    const output = natWith(['-A OUTPUT -o eth0 -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    expect(tracePacket(output, out())).toEqual({
+      outcome: { kind: 'accept' },
+      path: [
+        { at: at(output, 'OUTPUT', 1), effect: 'return' },
+        {
+          at: {
+            backend: 'iptables-nft',
+            family: 'ipv4',
+            table: 'nat',
+            chain: 'OUTPUT',
+            position: 0,
+            text: 'policy ACCEPT of OUTPUT',
+          },
+          effect: 'policy',
+        },
+      ],
+      decidedBy: at(output, 'OUTPUT', 1),
+    });
+    expect(tracePacket(output, out({ outInterface: 'eth1', inInterface: 'eth0' })).outcome).toEqual({
+      kind: 'redirect',
+      port: 15001,
+    });
+    const prerouting = natWith([
+      '-A PREROUTING -i eth0 -j RETURN',
+      '-A PREROUTING -p tcp -j REDIRECT --to-ports 15006',
+    ]);
+    expect(tracePacket(prerouting, inbound()).outcome).toEqual({ kind: 'accept' });
+    expect(tracePacket(prerouting, inbound({ inInterface: 'eth1', outInterface: 'eth0' })).outcome).toEqual({
+      kind: 'redirect',
+      port: 15006,
+    });
+  });
+
+  it('a packet with no interface on its side has the empty name', () => {
+    const ruleset = natWith(['-A OUTPUT ! -o lo -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    expect(tracePacket(ruleset, out({ outInterface: undefined })).outcome).toEqual({ kind: 'accept' });
+    expect(tracePacket(ruleset, out({ outInterface: 'lo' })).outcome).toEqual({ kind: 'redirect', port: 15001 });
+  });
+
+  it('no interface is the empty name, which no wildcard with a prefix matches', () => {
+    const ruleset = natWith(['-A OUTPUT -o S+ -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    expect(tracePacket(ruleset, out({ outInterface: undefined })).outcome).toEqual({ kind: 'redirect', port: 15001 });
+  });
+
+  it('the source and destination address and port of the packet', () => {
+    const ruleset = natWith([
+      '-A OUTPUT -s 127.0.0.6/32 -j RETURN',
+      '-A OUTPUT -d 10.0.0.0/8 -j RETURN',
+      '-A OUTPUT -p tcp -m tcp --sport 15000:15100 -j RETURN',
+      '-A OUTPUT -p tcp -m tcp --dport 15008 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
+    expect(tracePacket(ruleset, out({ source: ip('127.0.0.6') })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
+    expect(tracePacket(ruleset, out({ destination: ip('10.1.2.3') })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 2));
+    expect(tracePacket(ruleset, out({ sourcePort: 15000 })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 3));
+    expect(tracePacket(ruleset, out({ destinationPort: 15008 })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 4));
+    expect(tracePacket(ruleset, out()).decidedBy).toEqual(at(ruleset, 'OUTPUT', 5));
+  });
+
+  it('an interface whose name ends in + is matched as the kernel matches it', () => {
+    const ruleset = natWith(['-A OUTPUT -o eth+ -j RETURN', '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    expect(tracePacket(ruleset, out({ outInterface: 'eth+' })).outcome).toEqual({ kind: 'accept' });
+    expect(tracePacket(ruleset, out({ outInterface: 'et+' })).outcome).toEqual({ kind: 'redirect', port: 15001 });
+  });
+
+  it('the uid and gid of the packet, not any other', () => {
+    const ruleset = natWith([
+      '-A OUTPUT -m owner --uid-owner 1337 -j RETURN',
+      '-A OUTPUT -m owner --gid-owner 1337 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
+    expect(tracePacket(ruleset, out()).outcome).toEqual({ kind: 'redirect', port: 15001 });
+    expect(tracePacket(ruleset, out({ uid: 1337 })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
+    expect(tracePacket(ruleset, out({ gid: 1337 })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 2));
+    expect(tracePacket(ruleset, out({ uid: 0, gid: 0 })).outcome).toEqual({ kind: 'redirect', port: 15001 });
+  });
+
+  it('no uid or gid stands for any, and the first piece answers', () => {
+    const ruleset = natWith([
+      '-A OUTPUT -m owner --uid-owner 1337 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
+    expect(tracePacket(ruleset, out({ uid: undefined, gid: undefined })).decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
+    const gids = natWith([
+      '-A OUTPUT -m owner --gid-owner 1337 -j RETURN',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
+    expect(tracePacket(gids, out({ uid: undefined, gid: undefined })).decidedBy).toEqual(at(gids, 'OUTPUT', 1));
+  });
+
+  it('the protocol and the conntrack state (new unless given)', () => {
+    const ruleset = natWith([
+      '-A OUTPUT -m conntrack --ctstate ESTABLISHED -j RETURN',
+      '-A OUTPUT -p udp -j REDIRECT --to-ports 15053',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
+    expect(tracePacket(ruleset, out()).outcome).toEqual({ kind: 'redirect', port: 15001 });
+    expect(tracePacket(ruleset, out({ protocol: 'udp' })).outcome).toEqual({ kind: 'redirect', port: 15053 });
+    expect(tracePacket(ruleset, out({ ctState: 'established' })).outcome).toEqual({ kind: 'accept' });
+    expect(tracePacket(ruleset, out({ ctState: 'new' })).outcome).toEqual({ kind: 'redirect', port: 15001 });
+  });
+
+  it('a packet with no conntrack state given is NEW', () => {
+    const ruleset = natWith(['-A OUTPUT -p tcp -m conntrack --ctstate NEW -j REDIRECT --to-ports 15001']);
+    expect(tracePacket(ruleset, out()).outcome).toEqual({ kind: 'redirect', port: 15001 });
+    expect(tracePacket(ruleset, out({ ctState: 'established' })).outcome).toEqual({ kind: 'accept' });
+  });
+
+  it('a family with no tables: accepted, no path, decided by nothing', () => {
+    const ruleset = natWith(['-A OUTPUT -p tcp -j REDIRECT --to-ports 15001']);
+    expect(tracePacket(ruleset, out({ family: 'ipv6', source: ip('fd00::2'), destination: ip('fd00::10') }))).toEqual({
+      outcome: { kind: 'accept' },
+      path: [],
+      decidedBy: undefined,
+    });
+  });
+});
+
+describe('tracePacket: unmodelled matches', () => {
+  it('an unmodelled match both ways of which end alike does not matter', () => {
+    const ruleset = natWith([
+      '-A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15001',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
+    const result = tracePacket(ruleset, out());
+    expect(result.outcome).toEqual({ kind: 'redirect', port: 15001 });
+    expect(result.decidedBy).toEqual(at(ruleset, 'OUTPUT', 1));
+  });
+
+  it('two outcomes that differ only in the port make the match decide: unknown, naming it', () => {
+    const ruleset = natWith([
+      '-A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15002',
+      '-A OUTPUT -p tcp -j REDIRECT --to-ports 15001',
+    ]);
+    const rule = at(ruleset, 'OUTPUT', 1);
+    const result = tracePacket(ruleset, out());
+    expect(result.outcome).toEqual({
+      kind: 'unknown',
+      why: 'cannot evaluate a match of -A OUTPUT -m addrtype --dst-type LOCAL -j REDIRECT --to-ports 15002',
+      rule,
+    });
+    expect(result.decidedBy).toEqual(rule);
+    expect(result.path[0]).toEqual({
+      at: rule,
+      effect: 'assumed',
+      note: 'assumed matching: -m addrtype --dst-type LOCAL',
+    });
+  });
+
+  it('all pieces unknown the same way: the unmodelled match is still named', () => {
+    const ruleset = natWith(
+      ['-A OUTPUT -m addrtype --dst-type LOCAL -j NOOP', '-A OUTPUT -j LOOP', '-A LOOP -j LOOP'],
+      ['LOOP', 'NOOP'],
+    );
+    const rule = at(ruleset, 'OUTPUT', 1);
+    expect(tracePacket(ruleset, out())).toMatchObject({
+      outcome: {
+        kind: 'unknown',
+        why: 'cannot evaluate a match of -A OUTPUT -m addrtype --dst-type LOCAL -j NOOP',
+        rule,
+      },
+      decidedBy: rule,
+    });
+  });
+
+  it('a piece that is unknown without any assumption answers for itself', () => {
+    // uid 1337 reaches the loop whatever addrtype says; the other uids depend on addrtype.
+    const ruleset = natWith(
+      [
+        '-A OUTPUT -m owner ! --uid-owner 1337 -g MESH',
+        '-A OUTPUT -j LOOP',
+        '-A MESH -m addrtype --dst-type LOCAL -j RETURN',
+        '-A MESH -p tcp -j REDIRECT --to-ports 15001',
+        '-A LOOP -j LOOP',
+      ],
+      ['LOOP', 'MESH'],
+    );
+    const loop = at(ruleset, 'OUTPUT', 2);
+    expect(tracePacket(ruleset, out({ uid: undefined }))).toEqual({
+      outcome: {
+        kind: 'unknown',
+        why: 'jump to chain LOOP enters a loop (LOOP -> LOOP); the kernel refuses such a table',
+        rule: loop,
+      },
+      path: [],
+      decidedBy: loop,
+    });
   });
 });

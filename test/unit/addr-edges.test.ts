@@ -21,12 +21,12 @@ const ip = (text: string): IpAddress => {
 };
 const ports = (text: string): PortSet => {
   const parsed = parsePortSet(text);
-  if (!parsed.ok) throw new Error(parsed.problem);
+  if (!parsed.ok) throw new Error(parsed.error);
   return parsed.value;
 };
 const problem = (text: string): string => {
   const parsed = parsePortSet(text);
-  return parsed.ok ? `accepted ${formatPortSet(parsed.value)}` : parsed.problem;
+  return parsed.ok ? `accepted ${formatPortSet(parsed.value)}` : parsed.error;
 };
 
 describe('port lists at their edges', () => {

@@ -19,7 +19,7 @@ describe('writeTerminationLog: a regular file or nothing, never blocking', () =>
   it('writes (and truncates) a regular file; creates a named path only when asked', () => {
     const dir = tmp();
     const path = join(dir, 'tl');
-    expect(writeTerminationLog(path, 'first, longer message\n', false)).toEqual({ ok: false, code: 'ENOENT' });
+    expect(writeTerminationLog(path, 'first, longer message\n', false)).toEqual({ ok: false, error: 'ENOENT' });
     expect(existsSync(path)).toBe(false);
     expect(writeTerminationLog(path, 'first, longer message\n', true)).toEqual({ ok: true });
     expect(writeTerminationLog(path, 'second\n', false)).toEqual({ ok: true });
@@ -30,7 +30,7 @@ describe('writeTerminationLog: a regular file or nothing, never blocking', () =>
     const dir = tmp();
     writeFileSync(join(dir, 'target'), 'original\n');
     symlinkSync(join(dir, 'target'), join(dir, 'link'));
-    expect(writeTerminationLog(join(dir, 'link'), 'x\n', true)).toEqual({ ok: false, code: 'ELOOP' });
+    expect(writeTerminationLog(join(dir, 'link'), 'x\n', true)).toEqual({ ok: false, error: 'ELOOP' });
     expect(readFileSync(join(dir, 'target'), 'utf8')).toBe('original\n');
   });
 
@@ -38,7 +38,7 @@ describe('writeTerminationLog: a regular file or nothing, never blocking', () =>
     const dir = tmp();
     const fifo = join(dir, 'fifo');
     execFileSync('mkfifo', [fifo]);
-    expect(writeTerminationLog(fifo, 'x\n', true)).toEqual({ ok: false, code: 'ENXIO' });
+    expect(writeTerminationLog(fifo, 'x\n', true)).toEqual({ ok: false, error: 'ENXIO' });
     const reader = spawn('cat', [fifo], { stdio: ['ignore', 'pipe', 'ignore'] });
     let read = '';
     reader.stdout.on('data', (chunk: Buffer) => {
@@ -49,8 +49,8 @@ describe('writeTerminationLog: a regular file or nothing, never blocking', () =>
     expect(result.ok).toBe(false);
     reader.kill();
     expect(read).toBe('');
-    expect(writeTerminationLog('/dev/null', 'x\n', false)).toEqual({ ok: false, code: 'ENOTREG' });
+    expect(writeTerminationLog('/dev/null', 'x\n', false)).toEqual({ ok: false, error: 'ENOTREG' });
     mkdirSync(join(dir, 'dir'));
-    expect(writeTerminationLog(join(dir, 'dir'), 'x\n', true)).toEqual({ ok: false, code: 'EISDIR' });
+    expect(writeTerminationLog(join(dir, 'dir'), 'x\n', true)).toEqual({ ok: false, error: 'EISDIR' });
   });
 });

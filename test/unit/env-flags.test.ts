@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ALL_FLAGS } from '../../src/cli/all-flags.js';
+import { ALL_FLAGS, commandsOf } from '../../src/cli/all-flags.js';
+import { commandSpec } from '../../src/cli/command-table.js';
 import { parseBoolean } from '../../src/config/flag-parsers.js';
 import { parseCommandLine } from '../../src/config/parse-command-line.js';
 
@@ -25,6 +26,7 @@ const TEXTS = [
   'a,b',
   '-1',
 ];
+const flagsOf = (command: string) => commandSpec(command)?.flags ?? [];
 const withEnv = ALL_FLAGS.filter((flag) => flag.env !== undefined);
 
 const outcome = (result: ReturnType<typeof parseCommandLine>, name: string) =>
@@ -40,23 +42,23 @@ describe('every flag with an environment variable', () => {
   for (const flag of withEnv.filter((f) => f.kind === 'switch'))
     it(`${flag.env} (a switch) takes exactly the words every switch takes`, () => {
       for (const text of TEXTS) expect(flag.parse(text), JSON.stringify(text)).toEqual(parseBoolean(text));
-      for (const command of flag.commands) {
-        const garbage = parseCommandLine(command, [], { [flag.env ?? '']: 'garbage' }, ALL_FLAGS);
+      for (const command of commandsOf(flag)) {
+        const garbage = parseCommandLine(command, [], { [flag.env ?? '']: 'garbage' }, flagsOf(command));
         expect(garbage.ok, `${command}: ${flag.env}=garbage`).toBe(false);
         if (!garbage.ok) expect(garbage.error.message).toContain(flag.env);
-        const on = parseCommandLine(command, [], { [flag.env ?? '']: 'true' }, ALL_FLAGS);
+        const on = parseCommandLine(command, [], { [flag.env ?? '']: 'true' }, flagsOf(command));
         expect(outcome(on, flag.name)).toEqual(
-          outcome(parseCommandLine(command, [`--${flag.name}`], {}, ALL_FLAGS), flag.name),
+          outcome(parseCommandLine(command, [`--${flag.name}`], {}, flagsOf(command)), flag.name),
         );
       }
     });
 
   for (const flag of withEnv.filter((f) => f.kind === 'value'))
     it(`${flag.env} is read as --${flag.name}=VALUE is`, () => {
-      for (const command of flag.commands)
+      for (const command of commandsOf(flag))
         for (const text of TEXTS) {
-          const fromEnv = parseCommandLine(command, [], { [flag.env ?? '']: text }, ALL_FLAGS);
-          const fromArgv = parseCommandLine(command, [`--${flag.name}=${text}`], {}, ALL_FLAGS);
+          const fromEnv = parseCommandLine(command, [], { [flag.env ?? '']: text }, flagsOf(command));
+          const fromArgv = parseCommandLine(command, [`--${flag.name}=${text}`], {}, flagsOf(command));
           expect(outcome(fromEnv, flag.name), `${command} ${flag.env}=${JSON.stringify(text)}`).toEqual(
             outcome(fromArgv, flag.name),
           );

@@ -29,11 +29,11 @@ function plan(
     network,
     assessment: assessPodNetwork(network, 'auto'),
     identity,
-    overrides,
-    hints: {},
+    probeAddresses: overrides,
+    probeAddressHints: {},
     probePort: undefined,
     randomPort: RANDOM_PORT,
-    spread: true,
+    probeSpread: true,
     random: () => 0,
     ...extra,
   });
@@ -45,7 +45,7 @@ function describe1(target: ProbeTarget): string {
 
 /** The first target of each family: where the family's probe goes and on which first port. */
 function targets(result: ProbePlan): string[] {
-  if (!result.ok) throw new Error(result.problem.message);
+  if (!result.ok) throw new Error(result.error.message);
   const firsts = new Map<string, ProbeTarget>();
   for (const target of result.targets) if (!firsts.has(target.family)) firsts.set(target.family, target);
   return [...firsts.values()].map(describe1);
@@ -78,9 +78,8 @@ describe('choosing where the probe goes', () => {
   it('only on-link routes: unroutable, asking for --probe-address', () => {
     const result = plan(podNetwork({ v4: '10.244.1.5/24' }));
     expect(result.ok).toBe(false);
-    if (!result.ok) expect(result.problem).toMatchObject({ kind: 'ProbeUnroutable', family: 'ipv4' });
-    if (!result.ok)
-      expect(result.problem.message).toMatch(/on the pod's own subnet 10\.244\.1\.5\/24.*--probe-address/);
+    if (!result.ok) expect(result.error).toMatchObject({ kind: 'ProbeUnroutable', family: 'ipv4' });
+    if (!result.ok) expect(result.error.message).toMatch(/on the pod's own subnet 10\.244\.1\.5\/24.*--probe-address/);
   });
 
   it('respects --include-outbound-cidrs and --exclude-outbound-cidrs', () => {
@@ -130,7 +129,7 @@ describe('choosing where the probe goes', () => {
     const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
     const spec: InterceptionSpec = { ...PRESETS.istio.spec, excludeOutboundGids: [65534] };
     const result = plan(network, spec, { uid: 1337, gid: 1337, groups: [], canSwitch: true });
-    if (!result.ok) throw new Error(result.problem.message);
+    if (!result.ok) throw new Error(result.error.message);
     expect(result.unprobed).toEqual([]);
     const app = result.targets.filter((target) => target.path === 'outbound');
     expect(app.length).toBeGreaterThan(0);
@@ -142,7 +141,7 @@ describe('choosing where the probe goes', () => {
   it("as Istio's proxy uid that may not switch: the app path is named unprobed, never planned", () => {
     const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
     const result = plan(network, PRESETS.istio.spec, { uid: 1337, gid: 1337, groups: [] });
-    if (!result.ok) throw new Error(result.problem.message);
+    if (!result.ok) throw new Error(result.error.message);
     expect(result.targets.map((target) => target.path)).not.toContain('outbound');
     expect(result.unprobed.map((path) => path.path)).toEqual(['outbound']);
   });
@@ -150,7 +149,7 @@ describe('choosing where the probe goes', () => {
   it("as another uid that may switch, Istio's proxy-loopback path is probed as the proxy uid", () => {
     const network = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
     const result = plan(network, PRESETS.istio.spec, { ...APP, canSwitch: true });
-    if (!result.ok) throw new Error(result.problem.message);
+    if (!result.ok) throw new Error(result.error.message);
     const loopback = result.targets.filter((target) => target.path === 'proxy-loopback');
     expect(loopback.length).toBeGreaterThan(0);
     for (const target of loopback) expect(target.as).toEqual({ uid: 1337, gid: 1337 });
@@ -162,13 +161,13 @@ describe('choosing where the probe goes', () => {
       gid: 2102,
       groups: [],
     });
-    expect(result.ok ? 'ok' : result.problem.kind).toBe('ProbeIdentityExcluded');
+    expect(result.ok ? 'ok' : result.error.kind).toBe('ProbeIdentityExcluded');
   });
 
   it('a group outside --include-outbound-gids cannot prove capture', () => {
     const spec: InterceptionSpec = { ...PRESETS.istio.spec, includeOutboundGids: { kind: 'list', ids: [1001] } };
     const result = plan(podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' }), spec);
-    expect(result.ok ? 'ok' : result.problem.kind).toBe('ProbeIdentityExcluded');
+    expect(result.ok ? 'ok' : result.error.kind).toBe('ProbeIdentityExcluded');
     expect(
       targets(
         plan(podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' }), spec, { uid: 1000, gid: 5, groups: [1001] }),
@@ -180,7 +179,7 @@ describe('choosing where the probe goes', () => {
     const result = plan(podNetwork({ v4: '10.244.1.5/24' }), PRESETS.linkerd.spec, APP, {
       ipv4: parseIp('172.16.0.1'),
     });
-    expect(result.ok ? 'ok' : result.problem.message).toMatch(/172\.16\.0\.1: no route covers it/);
+    expect(result.ok ? 'ok' : result.error.message).toMatch(/172\.16\.0\.1: no route covers it/);
   });
 });
 

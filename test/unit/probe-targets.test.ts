@@ -18,18 +18,18 @@ function plan(extra: Partial<PlanInput> = {}, network: PodNetwork = NET): ProbeP
     network,
     assessment: assessPodNetwork(network, 'auto'),
     identity: APP,
-    overrides: {},
-    hints: {},
+    probeAddresses: {},
+    probeAddressHints: {},
     probePort: undefined,
     randomPort: 40123,
-    spread: true,
+    probeSpread: true,
     random: () => 0,
     ...extra,
   });
 }
 
 function ports(result: ProbePlan, family: 'ipv4' | 'ipv6'): number[] {
-  if (!result.ok) throw new Error(result.problem.message);
+  if (!result.ok) throw new Error(result.error.message);
   return result.targets.filter((target) => target.family === family).map((target) => target.port);
 }
 
@@ -39,7 +39,7 @@ function ports4(text: string): InterceptionSpec['includeOutboundPorts'] {
   return parsed.value;
 }
 
-describe('the probe spread: several ports per family, one deadline', () => {
+describe('the probe probeSpread: several ports per family, one deadline', () => {
   it('the first port, 80, 443 and the random port, in both families', () => {
     expect(ports(plan(), 'ipv4')).toEqual([20001, 80, 443, 40123]);
     expect(ports(plan(), 'ipv6')).toEqual([20001, 80, 443, 40123]);
@@ -95,8 +95,8 @@ describe('no target may reach the listener without the rules', () => {
   for (const [address, why] of local) {
     it(`--probe-address ${address} is a configuration error (${why})`, () => {
       const ip = parseIp(address)!;
-      const result = plan({ overrides: { [ip.family]: ip } });
-      expect(result.ok ? 'ok' : `${result.problem.kind} ${result.problem.message}`).toMatch(
+      const result = plan({ probeAddresses: { [ip.family]: ip } });
+      expect(result.ok ? 'ok' : `${result.error.kind} ${result.error.message}`).toMatch(
         new RegExp(`^ConfigInvalid .*${why}`),
       );
     });
@@ -104,17 +104,17 @@ describe('no target may reach the listener without the rules', () => {
 
   it('a local --probe-address is refused even for a family the pod does not have', () => {
     const v4only = podNetwork({ v4: '10.244.1.5/24', default4: '10.244.1.1' });
-    expect(plan({ overrides: { ipv6: parseIp('::')! } }, v4only)).toMatchObject({
+    expect(plan({ probeAddresses: { ipv6: parseIp('::')! } }, v4only)).toMatchObject({
       ok: false,
-      problem: { kind: 'ConfigInvalid', family: 'ipv6' },
+      error: { kind: 'ConfigInvalid', family: 'ipv6' },
     });
   });
 
   it('--probe-port equal to the listener port is a configuration error, for the app and for the proxy', () => {
-    expect(plan({ probePort: 4140 })).toMatchObject({ ok: false, problem: { kind: 'ConfigInvalid' } });
+    expect(plan({ probePort: 4140 })).toMatchObject({ ok: false, error: { kind: 'ConfigInvalid' } });
     expect(plan({ probePort: 15006, spec: PRESETS.istio.spec, identity: ISTIO_PROXY })).toMatchObject({
       ok: false,
-      problem: { kind: 'ConfigInvalid' },
+      error: { kind: 'ConfigInvalid' },
     });
     // The app's probe may use the inbound port: it is not where the app's probe is listened for.
     expect(plan({ probePort: 4143 }).ok).toBe(true);
@@ -140,7 +140,7 @@ describe('--probe-address-hint: a soft preference, after the documentation range
   });
 
   it('a routed documentation range wins: a fixed hint would let rules that capture only it pass', () => {
-    const result = plan({ hints: { ipv4: parseIp('203.0.113.77')! } });
+    const result = plan({ probeAddressHints: { ipv4: parseIp('203.0.113.77')! } });
     expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('192.0.2.1');
     expect(result.ok && result.notes[0]).toBe(
       'IPv4: probe address 192.0.2.1, drawn at random from the documentation ranges the pod routes; hint 203.0.113.77 not needed',
@@ -148,13 +148,13 @@ describe('--probe-address-hint: a soft preference, after the documentation range
   });
 
   it('used when no documentation range is routed and the hint is (air-gapped with a private connect address)', () => {
-    const result = plan({ hints: { ipv4: parseIp('1.1.1.1')! } }, noDefault([route(0x01000000n, 8)]));
+    const result = plan({ probeAddressHints: { ipv4: parseIp('1.1.1.1')! } }, noDefault([route(0x01000000n, 8)]));
     expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('1.1.1.1');
     expect(result.ok && result.notes[0]).toBe('IPv4: probe address 1.1.1.1 (the probe address hint)');
   });
 
   it("air-gapped (Linkerd's 1.1.1.1 with no default route): another address, and the log says why", () => {
-    const result = plan({ hints: { ipv4: parseIp('1.1.1.1')! } }, noDefault([route(0x0a600000n, 12)]));
+    const result = plan({ probeAddressHints: { ipv4: parseIp('1.1.1.1')! } }, noDefault([route(0x0a600000n, 12)]));
     expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('10.111.255.254');
     expect(result.ok && result.notes[0]).toBe(
       'IPv4: probe address 10.111.255.254, inside a network the pod routes (no documentation range is routed); hint 1.1.1.1: no route covers it',
@@ -162,7 +162,7 @@ describe('--probe-address-hint: a soft preference, after the documentation range
   });
 
   it('a hint that is local is passed over, never used', () => {
-    const result = plan({ hints: { ipv4: parseIp('127.0.0.1')! } }, noDefault([route(0x0a600000n, 12)]));
+    const result = plan({ probeAddressHints: { ipv4: parseIp('127.0.0.1')! } }, noDefault([route(0x0a600000n, 12)]));
     expect(result.ok && formatIp(result.targets[0]!.destination)).toBe('10.111.255.254');
     expect(result.ok && result.notes[0]).toMatch(/hint 127\.0\.0\.1: is a loopback address/);
   });
@@ -178,7 +178,7 @@ describe('the probe destination: drawn at random from every documentation range 
     ] as const) {
       const draws = [first, second];
       const result = plan({ random: () => draws.shift() ?? 0 });
-      if (!result.ok) throw new Error(result.problem.message);
+      if (!result.ok) throw new Error(result.error.message);
       seen.add(formatIp(result.targets[0]!.destination));
     }
     expect([...seen]).toEqual(['192.0.2.1', '198.51.100.128', '203.0.113.254']);
@@ -197,11 +197,14 @@ describe('the probe destination: drawn at random from every documentation range 
 
 describe('the spread needs known exclusions', () => {
   it('unknown exclusions: only the first port (the one the mesh guarantees) and the included ports', () => {
-    expect(ports(plan({ spread: false }), 'ipv4')).toEqual([20001]);
-    expect(ports(plan({ spread: false, probePort: 20001 }), 'ipv6')).toEqual([20001]);
-    const included = plan({ spread: false, spec: { ...PRESETS.linkerd.spec, includeOutboundPorts: ports4('3306') } });
+    expect(ports(plan({ probeSpread: false }), 'ipv4')).toEqual([20001]);
+    expect(ports(plan({ probeSpread: false, probePort: 20001 }), 'ipv6')).toEqual([20001]);
+    const included = plan({
+      probeSpread: false,
+      spec: { ...PRESETS.linkerd.spec, includeOutboundPorts: ports4('3306') },
+    });
     expect(ports(included, 'ipv4')).toEqual([20001, 3306]);
-    const istio = plan({ spec: PRESETS.istio.spec, identity: ISTIO_PROXY, spread: false });
+    const istio = plan({ spec: PRESETS.istio.spec, identity: ISTIO_PROXY, probeSpread: false });
     expect(ports(istio, 'ipv4')).toEqual([20001]);
   });
 });

@@ -2,7 +2,8 @@ import { memoryLimitNote } from '../../src/inject/resources.js';
 import fastJsonPatch from 'fast-json-patch';
 import { Pod } from 'kubernetes-models/v1';
 import { describe, expect, it } from 'vitest';
-import { DROP_IN_COMMAND, podPatch, type PatchSettings } from '../../src/webhook/validator-patch.js';
+import { meshIdentity } from '../../src/mesh/meshes.js';
+import { podPatch, type PatchSettings } from '../../src/webhook/validator-patch.js';
 import { meshPods } from '../../scripts/mesh-pods.mjs';
 
 const SETTINGS: PatchSettings = {
@@ -75,7 +76,7 @@ describe('the validator patch over the meshes’ rendered pods', () => {
       const old = before[index]!;
       const now = after[index]!;
       expect(now.image).toBe(SETTINGS.image);
-      expect(now.command).toEqual(DROP_IN_COMMAND[fixture.mesh]);
+      expect(now.command).toEqual(meshIdentity(fixture.mesh).dropIn?.command);
       expect(now.args).toEqual(old.args);
       expect(now.securityContext).toEqual(old.securityContext);
       expect(now.terminationMessagePolicy).toBe('FallbackToLogsOnError');

@@ -48,6 +48,7 @@ describe('interlock manifest --webhook', () => {
     [['--ca-bundle', caFile]],
     [['--webhook-client-ca', caFile, '--api-server-cidr', '10.0.0.0/24,fd00::/64', '--metrics-namespace', 'obs']],
     [['--namespace', 'mesh-admission', '--failure-policy', 'Fail', '--canary-namespace', 'shop', '--output', 'json']],
+    [['--mesh', 'istio-ambient', '--canary-namespace', 'shop']],
   ])('every document validates against the Kubernetes OpenAPI schema (%j)', async (argv) => {
     const documents = argv.includes('json')
       ? (JSON.parse((await runManifest(['--webhook', ...argv], {})).stdout) as { kind: string; items: Doc[] }).items
@@ -177,6 +178,42 @@ describe('interlock manifest --webhook', () => {
       'linkerd-proxy-injector-webhook-config',
     ])
       expect(configuration.metadata.name > injector).toBe(true);
+  });
+
+  it('--mesh istio-ambient adds two disjoint entries on /ambient: namespace ambient and pod not none; else pod ambient', async () => {
+    const plain = byKind(await printed(), 'MutatingWebhookConfiguration');
+    expect(plain.webhooks).toHaveLength(1);
+    const configuration = byKind(await printed('--mesh', 'istio-ambient'), 'MutatingWebhookConfiguration');
+    const [validators, byNamespace, byPod] = configuration.webhooks;
+    expect(validators).toEqual(plain.webhooks[0]);
+    const system = {
+      key: 'kubernetes.io/metadata.name',
+      operator: 'NotIn',
+      values: ['kube-system', 'interlock-webhook'],
+    };
+    const optOut = { key: 'interlock.dev/admission', operator: 'NotIn', values: ['disabled'] };
+    const mode = 'istio.io/dataplane-mode';
+    expect(byNamespace).toMatchObject({
+      name: 'ambient-namespace.webhook.interlock.dev',
+      clientConfig: { service: { path: '/ambient' } },
+      namespaceSelector: { matchExpressions: [system, { key: mode, operator: 'In', values: ['ambient'] }] },
+      objectSelector: { matchExpressions: [optOut, { key: mode, operator: 'NotIn', values: ['none'] }] },
+      reinvocationPolicy: 'IfNeeded',
+      failurePolicy: 'Ignore',
+    });
+    expect(byPod).toMatchObject({
+      name: 'ambient-pod.webhook.interlock.dev',
+      clientConfig: { service: { path: '/ambient' } },
+      namespaceSelector: { matchExpressions: [system, { key: mode, operator: 'NotIn', values: ['ambient'] }] },
+      objectSelector: { matchExpressions: [optOut, { key: mode, operator: 'In', values: ['ambient'] }] },
+    });
+    for (const mesh of ['istio', 'linkerd', 'generic']) {
+      const outcome = await runManifest(['--webhook', '--mesh', mesh], {});
+      expect(outcome.exitCode, mesh).toBe(64);
+      expect(outcome.stderr).toMatch(
+        /--mesh does not apply to manifest --webhook \(given [a-z]+\).*only --mesh istio-ambient/,
+      );
+    }
   });
 
   it('--ca-bundle writes the CA and drops cert-manager; --canary-namespace selects one namespace; --failure-policy Fail', async () => {

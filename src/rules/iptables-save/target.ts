@@ -112,7 +112,7 @@ function connmarkTarget(options: TargetOptions): Action | undefined {
   return undefined;
 }
 
-/** CT options a kernel run shows leave NAT alone (test/kernel/semantics.test.ts); each takes a value. */
+/** CT options a kernel run shows leave NAT alone (test/kernel/semantics.root.test.ts); each takes a value. */
 const HARMLESS_CT_OPTIONS: readonly string[] = ['--zone', '--helper', '--ctevents'];
 
 /** `-j CT --notrack` untracks; zones, helpers and event masks change nothing NAT does; the rest is unknown. */

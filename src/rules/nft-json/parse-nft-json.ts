@@ -1,7 +1,7 @@
+import { jsonShapeExcess } from '../../file/json-shape.js';
 import { MAX_JSON_DEPTH, MAX_NFT_JSON_BYTES } from '../limits.js';
 import { oversizeText, TermBudget } from '../limit-checks.js';
 import { parseFailure, type ParseFailed, type ParseResult } from '../model.js';
-import { offsetDeeperThan } from './json-depth.js';
 import { isObject } from './json-values.js';
 import { NftDocument } from './nft-document.js';
 
@@ -34,11 +34,12 @@ export function parseNftJson(
 type JsonRead = { readonly ok: true; readonly list: readonly unknown[] } | ParseFailed;
 
 function readJson(text: string, source: string): JsonRead {
-  const deep = offsetDeeperThan(text, MAX_JSON_DEPTH);
-  if (deep !== undefined)
+  // Only the depth is bounded here: the dump's size cap (MAX_NFT_JSON_BYTES) bounds its values.
+  const excess = jsonShapeExcess(text, { maxDepth: MAX_JSON_DEPTH, maxValues: Infinity });
+  if (excess?.kind === 'depth')
     return parseFailure(
       source,
-      lineAt(text, deep),
+      lineAt(text, excess.at),
       `JSON nested deeper than ${MAX_JSON_DEPTH} levels: not "nft -j list ruleset" output`,
     );
   let document: unknown;

@@ -1,0 +1,47 @@
+import type { Registry } from 'prom-client';
+import type { ClusterAccess } from '../kube/cluster-access.js';
+import { getNamespace } from '../kube/namespace-api.js';
+import type { NodeAgent } from '../node-agent/agent.js';
+import { REAL_CLOCK, type AgentLog } from '../node-agent/agent-settings.js';
+import { criClient } from '../node-agent/cri/cri-client.js';
+import { readPodRules } from '../node-agent/recheck/netns-rules.js';
+import { namespaceMetaOf, type NamespaceMeta } from '../node-agent/recheck/meshed-pod.js';
+import { RecheckLoop } from '../node-agent/recheck/recheck-loop.js';
+import { promRecheckMetrics } from '../node-agent/recheck/recheck-metrics.js';
+import type { RecheckRoster } from '../node-agent/recheck/roster.js';
+import type { NodeRecheck } from './node-config.js';
+
+/**
+ * The re-check's edges, composed: the runtime's CRI socket, the namespace reader, the rules read
+ * in a child that entered the pod's namespace, and the validator's own engine (loaded on first
+ * use, as validate loads it).
+ */
+export function startRecheck(
+  recheck: NodeRecheck,
+  parts: { access: ClusterAccess; agent: NodeAgent; roster: RecheckRoster; registry: Registry; log: AgentLog },
+): RecheckLoop {
+  const runtime = criClient(recheck.socketPath);
+  const namespace = async (name: string): Promise<NamespaceMeta | undefined> => {
+    const answer = await getNamespace(parts.access, name, 5000);
+    if (answer.ok) return namespaceMetaOf(answer.value);
+    parts.log.warn({ namespace: name, status: answer.error.status }, answer.error.message);
+    return undefined;
+  };
+  const loop = new RecheckLoop(recheck, {
+    pods: () => parts.roster.snapshot(),
+    ports: {
+      runtime,
+      namespace,
+      readRules: readPodRules,
+      decide: async (spec, outcomes, options) =>
+        (await import('../rules-check/decide.js')).decideInspection(spec, outcomes, options),
+      now: () => performance.now(),
+    },
+    reporter: parts.agent,
+    metrics: promRecheckMetrics(parts.registry),
+    log: parts.log,
+    clock: REAL_CLOCK,
+  });
+  loop.start();
+  return loop;
+}

@@ -1,0 +1,60 @@
+import { parseIp, type IpAddress } from '../addr/ip.js';
+import type { MarkMatch, MeshIdentity } from './mesh-identity.js';
+
+/**
+ * istio-cni's in-pod (ambient) constants: cni/pkg/config/config.go (1.28.0 on; before,
+ * cni/pkg/iptables/iptables.go), host-probe defaults from cni/pkg/nodeagent/options.go
+ * (the IPv6 one from 1.23.0); pinned in test/fixtures/meshes/facts/istio-ambient.json.
+ */
+const PROXY_MARK: MarkMatch = { value: 0x539, mask: 0xfff };
+const ACCEPTED_MARK: MarkMatch = { value: 0x111, mask: 0xfff };
+const ROUTE_TABLE = 100;
+
+function presetIp(text: string): IpAddress {
+  const ip = parseIp(text);
+  if (!ip) throw new Error(`preset address ${text} does not parse`);
+  return ip;
+}
+
+/**
+ * Istio's ambient dataplane: istio-cni writes the rules inside the pod and ztunnel binds its
+ * listeners there; Istio renders no validator, so Interlock adds its own (exit 126, Istio's code).
+ */
+export const ISTIO_AMBIENT = {
+  name: 'istio-ambient',
+  failureExitCode: 126,
+  containers: { validator: 'istio-ambient-validation', proxy: undefined, rulesWriter: undefined },
+  // Ambient's rules know no uid (ztunnel is told apart by its socket mark), so nobody will do.
+  validatorUid: 65534,
+  cniPlugin: 'istio-cni',
+  // Its annotations (ambient.istio.io/dns-capture, bypass-inbound-capture) are not read yet.
+  podMetadata: 'istio-cni-ambient',
+  annotationFlags: {},
+  annotationSwitches: [],
+  admission: undefined,
+  // istio-cni's PodRedirectionEnabled (1.22 to 1.26, cni/pkg/util/podutil.go) and, from 1.27, the
+  // chart's default cni.ambient.enablementSelectors (manifests/charts/istio-cni/values.yaml): the
+  // namespace or pod label `ambient`, the pod's own `none` opting out; podHasSidecar reads
+  // sidecar.istio.io/status and nothing else. Pinned in test/fixtures/meshes/facts/istio-ambient.json.
+  capturedPods: {
+    label: 'istio.io/dataplane-mode',
+    on: 'ambient',
+    off: 'none',
+    sidecarAnnotation: 'sidecar.istio.io/status',
+  },
+  dropIn: undefined,
+  // ztunnel binds 15001/15006/15008/15053 in the pod and marks its sockets instead of running
+  // under a uid; the chart captures DNS by default from 1.25 (cni.ambient.dnsCapture).
+  capture: {
+    dataplane: 'ambient',
+    inboundPort: 15006,
+    outboundPort: 15001,
+    inboundTunnelPort: 15008,
+    dnsPort: 15053,
+    dnsCapture: { servers: [] },
+    proxyMarks: [PROXY_MARK],
+    acceptedMarks: [ACCEPTED_MARK],
+    hostProbeAddresses: [presetIp('169.254.7.127'), presetIp('fd16:9254:7127:1337:ffff:ffff:ffff:ffff')],
+    markRoute: { mark: ACCEPTED_MARK, table: ROUTE_TABLE },
+  },
+} as const satisfies MeshIdentity;

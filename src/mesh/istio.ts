@@ -1,0 +1,64 @@
+import type { MeshIdentity } from './mesh-identity.js';
+import { presetPorts } from './preset-ports.js';
+
+/**
+ * Istio's sidecar dataplane: istio-init / istio-cni rules, istio-validation (exit 126). Facts
+ * pinned in test/fixtures/meshes/facts and the injector's goldens under test/fixtures/meshes/istio.
+ */
+export const ISTIO = {
+  name: 'istio',
+  failureExitCode: 126,
+  containers: { validator: 'istio-validation', proxy: 'istio-proxy', rulesWriter: 'istio-init' },
+  // Istio's validator runs as the proxy's uid, which its rules treat specially.
+  validatorUid: 1337,
+  cniPlugin: 'istio-cni',
+  podMetadata: 'istio-cni',
+  namespaceAnnotationFallback: false,
+  annotationFlags: {
+    'traffic.sidecar.istio.io/includeInboundPorts': '--include-inbound-ports',
+    'traffic.sidecar.istio.io/excludeInboundPorts': '--exclude-inbound-ports',
+    'traffic.sidecar.istio.io/includeOutboundIPRanges': '--include-outbound-cidrs',
+    'traffic.sidecar.istio.io/excludeOutboundIPRanges': '--exclude-outbound-cidrs',
+    'traffic.sidecar.istio.io/includeOutboundPorts': '--include-outbound-ports',
+    'traffic.sidecar.istio.io/excludeOutboundPorts': '--exclude-outbound-ports',
+    'traffic.sidecar.istio.io/excludeInterfaces': '--exclude-interfaces',
+    'traffic.sidecar.istio.io/kubevirtInterfaces': '--reroute-interfaces',
+  },
+  annotationSwitches: [{ annotation: 'sidecar.istio.io/interceptionMode', value: 'TPROXY', flag: '--tproxy' }],
+  // The sidecar injector acts on `sidecar.istio.io/inject` (label, else annotation; `true` opts in,
+  // anything else out) or a namespace label, and skips a pod carrying `sidecar.istio.io/status`.
+  admission: {
+    injector: "Istio's sidecar injector",
+    podSwitch: [
+      { in: 'labels', key: 'sidecar.istio.io/inject' },
+      { in: 'annotations', key: 'sidecar.istio.io/inject' },
+    ],
+    switchOn: ['true'],
+    namespaceSwitches: [
+      { in: 'labels', key: 'istio-injection', values: ['enabled'] },
+      { in: 'labels', key: 'istio.io/rev', values: undefined },
+    ],
+    injectedAnnotations: ['sidecar.istio.io/status'],
+  },
+  capturedPods: undefined,
+  dropIn: {
+    argv: 'istio-iptables',
+    // istio-validation's args start with this subcommand of pilot-agent.
+    programs: ['istio-iptables'],
+    command: undefined,
+    ownFlags: [],
+    rulesWriterValidation: ['--run-validation', '--skip-rule-apply'],
+  },
+  // The istio-cni / sidecar-injector defaults; 15008 (the HBONE tunnel) is inboundTunnelPort.
+  capture: {
+    inboundPort: 15006,
+    outboundPort: 15001,
+    proxyUids: [1337],
+    proxyGids: [1337],
+    excludeInboundPorts: presetPorts('15020,15021,15090'),
+    excludeOutboundPorts: presetPorts('15020'),
+    dnsPort: 15053,
+    inboundTunnelPort: 15008,
+    proxyLoopbackToInbound: true,
+  },
+} as const satisfies MeshIdentity;

@@ -1,0 +1,49 @@
+import type { MeshIdentity } from './mesh-identity.js';
+import { presetPorts } from './preset-ports.js';
+
+/**
+ * Linkerd: proxy-init / linkerd-cni rules, linkerd-network-validator (exit 95). Facts pinned in
+ * test/fixtures/meshes/facts and the injector's goldens under test/fixtures/meshes/linkerd.
+ */
+export const LINKERD = {
+  name: 'linkerd',
+  failureExitCode: 95,
+  containers: { validator: 'linkerd-network-validator', proxy: 'linkerd-proxy', rulesWriter: 'linkerd-init' },
+  // Linkerd's validator runs as nobody.
+  validatorUid: 65534,
+  cniPlugin: 'linkerd-cni',
+  podMetadata: 'linkerd-cni',
+  namespaceAnnotationFallback: true,
+  annotationFlags: {
+    'config.linkerd.io/skip-outbound-ports': '--exclude-outbound-ports',
+    'config.linkerd.io/skip-inbound-ports': '--exclude-inbound-ports',
+    'config.linkerd.io/skip-subnets': '--exclude-outbound-cidrs',
+  },
+  annotationSwitches: [],
+  // The proxy injector acts on `linkerd.io/inject: enabled|ingress` (pod, else namespace) and
+  // skips a pod that has its proxy.
+  admission: {
+    injector: "Linkerd's proxy injector",
+    podSwitch: [{ in: 'annotations', key: 'linkerd.io/inject' }],
+    switchOn: ['enabled', 'ingress'],
+    namespaceSwitches: [{ in: 'annotations', key: 'linkerd.io/inject', values: ['enabled', 'ingress'] }],
+    injectedAnnotations: [],
+  },
+  capturedPods: undefined,
+  dropIn: {
+    argv: 'linkerd2-network-validator',
+    // The path Linkerd's injector puts in `command:`; the image provides it (a shim that passes
+    // the bare name first).
+    programs: ['/usr/lib/linkerd/linkerd2-network-validator', 'linkerd2-network-validator'],
+    command: ['/usr/lib/linkerd/linkerd2-network-validator'],
+    // --log-format, --log-level and --timeout are Interlock's flags too; these two are Linkerd's alone.
+    ownFlags: ['--connect-addr', '--listen-addr'],
+    rulesWriterValidation: undefined,
+  },
+  capture: {
+    inboundPort: 4143,
+    outboundPort: 4140,
+    proxyUids: [2102],
+    excludeInboundPorts: presetPorts('4190,4191'),
+  },
+} as const satisfies MeshIdentity;

@@ -1,0 +1,159 @@
+import type { IpAddress } from '../addr/ip.js';
+import type { PortSet } from '../addr/port-set.js';
+
+/**
+ * Who owns the proxy and its rules: a sidecar in the pod (identified by uid/gid), or a node proxy
+ * that enters the pod's namespace (Istio ambient's ztunnel, identified by its socket mark).
+ */
+export type Dataplane = 'sidecar' | 'ambient';
+
+/** A packet-mark test: `mark & mask == value`. */
+export interface MarkMatch {
+  readonly value: number;
+  readonly mask: number;
+}
+
+/** The policy route the rules rely on: `ip rule fwmark <mark> lookup <table>`. */
+export interface MarkRoute {
+  readonly mark: MarkMatch;
+  readonly table: number;
+}
+
+/**
+ * The fields of the interception spec a mesh's preset sets; every other field is "capture
+ * everything, exclude nothing" (src/config/interception.ts composes the whole spec).
+ */
+export interface MeshCapture {
+  /** Port the proxy accepts redirected inbound connections on; 0: none of its own (a flag must give it). */
+  readonly inboundPort: number;
+  /** Port the proxy accepts redirected outbound connections on; 0: none of its own. */
+  readonly outboundPort: number;
+  readonly proxyUids?: readonly number[];
+  readonly proxyGids?: readonly number[];
+  readonly excludeInboundPorts?: PortSet;
+  readonly excludeOutboundPorts?: PortSet;
+  readonly dnsPort?: number;
+  readonly inboundTunnelPort?: number;
+  readonly proxyLoopbackToInbound?: boolean;
+  readonly dnsCapture?: { readonly servers: readonly IpAddress[] };
+  readonly dataplane?: Dataplane;
+  readonly proxyMarks?: readonly MarkMatch[];
+  readonly acceptedMarks?: readonly MarkMatch[];
+  readonly hostProbeAddresses?: readonly IpAddress[];
+  readonly markRoute?: MarkRoute;
+}
+
+/**
+ * Which pods a node-level dataplane captures by itself, so Interlock adds its validator to them
+ * (Istio ambient: the webhook's selectors and inject's refusals read this): a label on the
+ * namespace or the pod turns capture on, the pod's own `off` value opts it out, and a pod
+ * carrying `sidecarAnnotation` (a sidecar injector ran) is never captured.
+ */
+export interface CapturedPods {
+  readonly label: string;
+  readonly on: string;
+  readonly off: string;
+  readonly sidecarAnnotation: string;
+}
+
+/**
+ * The argv shapes of the meshes' own validators, by the program that reads them: src/compat maps
+ * each onto `interlock validate` (the mapping is code, keyed by this name).
+ */
+export type DropInArgv = 'linkerd2-network-validator' | 'istio-iptables';
+
+/** How the mesh renders its own validator container, which Interlock stands in for unchanged. */
+export interface DropIn {
+  readonly argv: DropInArgv;
+  /** The first words of the container's argv that stand for this drop-in, matched exactly. */
+  readonly programs: readonly string[];
+  /**
+   * The command the webhook writes in the mesh's place, as Interlock's image runs it
+   * (image/Dockerfile); undefined: the image's entrypoint (`interlock validate`) reads the args.
+   * Also the only commands the node agent trusts a validator's failure from.
+   */
+  readonly command: readonly string[] | undefined;
+  /** Flags only this mesh's validator takes: an argv carrying one is this drop-in, program name or not. */
+  readonly ownFlags: readonly string[];
+  /**
+   * Appended to the rules writer's args, they make its argv the validator's (Istio: istio-init's
+   * options with validation only describe what it wrote); undefined when the writer's argv is not.
+   */
+  readonly rulesWriterValidation: readonly string[] | undefined;
+}
+
+/** Where a pod or namespace carries a switch: a label or an annotation, by key. */
+export interface MetadataKey {
+  readonly in: 'labels' | 'annotations';
+  readonly key: string;
+}
+
+/** A namespace switch: the key with one of these values, or (undefined) with any value. */
+export interface NamespaceSwitch extends MetadataKey {
+  readonly values: readonly string[] | undefined;
+}
+
+/** How the mesh's own injector selects pods at admission (where it adds its own validator). */
+export interface AdmissionSelector {
+  /** The injector, as a sentence names it: "Linkerd's proxy injector". */
+  readonly injector: string;
+  /** The pod's own switch, read in this order; the first present decides, else the namespace's. */
+  readonly podSwitch: readonly MetadataKey[];
+  /** The pod switch's values that turn injection on (any other value turns it off). */
+  readonly switchOn: readonly string[];
+  /** Any of these on the namespace turns injection on for pods without a switch. */
+  readonly namespaceSwitches: readonly NamespaceSwitch[];
+  /** Pod annotations that say the injector has already run (its proxy container says so too). */
+  readonly injectedAnnotations: readonly string[];
+}
+
+/** A pod annotation value that turns on a validate switch (`sidecar.istio.io/interceptionMode: TPROXY`). */
+export interface AnnotationSwitch {
+  readonly annotation: string;
+  readonly value: string;
+  readonly flag: string;
+}
+
+/**
+ * How the mesh's CNI plugin reads a pod's annotations and labels when it writes the pod's rules:
+ * src/config/pod-metadata.ts applies each the plugin's way (code, keyed by this name).
+ */
+export type PodMetadataRules = 'linkerd-cni' | 'istio-cni' | 'istio-cni-ambient';
+
+/** Everything that makes a mesh itself, as data: one module per mesh (src/mesh/), one registry line. */
+export interface MeshIdentity {
+  /** `--mesh NAME`. */
+  readonly name: string;
+  /** The validator's exit code on failure, the one the mesh's repair controller recognises. */
+  readonly failureExitCode: number;
+  readonly containers: {
+    /** The init container name the mesh's injector gives its validator and its repair controller watches. */
+    readonly validator: string;
+    /** The proxy container the mesh injects; undefined when Interlock cannot name it. */
+    readonly proxy: string | undefined;
+    /** The init container that writes the NAT rules when the mesh runs without its CNI plugin. */
+    readonly rulesWriter: string | undefined;
+  };
+  /** The uid (and gid) a validator Interlock prints runs as without the rules check. */
+  readonly validatorUid: number;
+  /** The type of the mesh's chained CNI plugin; undefined: cni-check needs --mesh-plugin. */
+  readonly cniPlugin: string | undefined;
+  /** How its CNI plugin reads the pod's metadata; undefined: the validator reads none. */
+  readonly podMetadata: PodMetadataRules | undefined;
+  /**
+   * Its CNI plugin reads an annotation from the pod's namespace when the pod has none (linkerd-cni;
+   * test/fixtures/meshes/facts/linkerd-cni-plugin.json): the node agent's re-check reads it too.
+   */
+  readonly namespaceAnnotationFallback: boolean;
+  /**
+   * Pod annotations the mesh's injector or CNI plugin turns into exclusions, and the validate flag
+   * each becomes where the mesh's own argv does not carry them (inject), in this order.
+   */
+  readonly annotationFlags: Readonly<Record<string, string>>;
+  readonly annotationSwitches: readonly AnnotationSwitch[];
+  readonly admission: AdmissionSelector | undefined;
+  /** The pods the mesh captures without an injector (ambient), to which Interlock adds its validator. */
+  readonly capturedPods: CapturedPods | undefined;
+  readonly dropIn: DropIn | undefined;
+  readonly capture: MeshCapture;
+}

@@ -1,0 +1,43 @@
+import type { RulesInspection } from '../../rules-check/inspection.js';
+
+/**
+ * One pod's answer in one sweep. `lost` only when the rules were read whole and a region of
+ * packets provably escapes the proxy (the validator's RulesMismatch); anything the agent could
+ * not read or decide is `unknown`, with a bounded reason for the metric and a sentence for the log.
+ */
+export type PodCheck =
+  | { readonly kind: 'captured'; readonly message: string }
+  | { readonly kind: 'lost'; readonly message: string; readonly evidence: readonly string[] }
+  | { readonly kind: 'unknown'; readonly cause: UnknownCause; readonly message: string };
+
+/** The metric label of an unknown: a closed set, never text from a pod or the runtime. */
+export type UnknownCause =
+  | 'terminating'
+  | 'not-running'
+  | 'no-sandbox'
+  | 'netns-closed'
+  | 'runtime-unreachable'
+  | 'runtime-timeout'
+  | 'runtime-error'
+  | 'rules-unreadable'
+  | 'rules-undecided'
+  | 'no-expectation'
+  | 'deadline';
+
+export function unknown(cause: UnknownCause, message: string): PodCheck {
+  return { kind: 'unknown', cause, message };
+}
+
+/** The rules check's answer (read with `required`, so nothing unread ever passes) as a pod check. */
+export function podCheckOf(inspection: RulesInspection): PodCheck {
+  switch (inspection.status) {
+    case 'passed':
+      return { kind: 'captured', message: inspection.message };
+    case 'failed':
+      return { kind: 'lost', message: inspection.message, evidence: inspection.evidence.slice(0, 5) };
+    case 'unknown':
+      return unknown('rules-undecided', inspection.message);
+    default:
+      return unknown('rules-unreadable', inspection.message);
+  }
+}

@@ -1,0 +1,104 @@
+import { captureExclusion } from '../inject/ambient-enrolment.js';
+import { authorPlumbingProblem } from '../inject/author-plumbing.js';
+import { capturingMesh, type Mesh } from '../mesh/meshes.js';
+import { VALIDATOR_RESOURCES } from '../inject/resources.js';
+import { podIdentityEnv, podInfoMount, validatorContainer } from '../inject/validator-container.js';
+import { isRecord, sameJson, type JsonPatchOp } from './json-patch.js';
+import {
+  appendedByName,
+  podLevelPatch,
+  type ContainerDecision,
+  type PatchSettings,
+  type PodPatch,
+} from './validator-patch.js';
+
+type Json = Record<string, unknown>;
+const listOf = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(isRecord) : []);
+const nameOf = (item: Json): string => (typeof item.name === 'string' ? item.name : '');
+
+/** The validator as printed, with and without the rules check and the Event: the four shapes Interlock ships. */
+function printedVariants(mesh: Mesh, image: string): Json[] {
+  return [false, true].flatMap((rulesCheck) =>
+    [false, true].map((reportEvent) => validatorContainer({ mesh, image, rulesCheck, reportEvent })),
+  );
+}
+
+/**
+ * The patch for a pod sent on the ambient path: the API server sends it only when the namespace
+ * or the pod carries `istio.io/dataplane-mode=ambient` and the pod's label is not `none` (the
+ * selectors of webhook-manifest.ts, which only the API server can evaluate: the review carries no
+ * namespace labels). Here the pod itself is checked again, and a sidecar pod is left alone.
+ * The validator goes first, before any init container of the pod's own that might use the network.
+ */
+export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
+  const root = isRecord(pod) ? pod : {};
+  const capturing = capturingMesh();
+  // The API server sends a typed Pod; anything else gets no patch, which could not apply to it.
+  if (!capturing || !isRecord(root.spec)) return { ops: [], containers: [], warnings: [] };
+  const spec = root.spec;
+  const metadata = isRecord(root.metadata) ? root.metadata : undefined;
+  if (captureExclusion(capturing.capturedPods, { metadata, spec })) return { ops: [], containers: [], warnings: [] };
+  const canonical = validatorContainer({
+    mesh: capturing.mesh,
+    image: settings.image,
+    rulesCheck: false,
+    reportEvent: false,
+  });
+  const name = nameOf(canonical);
+  const inits = listOf(spec.initContainers);
+  if (listOf(spec.containers).some((item) => nameOf(item) === name))
+    return denied(
+      `container ${name} is an app container, not an init container; it is not Interlock's validator: rename it`,
+    );
+  const index = inits.findIndex((item) => nameOf(item) === name);
+  const denial = authorPlumbingProblem(spec, index >= 0 ? inits[index]! : canonical);
+  if (denial) return denied(denial);
+  const ops: JsonPatchOp[] = [];
+  let decision: ContainerDecision;
+  if (index < 0) {
+    ops.push(
+      Array.isArray(spec.initContainers)
+        ? { op: 'add', path: '/spec/initContainers/0', value: canonical }
+        : { op: 'add', path: '/spec/initContainers', value: [canonical] },
+    );
+    decision = { index: 0, name, outcome: 'patched' };
+  } else {
+    const at = `/spec/initContainers/${index}`;
+    const containerOps = existingValidatorOps(inits[index]!, at, printedVariants(capturing.mesh, settings.image));
+    if (containerOps.length) ops.push({ op: 'test', path: `${at}/name`, value: name }, ...containerOps);
+    decision = { index, name, outcome: containerOps.length ? 'patched' : 'unchanged' };
+  }
+  // The volume index shifts nothing: it is added by name, and annotations by key.
+  ops.push(...podLevelPatch(root, spec, settings));
+  return { ops, containers: [decision], warnings: [] };
+}
+
+function denied(denial: string): PodPatch {
+  return { ops: [], containers: [], warnings: [], denial };
+}
+
+/**
+ * An init container already named as the ambient validator (the pod's author ran `interlock
+ * inject`, or this is a reinvocation): made Interlock's, whatever it was. Its args and
+ * securityContext stay only when they are one printed shape (the rules check, the Event);
+ * otherwise the default shape replaces them. Only what differs is written, so a pod patched
+ * before gives no op, also after the API server defaulted it.
+ */
+function existingValidatorOps(container: Json, at: string, variants: readonly Json[]): JsonPatchOp[] {
+  const ops: JsonPatchOp[] = [];
+  const set = (field: string, value: unknown) => {
+    if (value === undefined) {
+      if (container[field] !== undefined) ops.push({ op: 'remove', path: `${at}/${field}` });
+    } else if (!sameJson(container[field], value)) ops.push({ op: 'add', path: `${at}/${field}`, value });
+  };
+  const shape = variants.find((variant) => sameJson(variant.args, container.args)) ?? variants[0]!;
+  set('image', shape.image);
+  set('command', undefined);
+  set('args', shape.args);
+  set('securityContext', shape.securityContext);
+  ops.push(...appendedByName(container.env, `${at}/env`, podIdentityEnv()));
+  ops.push(...appendedByName(container.volumeMounts, `${at}/volumeMounts`, [podInfoMount()]));
+  set('resources', structuredClone(VALIDATOR_RESOURCES));
+  set('terminationMessagePolicy', 'FallbackToLogsOnError');
+  return ops;
+}

@@ -1,2 +1,0 @@
-/** Annotations every patched pod carries. */
-export const WEBHOOK_ANNOTATIONS: Readonly<Record<string, string>> = {};

@@ -1,0 +1,130 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { compatModeOf } from '../../src/compat/compat-argv.js';
+import { EXIT } from '../../src/config/exit-codes.js';
+import { PRESETS } from '../../src/config/interception.js';
+import { admissionMesh, namespaceInjection } from '../../src/inject/mesh-admission.js';
+import { VALIDATOR_NAMES } from '../../src/inject/plan-pod-spec.js';
+import {
+  dropInMeshes,
+  failureCodesText,
+  hasOwnPorts,
+  meshIdentities,
+  meshIdentity,
+  meshNamesText,
+  meshOfContainer,
+  MESHES,
+} from '../../src/mesh/meshes.js';
+
+const src = path.resolve(import.meta.dirname, '../../src');
+
+describe('the mesh registry (src/mesh/)', () => {
+  it('names each mesh, validator container and drop-in program once', () => {
+    const identities = meshIdentities();
+    const once = (values: readonly string[]) => expect(new Set(values).size).toBe(values.length);
+    once(identities.map((identity) => identity.name));
+    once(identities.map((identity) => identity.containers.validator));
+    once(dropInMeshes().flatMap(({ dropIn }) => dropIn.programs));
+    // A code is shared only by the dataplanes of one mesh, read by one repair controller (Istio's
+    // sidecar and ambient: istio-cni's 126).
+    for (const code of new Set(identities.map((identity) => identity.failureExitCode)))
+      expect(new Set(identities.filter((i) => i.failureExitCode === code).map((i) => i.cniPlugin)).size).toBe(1);
+    expect(MESHES).toEqual(['linkerd', 'istio', 'istio-ambient', 'generic']);
+  });
+
+  it("gives every mesh a failure code the repair controllers know and Interlock's table does not reserve", () => {
+    const reserved = new Set<number>(Object.values(EXIT));
+    for (const identity of meshIdentities()) {
+      expect(reserved.has(identity.failureExitCode), identity.name).toBe(false);
+      expect(identity.failureExitCode).toBeGreaterThan(0);
+      expect(identity.failureExitCode).toBeLessThan(256);
+    }
+    expect(failureCodesText()).toBe('linkerd 95, istio 126, istio-ambient 126, generic 97');
+    expect(meshNamesText()).toBe('linkerd, istio, istio-ambient or generic');
+  });
+
+  it('composes each preset from its module: name, container, code, plugin and capture', () => {
+    for (const identity of meshIdentities()) {
+      const preset = PRESETS[identity.name];
+      expect(preset.spec.mesh).toBe(identity.name);
+      expect(preset.validatorContainer).toBe(identity.containers.validator);
+      expect(preset.failureExitCode).toBe(identity.failureExitCode);
+      expect(preset.cniPlugin).toBe(identity.cniPlugin);
+      for (const [field, value] of Object.entries(identity.capture))
+        expect(preset.spec[field as keyof typeof preset.spec], `${identity.name} ${field}`).toEqual(value);
+      expect(hasOwnPorts(identity.name)).toBe(identity.capture.inboundPort !== 0);
+    }
+    expect(VALIDATOR_NAMES).toEqual(
+      new Set(['linkerd-network-validator', 'istio-validation', 'istio-ambient-validation', 'interlock']),
+    );
+  });
+
+  it("tells a pod's mesh by its injected containers, never generic by Interlock's own name", () => {
+    expect(meshOfContainer('linkerd-proxy')).toBe('linkerd');
+    expect(meshOfContainer('istio-init')).toBe('istio');
+    expect(meshOfContainer('istio-validation')).toBe('istio');
+    expect(meshOfContainer('interlock')).toBeUndefined();
+    expect(meshOfContainer('proxy')).toBeUndefined();
+  });
+
+  it("reads a drop-in's mesh from its program name or its own flags", () => {
+    expect(compatModeOf(['/usr/lib/linkerd/linkerd2-network-validator'])).toBe('linkerd');
+    expect(compatModeOf(['--timeout', '1s', '--listen-addr=0.0.0.0:4140'])).toBe('linkerd');
+    expect(compatModeOf(['istio-iptables', '-p', '15001'])).toBe('istio');
+    expect(compatModeOf(['--timeout', '1s'])).toBeUndefined();
+    expect(meshIdentity('istio').dropIn?.command).toBeUndefined();
+  });
+
+  it("selects pods at admission as each mesh's injector does", () => {
+    const istioNamespace = namespaceInjection({ labels: { 'istio.io/rev': 'canary' } });
+    expect(istioNamespace).toEqual({ linkerd: false, istio: true });
+    expect(admissionMesh({}, [], istioNamespace)).toBe('istio');
+    expect(admissionMesh({ annotations: { 'sidecar.istio.io/status': '{}' } }, [], istioNamespace)).toBeUndefined();
+    expect(admissionMesh({ labels: { 'sidecar.istio.io/inject': 'false' } }, [], istioNamespace)).toBeUndefined();
+    // The label wins over the annotation, as Istio's injector reads them.
+    const both = { labels: { 'sidecar.istio.io/inject': 'true' }, annotations: { 'sidecar.istio.io/inject': 'false' } };
+    expect(admissionMesh(both, [], undefined)).toBe('istio');
+    const linkerd = { annotations: { 'linkerd.io/inject': 'ingress' } };
+    expect(admissionMesh(linkerd, [], undefined)).toBe('linkerd');
+    expect(admissionMesh(linkerd, ['linkerd-proxy'], undefined)).toBeUndefined();
+  });
+
+  /**
+   * The guard of "a mesh lives in one place": outside src/mesh/, no string literal is a mesh's
+   * name, container, drop-in program, CNI plugin or metadata key; code reads them from the module.
+   * Generic names nothing of its own (`interlock` is the product's name everywhere).
+   */
+  it('leaves no identity literal outside src/mesh/', () => {
+    const values = new Set<string>();
+    for (const identity of meshIdentities().filter((mesh) => mesh.name !== 'generic')) {
+      values.add(identity.name);
+      for (const container of Object.values(identity.containers)) if (container) values.add(container);
+      if (identity.cniPlugin) values.add(identity.cniPlugin);
+      for (const key of Object.keys(identity.annotationFlags)) values.add(key);
+      for (const { annotation } of identity.annotationSwitches) values.add(annotation);
+      for (const program of identity.dropIn?.programs ?? []) values.add(program);
+      for (const where of [...(identity.admission?.podSwitch ?? []), ...(identity.admission?.namespaceSwitches ?? [])])
+        values.add(where.key);
+      if (identity.capturedPods) values.add(identity.capturedPods.label).add(identity.capturedPods.sidecarAnnotation);
+    }
+    // The code a module's keys name (DropInArgv, PodMetadataRules) spells its own program and
+    // plugin; the start-up snapshot rehearses one Linkerd pass.
+    const keyedCode = ['compat/compat-argv.ts', 'compat/istio-iptables.ts', 'compat/linkerd-validator.ts'];
+    const allowed = (file: string, literal: string) =>
+      keyedCode.includes(file) ||
+      file === 'config/pod-metadata.ts' ||
+      (file === 'snapshot/rehearsal.ts' && literal === 'linkerd');
+    const found: string[] = [];
+    for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts') || file.startsWith(`mesh${path.sep}`)) continue;
+      const code = readFileSync(path.join(src, file), 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '');
+      for (const match of code.matchAll(/'([^'\n]*)'|"([^"\n]*)"/g)) {
+        const literal = match[1] ?? match[2] ?? '';
+        if (values.has(literal) && !allowed(file.split(path.sep).join('/'), literal))
+          found.push(`${file}: '${literal}'`);
+      }
+    }
+    expect(found).toEqual([]);
+  });
+});

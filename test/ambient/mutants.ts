@@ -109,6 +109,22 @@ const IPTABLES_EDITS: readonly Edit[] = [
   },
 ];
 
+/** nft's redirect to the proxy's port (IPv4 rule) sent to 15999 instead. */
+function nftPortEdit(leak: Leak, port: number): Edit {
+  return {
+    name: `send ${leak} to 15999 instead of ${port}`,
+    leak,
+    apply: (lines) =>
+      replaceIn(
+        lines,
+        (l) => l.includes('ip daddr'),
+        new RegExp(`redirect to :${port}\\b`),
+        'redirect to :15999',
+        'redirect to :15999',
+      ),
+  };
+}
+
 const NFT_EDITS: readonly Edit[] = [
   {
     name: 'remove nat output’s jump into istio-output',
@@ -120,18 +136,7 @@ const NFT_EDITS: readonly Edit[] = [
         'istio-ambient-nat output',
       ),
   },
-  {
-    name: 'send outbound to 15999 instead of 15001',
-    leak: 'outbound',
-    apply: (lines) =>
-      replaceIn(
-        lines,
-        (l) => l.includes('ip daddr'),
-        /redirect to :15001\b/,
-        'redirect to :15999',
-        'redirect to :15999',
-      ),
-  },
+  nftPortEdit('outbound', 15001),
   {
     name: 'narrow the 15001 redirect to odd marks',
     leak: 'outbound',
@@ -181,18 +186,7 @@ const NFT_EDITS: readonly Edit[] = [
           )
         : undefined,
   },
-  {
-    name: 'send inbound to 15999 instead of 15006',
-    leak: 'inbound',
-    apply: (lines) =>
-      replaceIn(
-        lines,
-        (l) => l.includes('ip daddr'),
-        /redirect to :15006\b/,
-        'redirect to :15999',
-        'redirect to :15999',
-      ),
-  },
+  nftPortEdit('inbound', 15006),
   {
     name: 'remove the UDP DNS redirect',
     leak: 'dns',

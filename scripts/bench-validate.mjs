@@ -10,9 +10,9 @@
 //   BENCH_RUNS=21              interleaved runs of each side
 //   BENCH_INHERITED_ENV=1      also every side in the environment the bench inherits
 //   BENCH_RESULTS=dist/bench   where startup.json goes
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { builtinModules } from 'node:module';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { loadAverage, machine } from './bench-machine.mjs';
@@ -24,6 +24,10 @@ const results = resolve(root, process.env.BENCH_RESULTS ?? 'dist/bench');
 const TARGET = 1.5;
 const pod = `ilbench${process.pid}`;
 const sink = `ilbenchs${process.pid}`;
+// Istio ambient's pod: istio-cni's rules (its HEAD golden) and the ztunnel stand-in listening in it.
+const ambientPod = `ilbencha${process.pid}`;
+const AMBIENT_FIXTURES = resolve(root, 'test/fixtures/meshes/istio-ambient');
+let ztunnel;
 const tmp = mkdtempSync(join(tmpdir(), 'interlock-bench-'));
 chmodSync(tmp, 0o777);
 // uid 65534 cannot read a checkout in a 0700 directory: it runs a world-readable copy of the build.
@@ -62,10 +66,46 @@ function setUp() {
   sh('ip', '-n', pod, 'route', 'add', 'default', 'via', '10.250.9.1');
   const rules = resolve(root, 'test/fixtures/corpus/linkerd/cni-default/iptables-nft-save.v4.txt');
   execFileSync('ip', ['netns', 'exec', pod, 'iptables-nft-restore'], { input: readFileSync(rules) });
+  setUpAmbient();
+}
+
+/** A second pod on the same sink, enrolled in ambient: the golden's IPv4 tables, the ip rule, ztunnel's ports. */
+function setUpAmbient() {
+  sh('ip', 'netns', 'add', ambientPod);
+  sh('ip', 'link', 'add', 'ilbench-c', 'type', 'veth', 'peer', 'name', 'ilbench-d');
+  sh('ip', 'link', 'set', 'ilbench-c', 'netns', ambientPod);
+  sh('ip', 'link', 'set', 'ilbench-d', 'netns', sink);
+  sh('ip', '-n', ambientPod, 'link', 'set', 'ilbench-c', 'name', 'eth0');
+  sh('ip', '-n', ambientPod, 'link', 'set', 'lo', 'up');
+  sh('ip', '-n', ambientPod, 'link', 'set', 'eth0', 'up');
+  sh('ip', '-n', sink, 'link', 'set', 'ilbench-d', 'up');
+  sh('ip', '-n', sink, 'addr', 'add', '10.250.10.1/24', 'dev', 'ilbench-d');
+  sh('ip', '-n', ambientPod, 'addr', 'add', '10.250.10.2/24', 'dev', 'eth0');
+  sh('ip', '-n', ambientPod, 'route', 'add', 'default', 'via', '10.250.10.1');
+  const head = readdirSync(AMBIENT_FIXTURES).find((name) => name.startsWith('HEAD-'));
+  const golden = readFileSync(join(AMBIENT_FIXTURES, head, 'iptables/default.golden'), 'utf8');
+  const restore = golden
+    .split('\n')
+    .filter((line) => !/^ip6?tables-save$/.test(line))
+    .join('\n');
+  execFileSync('ip', ['netns', 'exec', ambientPod, 'iptables-nft-restore'], { input: `${restore}\n` });
+  sh('ip', '-n', ambientPod, 'rule', 'add', 'fwmark', '0x111/0xfff', 'pref', '32764', 'lookup', '100');
+  sh('ip', '-n', ambientPod, 'route', 'add', 'local', '0.0.0.0/0', 'dev', 'lo', 'table', '100');
+  const standIn = resolve(root, 'test/harness/ztunnel-standin.py');
+  ztunnel = spawn('ip', ['netns', 'exec', ambientPod, '/usr/bin/python3', standIn, '--lifetime', '3600'], {
+    stdio: 'ignore',
+  });
+  for (let tries = 0; tries < 200; tries++) {
+    if (execFileSync('ip', ['netns', 'exec', ambientPod, 'ss', '-Hltn', 'sport = :15008'], { encoding: 'utf8' }).trim())
+      return;
+    spawnSync('sleep', ['0.05']);
+  }
+  throw new Error('bench: the ztunnel stand-in did not listen');
 }
 
 function tearDown() {
-  for (const ns of [pod, sink]) {
+  ztunnel?.kill('SIGKILL');
+  for (const ns of [pod, sink, ambientPod]) {
     try {
       sh('ip', 'netns', 'del', ns);
     } catch {
@@ -77,13 +117,13 @@ function tearDown() {
 }
 
 /** One run as the validator runs in a pod: uid 65534, every capability dropped. */
-function measure(command, env) {
+function measure(command, env, netns = pod) {
   const timeFile = join(tmp, 'time');
   const started = process.hrtime.bigint();
   const result = spawnSync(
     'ip',
     [
-      ...['netns', 'exec', pod, '/usr/bin/time', '-f', '%M %U %S', '-o', timeFile],
+      ...['netns', 'exec', netns, '/usr/bin/time', '-f', '%M %U %S', '-o', timeFile],
       ...['setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--inh-caps=-all', '--bounding-set=-all'],
       '--no-new-privs',
       ...command,
@@ -186,6 +226,11 @@ try {
       label: "floor: snapshot of validate's built-ins",
       command: [process.execPath, ...runtimeFlags, '--snapshot-blob', builtinsBlob],
     },
+    ambient: {
+      label: 'validate --mesh istio-ambient, start-up snapshot',
+      command: [...snapshot, ...args.map((arg) => (arg === 'linkerd' ? 'istio-ambient' : arg))],
+      netns: ambientPod,
+    },
     version: { label: 'version, start-up snapshot', command: [...snapshot, '--', 'version'] },
     bin: {
       label: 'validate, npm bin (dist/bin)',
@@ -201,14 +246,16 @@ try {
   // of milliseconds at start-up and so flatters a ratio; a pod rarely has it. Only on request.
   if (process.env.BENCH_INHERITED_ENV === '1') environments['inherited environment'] = process.env;
   for (let i = 0; i < 2; i++)
-    for (const env of Object.values(environments)) for (const side of Object.values(sides)) measure(side.command, env); // warm the page cache
+    for (const env of Object.values(environments))
+      for (const side of Object.values(sides)) measure(side.command, env, side.netns); // warm the page cache
   const loadBefore = loadAverage();
   const samples = Object.fromEntries(
     Object.keys(environments).map((env) => [env, Object.fromEntries(Object.keys(sides).map((name) => [name, []]))]),
   );
   for (let i = 0; i < runs; i++)
     for (const [envName, env] of Object.entries(environments))
-      for (const [name, side] of Object.entries(sides)) samples[envName][name].push(measure(side.command, env));
+      for (const [name, side] of Object.entries(sides))
+        samples[envName][name].push(measure(side.command, env, side.netns));
   const loadAfter = loadAverage();
   const figures = (list) => ({
     wallMs: median(list.map((s) => s.wallMs)),

@@ -1,9 +1,17 @@
-import { oneOf, parseDuration } from '../config/flag-parsers.js';
+import {
+  oneOf,
+  parseCountOrAll,
+  parseDirList,
+  parseDuration,
+  parseNonBlank,
+  parsePluginType,
+} from '../config/flag-parsers.js';
 import { formatDuration } from '../config/duration.js';
 import { EXIT } from '../config/exit-codes.js';
 import { echoValue } from '../config/echo-value.js';
-import type { FlagDef } from '../config/flag-def.js';
+import type { DefaultedFlag, FlagDef } from '../config/flag-def.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
+import { flagSource, flagValue } from '../config/parsed-flags.js';
 import { meshNamesText } from '../mesh/meshes.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import type { RuntimeName } from '../cni/runtime-load.js';
@@ -14,88 +22,85 @@ import { MESH_FLAG } from '../config/interception-flags.js';
 import { FORMAT_FLAG } from '../config/explain-flags.js';
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 
-const nonEmpty = (text: string): Result<string, 'ConfigInvalid'> =>
-  text.trim() === '' ? fail('ConfigInvalid', 'expected a value') : ok(text);
-const pathList = (text: string): Result<readonly string[], 'ConfigInvalid'> => {
-  const paths = text.split(',').map((item) => item.trim());
-  return paths.some((item) => item === '')
-    ? fail('ConfigInvalid', 'expected a comma-separated list of directories')
-    : ok(paths);
+const CNI_CONF_DIR_FLAG: DefaultedFlag<string> = {
+  name: 'cni-conf-dir',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_CONF_DIR',
+  placeholder: 'DIR',
+  help: "The runtime's CNI configuration directory (default {default}).",
+  parse: parseNonBlank('expected a value', 'as given'),
+  default: '/etc/cni/net.d',
 };
-const pluginType = (text: string): Result<string, 'ConfigInvalid'> =>
-  /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(text)
-    ? ok(text)
-    : fail('ConfigInvalid', 'expected a plugin type (letters, digits, "_", ".", "-")');
-const duration = parseDuration(10, 60_000);
 
-const count = (text: string): Result<number, 'ConfigInvalid'> =>
-  /^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : fail('ConfigInvalid', 'expected a whole number, 0 for all');
+const CNI_BIN_DIR_FLAG: DefaultedFlag<readonly string[]> = {
+  name: 'cni-bin-dir',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_BIN_DIR',
+  placeholder: 'DIR[,DIR]',
+  help: 'The plugin binary directories, searched in order (default /opt/cni/bin).',
+  parse: parseDirList,
+  default: ['/opt/cni/bin'],
+};
+
+const RUNTIME_FLAG: DefaultedFlag<RuntimeName> = {
+  name: 'runtime',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_RUNTIME',
+  placeholder: 'containerd|crio',
+  help: 'Whose rules pick the configuration file (default {default}).',
+  parse: oneOf<RuntimeName>(['containerd', 'crio'], { say: 'bare', exact: true }),
+  default: 'containerd',
+};
+
+const MESH_PLUGIN_FLAG: FlagDef<string> = {
+  name: 'mesh-plugin',
+  kind: 'value',
+  env: 'INTERLOCK_MESH_PLUGIN',
+  placeholder: 'TYPE',
+  help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).",
+  parse: parsePluginType,
+};
+
+const VERSION_TIMEOUT_FLAG: DefaultedFlag<number> = {
+  name: 'version-timeout',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_VERSION_TIMEOUT',
+  placeholder: 'DURATION',
+  help: 'Deadline of each plugin VERSION query; they run concurrently (default {default}).',
+  parse: parseDuration(10, 60_000),
+  default: 2000,
+  showDefault: formatDuration,
+};
+
+const MAX_CONF_NUM_FLAG: DefaultedFlag<number> = {
+  name: 'max-conf-num',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_MAX_CONF_NUM',
+  placeholder: 'N',
+  help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default {default}; 0 means all).",
+  parse: parseCountOrAll,
+  default: 1,
+};
+
+const CRIO_DEFAULT_NETWORK_FLAG: FlagDef<string> = {
+  name: 'crio-default-network',
+  kind: 'value',
+  env: 'INTERLOCK_CRIO_DEFAULT_NETWORK',
+  placeholder: 'NAME',
+  help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).",
+  parse: parseNonBlank('expected a value', 'as given'),
+};
 
 /** What the audit reads: cni-check's and, for --cni-audit, node's. */
 export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
-  {
-    name: 'cni-conf-dir',
-    kind: 'value',
-    env: 'INTERLOCK_CNI_CONF_DIR',
-    placeholder: 'DIR',
-    help: "The runtime's CNI configuration directory (default {default}).",
-    parse: nonEmpty,
-    default: '/etc/cni/net.d',
-  },
-  {
-    name: 'cni-bin-dir',
-    kind: 'value',
-    env: 'INTERLOCK_CNI_BIN_DIR',
-    placeholder: 'DIR[,DIR]',
-    help: 'The plugin binary directories, searched in order (default /opt/cni/bin).',
-    parse: pathList,
-    default: ['/opt/cni/bin'],
-  },
-  {
-    name: 'runtime',
-    kind: 'value',
-    env: 'INTERLOCK_CNI_RUNTIME',
-    placeholder: 'containerd|crio',
-    help: 'Whose rules pick the configuration file (default {default}).',
-    parse: oneOf<RuntimeName>(['containerd', 'crio'], { say: 'bare', exact: true }),
-    default: 'containerd',
-  },
-  {
-    name: 'mesh-plugin',
-    kind: 'value',
-    env: 'INTERLOCK_MESH_PLUGIN',
-    placeholder: 'TYPE',
-    help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).",
-    parse: pluginType,
-  },
-  {
-    name: 'version-timeout',
-    kind: 'value',
-    env: 'INTERLOCK_CNI_VERSION_TIMEOUT',
-    placeholder: 'DURATION',
-    help: 'Deadline of each plugin VERSION query; they run concurrently (default {default}).',
-    parse: duration,
-    default: 2000,
-    showDefault: formatDuration,
-  },
-  {
-    name: 'max-conf-num',
-    kind: 'value',
-    env: 'INTERLOCK_CNI_MAX_CONF_NUM',
-    placeholder: 'N',
-    help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default {default}; 0 means all).",
-    parse: count,
-    default: 1,
-  },
-  {
-    name: 'crio-default-network',
-    kind: 'value',
-    env: 'INTERLOCK_CRIO_DEFAULT_NETWORK',
-    placeholder: 'NAME',
-    help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).",
-    parse: nonEmpty,
-  },
-];
+  CNI_CONF_DIR_FLAG,
+  CNI_BIN_DIR_FLAG,
+  RUNTIME_FLAG,
+  MESH_PLUGIN_FLAG,
+  VERSION_TIMEOUT_FLAG,
+  MAX_CONF_NUM_FLAG,
+  CRIO_DEFAULT_NETWORK_FLAG,
+] as readonly FlagDef[];
 
 export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
@@ -124,26 +129,26 @@ function parseCniCheckFlags(
 ): Result<CniCheckConfig, 'ConfigInvalid'> {
   const parsed = parseCommandLine('cni-check', argv, env, CNI_CHECK_FLAGS);
   if (!parsed.ok) return parsed;
-  const values = parsed.value.values;
-  const mesh = parsed.value.sources.has('mesh') ? (values.get('mesh') as Mesh) : undefined;
+  const read = parsed.value;
+  const mesh = flagSource(read, MESH_FLAG) === undefined ? undefined : flagValue(read, MESH_FLAG);
   if (mesh === undefined) return fail('ConfigInvalid', `--mesh is required (${meshNamesText()})`);
-  const meshPlugin = (values.get('mesh-plugin') as string | undefined) ?? PRESETS[mesh].cniPlugin;
+  const meshPlugin = flagValue(read, MESH_PLUGIN_FLAG) ?? PRESETS[mesh].cniPlugin;
   if (meshPlugin === undefined)
     return fail(
       'ConfigInvalid',
       '--mesh generic needs --mesh-plugin TYPE: the type of the mesh CNI plugin to look for',
     );
-  const crioDefaultNetwork = values.get('crio-default-network') as string | undefined;
+  const crioDefaultNetwork = flagValue(read, CRIO_DEFAULT_NETWORK_FLAG);
   return ok({
     mesh,
     meshPlugin,
-    confDir: values.get('cni-conf-dir') as string,
-    binDirs: values.get('cni-bin-dir') as readonly string[],
-    runtime: values.get('runtime') as RuntimeName,
-    versionTimeoutMs: values.get('version-timeout') as number,
-    maxConfNum: values.get('max-conf-num') as number,
+    confDir: flagValue(read, CNI_CONF_DIR_FLAG),
+    binDirs: flagValue(read, CNI_BIN_DIR_FLAG),
+    runtime: flagValue(read, RUNTIME_FLAG),
+    versionTimeoutMs: flagValue(read, VERSION_TIMEOUT_FLAG),
+    maxConfNum: flagValue(read, MAX_CONF_NUM_FLAG),
     ...(crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork }),
-    format: values.get('output') as 'text' | 'json',
+    format: flagValue(read, FORMAT_FLAG),
   });
 }
 

@@ -1,5 +1,7 @@
 import { EXIT } from '../config/exit-codes.js';
+import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
+import { flagValue } from '../config/parsed-flags.js';
 import { commandError, unknownCommand } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { COMMANDS, commandSpec } from './command-table.js';
@@ -50,8 +52,8 @@ export function helpOrVersion(command: string, argv: readonly string[], width: n
   // The environment is left out: a bad INTERLOCK_* variable must not hide the help.
   const parsed = parseCommandLine(spec.name, flags, {}, spec.flags);
   if (!parsed.ok) return undefined;
-  if (parsed.value.values.get('help') === true) return printed(formatCommandHelp(spec, width));
-  if (parsed.value.values.get('version') === true) return printed(versionText());
+  if (flagValue(parsed.value, HELP_FLAG) === true) return printed(formatCommandHelp(spec, width));
+  if (flagValue(parsed.value, VERSION_FLAG) === true) return printed(versionText());
   return undefined;
 }
 

@@ -1,7 +1,17 @@
+import { flagValue, type ParsedFlags } from '../config/parsed-flags.js';
 import type { ManifestDocument } from '../inject/manifest.js';
 import { capturingMesh, type Mesh } from '../mesh/meshes.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_NAMESPACE, webhookManifest } from '../webhook/webhook-manifest.js';
+import {
+  API_SERVER_CIDR_FLAG,
+  CA_BUNDLE_FLAG,
+  CANARY_NAMESPACE_FLAG,
+  FAILURE_POLICY_FLAG,
+  METRICS_NAMESPACE_FLAG,
+  WEBHOOK_CLIENT_CA_FLAG,
+} from '../webhook/webhook-manifest-flags.js';
+import { IMAGE_FLAG } from './image-flag.js';
 import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from './read-input-file.js';
 
@@ -20,12 +30,15 @@ const CERT_MANAGER_COMMENT = [
 
 /** `interlock manifest --webhook`: the documents, with --ca-bundle and --webhook-client-ca read and checked to hold a PEM certificate. */
 export function webhookDocuments(values: FlagValues): Result<ManifestDocument[], 'ConfigInvalid'> {
-  const caBundlePem = readPem('--ca-bundle', values.get('ca-bundle') as string | undefined);
+  // manifest hands over its parsed values; read through the declarations, as every command does.
+  const parsed: ParsedFlags = { command: 'manifest', values, sources: new Map() };
+  const caBundlePem = readPem('--ca-bundle', flagValue(parsed, CA_BUNDLE_FLAG));
   if (!caBundlePem.ok) return caBundlePem;
-  const clientCaPem = readPem('--webhook-client-ca', values.get('webhook-client-ca') as string | undefined);
+  const clientCaPem = readPem('--webhook-client-ca', flagValue(parsed, WEBHOOK_CLIENT_CA_FLAG));
   if (!clientCaPem.ok) return clientCaPem;
-  const canary = values.get('canary-namespace') as string | undefined;
-  const apiServerCidrs = values.get('api-server-cidr') as string[] | undefined;
+  const canary = flagValue(parsed, CANARY_NAMESPACE_FLAG);
+  const apiServerCidrs = flagValue(parsed, API_SERVER_CIDR_FLAG);
+  // manifest's --namespace has no declared default: each mode has its own (the webhook's is here).
   const namespace = (values.get('namespace') as string | undefined) ?? WEBHOOK_NAMESPACE;
   const mesh = values.get('mesh') as Mesh | undefined;
   const capturing = capturingMesh();
@@ -37,10 +50,10 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
       `--mesh does not apply to manifest --webhook (given ${mesh}): it replaces every mesh's own validator; only --mesh ${capturing?.mesh ?? '(none)'}, which adds Interlock's validator to the pods that mesh captures`,
     );
   const documents = webhookManifest({
-    image: values.get('image') as string,
+    image: flagValue(parsed, IMAGE_FLAG),
     namespace,
-    failurePolicy: values.get('failure-policy') as 'Ignore' | 'Fail',
-    metricsNamespace: values.get('metrics-namespace') as string,
+    failurePolicy: flagValue(parsed, FAILURE_POLICY_FLAG),
+    metricsNamespace: flagValue(parsed, METRICS_NAMESPACE_FLAG),
     ...(mesh !== undefined && capturing ? { capturedPods: capturing.capturedPods } : {}),
     ...(caBundlePem.value === undefined ? {} : { caBundlePem: caBundlePem.value }),
     ...(clientCaPem.value === undefined ? {} : { clientCaPem: clientCaPem.value }),

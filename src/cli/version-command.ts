@@ -1,22 +1,15 @@
 import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import { EXIT } from '../config/exit-codes.js';
 import type { FlagDef } from '../config/flag-def.js';
-import { oneOf } from '../config/flag-parsers.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
+import { flagValue } from '../config/parsed-flags.js';
 import { BUILD_INFO } from './build-info.js';
 import { commandError } from './command-error.js';
+import { textOrJsonFlag } from './text-or-json-flag.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { VERSION } from './version.js';
 
-const VERSION_OUTPUT_FLAG: FlagDef<'text' | 'json'> = {
-  name: 'output',
-  short: 'o',
-  kind: 'value',
-  placeholder: 'text|json',
-  help: 'Output format (default {default}).',
-  parse: oneOf(['text', 'json']),
-  default: 'text',
-};
+const VERSION_OUTPUT_FLAG = textOrJsonFlag();
 
 export const VERSION_COMMAND_FLAGS: readonly FlagDef[] = [VERSION_OUTPUT_FLAG, HELP_FLAG, VERSION_FLAG];
 
@@ -29,7 +22,7 @@ export function versionText(): string {
 export function runVersion(argv: readonly string[]): CommandOutcome {
   const parsed = parseCommandLine('version', argv, {}, VERSION_COMMAND_FLAGS);
   if (!parsed.ok) return commandError('version', EXIT.invalidConfig, parsed.error);
-  const json = parsed.value.values.get(VERSION_OUTPUT_FLAG.name) === 'json';
+  const json = flagValue(parsed.value, VERSION_OUTPUT_FLAG) === 'json';
   const info = { version: VERSION, commit: BUILD_INFO.commit, buildDate: BUILD_INFO.date, node: process.version };
   return { exitCode: EXIT.pass, stdout: json ? `${JSON.stringify(info, null, 2)}\n` : versionText(), stderr: '' };
 }

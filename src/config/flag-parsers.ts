@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { parseCidr, type Cidr } from '../addr/cidr.js';
 import { parseIp, type Family, type IpAddress } from '../addr/ip.js';
 import { parsePortSet, type PortSet } from '../addr/port-set.js';
@@ -63,9 +64,13 @@ export const showListenAddress = (address: ListenAddress): string => `${address.
 
 const DNS_LABEL = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
 
+/** A DNS-1123 label, refused in the flag's own words (the older tables word theirs differently). */
+export function dnsLabel(refusal: string): FlagParser<string> {
+  return (text) => (DNS_LABEL.test(text) ? ok(text) : problem(refusal));
+}
+
 /** A namespace or other DNS-1123 label. */
-export const parseDnsLabel: FlagParser<string> = (text) =>
-  DNS_LABEL.test(text) ? ok(text) : problem('expected a DNS-1123 label (lower case, digits, -)');
+export const parseDnsLabel: FlagParser<string> = dnsLabel('expected a DNS-1123 label (lower case, digits, -)');
 
 export const parsePort: FlagParser<number> = (text) => {
   const trimmed = text.trim();
@@ -165,3 +170,45 @@ export function parseDuration(
 
 /** A path: any text but the empty one (an empty path would mean "the current directory" to some calls). */
 export const parsePath: FlagParser<string> = (text) => (text === '' ? problem('expected a path') : ok(text));
+
+/**
+ * Any text but a blank one, refused in the flag's own words (each table words it as operators
+ * have seen it); `trimmed` gives the value without its surrounding spaces, `as given` untouched.
+ */
+export function parseNonBlank(refusal: string, keep: 'trimmed' | 'as given' = 'trimmed'): FlagParser<string> {
+  return (text) => {
+    const trimmed = text.trim();
+    if (trimmed === '') return problem(refusal);
+    return ok(keep === 'trimmed' ? trimmed : text);
+  };
+}
+
+/** DIR[,DIR]: a search path in order; an empty item is a typo, never "the current directory". */
+export const parseDirList: FlagParser<readonly string[]> = (text) => {
+  const paths = text.split(',').map((item) => item.trim());
+  return paths.some((item) => item === '') ? problem('expected a comma-separated list of directories') : ok(paths);
+};
+
+/** A CNI plugin's `type`: the file name the runtime looks up in its bin directories. */
+export const parsePluginType: FlagParser<string> = (text) =>
+  /^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(text)
+    ? ok(text)
+    : problem('expected a plugin type (letters, digits, "_", ".", "-")');
+
+/** A count of at most four digits, 0 meaning "all". */
+export const parseCountOrAll: FlagParser<number> = (text) =>
+  /^\d{1,4}$/.test(text.trim()) ? ok(Number(text.trim())) : problem('expected a whole number, 0 for all');
+
+/** CIDR[,CIDR...] kept as written, each an IPv4 or IPv6 network with its prefix length. */
+export const parseCidrTexts: FlagParser<string[]> = (text) => {
+  const list = text.split(',').map((item) => item.trim());
+  const bad = list.find((item) => {
+    const [address = '', length, extra] = item.split('/');
+    const family = isIP(address);
+    const bits = Number(length);
+    return !family || extra !== undefined || !/^\d{1,3}$/.test(length ?? '') || bits > (family === 4 ? 32 : 128);
+  });
+  return bad === undefined
+    ? ok(list)
+    : problem(`expected CIDR[,CIDR...] (10.0.0.0/24, fd00::/64), got ${JSON.stringify(bad)}`);
+};

@@ -7,6 +7,7 @@ import type { CidrSet, IdSet } from './flag-parsers.js';
 
 export type { CidrSet, IdSet } from './flag-parsers.js';
 export { MESHES, type Mesh } from '../mesh/meshes.js';
+export type { Dataplane, MarkMatch, MarkRoute } from '../mesh/mesh-identity.js';
 
 /**
  * What the mesh intends its capture rules to do. Every field is data the expectations are derived
@@ -72,9 +73,6 @@ export interface InterceptionSpec {
   /** The policy route the rules rely on: `ip rule fwmark <mark> lookup <table>`, local default routes via lo there. */
   readonly markRoute: MarkRoute | undefined;
 }
-
-// Declared with the mesh modules, which set them (src/mesh/istio-ambient.ts).
-export type { Dataplane, MarkMatch, MarkRoute } from '../mesh/mesh-identity.js';
 
 export interface MeshPreset {
   readonly spec: InterceptionSpec;

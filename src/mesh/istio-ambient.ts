@@ -17,8 +17,10 @@ function presetIp(text: string): IpAddress {
 }
 
 /**
- * Istio's ambient dataplane: istio-cni writes the rules inside the pod and ztunnel binds its
- * listeners there; Istio renders no validator, so Interlock adds its own (exit 126, Istio's code).
+ * Istio's ambient dataplane: istio-cni's node agent writes the rules inside the pod and ztunnel
+ * binds 15001/15006/15008/15053 there, marking its sockets instead of running under a uid; the
+ * chart captures DNS by default from 1.25 (cni.ambient.dnsCapture). No injector, no drop-in: the
+ * validator is Interlock's own (exit 126, Istio's).
  */
 export const ISTIO_AMBIENT = {
   name: 'istio-ambient',
@@ -43,6 +45,8 @@ export const ISTIO_AMBIENT = {
     on: 'ambient',
     off: 'none',
     sidecarAnnotation: 'sidecar.istio.io/status',
+    enrolledAnnotation: 'ambient.istio.io/redirection',
+    enrolledValue: 'enabled',
   },
   dropIn: undefined,
   // ztunnel binds 15001/15006/15008/15053 in the pod and marks its sockets instead of running

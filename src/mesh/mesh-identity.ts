@@ -13,7 +13,7 @@ export interface MarkMatch {
   readonly mask: number;
 }
 
-/** The policy route the rules rely on: `ip rule fwmark <mark> lookup <table>`. */
+/** The policy route the rules rely on: `ip rule fwmark <mark> lookup <table>`, local default routes via lo there. */
 export interface MarkRoute {
   readonly mark: MarkMatch;
   readonly table: number;
@@ -35,8 +35,9 @@ export interface MeshCapture {
   readonly dnsPort?: number;
   readonly inboundTunnelPort?: number;
   readonly proxyLoopbackToInbound?: boolean;
-  readonly dnsCapture?: { readonly servers: readonly IpAddress[] };
   readonly dataplane?: Dataplane;
+  /** DNS capture on (to every server when `servers` is empty); absent: off. */
+  readonly dnsCapture?: { readonly servers: readonly IpAddress[] };
   readonly proxyMarks?: readonly MarkMatch[];
   readonly acceptedMarks?: readonly MarkMatch[];
   readonly hostProbeAddresses?: readonly IpAddress[];
@@ -54,6 +55,9 @@ export interface CapturedPods {
   readonly on: string;
   readonly off: string;
   readonly sidecarAnnotation: string;
+  /** The annotation (and value) the mesh's node agent writes once it has captured the pod: a claim, never the proof. */
+  readonly enrolledAnnotation: string;
+  readonly enrolledValue: string;
 }
 
 /**

@@ -2,11 +2,28 @@ import { cidrContains } from '../addr/cidr.js';
 import { sameIp, type IpAddress } from '../addr/ip.js';
 import { LOCAL_TABLE, type PodNetwork, type PolicyRule, type RouteInfo } from './pod-network.js';
 
+/** The kernel's main table: the one an unmarked packet reaches by the default rules. */
+const MAIN_TABLE = 254;
+
 /**
- * The tables an unmarked packet (the probe's) looks up: those of the ip rules that match mark 0.
- * A table only marked packets reach (`ip rule fwmark 0x111/0xfff lookup 100`, Istio ambient's),
- * or that no rule names, is never looked up for it, whatever routes it holds (a `local` default
- * route via lo). Undefined when the rules were not read: every table counts.
+ * The route the kernel would pick for a destination: the main table's longest prefix, else the
+ * longest prefix over every other table but `local`. Policy routing rules are not modelled; a
+ * table other than main is reached only through one, as Istio ambient's table 100 (a local
+ * default route, for packets marked 0x111 only) is: the probe's unmarked packets never take it.
+ */
+function lookupRoute(network: PodNetwork, destination: IpAddress): RouteInfo | undefined {
+  const tables = unmarkedTables(network);
+  const reached = (table: number): boolean => table !== LOCAL_TABLE && (tables === undefined || tables.has(table));
+  return (
+    longestMatch(network, destination, (table) => table === MAIN_TABLE && reached(table)) ??
+    longestMatch(network, destination, reached)
+  );
+}
+
+/**
+ * With the ip rules read (rtnetlink): the tables an unmarked packet looks up, those of the rules
+ * that match mark 0. A table only marked packets reach, or that no rule names, is never looked up
+ * for the probe, whatever routes it holds. Undefined when the rules were not read.
  */
 function unmarkedTables(network: PodNetwork): Set<number | undefined> | undefined {
   if (network.rules === undefined) return undefined;
@@ -18,21 +35,14 @@ function unmarkedTables(network: PodNetwork): Set<number | undefined> | undefine
   return new Set(network.rules.filter(reachesUnmarked).map((rule) => rule.table));
 }
 
-/**
- * The route the kernel would pick for an unmarked packet to a destination, by longest prefix over
- * the tables its ip rules send it to but `local`. Other selectors of policy rules are
- * not modelled: pods use the main table.
- */
-function lookupRoute(network: PodNetwork, destination: IpAddress): RouteInfo | undefined {
+function longestMatch(
+  network: PodNetwork,
+  destination: IpAddress,
+  inTable: (table: number) => boolean,
+): RouteInfo | undefined {
   let best: RouteInfo | undefined;
-  const tables = unmarkedTables(network);
   for (const route of network.routes) {
-    if (
-      route.table === LOCAL_TABLE ||
-      (tables !== undefined && !tables.has(route.table)) ||
-      route.family !== destination.family
-    )
-      continue;
+    if (!inTable(route.table) || route.family !== destination.family) continue;
     if (!cidrContains(route.destination, destination)) continue;
     if (!best || route.destination.prefix > best.destination.prefix) best = route;
   }

@@ -2,8 +2,20 @@ import { EXIT } from '../config/exit-codes.js';
 import { isReason, type Reason } from '../reason/reason.js';
 import type { PodView } from './pod-view.js';
 
-/** Reasons that mean the node's CNI did not do its job: a new pod (a new sandbox) can fix them. */
-const RECREATE_REASONS: ReadonlySet<string> = new Set(['PodNetworkMissing', 'InterceptionMissing', 'RulesMismatch']);
+/**
+ * Reasons that mean the node's CNI did not do its job: a new pod (a new sandbox) can fix them.
+ * Ambient's two are istio-cni's enrolment missing and ztunnel not bound in the pod, which it binds
+ * at enrolment. A connection accepted by something other than ztunnel (ZtunnelArrivalUnseen) is
+ * reported only: a relay or a stranger in the pod is not the CNI's to fix, and a new pod may be
+ * the stranger's again.
+ */
+const RECREATE_REASONS: ReadonlySet<Reason> = new Set<Reason>([
+  'PodNetworkMissing',
+  'InterceptionMissing',
+  'RulesMismatch',
+  'AmbientNotCaptured',
+  'ZtunnelNotListening',
+]);
 
 export interface Blocked {
   /** The first word of the termination message (`PodNetworkMissing`), or `Unknown`: the pod author's text, for Events only. */
@@ -35,7 +47,7 @@ export function blockedOf(view: PodView, failureExitCode: number): Blocked | und
     reason,
     metricReason: isReason(reason) ? reason : 'Other',
     message: run.message.trim(),
-    recreatable: !misconfigured && RECREATE_REASONS.has(reason),
+    recreatable: !misconfigured && isReason(reason) && RECREATE_REASONS.has(reason),
     misconfigured,
     runId: run.runId,
   };

@@ -77,6 +77,26 @@ export const REASON_GUIDE: Readonly<Record<Reason, ReasonGuide>> = {
     check: 'a bug: report it with the rules dump',
     run: 'interlock explain --mesh MESH --iptables-save FILE',
   },
+  AmbientNotCaptured: {
+    failed: "ambient did not redirect this pod's TCP to ztunnel",
+    check: "check istio-cni's node agent enrolled the pod",
+    run: 'kubectl logs -n istio-system -l k8s-app=istio-cni-node',
+  },
+  ZtunnelNotListening: {
+    failed: "ztunnel's ports are not listening in the pod",
+    check: 'check the ztunnel pod on this node is ready',
+    run: 'kubectl get pods -n istio-system -l app=ztunnel -o wide',
+  },
+  ZtunnelArrivalUnseen: {
+    failed: 'the probe was answered, but not by the listener on 15001',
+    check: 'check what else listens or redirects in the pod',
+    run: DESCRIBE,
+  },
+  SocketTableUnreadable: {
+    failed: "the pod's /proc/net/tcp cannot be read",
+    check: 'check /proc is mounted unmasked in the container',
+    run: DESCRIBE,
+  },
   ProbePortInUse: {
     failed: "the proxy's redirect port is already bound in the pod",
     check: 'run the validator before the proxy starts',

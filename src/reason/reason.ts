@@ -21,6 +21,13 @@ export const REASONS = {
   RulesUnreadable: '--rules required and the rules cannot be read',
   RulesNotInspected: 'the rules were not read (no capability, --rules auto); the probe alone decided',
   RulesEngineError: 'the rules engine failed; an internal error, never a pass',
+  AmbientNotCaptured:
+    "Istio ambient: the probe connection was not redirected into ztunnel's port 15001 in the pod (it left the pod: an ICMP error, silence, or a peer outside answered); retried until --timeout",
+  ZtunnelNotListening:
+    "Istio ambient: ztunnel's ports (15001, 15006, 15008) are not all listening in the pod: a redirected probe was refused, or a port is unbound",
+  ZtunnelArrivalUnseen:
+    "Istio ambient: something accepted the probe and ztunnel's port listens, but the pod's socket tables hold no connection on it from the probe's socket (a relay, a stranger, or a capture elsewhere)",
+  SocketTableUnreadable: "Istio ambient: the pod's /proc/net/tcp or tcp6 cannot be read or parsed; never a pass",
   ProbePortInUse: "the proxy's redirect port is already bound by another process in the pod",
   ProbePortUnbindable: 'the probe listener cannot bind for another reason',
   ProbeUnroutable: 'no routed address the configuration captures',

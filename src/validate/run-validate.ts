@@ -16,6 +16,8 @@ import { decideVerdict, type Verdict } from '../verdict/decide-verdict.js';
 import type { ProofObligations } from '../verdict/proof-obligations.js';
 import { describeTarget, familyProbeCheck, listenerCheck, PRECEDENCE } from './probe-checks.js';
 import { rulesCheck } from './rules-checks.js';
+import { ambientFamilyCheck } from './ambient-checks.js';
+import { ambientPorts, proveAmbient, type AmbientRun } from './ambient-probe.js';
 import type { InspectRules, RulesInspectionResult } from './rules-port.js';
 import type { Progress } from './progress.js';
 
@@ -32,6 +34,9 @@ export interface ValidateEnvironment {
   readonly progress: Progress;
   readonly proveInterception?: ProveInterception;
 }
+
+/** What the probe phase returned: the sidecar's listener proof, or ambient's socket-table proof. */
+type ProbeOutcome = { readonly kind: 'sidecar'; readonly run: ProbeRun } | AmbientRun;
 
 export type ProveInterception = (
   targets: readonly ProbeTarget[],
@@ -83,13 +88,13 @@ interface Gathered {
   readonly checks: readonly Check[];
   readonly assessment: NetworkAssessment;
   readonly plan: Extract<ProbePlan, { ok: true }>;
-  readonly probeRun: ProbeRun;
+  readonly probe: ProbeOutcome;
   readonly rules: RulesInspectionResult;
 }
 
 /** The "verdict" phase: the rules read and the probe, with the checks before them, to the one verdict. */
 function concludeVerdict(config: ValidateConfig, env: ValidateEnvironment, gathered: Gathered): Verdict {
-  const { assessment, plan, probeRun, rules } = gathered;
+  const { assessment, plan, probe, rules } = gathered;
   const checks = [...gathered.checks, rulesCheck(rules, config.rules)];
   env.logger.info(
     { rules: { status: rules.status, reason: rules.reason, message: rules.message }, report: rules.report },
@@ -97,11 +102,18 @@ function concludeVerdict(config: ValidateConfig, env: ValidateEnvironment, gathe
   );
 
   const proofs: Proof[] = [];
-  if (probeRun.kind === 'listen-failed') {
-    checks.push(listenerCheck(probeRun.error));
+  if (probe.kind === 'ambient') {
+    const ports = ambientPorts(config.interception);
+    for (const family of assessment.familiesToProve) {
+      const results = probe.results.filter((result) => result.target.family === family);
+      checks.push(ambientFamilyCheck(family, results, ports, config.timeoutMs));
+    }
+    for (const result of probe.results) if (result.proof) proofs.push(result.proof);
+  } else if (probe.run.kind === 'listen-failed') {
+    checks.push(listenerCheck(probe.run.error));
   } else {
-    checks.push(...familyChecks(assessment.familiesToProve, probeRun.results, config.timeoutMs));
-    for (const result of probeRun.results) if (result.proof) proofs.push(result.proof);
+    checks.push(...familyChecks(assessment.familiesToProve, probe.run.results, config.timeoutMs));
+    for (const result of probe.run.results) if (result.proof) proofs.push(result.proof);
   }
   // Not required (the pod's own path was proven), and never a pass: the verdict says what was not tried.
   for (const path of plan.unprobed)
@@ -127,7 +139,7 @@ async function readRulesAndProbe(
   { assessment, network }: { assessment: NetworkAssessment; network: PodNetwork },
   targets: readonly ProbeTarget[],
   settleMs: number,
-): Promise<{ probeRun: ProbeRun; rules: RulesInspectionResult }> {
+): Promise<{ probe: ProbeOutcome; rules: RulesInspectionResult }> {
   const { deadline, progress } = env;
   progress.enter('rules read and probe');
   const rulesRead = config.rules === 'off' ? () => undefined : progress.pending('the rules read');
@@ -139,14 +151,20 @@ async function readRulesAndProbe(
     Math.max(100, deadline - performance.now()),
   ).finally(rulesRead);
   const probed = targets.map((target) => progress.pending(`the ${describeProbe(target)}`));
-  const probeRun = await (env.proveInterception ?? proveInterception)(
-    targets,
-    { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS },
-    env.signal,
-    probeLogHooks(env.logger),
-  );
+  const probe: ProbeOutcome =
+    config.interception.dataplane === 'ambient'
+      ? await proveAmbient(config.interception, targets, deadline, env.signal, env.logger)
+      : {
+          kind: 'sidecar',
+          run: await (env.proveInterception ?? proveInterception)(
+            targets,
+            { deadline, settleMs, attemptTimeoutMs: ATTEMPT_TIMEOUT_MS, launchIntervalMs: LAUNCH_INTERVAL_MS },
+            env.signal,
+            probeLogHooks(env.logger),
+          ),
+        };
   for (const done of probed) done();
-  return { probeRun, rules: await rulesPromise };
+  return { probe, rules: await rulesPromise };
 }
 
 function podNetworkCheck(assessment: NetworkAssessment): Check {

@@ -1,77 +1,76 @@
-import { isIP } from 'node:net';
-import type { FlagDef } from '../config/flag-def.js';
-import { fail, ok, type Result } from '../reason/result.js';
+import type { DefaultedFlag, FlagDef } from '../config/flag-def.js';
+import { dnsLabel, oneOf, parseCidrTexts, parseNonBlank } from '../config/flag-parsers.js';
+import { ok, type Result } from '../reason/result.js';
 
 const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+const namespaceName = dnsLabel('expected a namespace name (DNS-1123 label)');
 
-/** CIDR[,CIDR...], each an IPv4 or IPv6 network with its prefix length. */
-function cidrs(value: string): Result<string[], 'ConfigInvalid'> {
-  const list = value.split(',').map((item) => item.trim());
-  const bad = list.find((item) => {
-    const [address = '', length, extra] = item.split('/');
-    const family = isIP(address);
-    const bits = Number(length);
-    return !family || extra !== undefined || !/^\d{1,3}$/.test(length ?? '') || bits > (family === 4 ? 32 : 128);
-  });
-  return bad === undefined
-    ? ok(list)
-    : fail('ConfigInvalid', `expected CIDR[,CIDR...] (10.0.0.0/24, fd00::/64), got ${JSON.stringify(bad)}`);
-}
+// These flags are argv only (no `env`): what `manifest --webhook` prints is what its command line says.
+
+const WEBHOOK_SWITCH: FlagDef<boolean> = {
+  name: 'webhook',
+  kind: 'switch',
+  help: 'Print the admission webhook (Deployment, PDB, Service, ServiceAccount, MutatingWebhookConfiguration; docs/admission.md).',
+  parse: on,
+};
+
+export const CA_BUNDLE_FLAG: FlagDef<string> = {
+  name: 'ca-bundle',
+  kind: 'value',
+  placeholder: 'FILE',
+  help: "With --webhook: the PEM CA of the webhook's serving certificate, written as caBundle (default: cert-manager issues the certificate and injects its CA).",
+  parse: parseNonBlank('expected a file path'),
+};
+
+export const FAILURE_POLICY_FLAG: DefaultedFlag<'Ignore' | 'Fail'> = {
+  name: 'failure-policy',
+  kind: 'value',
+  placeholder: 'Ignore|Fail',
+  help: "With --webhook: what the API server does when the webhook does not answer (default {default}: the pod keeps the mesh's own validator).",
+  parse: oneOf(['Ignore', 'Fail'], { say: 'or', exact: true }),
+  default: 'Ignore',
+};
+
+export const CANARY_NAMESPACE_FLAG: FlagDef<string> = {
+  name: 'canary-namespace',
+  kind: 'value',
+  placeholder: 'NS',
+  help: 'With --webhook: send only pods created in this namespace to the webhook (a canary).',
+  parse: namespaceName,
+};
+
+export const API_SERVER_CIDR_FLAG: FlagDef<string[]> = {
+  name: 'api-server-cidr',
+  kind: 'value',
+  placeholder: 'CIDR[,CIDR...]',
+  help: "With --webhook: the API servers' addresses, the only sources the NetworkPolicy lets reach the webhook port (default: any source; the API server is not a pod a selector can name).",
+  parse: parseCidrTexts,
+};
+
+export const METRICS_NAMESPACE_FLAG: DefaultedFlag<string> = {
+  name: 'metrics-namespace',
+  kind: 'value',
+  placeholder: 'NS',
+  help: 'With --webhook: the namespace whose pods (Prometheus) the NetworkPolicy lets scrape the metrics port (default {default}).',
+  parse: namespaceName,
+  default: 'monitoring',
+};
+
+export const WEBHOOK_CLIENT_CA_FLAG: FlagDef<string> = {
+  name: 'webhook-client-ca',
+  kind: 'value',
+  placeholder: 'FILE',
+  help: "With --webhook: the PEM CA of the API server's client certificate; the webhook then refuses callers without one (docs/admission.md: the API server's admission kubeconfig).",
+  parse: parseNonBlank('expected a file path'),
+};
 
 /** `interlock manifest --webhook` and its options (docs/admission.md). */
 export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
-  {
-    name: 'webhook',
-    kind: 'switch',
-    help: 'Print the admission webhook (Deployment, PDB, Service, ServiceAccount, MutatingWebhookConfiguration; docs/admission.md).',
-    parse: on,
-  },
-  {
-    name: 'ca-bundle',
-    kind: 'value',
-    placeholder: 'FILE',
-    help: "With --webhook: the PEM CA of the webhook's serving certificate, written as caBundle (default: cert-manager issues the certificate and injects its CA).",
-    parse: (value) => (value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a file path')),
-  },
-  {
-    name: 'failure-policy',
-    kind: 'value',
-    placeholder: 'Ignore|Fail',
-    help: "With --webhook: what the API server does when the webhook does not answer (default {default}: the pod keeps the mesh's own validator).",
-    parse: (value) =>
-      value === 'Ignore' || value === 'Fail' ? ok(value) : fail('ConfigInvalid', 'expected Ignore or Fail'),
-    default: 'Ignore',
-  },
-  {
-    name: 'canary-namespace',
-    kind: 'value',
-    placeholder: 'NS',
-    help: 'With --webhook: send only pods created in this namespace to the webhook (a canary).',
-    parse: (value) =>
-      NAMESPACE.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a namespace name (DNS-1123 label)'),
-  },
-  {
-    name: 'api-server-cidr',
-    kind: 'value',
-    placeholder: 'CIDR[,CIDR...]',
-    help: "With --webhook: the API servers' addresses, the only sources the NetworkPolicy lets reach the webhook port (default: any source; the API server is not a pod a selector can name).",
-    parse: cidrs,
-  },
-  {
-    name: 'metrics-namespace',
-    kind: 'value',
-    placeholder: 'NS',
-    help: 'With --webhook: the namespace whose pods (Prometheus) the NetworkPolicy lets scrape the metrics port (default {default}).',
-    parse: (value) =>
-      NAMESPACE.test(value) ? ok(value) : fail('ConfigInvalid', 'expected a namespace name (DNS-1123 label)'),
-    default: 'monitoring',
-  },
-  {
-    name: 'webhook-client-ca',
-    kind: 'value',
-    placeholder: 'FILE',
-    help: "With --webhook: the PEM CA of the API server's client certificate; the webhook then refuses callers without one (docs/admission.md: the API server's admission kubeconfig).",
-    parse: (value) => (value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a file path')),
-  },
-];
+  WEBHOOK_SWITCH,
+  CA_BUNDLE_FLAG,
+  FAILURE_POLICY_FLAG,
+  CANARY_NAMESPACE_FLAG,
+  API_SERVER_CIDR_FLAG,
+  METRICS_NAMESPACE_FLAG,
+  WEBHOOK_CLIENT_CA_FLAG,
+] as readonly FlagDef[];

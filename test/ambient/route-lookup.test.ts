@@ -48,13 +48,8 @@ describe('an unmarked socket meets only the tables its ip rules reach', () => {
     expect(routability(ambientPod(DEFAULT_RULES, []), ip('192.0.2.1'))).toMatchObject({ routed: true });
   });
 
-  it('a fwmark rule matching mark 0 (value 0 under its mask) does reach unmarked sockets', () => {
-    const network = ambientPod([rule(100, 100, 0x0, 0xf00), ...DEFAULT_RULES], []);
-    expect(routability(network, ip('192.0.2.1')).routed).toBe(false);
-  });
-
-  it('without the rules read, every table counts, as before', () => {
-    expect(routability(ambientPod(undefined, []), ip('192.0.2.1')).routed).toBe(false);
+  it('without the rules read, the main table is taken first', () => {
+    expect(routability(ambientPod(undefined, []), ip('192.0.2.1'))).toMatchObject({ routed: true, linkName: 'eth0' });
   });
 });
 

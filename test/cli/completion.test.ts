@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { MESHES } from '../../src/mesh/meshes.js';
 import { runCommand } from '../adversarial/cli-run.js';
 import { COMMANDS } from '../../src/cli/command-table.js';
 import { valueKind } from '../../src/cli/completion.js';
@@ -55,7 +56,7 @@ describe('bash: the script registers with complete and offers what the command t
     expect(bashComplete(path, ['interlock', '']).sort()).toEqual([...commandNames].sort());
     expect(bashComplete(path, ['interlock', 'cn'])).toEqual(['cni-check']);
     expect(bashComplete(path, ['interlock', 'validate', '--me'])).toEqual(['--mesh']);
-    expect(bashComplete(path, ['interlock', 'validate', '--mesh', ''])).toEqual(['linkerd', 'istio', 'generic']);
+    expect(bashComplete(path, ['interlock', 'validate', '--mesh', ''])).toEqual([...MESHES]);
     expect(bashComplete(path, ['interlock', 'node', '--log-level', 'w'])).toEqual(['warn']);
     expect(bashComplete(path, ['interlock', 'completion', ''])).toEqual(
       expect.arrayContaining(['bash', 'zsh', 'fish']),
@@ -83,14 +84,14 @@ describe('fish and zsh, driven for real', () => {
     const path = await script('fish');
     expect(fishComplete(path, 'interlock cn')).toEqual(['cni-check']);
     expect(fishComplete(path, 'interlock validate --me')).toEqual(['--mesh']);
-    expect(fishComplete(path, 'interlock validate --mesh ').sort()).toEqual(['generic', 'istio', 'linkerd']);
+    expect(fishComplete(path, 'interlock validate --mesh ').sort()).toEqual([...MESHES].sort());
     expect(fishComplete(path, 'interlock completion ').sort()).toEqual(['bash', 'fish', 'zsh']);
   });
 
   it('zsh: commands, flags, choices (an interactive zsh, Tab through zpty)', async () => {
     const path = await script('zsh');
     expect(zshComplete(path, 'interlock cni')).toEqual(['cni-check']);
-    expect(zshComplete(path, 'interlock validate --mesh ')).toEqual(['generic', 'istio', 'linkerd']);
+    expect(zshComplete(path, 'interlock validate --mesh ')).toEqual([...MESHES].sort());
     expect(zshComplete(path, 'interlock explain --iptables-b')).toEqual(['--iptables-backend']);
     expect(zshComplete(path, 'interlock version --output ')).toEqual(['json', 'text']);
   });

@@ -30,6 +30,7 @@ describe('the mesh registry (src/mesh/)', () => {
     // sidecar and ambient: istio-cni's 126).
     for (const code of new Set(identities.map((identity) => identity.failureExitCode)))
       expect(new Set(identities.filter((i) => i.failureExitCode === code).map((i) => i.cniPlugin)).size).toBe(1);
+    expect(meshIdentity('istio-ambient').failureExitCode).toBe(meshIdentity('istio').failureExitCode);
     expect(MESHES).toEqual(['linkerd', 'istio', 'istio-ambient', 'generic']);
   });
 

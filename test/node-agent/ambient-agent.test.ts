@@ -86,6 +86,18 @@ describe('the node agent with --mesh istio-ambient', () => {
     expect(api.events[0]!.message).toMatch(/^InterceptionMissing: the node's CNI did not set up this pod/);
   });
 
+  it("recreates on ambient's own reasons a new sandbox can fix; a connection ztunnel did not take is only reported", async () => {
+    const { agent, api, clock } = ambientAgent();
+    agent.relisted([
+      ambientPod(1, 'shop', 'AmbientNotCaptured: IPv4 connection to 192.0.2.7:80 left the pod'),
+      ambientPod(2, 'cart', 'ZtunnelNotListening: nothing listens on port 15008 in the pod'),
+      ambientPod(3, 'shop', 'ZtunnelArrivalUnseen: 15001 accepted a connection that was not the probe'),
+      ambientPod(4, 'cart', 'SocketTableUnreadable: /proc/net/tcp6 could not be read'),
+    ]);
+    await clock.advance(100);
+    expect(api.deleted.toSorted()).toEqual(['a1', 'a2']);
+  });
+
   it("another exit code (the sidecar's 95, a pass) is not an ambient failure; exit 64 is reported, not recreated", async () => {
     const { agent, api, clock } = ambientAgent();
     agent.relisted([

@@ -1,11 +1,12 @@
 import type { Family } from '../../addr/ip.js';
-import { meshIdentities, meshOfContainer, type Mesh } from '../../mesh/meshes.js';
+import { capturingMesh, meshIdentities, meshOfContainer, type Mesh } from '../../mesh/meshes.js';
 
-/** Istio's ambient dataplane: no sidecar; istio-cni writes the pod's rules for the node's ztunnel. */
-export const AMBIENT = 'istio-ambient';
+/** The mesh that captures pods by itself, with no sidecar to see (Istio ambient), from the registry. */
+const CAPTURING = capturingMesh();
+export const AMBIENT: Mesh | undefined = CAPTURING?.mesh;
 
-/** How a pod is meshed: a sidecar mesh of the registry, or ambient (the key of expectations.ts). */
-export type CaptureMode = Mesh | typeof AMBIENT;
+/** How a pod is meshed: a sidecar mesh of the registry, or the capturing one (the key of expectations.ts). */
+export type CaptureMode = Mesh;
 
 /**
  * What the re-check keeps of a pod of this node: identity, owner (for `--recheck-action delete`),
@@ -111,20 +112,19 @@ export function namespaceMetaOf(namespace: unknown): NamespaceMeta {
   return { labels: stringMap(metadata.labels), annotations: stringMap(metadata.annotations) };
 }
 
-const DATAPLANE_MODE = 'istio.io/dataplane-mode';
-const REDIRECTION = 'ambient.istio.io/redirection';
-
 /**
  * How the pod is meshed, or undefined when it is not. A sidecar wins (istio-cni skips ambient for
- * a pod with a sidecar). Ambient: `istio.io/dataplane-mode=ambient` on the pod or its namespace
- * (the pod's `none` opts out), or istio-cni's `ambient.istio.io/redirection: enabled` record.
+ * a pod with a sidecar). Ambient: its label `on` the pod or its namespace (the pod's `off` opts
+ * out), or the annotation istio-cni writes once it captured the pod (src/mesh/istio-ambient.ts).
  * Either only says the pod should be captured: the check inside its namespace is the proof.
  */
 export function captureModeOf(pod: RecheckPod, namespace: NamespaceMeta | undefined): CaptureMode | undefined {
   if (pod.sidecar) return pod.sidecar;
-  if (pod.annotations.get(REDIRECTION) === 'enabled') return AMBIENT;
-  const own = pod.labels.get(DATAPLANE_MODE);
-  if (own === 'none') return undefined;
-  if (own === 'ambient' || namespace?.labels.get(DATAPLANE_MODE) === 'ambient') return AMBIENT;
+  if (!CAPTURING) return undefined;
+  const { label, on, off, enrolledAnnotation, enrolledValue } = CAPTURING.capturedPods;
+  if (pod.annotations.get(enrolledAnnotation) === enrolledValue) return CAPTURING.mesh;
+  const own = pod.labels.get(label);
+  if (own === off) return undefined;
+  if (own === on || namespace?.labels.get(label) === on) return CAPTURING.mesh;
   return undefined;
 }

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { meshIdentities } from '../../mesh/meshes.js';
-import { AMBIENT, type CaptureMode } from './meshed-pod.js';
+import type { CaptureMode } from './meshed-pod.js';
 import type { UnknownCause } from './pod-check.js';
 
 /** What the re-check reports on /metrics, as a port. */
@@ -10,13 +10,10 @@ export interface RecheckMetrics {
   lostPods(byMode: ReadonlyMap<CaptureMode, number>): void;
 }
 
-/** Every mode the re-check reports: the sidecar meshes with a preset, and ambient. */
-const MODES: readonly CaptureMode[] = [
-  ...meshIdentities()
-    .filter((identity) => identity.podMetadata !== undefined)
-    .map((identity) => identity.name),
-  AMBIENT,
-];
+/** Every mode the re-check reports: the meshes whose CNI plugin it reads (sidecar meshes and ambient). */
+const MODES: readonly CaptureMode[] = meshIdentities()
+  .filter((identity) => identity.podMetadata !== undefined)
+  .map((identity) => identity.name);
 
 export function promRecheckMetrics(registry: Registry): RecheckMetrics {
   const registers = [registry];

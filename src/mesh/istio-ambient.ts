@@ -31,6 +31,7 @@ export const ISTIO_AMBIENT = {
   cniPlugin: 'istio-cni',
   // Its annotations (ambient.istio.io/dns-capture, bypass-inbound-capture) are not read yet.
   podMetadata: 'istio-cni-ambient',
+  // istio-cni reads the pod's own ambient annotations, never its namespace's.
   namespaceAnnotationFallback: false,
   annotationFlags: {},
   annotationSwitches: [],

@@ -1,7 +1,15 @@
 import type { createRtNetlink } from 'netlink/dist/rt/rt.js';
 import { cidrOf } from '../addr/cidr.js';
 import { FAMILY_BITS, ipFromBytes, type Family } from '../addr/ip.js';
-import type { AddressInfo, AddressScope, LinkInfo, PodNetwork, RouteInfo, RouteType } from '../network/pod-network.js';
+import type {
+  AddressInfo,
+  AddressScope,
+  LinkInfo,
+  PodNetwork,
+  PolicyRule,
+  RouteInfo,
+  RouteType,
+} from '../network/pod-network.js';
 
 const AF_INET = 2;
 const AF_INET6 = 10;
@@ -27,10 +35,12 @@ export async function readPodNetwork(load: LoadRtNetlink = loadRtNetlink): Promi
     const links = await socket.getLinks();
     const addresses = await socket.getAddresses();
     const routes = await socket.getRoutes();
+    const rules = await socket.getRules();
     return {
       links: links.map(toLink),
       addresses: addresses.flatMap(toAddress),
       routes: routes.flatMap(toRoute),
+      rules: rules.flatMap(toRule),
     };
   } finally {
     socket.socket.close();
@@ -40,6 +50,7 @@ export async function readPodNetwork(load: LoadRtNetlink = loadRtNetlink): Promi
 type Links = Awaited<ReturnType<ReturnType<typeof createRtNetlink>['getLinks']>>;
 type Addresses = Awaited<ReturnType<ReturnType<typeof createRtNetlink>['getAddresses']>>;
 type Routes = Awaited<ReturnType<ReturnType<typeof createRtNetlink>['getRoutes']>>;
+type Rules = Awaited<ReturnType<ReturnType<typeof createRtNetlink>['getRules']>>;
 
 function toLink(message: Links[number]): LinkInfo {
   const flags = message.data.flags ?? {};
@@ -107,6 +118,24 @@ function toRoute(message: Routes[number]): RouteInfo[] {
       destination: cidrOf(dst, message.data.dstLen ?? 0),
       gateway,
       outputLinkIndex: message.attrs.oif,
+    },
+  ];
+}
+
+function toRule(message: Rules[number]): PolicyRule[] {
+  const family = familyOf(message.data.family);
+  if (!family) return [];
+  // The package decodes the action to its enum key ('toTbl'); a raw 1 (FR_ACT_TO_TBL) means the same.
+  const action: unknown = message.data.action;
+  return [
+    {
+      family,
+      // The kernel always sends FRA_PRIORITY but for the rule of preference 0.
+      priority: message.attrs.priority ?? 0,
+      table: action === 'toTbl' || action === 1 ? (message.attrs.table ?? message.data.table) : undefined,
+      fwmark: message.attrs.fwmark,
+      fwmask: message.attrs.fwmask,
+      invert: Boolean(message.data.flags?.invert),
     },
   ];
 }

@@ -6,6 +6,20 @@ export interface PodNetwork {
   readonly links: readonly LinkInfo[];
   readonly addresses: readonly AddressInfo[];
   readonly routes: readonly RouteInfo[];
+  /** The policy-routing rules (`ip rule`), both families; undefined when they were not read. */
+  readonly rules?: readonly PolicyRule[];
+}
+
+/** One `ip rule`: which packets (by firewall mark) look up which table. */
+export interface PolicyRule {
+  readonly family: Family;
+  readonly priority: number;
+  /** The table looked up; undefined when the rule's action is not a lookup (blackhole, goto...). */
+  readonly table: number | undefined;
+  readonly fwmark: number | undefined;
+  readonly fwmask: number | undefined;
+  /** `not` rules match every packet the selector does not. */
+  readonly invert: boolean;
 }
 
 export interface LinkInfo {

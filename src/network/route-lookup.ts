@@ -1,6 +1,6 @@
 import { cidrContains } from '../addr/cidr.js';
 import { sameIp, type IpAddress } from '../addr/ip.js';
-import { LOCAL_TABLE, type PodNetwork, type RouteInfo } from './pod-network.js';
+import { LOCAL_TABLE, type PodNetwork, type PolicyRule, type RouteInfo } from './pod-network.js';
 
 /** The kernel's main table: the one an unmarked packet reaches by the default rules. */
 const MAIN_TABLE = 254;
@@ -12,10 +12,27 @@ const MAIN_TABLE = 254;
  * default route, for packets marked 0x111 only) is: the probe's unmarked packets never take it.
  */
 function lookupRoute(network: PodNetwork, destination: IpAddress): RouteInfo | undefined {
+  const tables = unmarkedTables(network);
+  const reached = (table: number): boolean => table !== LOCAL_TABLE && (tables === undefined || tables.has(table));
   return (
-    longestMatch(network, destination, (table) => table === MAIN_TABLE) ??
-    longestMatch(network, destination, (table) => table !== LOCAL_TABLE)
+    longestMatch(network, destination, (table) => table === MAIN_TABLE && reached(table)) ??
+    longestMatch(network, destination, reached)
   );
+}
+
+/**
+ * With the ip rules read (rtnetlink): the tables an unmarked packet looks up, those of the rules
+ * that match mark 0. A table only marked packets reach, or that no rule names, is never looked up
+ * for the probe, whatever routes it holds. Undefined when the rules were not read.
+ */
+function unmarkedTables(network: PodNetwork): Set<number | undefined> | undefined {
+  if (network.rules === undefined) return undefined;
+  const reachesUnmarked = (rule: PolicyRule): boolean => {
+    if (rule.fwmark === undefined) return true;
+    const matchesZero = (rule.fwmark & (rule.fwmask ?? 0xffffffff)) === 0;
+    return rule.invert ? !matchesZero : matchesZero;
+  };
+  return new Set(network.rules.filter(reachesUnmarked).map((rule) => rule.table));
 }
 
 function longestMatch(

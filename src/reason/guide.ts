@@ -37,6 +37,11 @@ export const REASON_GUIDE: Readonly<Record<Reason, ReasonGuide>> = {
     check: 'compare the rules with the mesh configuration',
     run: 'interlock explain --mesh MESH --iptables-save FILE',
   },
+  MarkRouteMissing: {
+    failed: 'the pod lacks the ip rule or route its mesh rules need',
+    check: 'check that the istio-cni node agent finished this pod',
+    run: DESCRIBE,
+  },
   RulesUnknownMatch: {
     failed: 'the rules use a match Interlock does not model',
     check: 'read the rule named below; never a pass',

@@ -11,6 +11,8 @@ export const REASONS = {
     'a probe was not captured; the sentence says how it ended (refused: a REDIRECT to the wrong port or none; ICMP error: it left the pod; a stranger or relay answered; no answer)',
   RulesMismatch:
     'the rules send a region of packets somewhere the configuration forbids; the sentence names the region and the table, chain, position and rule',
+  MarkRouteMissing:
+    "the rules pass but the pod lacks the policy route they rely on (Istio ambient: `ip rule fwmark 0x111/0xfff lookup 100` or table 100's `local` default route via lo); the sentence names the family and what is missing",
   RulesUnknownMatch: 'the answer depends on a match the engine does not model; never a pass',
   RulesUnknown: 'the rules could not be decided; never a pass',
   RulesUnparseable: 'a dump of the rules does not parse',

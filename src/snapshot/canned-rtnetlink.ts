@@ -4,10 +4,12 @@ import {
   formatAddressMessage,
   formatLinkMessage,
   formatRouteMessage,
+  formatRuleMessage,
   type AddressMessage,
   type LinkMessage,
   type Message,
   type RouteMessage,
+  type RuleMessage,
 } from 'netlink/dist/rt/structs.js';
 import { AttrStream } from 'netlink/dist/structs.js';
 import type { RtNetlinkModule } from '../netlink/read-pod-network.js';
@@ -16,9 +18,9 @@ type NetlinkSocket = ConstructorParameters<typeof RtNetlinkSocket>[0];
 
 /**
  * rtnetlink as netlink's own message parser sees it, without a socket: a pod with lo and eth0
- * (10.244.0.2/24, default route via 10.244.0.1), in the kernel's wire format, written by the
+ * (10.244.0.2/24, default route via 10.244.0.1, the default ip rules), in the kernel's wire format, written by the
  * library's formatters. The snapshot rehearsal reads it through readPodNetwork, so that the
- * parsers of link, address and route messages are compiled into the blob; no addon is opened
+ * parsers of link, address, route and rule messages are compiled into the blob; no addon is opened
  * (a snapshot cannot hold one) and nothing is sent to any kernel.
  */
 export function cannedRtNetlink(): RtNetlinkModule {
@@ -107,6 +109,11 @@ function cannedReplies(): Map<number, readonly { type: number; data: Buffer }[]>
         route(255, 'LOCAL', [10, 244, 0, 2], 32),
       ].map((message) => wire(MessageType.NEWROUTE, message)),
     ],
+    [
+      MessageType.GETRULE,
+      // The kernel's three default IPv4 rules: local, main, default.
+      [rule(255, undefined), rule(254, 32766), rule(253, 32767)].map((message) => wire(MessageType.NEWRULE, message)),
+    ],
   ]);
 }
 
@@ -115,7 +122,16 @@ function wire(type: number, message: Message): { type: number; data: Buffer } {
   if (message.kind === 'link') formatLinkMessage(message, out);
   else if (message.kind === 'address') formatAddressMessage(message, out);
   else if (message.kind === 'route') formatRouteMessage(message, out);
+  else if (message.kind === 'rule') formatRuleMessage(message, out);
   return { type, data: Buffer.concat(out.bufs) };
+}
+
+function rule(table: number, priority: number | undefined): RuleMessage {
+  return {
+    kind: 'rule',
+    data: { family: 2, table, action: 'toTbl' },
+    attrs: { table, ...(priority === undefined ? {} : { priority }) },
+  };
 }
 
 function link(index: number, name: string, loopback: boolean): LinkMessage {

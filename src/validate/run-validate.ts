@@ -3,6 +3,7 @@ import type { Family, IpAddress } from '../addr/ip.js';
 import type { ValidateConfig } from '../config/validate-config.js';
 import { assessPodNetwork, describeFamilyNetwork, type NetworkAssessment } from '../network/assess-pod-network.js';
 import type { PodNetwork } from '../network/pod-network.js';
+import { withMarkRoute } from './mark-route-check.js';
 import { settleWindowMs, type ProbeResult } from '../probe/probe-loop.js';
 import { planProbes, type ProbeIdentity, type ProbePlan, type ProbeTarget } from '../probe/probe-plan.js';
 import { proveInterception, type ProbeRun } from '../probe/prove-interception.js';
@@ -74,7 +75,7 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   }
   env.logger.info({ targets: plan.targets.map(targetLog), notes: plan.notes }, 'probing interception');
 
-  const gathered = await readRulesAndProbe(config, env, assessment, plan.targets, settleMs);
+  const gathered = await readRulesAndProbe(config, env, { assessment, network }, plan.targets, settleMs);
   progress.enter('verdict');
   return concludeVerdict(config, env, { checks, assessment, plan, ...gathered });
 }
@@ -135,7 +136,7 @@ function concludeVerdict(config: ValidateConfig, env: ValidateEnvironment, gathe
 async function readRulesAndProbe(
   config: ValidateConfig,
   env: ValidateEnvironment,
-  assessment: NetworkAssessment,
+  { assessment, network }: { assessment: NetworkAssessment; network: PodNetwork },
   targets: readonly ProbeTarget[],
   settleMs: number,
 ): Promise<{ probe: ProbeOutcome; rules: RulesInspectionResult }> {
@@ -145,7 +146,7 @@ async function readRulesAndProbe(
   const rulesPromise = inspectRulesSafely(
     env.inspectRules,
     config,
-    assessment,
+    { assessment, network },
     targets,
     Math.max(100, deadline - performance.now()),
   ).finally(rulesRead);
@@ -239,7 +240,7 @@ async function waitForPodNetwork(
 async function inspectRulesSafely(
   inspect: InspectRules,
   config: ValidateConfig,
-  assessment: NetworkAssessment,
+  { assessment, network }: { assessment: NetworkAssessment; network: PodNetwork },
   targets: readonly ProbeTarget[],
   timeoutMs: number,
 ): Promise<RulesInspectionResult> {
@@ -253,7 +254,7 @@ async function inspectRulesSafely(
       mode: config.rules === 'required' ? 'required' : 'auto',
       timeoutMs,
       sampleDestinations: samples,
-    });
+    }).then((inspection) => withMarkRoute(config.interception, network, assessment.familiesToProve, inspection));
   } catch (error) {
     // Fail closed: an engine fault is an unknown answer, never a silent pass.
     return {

@@ -22,7 +22,8 @@ const ROOT_ONLY = [
   ['ip ', 'netns'],
   ['un', 'share'],
   ['set', 'priv'],
-  ['ns', 'enter'],
+  // As a program name (quoted alone), not inside a message that quotes an nsenter command line.
+  ["'ns", "enter'"],
 ].map((parts) => parts.join(''));
 
 describe('each test says where it runs (vitest.config.ts)', () => {

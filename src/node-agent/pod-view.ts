@@ -1,5 +1,6 @@
 import { containerIdentity } from '../compat/validator-config.js';
 import type { BlockedBy } from './breaker.js';
+import { arr, obj, podIdentityOf, str, type Json, type PodIdentity } from './pod-identity.js';
 
 /**
  * What the agent keeps of a pod: identity, owner, and the validator container's last
@@ -14,19 +15,8 @@ export interface ValidatorTermination {
   readonly finishedAtMs: number | undefined;
 }
 
-export interface PodView {
-  /** `namespace/name` */
-  readonly key: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly uid: string;
-  readonly resourceVersion: string;
-  readonly nodeName: string;
+export interface PodView extends PodIdentity {
   readonly restartPolicy: string;
-  /** The controller's kind and uid (`Job`, `ReplicaSet`), or the pod itself when it has none. */
-  readonly ownerKind: string;
-  readonly ownerUid: string;
-  readonly terminating: boolean;
   /** lastState.terminated, else state.terminated: the validator's most recent finished run. */
   readonly validator: ValidatorTermination | undefined;
   /** What says whether the validator really is Interlock (see validator-trust.ts). */
@@ -59,12 +49,6 @@ export interface ValidatorOrigin {
   /** securityContext.runAsUser/runAsGroup of the container (Istio's drop-in reads the proxy's gid from it). */
   readonly identity: { readonly uid: number; readonly gid: number } | undefined;
 }
-
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json =>
-  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
-const arr = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-const str = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 function terminationOf(status: Json): ValidatorTermination | undefined {
   const last = obj(obj(status.lastState).terminated);
@@ -114,23 +98,9 @@ export function podViewOf(pod: unknown, containerName: string): PodView | undefi
   const status = arr(obj(root.status).initContainerStatuses)
     .map(obj)
     .find((entry) => entry.name === containerName);
-  const controller = arr(metadata.ownerReferences)
-    .map(obj)
-    .find((reference) => reference.controller === true);
-  const name = str(metadata.name);
-  const namespace = str(metadata.namespace);
-  const uid = str(metadata.uid);
   return {
-    key: `${namespace}/${name}`,
-    name,
-    namespace,
-    uid,
-    resourceVersion: str(metadata.resourceVersion),
-    nodeName: str(spec.nodeName),
+    ...podIdentityOf(metadata, spec),
     restartPolicy: str(spec.restartPolicy) || 'Always',
-    ownerKind: controller ? str(controller.kind) : 'Pod',
-    ownerUid: controller ? str(controller.uid) : uid,
-    terminating: typeof metadata.deletionTimestamp === 'string',
     validator: status ? terminationOf(status) : undefined,
     validatorOrigin: originOf(spec, container, status ?? {}),
   };

@@ -1,4 +1,5 @@
 import type { Family } from '../../addr/ip.js';
+import { arr, obj, podIdentityOf, str, type Json, type PodIdentity } from '../pod-identity.js';
 import { capturingMesh, meshIdentities, meshOfContainer, type Mesh } from '../../mesh/meshes.js';
 
 /** The mesh that captures pods by itself, with no sidecar to see (Istio ambient), from the registry. */
@@ -13,29 +14,14 @@ export type CaptureMode = Mesh;
  * metadata the mesh's CNI plugin reads, and whether the pod's own metadata asks for ambient.
  * Reduced on arrival, so 110 pods stay small.
  */
-export interface RecheckPod {
-  readonly key: string;
-  readonly name: string;
-  readonly namespace: string;
-  readonly uid: string;
-  readonly resourceVersion: string;
-  readonly nodeName: string;
-  readonly ownerKind: string;
-  readonly ownerUid: string;
+export interface RecheckPod extends PodIdentity {
   readonly running: boolean;
-  readonly terminating: boolean;
   /** A sidecar mesh by its containers, or undefined (then ambient may still apply, by labels). */
   readonly sidecar: Mesh | undefined;
   readonly annotations: ReadonlyMap<string, string>;
   readonly labels: ReadonlyMap<string, string>;
   readonly families: readonly Family[];
 }
-
-type Json = Record<string, unknown>;
-const obj = (value: unknown): Json =>
-  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
-const arr = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
-const str = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /** Only string entries, at most this many: metadata is the pod author's and is kept bounded. */
 const MAX_ENTRIES = 256;
@@ -79,21 +65,10 @@ export function recheckPodOf(pod: unknown): RecheckPod | undefined {
   const namespace = str(metadata.namespace);
   const uid = str(metadata.uid);
   if (!name || !namespace || !uid || spec.hostNetwork === true) return undefined;
-  const controller = arr(metadata.ownerReferences)
-    .map(obj)
-    .find((ref) => ref.controller === true);
   const annotations = stringMap(metadata.annotations);
   return {
-    key: `${namespace}/${name}`,
-    name,
-    namespace,
-    uid,
-    resourceVersion: str(metadata.resourceVersion),
-    nodeName: str(spec.nodeName),
-    ownerKind: controller ? str(controller.kind) : 'Pod',
-    ownerUid: controller ? str(controller.uid) : uid,
+    ...podIdentityOf(metadata, spec),
     running: str(status.phase) === 'Running',
-    terminating: typeof metadata.deletionTimestamp === 'string',
     sidecar: sidecarOf(spec, annotations),
     annotations,
     labels: stringMap(metadata.labels),

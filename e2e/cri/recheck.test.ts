@@ -1,6 +1,6 @@
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { promisify } from 'node:util';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,6 +9,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { writeKubeconfig } from '../../test/harness/kube-api/kubeconfig.js';
 import { nodeObject } from '../../test/harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../../test/harness/kube-api/server.js';
+import { ambientGolden, HEAD_TAG, restoreTexts, ZTUNNEL_STANDIN } from '../../test/harness/ambient-goldens.js';
 import { startBusyLoops, steppedClock } from '../../test/harness/starvation.js';
 import { captureOutput, metric, waitFor } from '../../test/node-agent/agent-process.js';
 import { run } from '../cni/containerd-node.js';
@@ -94,6 +95,41 @@ function runWithInput(file: string, args: string[], input: string): Promise<{ ex
     child.on('exit', (code) => resolve({ exitCode: code ?? -1, stderr }));
     child.stdin.end(input);
   });
+}
+
+/**
+ * Istio ambient: istio-cni's node agent (the stand-in) writes its own golden rules into the pod,
+ * with the ip rule, table 100 and the ztunnel stand-in. The pod carries only ambient's label, as
+ * upstream enrols it: no sidecar and no validator, so the label alone makes the agent check it.
+ */
+const AMBIENT_LABEL = { 'istio.io/dataplane-mode': 'ambient' } as const;
+const ambientRules = () => restoreTexts(ambientGolden(HEAD_TAG, 'iptables', 'default')).ipv4;
+async function ambientCni(rulesFile: string): Promise<void> {
+  networks += 1;
+  const plugin = { type: 'istio-cni', stateDir: node.root, rulesFile, markRoute: true, ztunnel: ZTUNNEL_STANDIN };
+  await node.writeConfig('10-primary.conflist', conflist([bridge(node, networks), portmap, plugin]));
+  await node.waitCniLoaded(new RegExp(`ilkcri${networks}\\b`));
+}
+
+async function ambientPod(name: string): Promise<PodRun> {
+  const rulesFile = join(dir, 'ambient-rules.v4.txt');
+  writeFileSync(rulesFile, ambientRules());
+  await ambientCni(rulesFile);
+  const set = new ReplicaSetStandIn(
+    api,
+    kubelet,
+    name,
+    `rs-${name}-uid`,
+    [],
+    [APP],
+    1,
+    () => ambientCni(rulesFile),
+    AMBIENT_LABEL,
+  );
+  sets.push(set);
+  const started = await set.create();
+  expect(await started.outcome).toMatchObject({ kind: 'running' });
+  return started;
 }
 
 const flush = (podRun: PodRun) => inPod(podRun, ['iptables-nft', '-t', 'nat', '-F']);
@@ -317,6 +353,54 @@ describe('the re-check through the CRI', () => {
     expect(metric(text, 'interlock_node_capture_lost_pods{mesh="linkerd"}')).toBe(0);
     expect(metric(text, 'interlock_node_capture_lost_pods{mesh="istio"}')).toBe(0);
   }, 180_000);
+
+  it('an Istio ambient pod (its label only) is found captured, reported once its rules are flushed, and seen restored', async () => {
+    const agent = await startAgent(recheck());
+    await until(agent, 1);
+    const sweepLines = () => agent.logs.filter((line) => line.msg === 're-check sweep finished');
+    const baseline = sweepLines().at(-1)!;
+    const eventsBefore = allCaptureLost().length;
+    const ambient = await ambientPod('amb');
+    const name = ambient.pod.metadata.name;
+    // Three: the sweep under way when the pod turned Running may have listed it before.
+    await until(agent, 3);
+    // Checked and found captured by the ambient expectation: one more captured, the unknowns as before.
+    const latest = sweepLines().slice(-2);
+    expect(
+      latest.map((line) => [line.captured, line.unknownByCause]),
+      JSON.stringify(latest.map((line) => line.unknownExamples)),
+    ).toEqual([
+      [Number(baseline.captured) + 1, baseline.unknownByCause],
+      [Number(baseline.captured) + 1, baseline.unknownByCause],
+    ]);
+    expect(allCaptureLost()).toHaveLength(eventsBefore);
+    // Both tables istio-cni writes a redirect or mark into: nothing of the capture is left.
+    await inPod(ambient, ['iptables-nft', '-t', 'nat', '-F']);
+    await inPod(ambient, ['iptables-nft', '-t', 'mangle', '-F']);
+    const flushedAt = Date.now();
+    const event = await waitFor('CaptureLost on the ambient pod', () => captureLost(name)[0], 4 * INTERVAL_MS + 5000);
+    expect(Date.now() - flushedAt).toBeLessThan(3 * INTERVAL_MS + 4000);
+    expect(event).toMatchObject({ type: 'Warning', involvedObject: { uid: ambient.pod.metadata.uid } });
+    expect(String(event['message'])).toMatch(
+      /^Capture lost after the pod started \(istio-ambient; two sweeps agree\): .*expected/,
+    );
+    const lostText = await agent.metrics();
+    expect(metric(lostText, 'interlock_node_capture_lost_pods{mesh="istio-ambient"}')).toBe(1);
+    expect(metric(lostText, 'interlock_node_capture_lost_pods{mesh="istio"}')).toBe(0);
+    expect(metric(lostText, 'interlock_node_capture_lost_pods{mesh="linkerd"}')).toBe(0);
+    // On no other pod: the one new CaptureLost is the ambient pod's.
+    expect(allCaptureLost().slice(eventsBefore)).toEqual([event]);
+    await inPod(ambient, ['iptables-nft-restore'], ambientRules());
+    await until(agent, 2);
+    expect(metric(await agent.metrics(), 'interlock_node_capture_lost_pods{mesh="istio-ambient"}')).toBe(0);
+    expect(allCaptureLost().slice(eventsBefore)).toEqual([event]);
+    expect(
+      agent.logs.some(
+        (line) =>
+          line.msg === 'capture is back: the re-check finds the rules in place again' && line.pod === `default/${name}`,
+      ),
+    ).toBe(true);
+  });
 });
 
 describe('--recheck-action delete', () => {

@@ -25,6 +25,8 @@ export class ReplicaSetStandIn {
     private readonly maxPods: number,
     /** Runs before each replacement is created (a test fixes the node's CNI there). */
     private readonly beforeReplace: () => Promise<void> = async () => undefined,
+    /** Labels beside `app` on every pod (a mesh's enrolment label, as the pod template carries it). */
+    private readonly labels: Readonly<Record<string, string>> = {},
   ) {
     this.unsubscribe = api.store.subscribe((change) => {
       if (change.type !== 'DELETED' || change.resource !== 'pods') return;
@@ -42,7 +44,7 @@ export class ReplicaSetStandIn {
       metadata: {
         name: `${this.name}-${this.sequence}`,
         namespace: 'default',
-        labels: { app: this.name },
+        labels: { app: this.name, ...this.labels },
         ownerReferences: [
           { apiVersion: 'apps/v1', kind: 'ReplicaSet', name: this.name, uid: this.uid, controller: true },
         ],

@@ -108,7 +108,8 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'node',
-    usage: `--node-name NAME --mesh ${MESHES.join('|')} [flags]`,
+    // --mesh's choices are in its help: with four meshes they would push this line past 80 columns.
+    usage: '--node-name NAME --mesh MESH [flags]',
     summary: 'Node agent: recreate pods the CNI failed, without ever looping; audit the CNI config.',
     description: [
       "Runs as a DaemonSet. Watches this node's pods; a pod whose validator failed with the mesh's failure code was started before the CNI set it up, and is recreated (or labelled), with a per-owner back-off and a node-wide breaker. With --cni-audit it also audits the node's CNI configuration, as 'interlock cni-check' does.",

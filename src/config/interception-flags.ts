@@ -161,7 +161,7 @@ export const DROP_INVALID_FLAG = toggle(
 export const HOST_PROBE_ADDRESSES_FLAG = valueFlag<IpAddress[]>(
   'host-probe-addresses',
   'ADDRS',
-  "The node's health-probe source addresses, whose TCP is accepted unredirected (istio-ambient 169.254.7.127,fd16:9254:7127:1337:ffff:ffff:ffff:ffff; istio-cni's HOST_PROBE_SNAT_IP and HOST_PROBE_SNAT_IPV6).",
+  "The node's health-probe source addresses, whose TCP is accepted unredirected (istio-ambient: 169.254.7.127 and fd16:9254:7127:1337:ffff:ffff:ffff:ffff, istio-cni's HOST_PROBE_SNAT_IP and HOST_PROBE_SNAT_IPV6).",
   parseIps,
 );
 

@@ -16,6 +16,7 @@ const LAYERS = [
   ['kube', 'compat'],
   ['inject', 'cni', 'node-agent'],
   ['webhook'],
+  ['install-check'],
   ['cli'],
   ['snapshot'],
 ];

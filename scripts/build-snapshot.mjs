@@ -76,15 +76,15 @@ function asciiOnly(source) {
  * few milliseconds on commands that run for minutes or for an operator.
  */
 const onDemand = [
-  'src/cli/node-command.ts',
-  'src/cli/webhook-command.ts',
-  'src/cli/explain-command.ts',
-  'src/cli/cni-check-command.ts',
-  'src/cli/inject-command.ts',
-  'src/cli/manifest-command.ts',
+  'src/cli/commands/node/run.ts',
+  'src/cli/commands/webhook/run.ts',
+  'src/cli/commands/explain/run.ts',
+  'src/cli/commands/cni-check/run.ts',
+  'src/cli/commands/inject/run.ts',
+  'src/cli/commands/manifest/run.ts',
   'src/cli/help-command.ts',
-  'src/cli/check-command.ts',
-  'src/cli/switch-refusal.ts',
+  'src/cli/commands/check/run.ts',
+  'src/cli/commands/validate/switch-refusal.ts',
   'src/rules-check/decide.ts',
   'src/rules/read/read-live.ts',
   'src/kube/report-failure-event.ts',

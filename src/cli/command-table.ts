@@ -2,17 +2,17 @@ import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
 import { EXPLAIN_FLAGS } from '../config/explain-flags.js';
 import { VALIDATE_FLAGS } from '../config/validate-config.js';
 import { failureCodesText, meshIdentity, MESHES } from '../mesh/meshes.js';
-import { CHECK_FLAGS } from './check-command.js';
-import { CNI_CHECK_FLAGS } from './cni-check-command.js';
+import { CHECK_FLAGS } from './commands/check/run.js';
+import { CNI_CHECK_FLAGS } from './commands/cni-check/run.js';
 import type { CommandSpec, EnvironmentVariable } from './command-spec.js';
-import { COMPLETION_FLAGS, SHELLS } from './completion-flags.js';
-import { INJECT_FLAGS } from './inject-command.js';
-import { AGENT_FLAGS, MANIFEST_FLAGS } from './manifest-command.js';
-import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
-import { VERSION_COMMAND_FLAGS } from './version-command.js';
-import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
-import { MAX_INPUT_BYTES } from './read-input-file.js';
-import { MAX_MANIFEST_BYTES, mebibytes } from './read-manifest-input.js';
+import { COMPLETION_FLAGS, SHELLS } from './commands/completion/flags.js';
+import { INJECT_FLAGS } from './commands/inject/run.js';
+import { AGENT_FLAGS, MANIFEST_FLAGS } from './commands/manifest/run.js';
+import { NODE_COMMAND_FLAGS } from './commands/node/flags.js';
+import { VERSION_COMMAND_FLAGS } from './commands/version/run.js';
+import { WEBHOOK_COMMAND_FLAGS } from './commands/webhook/flags.js';
+import { MAX_INPUT_BYTES } from './input/read-input-file.js';
+import { MAX_MANIFEST_BYTES, mebibytes } from './input/read-manifest-input.js';
 
 type Code = keyof typeof EXIT;
 const code = (key: Code, meaning: string = EXIT_MEANINGS[key]): readonly [string, string] => [

@@ -1,6 +1,6 @@
 import { flagHelp, type FlagDef } from '../config/flag-def.js';
 import type { CommandSpec } from './command-spec.js';
-import type { Shell } from './completion-flags.js';
+import type { Shell } from './commands/completion/flags.js';
 
 /** What a shell may offer after a flag: its choices, file names, directory names, or nothing. */
 type ValueKind =

@@ -6,9 +6,9 @@ import { commandError, unknownCommand } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { COMMANDS, commandSpec } from './command-table.js';
 import { completionScript } from './completion.js';
-import { SHELLS, type Shell } from './completion-flags.js';
+import { SHELLS, type Shell } from './commands/completion/flags.js';
 import { formatCommandHelp, formatTopHelp } from './help.js';
-import { versionText } from './version-command.js';
+import { versionText } from './commands/version/run.js';
 
 const printed = (stdout: string): CommandOutcome => ({ exitCode: EXIT.pass, stdout, stderr: '' });
 

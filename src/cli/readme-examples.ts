@@ -1,5 +1,5 @@
 import type { Mesh } from '../config/interception.js';
-import { runManifest } from './manifest-command.js';
+import { runManifest } from './commands/manifest/run.js';
 import { VERSION } from './version.js';
 
 /** The image the README's examples name: a pushed image, as an operator passes it. */

@@ -10,7 +10,7 @@ import { isHelpOrVersionSwitch } from './help-switch.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { unknownCommand } from './command-error.js';
 import { helpWidth } from './help.js';
-import { runValidateCommand } from './run-validate-command.js';
+import { runValidateCommand } from './commands/validate/run.js';
 
 /** Adapters a launcher may substitute (the start-up snapshot loads netlink its own way). */
 export interface CliAdapters {
@@ -27,7 +27,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === undefined) return (await import('./help-command.js')).runBare(width, isInteractive());
   if (command === 'help' || command === '--help' || command === '-h')
     return (await import('./help-command.js')).runHelp(rest, width);
-  if (command === '--version') return (await import('./version-command.js')).runVersion(rest);
+  if (command === '--version') return (await import('./commands/version/run.js')).runVersion(rest);
   const foreign = command === 'validate' ? rest : argv;
   if (mayBeForeignValidatorArgv(foreign)) {
     const compat = await runCompat(foreign, adapters, width);
@@ -37,7 +37,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (rest.some(isHelpOrVersionSwitch)) {
     const refused =
       command === 'validate'
-        ? (await import('./switch-refusal.js')).validateSwitchRefusal(rest, process.env, width)
+        ? (await import('./commands/validate/switch-refusal.js')).validateSwitchRefusal(rest, process.env, width)
         : undefined;
     if (refused) return refused;
     const answer = (await import('./help-command.js')).helpOrVersion(command, rest, width);
@@ -57,16 +57,16 @@ type Runner = (argv: readonly string[], adapters: CliAdapters) => Promise<Comman
 const RUNNERS: Readonly<Record<CommandName, Runner>> = {
   validate: async (argv, adapters) =>
     runValidateCommand(argv, process.env, abortOnSignals(), { inspectRules, ...adapters }),
-  explain: async (argv) => (await import('./explain-command.js')).runExplain(argv, process.env),
-  manifest: async (argv) => (await import('./manifest-command.js')).runManifest(argv, process.env),
-  inject: async (argv) => (await import('./inject-command.js')).runInject(argv, process.env),
-  node: async (argv) => (await import('./node-command.js')).runNodeCommand(argv, process.env, abortOnSignals()),
+  explain: async (argv) => (await import('./commands/explain/run.js')).runExplain(argv, process.env),
+  manifest: async (argv) => (await import('./commands/manifest/run.js')).runManifest(argv, process.env),
+  inject: async (argv) => (await import('./commands/inject/run.js')).runInject(argv, process.env),
+  node: async (argv) => (await import('./commands/node/run.js')).runNodeCommand(argv, process.env, abortOnSignals()),
   'cni-check': async (argv) =>
-    (await import('./cni-check-command.js')).runCniCheck(argv, process.env, abortOnSignals()),
+    (await import('./commands/cni-check/run.js')).runCniCheck(argv, process.env, abortOnSignals()),
   webhook: async (argv) =>
-    (await import('./webhook-command.js')).runWebhookCommand(argv, process.env, abortOnSignals()),
-  check: async (argv) => (await import('./check-command.js')).runCheck(argv, process.env),
-  version: async (argv) => (await import('./version-command.js')).runVersion(argv),
+    (await import('./commands/webhook/run.js')).runWebhookCommand(argv, process.env, abortOnSignals()),
+  check: async (argv) => (await import('./commands/check/run.js')).runCheck(argv, process.env),
+  version: async (argv) => (await import('./commands/version/run.js')).runVersion(argv),
   completion: async (argv) => (await import('./help-command.js')).runCompletion(argv),
 };
 
@@ -119,7 +119,7 @@ async function runCompat(
   if (!mapped.ok) {
     // A refused mesh argv blocks the pod: it leaves a termination message like any refusal, and
     // a help request still gets the usage, printed instead of a validation.
-    const { refuseValidate } = await import('./switch-refusal.js');
+    const { refuseValidate } = await import('./commands/validate/switch-refusal.js');
     const { asksForHelp } = await import('../compat/foreign-switches.js');
     return refuseValidate(foreign, process.env, mapped.error.message, asksForHelp(foreign) ? width : undefined);
   }

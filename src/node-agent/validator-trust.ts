@@ -5,7 +5,7 @@ import type { PodView, ValidatorOrigin } from './pod-view.js';
 
 /**
  * What `manifest`, `inject` and the webhook print for the agent's mesh's validator: built by the
- * CLI from the printers themselves (src/cli/shipped-validator.ts), never typed here.
+ * CLI from the printers themselves (src/cli/commands/node/shipped-validator.ts), never typed here.
  */
 export interface ShippedValidator {
   /** validate's configuration of each printed variant (with and without the rules check, the Event). */

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { validateConfigWithPodMetadata } from '../../src/cli/pod-metadata-files.js';
+import { validateConfigWithPodMetadata } from '../../src/cli/commands/validate/pod-metadata-files.js';
 import { parseCommandLine } from '../../src/config/parse-command-line.js';
 import { VALIDATE_FLAGS } from '../../src/config/validate-config.js';
 import { runCommand } from './cli-run.js';

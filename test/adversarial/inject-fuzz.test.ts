@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
 import { prng } from '../harness/prng.js';
 
 type Plain = Record<string, unknown>;

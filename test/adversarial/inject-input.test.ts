@@ -5,8 +5,8 @@ import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
-import { readStdinBounded } from '../../src/cli/read-manifest-input.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
+import { readStdinBounded } from '../../src/cli/input/read-manifest-input.js';
 
 const MAIN = join(import.meta.dirname, '../../dist/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), `interlock-inject-${process.pid}-`));

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runExplain } from '../../src/cli/explain-command.js';
+import { runExplain } from '../../src/cli/commands/explain/run.js';
 import { flagsFor, loadManifest } from '../explain/corpus.js';
 
 /**

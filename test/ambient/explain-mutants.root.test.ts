@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runExplain } from '../../src/cli/explain-command.js';
+import { runExplain } from '../../src/cli/commands/explain/run.js';
 import { dumpGolden, makeNamespace, removeNamespace } from './dumps.js';
 import { ambientGoldens, goldenEnv, goldenFlags, type AmbientGolden } from './goldens.js';
 import { iptablesMutants, nftMutants, type AmbientMutant } from './mutants.js';

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runExplain } from '../../src/cli/explain-command.js';
+import { runExplain } from '../../src/cli/commands/explain/run.js';
 import { PodNamespace } from '../harness/pod-namespace.js';
 import { connect, flush, wire, type KernelCase } from '../kernel/semantics-harness.js';
 import { dumpOf, goldenEnv, goldenFlags, loadIptablesGolden, loadNftGolden, type AmbientGolden } from './goldens.js';

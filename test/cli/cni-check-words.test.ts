@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCniCheck } from '../../src/cli/cni-check-command.js';
+import { runCniCheck } from '../../src/cli/commands/cni-check/run.js';
 import { conflist } from '../cni/listing.js';
 
 const STANDIN = fileURLToPath(new URL('../fixtures/cni/mesh-cni-standin.mjs', import.meta.url));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { runExplain } from '../../src/cli/explain-command.js';
+import { runExplain } from '../../src/cli/commands/explain/run.js';
 
 const DIR = new URL('../fixtures/corpus/linkerd/cni-default/', import.meta.url).pathname;
 const V4 = `${DIR}iptables-nft-save.v4.txt`;

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/command-table.js';
 import { formatCommandHelp } from '../../src/cli/help.js';
-import { MANIFEST_FLAGS, MODE_FLAGS, runManifest } from '../../src/cli/manifest-command.js';
-import { MAX_INPUT_BYTES } from '../../src/cli/read-input-file.js';
-import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile } from '../../src/cli/read-manifest-input.js';
+import { MANIFEST_FLAGS, MODE_FLAGS, runManifest } from '../../src/cli/commands/manifest/run.js';
+import { MAX_INPUT_BYTES } from '../../src/cli/input/read-input-file.js';
+import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile } from '../../src/cli/input/read-manifest-input.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'interlock-help-truth-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCniCheck } from '../../src/cli/cni-check-command.js';
+import { runCniCheck } from '../../src/cli/commands/cni-check/run.js';
 import { auditCni } from '../../src/cni/audit-cni.js';
 import { confFiles, goSortByName } from '../../src/cni/conf-files.js';
 import { containerdLoad } from '../../src/cni/containerd-model.js';

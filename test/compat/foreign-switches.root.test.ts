@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
 import { compatToValidate } from '../../src/compat/compat-argv.js';
 import { podPatch } from '../../src/webhook/validator-patch.js';
 import { collect, verdictLine, usePods } from '../harness/pod-namespace.js';

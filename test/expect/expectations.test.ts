@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Family } from '../../src/addr/ip.js';
-import { runExplain } from '../../src/cli/explain-command.js';
+import { runExplain } from '../../src/cli/commands/explain/run.js';
 import type { InterceptionSpec } from '../../src/config/interception.js';
 import type { Expectation } from '../../src/expect/expectation.js';
 import { outboundExpectations } from '../../src/expect/outbound-expectations.js';

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runExplain } from '../../src/cli/explain-command.js';
+import { runExplain } from '../../src/cli/commands/explain/run.js';
 import { CORPUS } from './corpus.js';
 
 /**

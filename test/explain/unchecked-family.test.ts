@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { runExplain } from '../../src/cli/explain-command.js';
+import { runExplain } from '../../src/cli/commands/explain/run.js';
 import { decideInspection } from '../../src/rules-check/decide.js';
 import { specFromFlags } from '../harness/spec.js';
 import { dumpSets, explainArgv, loadManifest } from './corpus.js';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
 
 const inject = (text: string, argv: string[] = ['--mesh', 'istio-ambient']) =>
   runInject(['-', ...argv], {}, () => Buffer.from(text));

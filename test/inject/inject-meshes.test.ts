@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
 import type { KubeDocument } from './shapes.js';
 
 const MESHES = join(import.meta.dirname, '../fixtures/meshes');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
-import { runManifest } from '../../src/cli/manifest-command.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
+import { runManifest } from '../../src/cli/commands/manifest/run.js';
 
 const IMAGE = ['--image', 'registry.example.com/mesh-interlock:1'];
 const inject = (input: string | Buffer, argv: readonly string[] = ['--mesh', 'linkerd']) =>

@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
 import { prng } from '../harness/prng.js';
 import { expectGolden } from '../harness/golden.js';
 import { kubectlDecode } from './kubectl.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { MODE_FLAGS, runManifest } from '../../src/cli/manifest-command.js';
+import { MODE_FLAGS, runManifest } from '../../src/cli/commands/manifest/run.js';
 import { VERSION } from '../../src/config/version.js';
 import { RECOMMENDED_LABEL_KEYS } from '../../src/kube/interlock-labels.js';
 

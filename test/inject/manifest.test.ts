@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runManifest } from '../../src/cli/manifest-command.js';
+import { runManifest } from '../../src/cli/commands/manifest/run.js';
 import { expectGolden } from '../harness/golden.js';
 import { kubectlDecode } from './kubectl.js';
 import type { Container, KubeDocument } from './shapes.js';

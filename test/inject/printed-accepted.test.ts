@@ -1,10 +1,10 @@
 import fastJsonPatch from 'fast-json-patch';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { runInject } from '../../src/cli/inject-command.js';
-import { runManifest } from '../../src/cli/manifest-command.js';
-import { nodeConfigOf } from '../../src/cli/node-config.js';
-import { WEBHOOK_COMMAND_FLAGS } from '../../src/cli/webhook-command-flags.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
+import { runManifest } from '../../src/cli/commands/manifest/run.js';
+import { nodeConfigOf } from '../../src/cli/commands/node/config.js';
+import { WEBHOOK_COMMAND_FLAGS } from '../../src/cli/commands/webhook/flags.js';
 import { compatToValidate } from '../../src/compat/compat-argv.js';
 import { parseCommandLine } from '../../src/config/parse-command-line.js';
 import { buildValidateConfig, VALIDATE_FLAGS } from '../../src/config/validate-config.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runManifest } from '../../src/cli/manifest-command.js';
+import { runManifest } from '../../src/cli/commands/manifest/run.js';
 import { reportFailureEvent } from '../../src/kube/report-failure-event.js';
 import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
 import { crashLoopPod, nodeObject } from '../harness/kube-api/pods.js';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { MANIFEST_FLAGS, MODE_FLAGS } from '../../src/cli/manifest-command.js';
+import { MANIFEST_FLAGS, MODE_FLAGS } from '../../src/cli/commands/manifest/run.js';
 import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
 import { shell as runShell, type ShellRun } from '../harness/kubectl-shell.js';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { portSetHas } from '../../src/addr/port-set.js';
-import { validateConfigWithPodMetadata } from '../../src/cli/pod-metadata-files.js';
+import { validateConfigWithPodMetadata } from '../../src/cli/commands/validate/pod-metadata-files.js';
 import { parseDownwardApiFile } from '../../src/config/downward-api.js';
 import { parseCommandLine } from '../../src/config/parse-command-line.js';
 import { VALIDATE_FLAGS } from '../../src/config/validate-config.js';

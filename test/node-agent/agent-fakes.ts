@@ -4,7 +4,7 @@ import type { AgentEvent } from '../../src/node-agent/agent-events.js';
 import type { AgentMetrics } from '../../src/node-agent/agent-metrics.js';
 import type { AgentClock, AgentSettings } from '../../src/node-agent/agent-settings.js';
 import { NodeAgent } from '../../src/node-agent/agent.js';
-import { shippedValidator } from '../../src/cli/shipped-validator.js';
+import { shippedValidator } from '../../src/cli/commands/node/shipped-validator.js';
 
 /** A clock the test moves by hand: timers fire only when `advance` passes them. */
 class ManualClock implements AgentClock {

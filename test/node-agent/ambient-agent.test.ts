@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { meshDefaults } from '../../src/node-agent/node-flags.js';
 import { podViewOf } from '../../src/node-agent/pod-view.js';
 import { distrustOf } from '../../src/node-agent/validator-trust.js';
-import { shippedValidator } from '../../src/cli/shipped-validator.js';
+import { shippedValidator } from '../../src/cli/commands/node/shipped-validator.js';
 import { validatorContainer } from '../../src/inject/validator-container.js';
 import { ambientPatch } from '../../src/webhook/ambient-patch.js';
 import { crashLoopPod } from '../harness/kube-api/pods.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { helpOrVersion } from '../../src/cli/help-command.js';
-import { runNodeCommand } from '../../src/cli/node-command.js';
+import { runNodeCommand } from '../../src/cli/commands/node/run.js';
 import { blockedOf } from '../../src/node-agent/blocked.js';
 import { podViewOf } from '../../src/node-agent/pod-view.js';
 import { crashLoopPod, failedJobPod } from '../harness/kube-api/pods.js';

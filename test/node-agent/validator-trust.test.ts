@@ -4,7 +4,7 @@ import { distrustOf, isTrustedValidator, repositoryOf } from '../../src/node-age
 import { meshPods } from '../../scripts/mesh-pods.mjs';
 import { applyOps } from '../webhook/validator-patch.test.js';
 import { crashLoopPod } from '../harness/kube-api/pods.js';
-import { shippedValidator } from '../../src/cli/shipped-validator.js';
+import { shippedValidator } from '../../src/cli/commands/node/shipped-validator.js';
 import { validatorContainer } from '../../src/inject/validator-container.js';
 import { podPatch } from '../../src/webhook/validator-patch.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
-import { runManifest } from '../../src/cli/manifest-command.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
+import { runManifest } from '../../src/cli/commands/manifest/run.js';
 import { parseImageReference } from '../../src/config/image-reference.js';
 
 const HEX64 = 'a'.repeat(64);

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/inject-command.js';
+import { runInject } from '../../src/cli/commands/inject/run.js';
 import { EXIT } from '../../src/config/exit-codes.js';
 import { admit } from '../../src/webhook/admit.js';
 import { webhookBudget } from '../../src/webhook/webhook-budget.js';

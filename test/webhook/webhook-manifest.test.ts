@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { runManifest } from '../../src/cli/manifest-command.js';
-import { WEBHOOK_COMMAND_FLAGS } from '../../src/cli/webhook-command-flags.js';
+import { runManifest } from '../../src/cli/commands/manifest/run.js';
+import { WEBHOOK_COMMAND_FLAGS } from '../../src/cli/commands/webhook/flags.js';
 import { parseCommandLine } from '../../src/config/parse-command-line.js';
 
 /** Parsed YAML, read loosely. */

@@ -1,4 +1,4 @@
-import { DEFAULT_IMAGE } from '../inject/validator-container.js';
+import { DEFAULT_IMAGE } from '../../inject/validator-container.js';
 
 /**
  * Said on stderr whenever a printed or patched container gets the default image: nothing

@@ -1,5 +1,5 @@
-import type { FlagDef } from '../config/flag-def.js';
-import { parseDnsLabel } from '../config/flag-parsers.js';
+import type { FlagDef } from '../../config/flag-def.js';
+import { parseDnsLabel } from '../../config/flag-parsers.js';
 
 /** Where the webhook and the node agent run, for the commands that look at both parts at once. */
 export const WEBHOOK_NAMESPACE_FLAG: FlagDef<string> = {

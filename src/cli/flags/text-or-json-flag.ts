@@ -1,5 +1,5 @@
-import type { DefaultedFlag } from '../config/flag-def.js';
-import { oneOf } from '../config/flag-parsers.js';
+import type { DefaultedFlag } from '../../config/flag-def.js';
+import { oneOf } from '../../config/flag-parsers.js';
 
 /**
  * `--output text|json` of `check` and `version`: argv only (no variable), so a stray

@@ -1,7 +1,7 @@
 import { mebibytes } from './read-manifest-input.js';
-import { echoValue } from '../config/echo-value.js';
-import { describeProblem, readBoundedFile } from '../file/read-bounded-file.js';
-import { fail, ok, type Result } from '../reason/result.js';
+import { echoValue } from '../../config/echo-value.js';
+import { describeProblem, readBoundedFile } from '../../file/read-bounded-file.js';
+import { fail, ok, type Result } from '../../reason/result.js';
 
 /**
  * Most bytes `explain` reads, all its dumps together: a 150k-rule iptables-save of 16 MiB peaks

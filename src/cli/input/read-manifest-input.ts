@@ -1,7 +1,7 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { fileErrorSentence } from '../file/file-error.js';
-import { echoValue } from '../config/echo-value.js';
-import { fail, ok, type Result } from '../reason/result.js';
+import { fileErrorSentence } from '../../file/file-error.js';
+import { echoValue } from '../../config/echo-value.js';
+import { fail, ok, type Result } from '../../reason/result.js';
 
 /**
  * Most bytes `inject` reads. The input and the output are both held as strings while a document

@@ -5,7 +5,7 @@ import type { AgentEvent } from '../../../src/node-agent/agent-events.js';
 import type { AgentMetrics } from '../../../src/node-agent/agent-metrics.js';
 import { REAL_CLOCK, type AgentSettings } from '../../../src/node-agent/agent-settings.js';
 import { recheckPodOf, type RecheckPod } from '../../../src/node-agent/recheck/meshed-pod.js';
-import { shippedValidator } from '../../../src/cli/shipped-validator.js';
+import { shippedValidator } from '../../../src/cli/commands/node/shipped-validator.js';
 
 const quiet = new Proxy({}, { get: () => () => undefined }) as AgentMetrics;
 const log = { info() {}, warn() {}, error() {} };

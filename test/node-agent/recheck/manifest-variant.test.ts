@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { runManifest } from '../../../src/cli/manifest-command.js';
-import { nodeConfigOf } from '../../../src/cli/node-config.js';
+import { runManifest } from '../../../src/cli/commands/manifest/run.js';
+import { nodeConfigOf } from '../../../src/cli/commands/node/config.js';
 
 type Doc = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 async function printed(args: string[]): Promise<Doc[]> {

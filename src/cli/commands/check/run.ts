@@ -1,19 +1,19 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
-import { EXIT } from '../config/exit-codes.js';
-import type { FlagDef } from '../config/flag-def.js';
-import { parseNonBlank } from '../config/flag-parsers.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { flagValue } from '../config/parsed-flags.js';
-import { kubeconfigAccess } from '../kube/kubeconfig.js';
-import { renderChecks } from './check-report.js';
-import { runChecks } from './check-run.js';
-import { getter, readInstall } from './check-snapshot.js';
-import { commandError } from './command-error.js';
-import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from './part-namespace-flags.js';
-import type { CommandOutcome } from './command-outcome.js';
-import { textOrJsonFlag } from './text-or-json-flag.js';
+import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import type { FlagDef } from '../../../config/flag-def.js';
+import { parseNonBlank } from '../../../config/flag-parsers.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { flagValue } from '../../../config/parsed-flags.js';
+import { kubeconfigAccess } from '../../../kube/kubeconfig.js';
+import { renderChecks } from '../../../install-check/check-report.js';
+import { runChecks } from '../../../install-check/check-run.js';
+import { getter, readInstall } from '../../../install-check/check-snapshot.js';
+import { commandError } from '../../command-error.js';
+import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
+import type { CommandOutcome } from '../../command-outcome.js';
+import { textOrJsonFlag } from '../../flags/text-or-json-flag.js';
 
 // Argv only: `check` reads KUBECONFIG as kubectl does, and no INTERLOCK_* variable.
 const KUBECONFIG_FLAG: FlagDef<string> = {

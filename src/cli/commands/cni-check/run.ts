@@ -5,22 +5,22 @@ import {
   parseDuration,
   parseNonBlank,
   parsePluginType,
-} from '../config/flag-parsers.js';
-import { formatDuration } from '../config/duration.js';
-import { EXIT } from '../config/exit-codes.js';
-import { echoValue } from '../config/echo-value.js';
-import type { DefaultedFlag, FlagDef } from '../config/flag-def.js';
-import { PRESETS, type Mesh } from '../config/interception.js';
-import { flagSource, flagValue } from '../config/parsed-flags.js';
-import { meshNamesText } from '../mesh/meshes.js';
-import { fail, ok, type Result } from '../reason/result.js';
-import type { RuntimeName } from '../cni/runtime-load.js';
-import { commandError } from './command-error.js';
-import type { CommandOutcome } from './command-outcome.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { MESH_FLAG } from '../config/interception-flags.js';
-import { FORMAT_FLAG } from '../config/explain-flags.js';
-import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
+} from '../../../config/flag-parsers.js';
+import { formatDuration } from '../../../config/duration.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import { echoValue } from '../../../config/echo-value.js';
+import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
+import { PRESETS, type Mesh } from '../../../config/interception.js';
+import { flagSource, flagValue } from '../../../config/parsed-flags.js';
+import { meshNamesText } from '../../../mesh/meshes.js';
+import { fail, ok, type Result } from '../../../reason/result.js';
+import type { RuntimeName } from '../../../cni/runtime-load.js';
+import { commandError } from '../../command-error.js';
+import type { CommandOutcome } from '../../command-outcome.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { MESH_FLAG } from '../../../config/interception-flags.js';
+import { FORMAT_FLAG } from '../../../config/explain-flags.js';
+import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
 
 const CNI_CONF_DIR_FLAG: DefaultedFlag<string> = {
   name: 'cni-conf-dir',
@@ -181,8 +181,8 @@ function interrupted(stop: AbortSignal): CommandOutcome {
 }
 
 async function check(config: CniCheckConfig, signal: AbortSignal | undefined): Promise<CommandOutcome> {
-  const { runCniAudit } = await import('../cni/run-cni-audit.js');
-  const { verdictJson, verdictText } = await import('../cni/verdict-report.js');
+  const { runCniAudit } = await import('../../../cni/run-cni-audit.js');
+  const { verdictJson, verdictText } = await import('../../../cni/verdict-report.js');
   const verdict = await runCniAudit({
     confDir: config.confDir,
     binDirs: config.binDirs,

@@ -1,12 +1,12 @@
-import type { Family } from '../addr/ip.js';
-import { echoValue } from '../config/echo-value.js';
-import * as X from '../config/explain-flags.js';
-import type { FlagDef } from '../config/flag-def.js';
-import { flagSource, flagValue, type ParsedFlags } from '../config/parsed-flags.js';
-import { fail, ok, type Result } from '../reason/result.js';
-import type { Dump } from '../rules-check/analyze.js';
-import type { Backend } from '../rules/model.js';
-import { MAX_INPUT_BYTES, readInputFile } from './read-input-file.js';
+import type { Family } from '../../../addr/ip.js';
+import { echoValue } from '../../../config/echo-value.js';
+import * as X from '../../../config/explain-flags.js';
+import type { FlagDef } from '../../../config/flag-def.js';
+import { flagSource, flagValue, type ParsedFlags } from '../../../config/parsed-flags.js';
+import { fail, ok, type Result } from '../../../reason/result.js';
+import type { Dump } from '../../../rules-check/analyze.js';
+import type { Backend } from '../../../rules/model.js';
+import { MAX_INPUT_BYTES, readInputFile } from '../../input/read-input-file.js';
 
 interface WantedDump {
   readonly flag: FlagDef<string>;

@@ -1,18 +1,18 @@
-import type { Family } from '../addr/ip.js';
-import { buildInterceptionSpec } from '../config/build-interception.js';
-import { echoValue } from '../config/echo-value.js';
-import { EXIT } from '../config/exit-codes.js';
-import { EXPLAIN_FLAGS, FORMAT_FLAG } from '../config/explain-flags.js';
-import { PRESETS } from '../config/interception.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { flagValue } from '../config/parsed-flags.js';
-import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG, type FamilyMode } from '../config/validate-config.js';
-import { analyzeDumps } from '../rules-check/analyze.js';
-import { specSummary } from '../config/spec-summary.js';
-import { reportOf, reportText } from '../rules-check/report.js';
-import type { CommandOutcome } from './command-outcome.js';
-import { missingFamilyDump, readDumps } from './explain-dumps.js';
-import { commandError } from './command-error.js';
+import type { Family } from '../../../addr/ip.js';
+import { buildInterceptionSpec } from '../../../config/build-interception.js';
+import { echoValue } from '../../../config/echo-value.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import { EXPLAIN_FLAGS, FORMAT_FLAG } from '../../../config/explain-flags.js';
+import { PRESETS } from '../../../config/interception.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { flagValue } from '../../../config/parsed-flags.js';
+import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG, type FamilyMode } from '../../../config/validate-config.js';
+import { analyzeDumps } from '../../../rules-check/analyze.js';
+import { specSummary } from '../../../config/spec-summary.js';
+import { reportOf, reportText } from '../../../rules-check/report.js';
+import type { CommandOutcome } from '../../command-outcome.js';
+import { missingFamilyDump, readDumps } from './dumps.js';
+import { commandError } from '../../command-error.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 

@@ -1,18 +1,18 @@
-import { EXIT } from '../config/exit-codes.js';
-import type { FlagDef } from '../config/flag-def.js';
-import type { Mesh } from '../config/interception.js';
-import { injectJson, looksLikeJson } from '../inject/inject-json.js';
-import { injectYaml } from '../inject/inject-yaml.js';
-import { ok, type Result } from '../reason/result.js';
-import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile, readStdinBounded } from './read-manifest-input.js';
-import type { CommandOutcome } from './command-outcome.js';
-import { NATIVE_SIDECAR_FLAG, parseCommandFlags, RULES_CHECK_FLAG } from './manifest-command.js';
-import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
-import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
-import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
-import { IMAGE_FLAG } from './image-flag.js';
-import { commandError } from './command-error.js';
-import { defaultImageWarning } from './default-image.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import type { FlagDef } from '../../../config/flag-def.js';
+import type { Mesh } from '../../../config/interception.js';
+import { injectJson, looksLikeJson } from '../../../inject/inject-json.js';
+import { injectYaml } from '../../../inject/inject-yaml.js';
+import { ok, type Result } from '../../../reason/result.js';
+import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile, readStdinBounded } from '../../input/read-manifest-input.js';
+import type { CommandOutcome } from '../../command-outcome.js';
+import { NATIVE_SIDECAR_FLAG, parseCommandFlags, RULES_CHECK_FLAG } from '../manifest/run.js';
+import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
+import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../../../config/interception-flags.js';
+import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
+import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { commandError } from '../../command-error.js';
+import { defaultImageWarning } from '../../flags/default-image.js';
 
 const file = (text: string): Result<string, 'ConfigInvalid'> => ok(text);
 

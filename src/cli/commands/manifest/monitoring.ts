@@ -1,8 +1,8 @@
-import type { ManifestDocument } from '../inject/manifest.js';
-import { interlockLabels } from '../kube/interlock-labels.js';
-import { NODE_TAINT } from '../node-agent/agent-api.js';
-import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
-import { WEBHOOK_NAME, WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
+import type { ManifestDocument } from '../../../inject/manifest.js';
+import { interlockLabels } from '../../../kube/interlock-labels.js';
+import { NODE_TAINT } from '../../../node-agent/agent-api.js';
+import { NODE_AGENT_NAME } from '../../../node-agent/manifest.js';
+import { WEBHOOK_NAME, WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET } from '../../../webhook/webhook-manifest.js';
 
 export interface MonitoringOptions {
   readonly webhookNamespace?: string;

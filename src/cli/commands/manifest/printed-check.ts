@@ -1,7 +1,7 @@
-import { containerEnv, containerValidatorConfig } from '../compat/validator-config.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { nodeConfigOf } from './node-config.js';
-import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
+import { containerEnv, containerValidatorConfig } from '../../../compat/validator-config.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { nodeConfigOf } from '../node/config.js';
+import { WEBHOOK_COMMAND_FLAGS } from '../webhook/flags.js';
 
 type Json = Record<string, unknown>;
 

@@ -1,26 +1,32 @@
-import { EXIT } from '../config/exit-codes.js';
-import { oneOf, parseDnsLabel } from '../config/flag-parsers.js';
-import type { FlagDef } from '../config/flag-def.js';
-import { hasOwnPorts, meshNamesText, type Mesh } from '../mesh/meshes.js';
-import { containerDocument, jsonNotes, renderJson, renderYaml, type ManifestDocument } from '../inject/manifest.js';
-import { eventRbacDocuments } from '../inject/event-rbac.js';
-import { IMAGE_FLAG } from './image-flag.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../config/interception-flags.js';
-import { REPORT_EVENT_FLAG } from '../config/validate-config.js';
-import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
-import type { NodeAction } from '../node-agent/decide.js';
-import type { NodeAgentManifestOptions } from '../node-agent/manifest.js';
-import { socketPathOf } from '../node-agent/cri/socket-path.js';
-import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
-import { fail, ok, type Result } from '../reason/result.js';
-import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
-import { commandError } from './command-error.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import { oneOf, parseDnsLabel } from '../../../config/flag-parsers.js';
+import type { FlagDef } from '../../../config/flag-def.js';
+import { hasOwnPorts, meshNamesText, type Mesh } from '../../../mesh/meshes.js';
+import {
+  containerDocument,
+  jsonNotes,
+  renderJson,
+  renderYaml,
+  type ManifestDocument,
+} from '../../../inject/manifest.js';
+import { eventRbacDocuments } from '../../../inject/event-rbac.js';
+import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../../../config/interception-flags.js';
+import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
+import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
+import type { NodeAction } from '../../../node-agent/decide.js';
+import type { NodeAgentManifestOptions } from '../../../node-agent/manifest.js';
+import { socketPathOf } from '../../../node-agent/cri/socket-path.js';
+import { NODE_COMMAND_FLAGS } from '../node/flags.js';
+import { fail, ok, type Result } from '../../../reason/result.js';
+import { WEBHOOK_MANIFEST_FLAGS } from '../../../webhook/webhook-manifest-flags.js';
+import { commandError } from '../../command-error.js';
 import { printedRefusal } from './printed-check.js';
-import { defaultImageWarning } from './default-image.js';
+import { defaultImageWarning } from '../../flags/default-image.js';
 import { namespaceOwnership } from './namespace-ownership.js';
-import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from './part-namespace-flags.js';
-import type { CommandOutcome } from './command-outcome.js';
+import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
+import type { CommandOutcome } from '../../command-outcome.js';
 
 /** ServiceAccount names are DNS-1123 subdomains: dots allowed. */
 const accountNames = (value: string): Result<string[], 'ConfigInvalid'> => {
@@ -128,7 +134,7 @@ export function parseCommandFlags(
 export type NodeAgentManifest = (options: NodeAgentManifestOptions) => Promise<readonly object[]>;
 
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
-  (await import('../node-agent/manifest.js')).nodeAgentManifest(options);
+  (await import('../../../node-agent/manifest.js')).nodeAgentManifest(options);
 
 type Mode = 'container' | 'rbac' | 'node-agent' | 'webhook' | 'monitoring';
 
@@ -221,12 +227,12 @@ async function modeDocuments(
   }
   if (mode === 'node-agent') return agentDocuments(values, agent, nodeAgent);
   if (mode === 'monitoring')
-    return (await import('./manifest-monitoring.js')).monitoringDocuments({
+    return (await import('./monitoring.js')).monitoringDocuments({
       ...(values.has('webhook-namespace') ? { webhookNamespace: values.get('webhook-namespace') as string } : {}),
       ...(values.has('node-namespace') ? { nodeNamespace: values.get('node-namespace') as string } : {}),
     });
   if (mode === 'webhook') {
-    const webhook = (await import('./manifest-webhook.js')).webhookDocuments(values);
+    const webhook = (await import('./webhook.js')).webhookDocuments(values);
     return webhook.ok ? webhook.value : webhook.error.message;
   }
   const mesh = values.get('mesh') as Mesh | undefined;

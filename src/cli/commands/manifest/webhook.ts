@@ -1,8 +1,8 @@
-import { flagValue, type ParsedFlags } from '../config/parsed-flags.js';
-import type { ManifestDocument } from '../inject/manifest.js';
-import { capturingMesh, type Mesh } from '../mesh/meshes.js';
-import { fail, ok, type Result } from '../reason/result.js';
-import { WEBHOOK_NAMESPACE, webhookManifest } from '../webhook/webhook-manifest.js';
+import { flagValue, type ParsedFlags } from '../../../config/parsed-flags.js';
+import type { ManifestDocument } from '../../../inject/manifest.js';
+import { capturingMesh, type Mesh } from '../../../mesh/meshes.js';
+import { fail, ok, type Result } from '../../../reason/result.js';
+import { WEBHOOK_NAMESPACE, webhookManifest } from '../../../webhook/webhook-manifest.js';
 import {
   API_SERVER_CIDR_FLAG,
   CA_BUNDLE_FLAG,
@@ -10,10 +10,10 @@ import {
   FAILURE_POLICY_FLAG,
   METRICS_NAMESPACE_FLAG,
   WEBHOOK_CLIENT_CA_FLAG,
-} from '../webhook/webhook-manifest-flags.js';
-import { IMAGE_FLAG } from './image-flag.js';
+} from '../../../webhook/webhook-manifest-flags.js';
+import { IMAGE_FLAG } from '../../flags/image-flag.js';
 import { namespaceOwnership } from './namespace-ownership.js';
-import { readInputFile } from './read-input-file.js';
+import { readInputFile } from '../../input/read-input-file.js';
 
 type FlagValues = ReadonlyMap<string, unknown>;
 

@@ -1,8 +1,8 @@
-import type { CniAuditOptions } from '../cni/run-cni-audit.js';
-import { watchCniConfig } from '../cni/watch-cni-config.js';
-import type { CniAuditSource, CniAuditVerdict } from '../node-agent/cni-audit-source.js';
-import type { Result } from '../reason/result.js';
-import type { CniVerdict } from '../cni/audit-cni.js';
+import type { CniAuditOptions } from '../../../cni/run-cni-audit.js';
+import { watchCniConfig } from '../../../cni/watch-cni-config.js';
+import type { CniAuditSource, CniAuditVerdict } from '../../../node-agent/cni-audit-source.js';
+import type { Result } from '../../../reason/result.js';
+import type { CniVerdict } from '../../../cni/audit-cni.js';
 
 /**
  * cni-check's directory watch as the node agent's audit source: file-system events plus a

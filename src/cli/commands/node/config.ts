@@ -1,13 +1,13 @@
-import type { CniAuditOptions } from '../cni/run-cni-audit.js';
-import type { RuntimeName } from '../cni/runtime-load.js';
-import { PRESETS, type Mesh } from '../config/interception.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import type { AgentSettings } from '../node-agent/agent-settings.js';
-import { meshDefaults } from '../node-agent/node-flags.js';
-import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
-import { socketPathOf } from '../node-agent/cri/socket-path.js';
-import type { RecheckAction } from '../node-agent/recheck/recheck-action.js';
-import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
+import type { CniAuditOptions } from '../../../cni/run-cni-audit.js';
+import type { RuntimeName } from '../../../cni/runtime-load.js';
+import { PRESETS, type Mesh } from '../../../config/interception.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import type { AgentSettings } from '../../../node-agent/agent-settings.js';
+import { meshDefaults } from '../../../node-agent/node-flags.js';
+import { DEFAULT_RETRY } from '../../../node-agent/retry-delay.js';
+import { socketPathOf } from '../../../node-agent/cri/socket-path.js';
+import type { RecheckAction } from '../../../node-agent/recheck/recheck-action.js';
+import { NODE_COMMAND_FLAGS } from './flags.js';
 import { shippedValidator } from './shipped-validator.js';
 
 type Values = Record<string, unknown>;

@@ -1,15 +1,15 @@
 import type { Registry } from 'prom-client';
-import type { ClusterAccess } from '../kube/cluster-access.js';
-import { getNamespace } from '../kube/namespace-api.js';
-import type { NodeAgent } from '../node-agent/agent.js';
-import { REAL_CLOCK, type AgentLog } from '../node-agent/agent-settings.js';
-import { criClient } from '../node-agent/cri/cri-client.js';
-import { readPodRules } from '../node-agent/recheck/netns-rules.js';
-import { namespaceMetaOf, type NamespaceMeta } from '../node-agent/recheck/meshed-pod.js';
-import { RecheckLoop } from '../node-agent/recheck/recheck-loop.js';
-import { promRecheckMetrics } from '../node-agent/recheck/recheck-metrics.js';
-import type { RecheckRoster } from '../node-agent/recheck/roster.js';
-import type { NodeRecheck } from './node-config.js';
+import type { ClusterAccess } from '../../../kube/cluster-access.js';
+import { getNamespace } from '../../../kube/namespace-api.js';
+import type { NodeAgent } from '../../../node-agent/agent.js';
+import { REAL_CLOCK, type AgentLog } from '../../../node-agent/agent-settings.js';
+import { criClient } from '../../../node-agent/cri/cri-client.js';
+import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
+import { namespaceMetaOf, type NamespaceMeta } from '../../../node-agent/recheck/meshed-pod.js';
+import { RecheckLoop } from '../../../node-agent/recheck/recheck-loop.js';
+import { promRecheckMetrics } from '../../../node-agent/recheck/recheck-metrics.js';
+import type { RecheckRoster } from '../../../node-agent/recheck/roster.js';
+import type { NodeRecheck } from './config.js';
 
 /**
  * The re-check's edges, composed: the runtime's CRI socket, the namespace reader, the rules read
@@ -34,7 +34,7 @@ export function startRecheck(
       namespace,
       readRules: readPodRules,
       decide: async (spec, outcomes, options) =>
-        (await import('../rules-check/decide.js')).decideInspection(spec, outcomes, options),
+        (await import('../../../rules-check/decide.js')).decideInspection(spec, outcomes, options),
       now: () => performance.now(),
     },
     reporter: parts.agent,

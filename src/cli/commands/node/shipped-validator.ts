@@ -1,8 +1,8 @@
-import { validatorConfigOf } from '../compat/validator-config.js';
-import { meshIdentity, type Mesh } from '../mesh/meshes.js';
-import { podIdentityEnv, podInfoMount, validatorArgs } from '../inject/validator-container.js';
-import type { ShippedValidator } from '../node-agent/validator-trust.js';
-import { podinfoEnv, podinfoMount } from '../webhook/podinfo.js';
+import { validatorConfigOf } from '../../../compat/validator-config.js';
+import { meshIdentity, type Mesh } from '../../../mesh/meshes.js';
+import { podIdentityEnv, podInfoMount, validatorArgs } from '../../../inject/validator-container.js';
+import type { ShippedValidator } from '../../../node-agent/validator-trust.js';
+import { podinfoEnv, podinfoMount } from '../../../webhook/podinfo.js';
 
 /**
  * The validator as `manifest`, `inject` and the webhook print it for `mesh`, read off the printers

@@ -1,16 +1,16 @@
-import type { ConfigResult } from '../config/config-error.js';
-import { parseDownwardApiFile } from '../config/downward-api.js';
-import type { FlagDef } from '../config/flag-def.js';
-import { flagSource, flagValue, type ParsedFlags } from '../config/parsed-flags.js';
-import type { PodMetadata } from '../config/pod-metadata.js';
+import type { ConfigResult } from '../../../config/config-error.js';
+import { parseDownwardApiFile } from '../../../config/downward-api.js';
+import type { FlagDef } from '../../../config/flag-def.js';
+import { flagSource, flagValue, type ParsedFlags } from '../../../config/parsed-flags.js';
+import type { PodMetadata } from '../../../config/pod-metadata.js';
 import {
   buildValidateConfig,
   POD_ANNOTATIONS_FLAG,
   POD_LABELS_FLAG,
   type ValidateConfig,
-} from '../config/validate-config.js';
-import { fail, ok, type Result } from '../reason/result.js';
-import { readInputFile } from './read-input-file.js';
+} from '../../../config/validate-config.js';
+import { fail, ok, type Result } from '../../../reason/result.js';
+import { readInputFile } from '../../input/read-input-file.js';
 
 /** Kubernetes caps a pod's annotations at 256 KiB; a downward-API file quotes them, so allow twice that. */
 const MAX_METADATA_BYTES = 512 * 1024;

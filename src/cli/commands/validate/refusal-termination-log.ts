@@ -1,4 +1,4 @@
-import { TERMINATION_LOG_FLAG } from '../config/validate-config.js';
+import { TERMINATION_LOG_FLAG } from '../../../config/validate-config.js';
 
 /**
  * Where a refused configuration's message goes, read leniently because the command line did not

@@ -1,29 +1,29 @@
-import { readCapabilities } from '../rules/read/capabilities.js';
-import { formatDuration } from '../config/duration.js';
-import { specSummary, VALIDATE_SPEC_FIELDS } from '../config/spec-summary.js';
-import { EXIT } from '../config/exit-codes.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { flagSource, flagValue } from '../config/parsed-flags.js';
+import { readCapabilities } from '../../../rules/read/capabilities.js';
+import { formatDuration } from '../../../config/duration.js';
+import { specSummary, VALIDATE_SPEC_FIELDS } from '../../../config/spec-summary.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { flagSource, flagValue } from '../../../config/parsed-flags.js';
 import {
   REPORT_EVENT_FLAG,
   TERMINATION_LOG_FLAG,
   VALIDATE_FLAGS,
   type ValidateConfig,
-} from '../config/validate-config.js';
-import { readPodNetwork, type LoadRtNetlink } from '../netlink/read-pod-network.js';
-import { createLogger, type Logger } from '../output/logger.js';
-import { writeTerminationLog } from '../output/termination-log.js';
-import { isCertifiedPass, type Verdict } from '../verdict/decide-verdict.js';
-import { formatTerminationMessage } from '../verdict/termination-message.js';
-import { Progress } from '../validate/progress.js';
-import { runValidate, type ProveInterception } from '../validate/run-validate.js';
-import type { InspectRules } from '../validate/rules-port.js';
-import type { CommandOutcome } from './command-outcome.js';
+} from '../../../config/validate-config.js';
+import { readPodNetwork, type LoadRtNetlink } from '../../../netlink/read-pod-network.js';
+import { createLogger, type Logger } from '../../../output/logger.js';
+import { writeTerminationLog } from '../../../output/termination-log.js';
+import { isCertifiedPass, type Verdict } from '../../../verdict/decide-verdict.js';
+import { formatTerminationMessage } from '../../../verdict/termination-message.js';
+import { Progress } from '../../../validate/progress.js';
+import { runValidate, type ProveInterception } from '../../../validate/run-validate.js';
+import type { InspectRules } from '../../../validate/rules-port.js';
+import type { CommandOutcome } from '../../command-outcome.js';
 import { validateConfigWithPodMetadata } from './pod-metadata-files.js';
-import { commandError } from './command-error.js';
+import { commandError } from '../../command-error.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
 import { VerdictWatchdog, verdictDeadline } from './verdict-watchdog.js';
-import { VERSION } from './version.js';
+import { VERSION } from '../../version.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 /** `interlock validate`: builds the configuration, runs, reports; returns the exit code to the root. */
@@ -78,7 +78,7 @@ export async function runValidateCommand(
 }
 
 async function reportEvent(env: Env, reason: string, terminationMessage: string, log: Logger): Promise<void> {
-  const { reportFailureEvent } = await import('../kube/report-failure-event.js');
+  const { reportFailureEvent } = await import('../../../kube/report-failure-event.js');
   await reportFailureEvent({ env, reason, terminationMessage, log });
 }
 

@@ -1,11 +1,11 @@
-import { EXIT } from '../config/exit-codes.js';
-import { writeTerminationLog } from '../output/termination-log.js';
-import { formatTerminationMessage } from '../verdict/termination-message.js';
-import { commandError } from './command-error.js';
-import type { CommandOutcome } from './command-outcome.js';
-import { commandSpec } from './command-table.js';
-import { formatCommandHelp } from './help.js';
-import { isHelpOrVersionSwitch } from './help-switch.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import { writeTerminationLog } from '../../../output/termination-log.js';
+import { formatTerminationMessage } from '../../../verdict/termination-message.js';
+import { commandError } from '../../command-error.js';
+import type { CommandOutcome } from '../../command-outcome.js';
+import { commandSpec } from '../../command-table.js';
+import { formatCommandHelp } from '../../help.js';
+import { isHelpOrVersionSwitch } from '../../help-switch.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
 
 /**

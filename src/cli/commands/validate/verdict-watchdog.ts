@@ -1,10 +1,10 @@
-import { formatDuration } from '../config/duration.js';
-import type { Logger } from '../output/logger.js';
-import { writeTerminationLog } from '../output/termination-log.js';
-import type { Reason } from '../reason/reason.js';
-import type { Progress } from '../validate/progress.js';
-import type { Verdict } from '../verdict/decide-verdict.js';
-import { formatTerminationMessage } from '../verdict/termination-message.js';
+import { formatDuration } from '../../../config/duration.js';
+import type { Logger } from '../../../output/logger.js';
+import { writeTerminationLog } from '../../../output/termination-log.js';
+import type { Reason } from '../../../reason/reason.js';
+import type { Progress } from '../../../validate/progress.js';
+import type { Verdict } from '../../../verdict/decide-verdict.js';
+import { formatTerminationMessage } from '../../../verdict/termination-message.js';
 
 // Node 20 has Atomics.waitAsync; TypeScript's ES2023 library does not declare it yet.
 type WaitAsync = (

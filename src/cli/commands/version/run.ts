@@ -1,13 +1,13 @@
-import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
-import { EXIT } from '../config/exit-codes.js';
-import type { FlagDef } from '../config/flag-def.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { flagValue } from '../config/parsed-flags.js';
-import { BUILD_INFO } from './build-info.js';
-import { commandError } from './command-error.js';
-import { textOrJsonFlag } from './text-or-json-flag.js';
-import type { CommandOutcome } from './command-outcome.js';
-import { VERSION } from './version.js';
+import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import type { FlagDef } from '../../../config/flag-def.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { flagValue } from '../../../config/parsed-flags.js';
+import { BUILD_INFO } from '../../build-info.js';
+import { commandError } from '../../command-error.js';
+import { textOrJsonFlag } from '../../flags/text-or-json-flag.js';
+import type { CommandOutcome } from '../../command-outcome.js';
+import { VERSION } from '../../version.js';
 
 const VERSION_OUTPUT_FLAG = textOrJsonFlag();
 

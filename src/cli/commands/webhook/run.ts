@@ -1,20 +1,20 @@
 import { Registry } from 'prom-client';
-import { defaultImageWarning } from './default-image.js';
-import { EXIT } from '../config/exit-codes.js';
-import { parseCommandLine } from '../config/parse-command-line.js';
-import { LOG_LEVEL_FLAG } from '../config/validate-config.js';
-import type { DefaultedFlag } from '../config/flag-def.js';
-import { flagSource, flagValue } from '../config/parsed-flags.js';
-import { createLogger, type Logger } from '../output/logger.js';
-import { startMetricsServer } from '../webhook/metrics-server.js';
-import { loadClientCa, loadTlsPair, watchTlsPair, type TlsPair, type TlsPaths } from '../webhook/tls-files.js';
-import { promWebhookMetrics, type WebhookMetrics } from '../webhook/webhook-metrics.js';
-import { webhookBudget } from '../webhook/webhook-budget.js';
-import { startWebhookServer, type WebhookServer } from '../webhook/webhook-server.js';
-import type { CommandOutcome } from './command-outcome.js';
-import { commandError } from './command-error.js';
-import { WEBHOOK_COMMAND_FLAGS } from './webhook-command-flags.js';
-import { IMAGE_FLAG } from './image-flag.js';
+import { defaultImageWarning } from '../../flags/default-image.js';
+import { EXIT } from '../../../config/exit-codes.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
+import type { DefaultedFlag } from '../../../config/flag-def.js';
+import { flagSource, flagValue } from '../../../config/parsed-flags.js';
+import { createLogger, type Logger } from '../../../output/logger.js';
+import { startMetricsServer } from '../../../webhook/metrics-server.js';
+import { loadClientCa, loadTlsPair, watchTlsPair, type TlsPair, type TlsPaths } from '../../../webhook/tls-files.js';
+import { promWebhookMetrics, type WebhookMetrics } from '../../../webhook/webhook-metrics.js';
+import { webhookBudget } from '../../../webhook/webhook-budget.js';
+import { startWebhookServer, type WebhookServer } from '../../../webhook/webhook-server.js';
+import type { CommandOutcome } from '../../command-outcome.js';
+import { commandError } from '../../command-error.js';
+import { WEBHOOK_COMMAND_FLAGS } from './flags.js';
+import { IMAGE_FLAG } from '../../flags/image-flag.js';
 import {
   BIND_FLAG,
   CLIENT_CA_FLAG,
@@ -25,7 +25,7 @@ import {
   REQUEST_DEADLINE_FLAG,
   TLS_CERT_FLAG,
   TLS_KEY_FLAG,
-} from '../webhook/webhook-flags.js';
+} from '../../../webhook/webhook-flags.js';
 
 const TLS_POLL_MS = 5000;
 

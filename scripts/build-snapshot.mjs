@@ -76,14 +76,16 @@ function asciiOnly(source) {
  * few milliseconds on commands that run for minutes or for an operator.
  */
 const onDemand = [
+  'src/cli/command-table.ts',
   'src/cli/commands/node/run.ts',
   'src/cli/commands/webhook/run.ts',
   'src/cli/commands/explain/run.ts',
   'src/cli/commands/cni-check/run.ts',
   'src/cli/commands/inject/run.ts',
   'src/cli/commands/manifest/run.ts',
-  'src/cli/help-command.ts',
   'src/cli/commands/check/run.ts',
+  'src/cli/commands/completion/run.ts',
+  'src/cli/help-command.ts',
   'src/cli/commands/validate/switch-refusal.ts',
   'src/rules-check/decide.ts',
   'src/rules/read/read-live.ts',

@@ -1,4 +1,30 @@
 import type { CommandName, FlagDef } from '../config/flag-def.js';
+import type { LoadRtNetlink } from '../netlink/read-pod-network.js';
+import type { InspectRules } from '../validate/rules-port.js';
+import type { ProveInterception } from '../validate/run-validate.js';
+import type { CommandOutcome } from './command-outcome.js';
+
+/** Adapters a launcher may substitute (the start-up snapshot loads netlink its own way). */
+export interface CliAdapters {
+  readonly loadRtNetlink?: LoadRtNetlink;
+  readonly inspectRules?: InspectRules;
+  readonly proveInterception?: ProveInterception;
+}
+
+/** What the composition root hands a command as it runs it. */
+export interface CommandContext {
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** Aborts on SIGTERM or SIGINT; asked for only by a command that runs until it is stopped. */
+  readonly stopSignal: () => AbortSignal;
+  /** The launcher's adapters, and the rules engine loaded on first use. */
+  readonly adapters: CliAdapters & { readonly inspectRules: InspectRules };
+}
+
+/** A command's run function, as its row in the command table loads it. */
+export type CommandRunner = (
+  argv: readonly string[],
+  context: CommandContext,
+) => Promise<CommandOutcome> | CommandOutcome;
 
 /** A variable a command reads that no flag stands for (POD_NAME from the downward API). */
 export interface EnvironmentVariable {
@@ -25,4 +51,10 @@ export interface CommandSpec {
   readonly environment?: readonly EnvironmentVariable[];
   /** Exit code (or codes, `95/126/97`) and its meaning for this command. */
   readonly exitCodes: ReadonlyArray<readonly [string, string]>;
+  /**
+   * Imports the command's `run.ts` only when it runs: help, completion and the docs read this
+   * table and load no runner. A dynamic import of a module listed in scripts/build-snapshot.mjs's
+   * `onDemand`, so it stays out of the start-up blob.
+   */
+  readonly load: () => Promise<CommandRunner>;
 }

@@ -2,14 +2,14 @@ import { EXIT, EXIT_MEANINGS } from '../config/exit-codes.js';
 import { EXPLAIN_FLAGS } from '../config/explain-flags.js';
 import { VALIDATE_FLAGS } from '../config/validate-config.js';
 import { failureCodesText, meshIdentity, MESHES } from '../mesh/meshes.js';
-import { CHECK_FLAGS } from './commands/check/run.js';
-import { CNI_CHECK_FLAGS } from './commands/cni-check/run.js';
+import { CHECK_FLAGS } from './commands/check/flags.js';
+import { CNI_CHECK_FLAGS } from './commands/cni-check/flags.js';
 import type { CommandSpec, EnvironmentVariable } from './command-spec.js';
 import { COMPLETION_FLAGS, SHELLS } from './commands/completion/flags.js';
-import { INJECT_FLAGS } from './commands/inject/run.js';
-import { AGENT_FLAGS, MANIFEST_FLAGS } from './commands/manifest/run.js';
+import { INJECT_FLAGS } from './commands/inject/flags.js';
+import { AGENT_FLAGS, MANIFEST_FLAGS } from './commands/manifest/flags.js';
 import { NODE_COMMAND_FLAGS } from './commands/node/flags.js';
-import { VERSION_COMMAND_FLAGS } from './commands/version/run.js';
+import { VERSION_COMMAND_FLAGS } from './commands/version/flags.js';
 import { WEBHOOK_COMMAND_FLAGS } from './commands/webhook/flags.js';
 import { MAX_INPUT_BYTES } from './input/read-input-file.js';
 import { MAX_MANIFEST_BYTES, mebibytes } from './input/read-manifest-input.js';
@@ -59,6 +59,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       code('sigint'),
       code('sigterm'),
     ],
+    load: async () => {
+      const { runValidateCommand } = await import('./commands/validate/run.js');
+      return (argv, context) => runValidateCommand(argv, context.env, context.stopSignal(), context.adapters);
+    },
   },
   {
     name: 'explain',
@@ -77,6 +81,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       code('internalError'),
       code('outputError'),
     ],
+    load: async () => {
+      const { runExplain } = await import('./commands/explain/run.js');
+      return (argv, context) => runExplain(argv, context.env);
+    },
   },
   {
     name: 'manifest',
@@ -89,6 +97,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: MANIFEST_FLAGS,
     passedOn: AGENT_FLAGS,
     exitCodes: [code('pass', 'printed'), USAGE, code('outputError')],
+    load: async () => {
+      const { runManifest } = await import('./commands/manifest/run.js');
+      return (argv, context) => runManifest(argv, context.env);
+    },
   },
   {
     name: 'inject',
@@ -105,6 +117,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       code('noInput', 'the input cannot be read'),
       code('outputError'),
     ],
+    load: async () => {
+      const { runInject } = await import('./commands/inject/run.js');
+      return (argv, context) => runInject(argv, context.env);
+    },
   },
   {
     name: 'node',
@@ -122,6 +138,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       code('noInput', 'no Kubernetes API to talk to (no in-cluster service account, no KUBECONFIG)'),
       code('internalError'),
     ],
+    load: async () => {
+      const { runNodeCommand } = await import('./commands/node/run.js');
+      return (argv, context) => runNodeCommand(argv, context.env, context.stopSignal());
+    },
   },
   {
     name: 'cni-check',
@@ -139,6 +159,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       code('noInput', 'the directory cannot be read'),
       code('internalError'),
     ],
+    load: async () => {
+      const { runCniCheck } = await import('./commands/cni-check/run.js');
+      return (argv, context) => runCniCheck(argv, context.env, context.stopSignal());
+    },
   },
   {
     name: 'webhook',
@@ -154,6 +178,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       code('noInput', 'the serving certificate or key cannot be read or parsed, or the address cannot be listened on'),
       code('internalError'),
     ],
+    load: async () => {
+      const { runWebhookCommand } = await import('./commands/webhook/run.js');
+      return (argv, context) => runWebhookCommand(argv, context.env, context.stopSignal());
+    },
   },
   {
     name: 'check',
@@ -170,6 +198,10 @@ export const COMMANDS: readonly CommandSpec[] = [
       code('noInput', 'no usable kubeconfig (missing, unparsable, no such context)'),
       code('internalError'),
     ],
+    load: async () => {
+      const { runCheck } = await import('./commands/check/run.js');
+      return (argv, context) => runCheck(argv, context.env);
+    },
   },
   {
     name: 'version',
@@ -178,6 +210,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     description: [],
     flags: VERSION_COMMAND_FLAGS,
     exitCodes: [code('pass', 'printed'), USAGE],
+    load: async () => (await import('./commands/version/run.js')).runVersion,
   },
   {
     name: 'completion',
@@ -189,6 +222,10 @@ export const COMMANDS: readonly CommandSpec[] = [
     flags: COMPLETION_FLAGS,
     positional: SHELLS,
     exitCodes: [code('pass', 'printed'), USAGE],
+    load: async () => {
+      const { runCompletion } = await import('./commands/completion/run.js');
+      return (argv) => runCompletion(argv, COMMANDS);
+    },
   },
 ];
 

@@ -5,8 +5,6 @@ import { flagValue } from '../config/parsed-flags.js';
 import { commandError, unknownCommand } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { COMMANDS, commandSpec } from './command-table.js';
-import { completionScript } from './completion.js';
-import { SHELLS, type Shell } from './commands/completion/flags.js';
 import { formatCommandHelp, formatTopHelp } from './help.js';
 import { versionText } from './commands/version/run.js';
 
@@ -55,15 +53,4 @@ export function helpOrVersion(command: string, argv: readonly string[], width: n
   if (flagValue(parsed.value, HELP_FLAG) === true) return printed(formatCommandHelp(spec, width));
   if (flagValue(parsed.value, VERSION_FLAG) === true) return printed(versionText());
   return undefined;
-}
-
-/** `interlock completion bash|zsh|fish`. */
-export function runCompletion(argv: readonly string[]): CommandOutcome {
-  const [shell, ...extra] = argv;
-  if (!SHELLS.includes(shell as Shell) || extra.length > 0)
-    return commandError('completion', EXIT.invalidConfig, {
-      reason: 'ConfigInvalid',
-      message: `expected one shell: ${SHELLS.join(', ')}`,
-    });
-  return printed(completionScript(shell as Shell, COMMANDS));
 }

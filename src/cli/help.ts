@@ -41,7 +41,7 @@ function table(rows: ReadonlyArray<readonly [string, string]>, width: number, ma
 const plain = (text: string) => text.replace(/`/g, '');
 
 /** A command's help, the one layout of every command: usage, summary, description, flags, environment, exit codes. */
-export function formatCommandHelp(spec: CommandSpec, width: number): string {
+export function formatCommandHelp(spec: Omit<CommandSpec, 'load'>, width: number): string {
   const flags = spec.flags;
   const sections = [
     [`Usage: interlock ${spec.name}${spec.usage ? ` ${spec.usage}` : ''}`],

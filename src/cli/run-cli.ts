@@ -1,23 +1,15 @@
 import { writeSync } from 'node:fs';
 import { echoValue } from '../config/echo-value.js';
-import type { CommandName } from '../config/flag-def.js';
 import { EXIT } from '../config/exit-codes.js';
-import type { LoadRtNetlink } from '../netlink/read-pod-network.js';
 import { quietStreamErrors, writeOutput } from '../output/write-output.js';
 import type { InspectRules } from '../validate/rules-port.js';
-import type { ProveInterception } from '../validate/run-validate.js';
 import { isHelpOrVersionSwitch } from './help-switch.js';
 import type { CommandOutcome } from './command-outcome.js';
+import type { CliAdapters, CommandContext } from './command-spec.js';
 import { unknownCommand } from './command-error.js';
 import { helpWidth } from './help.js';
 import { runValidateCommand } from './commands/validate/run.js';
-
-/** Adapters a launcher may substitute (the start-up snapshot loads netlink its own way). */
-export interface CliAdapters {
-  readonly loadRtNetlink?: LoadRtNetlink;
-  readonly inspectRules?: InspectRules;
-  readonly proveInterception?: ProveInterception;
-}
+import { runVersion } from './commands/version/run.js';
 
 /** The composition root: wires adapters to the core. `finishCli` and `crashCli` are the only places that exit. */
 export async function runCli(argv: readonly string[], adapters: CliAdapters = {}): Promise<CommandOutcome> {
@@ -27,7 +19,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === undefined) return (await import('./help-command.js')).runBare(width, isInteractive());
   if (command === 'help' || command === '--help' || command === '-h')
     return (await import('./help-command.js')).runHelp(rest, width);
-  if (command === '--version') return (await import('./commands/version/run.js')).runVersion(rest);
+  if (command === '--version') return runVersion(rest);
   const foreign = command === 'validate' ? rest : argv;
   if (mayBeForeignValidatorArgv(foreign)) {
     const compat = await runCompat(foreign, adapters, width);
@@ -43,32 +35,19 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     const answer = (await import('./help-command.js')).helpOrVersion(command, rest, width);
     if (answer) return answer;
   }
-  const run = Object.hasOwn(RUNNERS, command) ? RUNNERS[command as CommandName] : undefined;
-  if (run) return run(rest, adapters);
+  const context: CommandContext = {
+    env: process.env,
+    stopSignal: abortOnSignals,
+    adapters: { inspectRules, ...adapters },
+  };
+  // validate and version run from the start-up blob alone (their rows load the same functions):
+  // the command table, with every command's help, is not in the blob.
+  if (command === 'validate') return runValidateCommand(rest, context.env, context.stopSignal(), context.adapters);
+  if (command === 'version') return runVersion(rest);
+  const spec = (await import('./command-table.js')).commandSpec(command);
+  if (spec) return (await spec.load())(rest, context);
   return unknownCommand(command);
 }
-
-type Runner = (argv: readonly string[], adapters: CliAdapters) => Promise<CommandOutcome>;
-
-/**
- * Each command's module, loaded only when it runs: validate's path alone is in the start-up
- * snapshot, every other module named here is in scripts/build-snapshot.mjs's `onDemand`.
- */
-const RUNNERS: Readonly<Record<CommandName, Runner>> = {
-  validate: async (argv, adapters) =>
-    runValidateCommand(argv, process.env, abortOnSignals(), { inspectRules, ...adapters }),
-  explain: async (argv) => (await import('./commands/explain/run.js')).runExplain(argv, process.env),
-  manifest: async (argv) => (await import('./commands/manifest/run.js')).runManifest(argv, process.env),
-  inject: async (argv) => (await import('./commands/inject/run.js')).runInject(argv, process.env),
-  node: async (argv) => (await import('./commands/node/run.js')).runNodeCommand(argv, process.env, abortOnSignals()),
-  'cni-check': async (argv) =>
-    (await import('./commands/cni-check/run.js')).runCniCheck(argv, process.env, abortOnSignals()),
-  webhook: async (argv) =>
-    (await import('./commands/webhook/run.js')).runWebhookCommand(argv, process.env, abortOnSignals()),
-  check: async (argv) => (await import('./commands/check/run.js')).runCheck(argv, process.env),
-  version: async (argv) => (await import('./commands/version/run.js')).runVersion(argv),
-  completion: async (argv) => (await import('./help-command.js')).runCompletion(argv),
-};
 
 /**
  * A person at a terminal, as kubectl's users are. A container (no terminal) that runs `interlock`

@@ -212,3 +212,44 @@ export const parseCidrTexts: FlagParser<string[]> = (text) => {
     ? ok(list)
     : problem(`expected CIDR[,CIDR...] (10.0.0.0/24, fd00::/64), got ${JSON.stringify(bad)}`);
 };
+
+/** A switch given on the command line: its presence is the value. */
+export const parseSwitch: FlagParser<boolean> = () => ok(true);
+
+/** Any text, as given: a file name, `-` for standard input. */
+export const parseAnyText: FlagParser<string> = (text) => ok(text);
+
+/** A whole number from `min` to `max`. */
+export function parseWholeNumber(min: number, max: number): FlagParser<number> {
+  return (text) =>
+    /^\d+$/.test(text) && Number(text) >= min && Number(text) <= max
+      ? ok(Number(text))
+      : problem(`expected a whole number from ${min} to ${max}`);
+}
+
+/** A CRI socket: unix:///PATH or an absolute path. */
+export const parseCriEndpoint: FlagParser<string> = (text) =>
+  /^(unix:\/\/)?\/[^\0\s]{1,4000}$/.test(text.trim())
+    ? ok(text.trim())
+    : problem(
+        'expected unix:///PATH (containerd: unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock)',
+      );
+
+/** NAME[,NAME]: namespaces, image repositories or digests, each a name without spaces. */
+export const parseNameList: FlagParser<readonly string[]> = (text) => {
+  const list = text.split(',').map((item) => item.trim());
+  return list.every((item) => /^[A-Za-z0-9][A-Za-z0-9._:/@-]{0,254}$/.test(item))
+    ? ok(list)
+    : problem('expected a comma-separated list of names');
+};
+
+/** NAME[,NAME] of containers: empty items left out. */
+export const parseContainerNames: FlagParser<string[]> = (text) => ok(listItems(text));
+
+/** ServiceAccount names are DNS-1123 subdomains: dots allowed. */
+export const parseServiceAccounts: FlagParser<string[]> = (value) => {
+  const names = value.split(',').map((name) => name.trim());
+  return names.every((name) => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+    ? ok(names)
+    : problem('expected ServiceAccount names (DNS-1123 subdomains), comma-separated');
+};

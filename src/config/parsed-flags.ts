@@ -30,3 +30,11 @@ export function flagValues<T>(parsed: ParsedFlags, flag: FlagDef<T>): readonly T
 export function flagSource(parsed: ParsedFlags, flag: FlagDef): string | undefined {
   return parsed.sources.get(flag.name);
 }
+
+/**
+ * The value only when the operator gave it (argv or its variable): for a flag whose default
+ * belongs to another command (`--mesh`'s generic is validate's), never that default.
+ */
+export function givenValue<T>(parsed: ParsedFlags, flag: FlagDef<T>): T | undefined {
+  return flagSource(parsed, flag) === undefined ? undefined : (parsed.values.get(flag.name) as T | undefined);
+}

@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../../src/cli/command-table.js';
 import { formatCommandHelp } from '../../src/cli/help.js';
-import { MANIFEST_FLAGS, MODE_FLAGS, runManifest } from '../../src/cli/commands/manifest/run.js';
+import { MANIFEST_FLAGS } from '../../src/cli/commands/manifest/flags.js';
+import { MODE_FLAGS, runManifest } from '../../src/cli/commands/manifest/run.js';
 import { MAX_INPUT_BYTES } from '../../src/cli/input/read-input-file.js';
 import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile } from '../../src/cli/input/read-manifest-input.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { meshDefaults } from '../../src/node-agent/node-flags.js';
+import { meshDefaults } from '../../src/cli/commands/node/config.js';
 import { podViewOf } from '../../src/node-agent/pod-view.js';
 import { distrustOf } from '../../src/node-agent/validator-trust.js';
 import { shippedValidator } from '../../src/cli/commands/node/shipped-validator.js';

@@ -1,9 +1,6 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
 import { EXIT } from '../../../config/exit-codes.js';
-import type { FlagDef } from '../../../config/flag-def.js';
-import { parseNonBlank } from '../../../config/flag-parsers.js';
 import { parseCommandLine } from '../../../config/parse-command-line.js';
 import { flagValue } from '../../../config/parsed-flags.js';
 import { kubeconfigAccess } from '../../../kube/kubeconfig.js';
@@ -13,36 +10,7 @@ import { getter, readInstall } from '../../../install-check/check-snapshot.js';
 import { commandError } from '../../command-error.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
-import { textOrJsonFlag } from '../../flags/text-or-json-flag.js';
-
-// Argv only: `check` reads KUBECONFIG as kubectl does, and no INTERLOCK_* variable.
-const KUBECONFIG_FLAG: FlagDef<string> = {
-  name: 'kubeconfig',
-  kind: 'value',
-  placeholder: 'FILE',
-  help: 'The kubeconfig to use (default: $KUBECONFIG, else ~/.kube/config, as kubectl reads them).',
-  parse: parseNonBlank('must not be empty'),
-};
-
-const CONTEXT_FLAG: FlagDef<string> = {
-  name: 'context',
-  kind: 'value',
-  placeholder: 'NAME',
-  help: 'The kubeconfig context to use (default: its current-context).',
-  parse: parseNonBlank('must not be empty'),
-};
-
-const CHECK_OUTPUT_FLAG = textOrJsonFlag();
-
-export const CHECK_FLAGS: readonly FlagDef[] = [
-  KUBECONFIG_FLAG,
-  CONTEXT_FLAG,
-  WEBHOOK_NAMESPACE_FLAG,
-  NODE_NAMESPACE_FLAG,
-  CHECK_OUTPUT_FLAG,
-  HELP_FLAG,
-  VERSION_FLAG,
-];
+import { CHECK_FLAGS, CHECK_OUTPUT_FLAG, CONTEXT_FLAG, KUBECONFIG_FLAG } from './flags.js';
 
 /** `interlock check`: read the installed parts once, check them, say what to fix. */
 export async function runCheck(

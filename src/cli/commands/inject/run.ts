@@ -1,53 +1,19 @@
 import { EXIT } from '../../../config/exit-codes.js';
-import type { FlagDef } from '../../../config/flag-def.js';
-import type { Mesh } from '../../../config/interception.js';
 import { injectJson, looksLikeJson } from '../../../inject/inject-json.js';
 import { injectYaml } from '../../../inject/inject-yaml.js';
 import { ok, type Result } from '../../../reason/result.js';
-import { MAX_MANIFEST_BYTES, mebibytes, readManifestFile, readStdinBounded } from '../../input/read-manifest-input.js';
+import { readManifestFile, readStdinBounded } from '../../input/read-manifest-input.js';
 import type { CommandOutcome } from '../../command-outcome.js';
-import { NATIVE_SIDECAR_FLAG, parseCommandFlags, RULES_CHECK_FLAG } from '../manifest/run.js';
-import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
-import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../../../config/interception-flags.js';
+import { NATIVE_SIDECAR_FLAG, RULES_CHECK_FLAG } from '../manifest/flags.js';
+import { validatorPortArgs } from '../../flags/validator-port-args.js';
+import { MESH_FLAG } from '../../../config/interception-flags.js';
+import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { flagSource, flagValue, givenValue } from '../../../config/parsed-flags.js';
 import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { AFTER_CONTAINER_FLAG, FILENAME_FLAG, INJECT_FLAGS } from './flags.js';
 import { commandError } from '../../command-error.js';
 import { defaultImageWarning } from '../../flags/default-image.js';
-
-const file = (text: string): Result<string, 'ConfigInvalid'> => ok(text);
-
-export const INJECT_FLAGS: readonly FlagDef[] = [
-  {
-    name: 'filename',
-    short: 'f',
-    kind: 'value',
-    placeholder: 'FILE|-',
-    help: `Kubernetes YAML or JSON to inject into (- or none: standard input); a regular file, at most ${mebibytes(MAX_MANIFEST_BYTES)}.`,
-    parse: file,
-  },
-  {
-    name: 'after-container',
-    kind: 'value',
-    placeholder: 'NAME[,NAME]',
-    help: 'Init containers that write the NAT rules (besides istio-init and linkerd-init): the validator goes after them.',
-    parse: (text: string) =>
-      ok(
-        text
-          .split(',')
-          .map((name) => name.trim())
-          .filter(Boolean),
-      ),
-  },
-  MESH_FLAG,
-  IMAGE_FLAG,
-  INBOUND_PORT_FLAG,
-  OUTBOUND_PORT_FLAG,
-  RULES_CHECK_FLAG,
-  REPORT_EVENT_FLAG,
-  NATIVE_SIDECAR_FLAG,
-  HELP_FLAG,
-  VERSION_FLAG,
-];
 
 type StdinReader = () => Buffer | Promise<Result<Buffer, 'ManifestUnreadable' | 'ManifestTooLarge'>>;
 
@@ -57,10 +23,10 @@ export async function runInject(
   env: Readonly<Record<string, string | undefined>>,
   readStdin: StdinReader = () => readStdinBounded(),
 ): Promise<CommandOutcome> {
-  const parsed = parseCommandFlags('inject', kubectlSpelling(argv), INJECT_FLAGS, env);
+  const parsed = parseCommandLine('inject', kubectlSpelling(argv), env, INJECT_FLAGS);
   if (!parsed.ok) return commandError('inject', EXIT.invalidConfig, parsed.error);
-  const { values } = parsed.value;
-  const name = (values.get('filename') as string | undefined) ?? '-';
+  const values = parsed.value;
+  const name = flagValue(values, FILENAME_FLAG) ?? '-';
   const fromStdin = name === '-' ? await readStdin() : undefined;
   const read = Buffer.isBuffer(fromStdin) ? ok(fromStdin) : (fromStdin ?? readManifestFile(name));
   if (!read.ok)
@@ -72,16 +38,15 @@ export async function runInject(
       reason: 'ManifestUnparseable',
       message: `${name === '-' ? '<stdin>' : name} is not text (a NUL byte or bytes that are not UTF-8): give Kubernetes YAML or JSON`,
     });
+  const mesh = givenValue(values, MESH_FLAG);
   const options = {
-    ...(values.has('mesh') ? { mesh: values.get('mesh') as Mesh } : {}),
-    image: values.get('image') as string,
-    rulesCheck: values.has('rules-check'),
-    reportEvent: values.has('report-event'),
-    nativeSidecar: values.has('native-sidecar'),
-    afterContainers: (values.get('after-container') as string[] | undefined) ?? [],
-    extraArgs: ['inbound-port', 'outbound-port'].flatMap((flag) =>
-      values.has(flag) ? [`--${flag}`, String(values.get(flag))] : [],
-    ),
+    ...(mesh === undefined ? {} : { mesh }),
+    image: flagValue(values, IMAGE_FLAG),
+    rulesCheck: flagValue(values, RULES_CHECK_FLAG) === true,
+    reportEvent: flagValue(values, REPORT_EVENT_FLAG),
+    nativeSidecar: flagValue(values, NATIVE_SIDECAR_FLAG) === true,
+    afterContainers: flagValue(values, AFTER_CONTAINER_FLAG) ?? [],
+    extraArgs: validatorPortArgs(values),
   };
   const source = name === '-' ? '<stdin>' : name;
   const result = looksLikeJson(text) ? injectJson(text, options, source) : injectYaml(text, options, source);
@@ -92,7 +57,7 @@ export async function runInject(
       result.error,
     );
   const notes = result.value.notes.map((note) => `interlock inject: ${note}\n`).join('');
-  const warning = `${unusedAfterContainers(text, options.afterContainers)}${result.value.injected > 0 && !parsed.value.imageGiven ? defaultImageWarning('inject') : ''}`;
+  const warning = `${unusedAfterContainers(text, options.afterContainers)}${result.value.injected > 0 && flagSource(values, IMAGE_FLAG) === undefined ? defaultImageWarning('inject') : ''}`;
   return { exitCode: 0, stdout: result.value.output, stderr: `${notes}${warning}` };
 }
 

@@ -1,6 +1,7 @@
-import { flagValue, type ParsedFlags } from '../../../config/parsed-flags.js';
+import { MESH_FLAG } from '../../../config/interception-flags.js';
+import { flagValue, givenValue, type ParsedFlags } from '../../../config/parsed-flags.js';
 import type { ManifestDocument } from '../../../inject/manifest.js';
-import { capturingMesh, type Mesh } from '../../../mesh/meshes.js';
+import { capturingMesh } from '../../../mesh/meshes.js';
 import { fail, ok, type Result } from '../../../reason/result.js';
 import { WEBHOOK_NAMESPACE, webhookManifest } from '../../../webhook/webhook-manifest.js';
 import {
@@ -12,10 +13,9 @@ import {
   WEBHOOK_CLIENT_CA_FLAG,
 } from '../../../webhook/webhook-manifest-flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { NAMESPACE_FLAG } from './flags.js';
 import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from '../../input/read-input-file.js';
-
-type FlagValues = ReadonlyMap<string, unknown>;
 
 /**
  * Said above the first document: without --ca-bundle the serving certificate comes from
@@ -29,9 +29,7 @@ const CERT_MANAGER_COMMENT = [
 ].join('\n');
 
 /** `interlock manifest --webhook`: the documents, with --ca-bundle and --webhook-client-ca read and checked to hold a PEM certificate. */
-export function webhookDocuments(values: FlagValues): Result<ManifestDocument[], 'ConfigInvalid'> {
-  // manifest hands over its parsed values; read through the declarations, as every command does.
-  const parsed: ParsedFlags = { command: 'manifest', values, sources: new Map() };
+export function webhookDocuments(parsed: ParsedFlags): Result<ManifestDocument[], 'ConfigInvalid'> {
   const caBundlePem = readPem('--ca-bundle', flagValue(parsed, CA_BUNDLE_FLAG));
   if (!caBundlePem.ok) return caBundlePem;
   const clientCaPem = readPem('--webhook-client-ca', flagValue(parsed, WEBHOOK_CLIENT_CA_FLAG));
@@ -39,8 +37,8 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
   const canary = flagValue(parsed, CANARY_NAMESPACE_FLAG);
   const apiServerCidrs = flagValue(parsed, API_SERVER_CIDR_FLAG);
   // manifest's --namespace has no declared default: each mode has its own (the webhook's is here).
-  const namespace = (values.get('namespace') as string | undefined) ?? WEBHOOK_NAMESPACE;
-  const mesh = values.get('mesh') as Mesh | undefined;
+  const namespace = flagValue(parsed, NAMESPACE_FLAG) ?? WEBHOOK_NAMESPACE;
+  const mesh = givenValue(parsed, MESH_FLAG);
   const capturing = capturingMesh();
   // The webhook replaces every mesh's own validator whatever --mesh says; only a mesh that
   // captures pods by itself (ambient), which has no validator to replace, needs entries of its own.

@@ -1,22 +1,56 @@
 import type { CniAuditOptions } from '../../../cni/run-cni-audit.js';
-import type { RuntimeName } from '../../../cni/runtime-load.js';
 import { PRESETS, type Mesh } from '../../../config/interception.js';
+import type { ListenAddress } from '../../../config/flag-parsers.js';
 import { parseCommandLine } from '../../../config/parse-command-line.js';
+import { flagValue, type ParsedFlags } from '../../../config/parsed-flags.js';
+import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG, type LogLevel } from '../../../config/validate-config.js';
+import { MESH_FLAG } from '../../../config/interception-flags.js';
+import { meshIdentity } from '../../../mesh/meshes.js';
 import type { AgentSettings } from '../../../node-agent/agent-settings.js';
-import { meshDefaults } from '../../../node-agent/node-flags.js';
+import type { NodeAgentManifestOptions } from '../../../node-agent/manifest.js';
 import { DEFAULT_RETRY } from '../../../node-agent/retry-delay.js';
 import { socketPathOf } from '../../../node-agent/cri/socket-path.js';
 import type { RecheckAction } from '../../../node-agent/recheck/recheck-action.js';
-import { NODE_COMMAND_FLAGS } from './flags.js';
+import {
+  CNI_BIN_DIR_FLAG,
+  CNI_CONF_DIR_FLAG,
+  CRIO_DEFAULT_NETWORK_FLAG,
+  MAX_CONF_NUM_FLAG,
+  MESH_PLUGIN_FLAG,
+  RUNTIME_FLAG,
+  VERSION_TIMEOUT_FLAG,
+} from '../cni-check/flags.js';
+import {
+  ACTION_FLAG,
+  BREAKER_MIN_NAMESPACES_FLAG,
+  BREAKER_THRESHOLD_FLAG,
+  BREAKER_WINDOW_FLAG,
+  CNI_AUDIT_FLAG,
+  CONTAINER_NAME_FLAG,
+  CRI_ENDPOINT_FLAG,
+  LABEL_SELECTOR_FLAG,
+  LISTEN_FLAG,
+  MAX_RECREATIONS_FLAG,
+  NODE_COMMAND_FLAGS,
+  NODE_NAME_FLAG,
+  RECHECK_ACTION_FLAG,
+  RECHECK_INTERVAL_FLAG,
+  RECREATE_WINDOW_FLAG,
+  TAINT_FLAG,
+  TRUSTED_IMAGE_FLAG,
+  WATCH_NAMESPACE_FLAG,
+  WRITES_PER_SECOND_FLAG,
+} from './flags.js';
 import { shippedValidator } from './shipped-validator.js';
 
-type Values = Record<string, unknown>;
 type Env = Readonly<Record<string, string | undefined>>;
 
 /** `interlock node`'s whole configuration, before anything is started. */
 export interface NodeConfig {
-  readonly values: Values;
   readonly settings: AgentSettings;
+  readonly logLevel: LogLevel;
+  readonly listen: ListenAddress;
+  readonly labelSelector: string | undefined;
   /** With `--cni-audit`: the options `interlock cni-check` would take. */
   readonly cniAudit: CniAuditOptions | undefined;
   /** With `--recheck-interval`: the re-check of running meshed pods. */
@@ -32,16 +66,22 @@ export interface NodeRecheck {
   readonly podDeadlineMs: number;
 }
 
+/** The preset validator container and failure code of a mesh. */
+export function meshDefaults(mesh: Mesh): { container: string; failureExitCode: number } {
+  const identity = meshIdentity(mesh);
+  return { container: identity.containers.validator, failureExitCode: identity.failureExitCode };
+}
+
 /** The re-check with `--recheck-interval`; its CRI endpoint as a socket path. */
-function recheckOf(values: Values): NodeRecheck | string | undefined {
-  const intervalMs = values['recheck-interval'] as number | undefined;
+function recheckOf(parsed: ParsedFlags): NodeRecheck | string | undefined {
+  const intervalMs = flagValue(parsed, RECHECK_INTERVAL_FLAG);
   if (intervalMs === undefined) return undefined;
-  const socket = socketPathOf(values['cri-endpoint'] as string);
+  const socket = socketPathOf(flagValue(parsed, CRI_ENDPOINT_FLAG));
   if (!socket.ok) return `--cri-endpoint: ${socket.error.message}`;
   return {
     intervalMs,
     socketPath: socket.value,
-    action: values['recheck-action'] as RecheckAction,
+    action: flagValue(parsed, RECHECK_ACTION_FLAG),
     concurrency: 4,
     podDeadlineMs: Math.min(5000, intervalMs),
   };
@@ -55,63 +95,93 @@ function recheckOf(values: Values): NodeRecheck | string | undefined {
 export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | string {
   const parsed = parseCommandLine('node', argv, env, NODE_COMMAND_FLAGS);
   if (!parsed.ok) return parsed.error.message;
-  const values = Object.fromEntries(parsed.value.values);
-  const settings = settingsOf(values);
+  const settings = settingsOf(parsed.value);
   if (typeof settings === 'string') return settings;
-  const cniAudit = cniAuditOf(values);
+  const cniAudit = cniAuditOf(parsed.value);
   if (typeof cniAudit === 'string') return cniAudit;
-  const recheck = recheckOf(values);
+  const recheck = recheckOf(parsed.value);
   if (typeof recheck === 'string') return recheck;
-  return { values, settings, cniAudit, recheck };
+  return {
+    settings,
+    logLevel: flagValue(parsed.value, LOG_LEVEL_FLAG),
+    listen: flagValue(parsed.value, LISTEN_FLAG),
+    labelSelector: flagValue(parsed.value, LABEL_SELECTOR_FLAG),
+    cniAudit,
+    recheck,
+  };
 }
 
 /** The CNI audit the agent runs with `--cni-audit`: the same options `interlock cni-check` takes. */
-function cniAuditOf(values: Values): CniAuditOptions | string | undefined {
-  if (values['cni-audit'] !== true) return undefined;
-  const mesh = values.mesh as Mesh;
-  const meshPlugin = (values['mesh-plugin'] as string | undefined) ?? PRESETS[mesh].cniPlugin;
+function cniAuditOf(parsed: ParsedFlags): CniAuditOptions | string | undefined {
+  if (!flagValue(parsed, CNI_AUDIT_FLAG)) return undefined;
+  const mesh = flagValue(parsed, MESH_FLAG);
+  const meshPlugin = flagValue(parsed, MESH_PLUGIN_FLAG) ?? PRESETS[mesh].cniPlugin;
   if (meshPlugin === undefined) return '--cni-audit with --mesh generic needs --mesh-plugin TYPE';
-  const crioDefaultNetwork = values['crio-default-network'] as string | undefined;
+  const crioDefaultNetwork = flagValue(parsed, CRIO_DEFAULT_NETWORK_FLAG);
   return {
-    confDir: values['cni-conf-dir'] as string,
-    binDirs: values['cni-bin-dir'] as readonly string[],
-    runtime: values.runtime as RuntimeName,
+    confDir: flagValue(parsed, CNI_CONF_DIR_FLAG),
+    binDirs: flagValue(parsed, CNI_BIN_DIR_FLAG),
+    runtime: flagValue(parsed, RUNTIME_FLAG),
     meshPlugin,
-    versionTimeoutMs: values['version-timeout'] as number,
-    maxConfNum: values['max-conf-num'] as number,
+    versionTimeoutMs: flagValue(parsed, VERSION_TIMEOUT_FLAG),
+    maxConfNum: flagValue(parsed, MAX_CONF_NUM_FLAG),
     ...(crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork }),
   };
 }
 
-function settingsOf(values: Values): AgentSettings | string {
-  const node = values['node-name'] as string | undefined;
+function settingsOf(parsed: ParsedFlags): AgentSettings | string {
+  const node = flagValue(parsed, NODE_NAME_FLAG);
   if (!node) return '--node-name is required (or NODE_NAME from the downward API)';
-  const preset = meshDefaults(values.mesh as Mesh);
-  const window = values['breaker-window'] as number;
-  const writes = values['writes-per-second'] as number;
+  const mesh = flagValue(parsed, MESH_FLAG);
+  const preset = meshDefaults(mesh);
+  const writes = flagValue(parsed, WRITES_PER_SECOND_FLAG);
+  const namespaces = flagValue(parsed, WATCH_NAMESPACE_FLAG);
   return {
     node,
-    container: (values['container-name'] as string | undefined) ?? preset.container,
-    failureExitCode: (values['failure-exit-code'] as number | undefined) ?? preset.failureExitCode,
-    action: values.action as AgentSettings['action'],
-    taint: values.taint === true,
+    container: flagValue(parsed, CONTAINER_NAME_FLAG) ?? preset.container,
+    failureExitCode: flagValue(parsed, FAILURE_EXIT_CODE_FLAG) ?? preset.failureExitCode,
+    action: flagValue(parsed, ACTION_FLAG),
+    taint: flagValue(parsed, TAINT_FLAG),
     backoff: {
       baseMs: 1000,
       maxMs: 5 * 60_000,
-      maxRecreations: values['max-recreations'] as number,
-      windowMs: values['recreate-window'] as number,
+      maxRecreations: flagValue(parsed, MAX_RECREATIONS_FLAG),
+      windowMs: flagValue(parsed, RECREATE_WINDOW_FLAG),
     },
     breaker: {
-      threshold: values['breaker-threshold'] as number,
-      windowMs: window,
-      minNamespaces: values['breaker-min-namespaces'] as number,
+      threshold: flagValue(parsed, BREAKER_THRESHOLD_FLAG),
+      windowMs: flagValue(parsed, BREAKER_WINDOW_FLAG),
+      minNamespaces: flagValue(parsed, BREAKER_MIN_NAMESPACES_FLAG),
     },
     retry: DEFAULT_RETRY,
     queueCapacity: 1024,
     writesPerSecond: writes,
     writeBurst: writes * 2,
-    trustedImages: (values['trusted-image'] as readonly string[] | undefined) ?? [],
-    shipped: shippedValidator(values.mesh as Mesh),
-    ...(values['watch-namespace'] ? { namespaces: values['watch-namespace'] as readonly string[] } : {}),
+    trustedImages: flagValue(parsed, TRUSTED_IMAGE_FLAG) ?? [],
+    shipped: shippedValidator(mesh),
+    ...(namespaces ? { namespaces } : {}),
+  };
+}
+
+/**
+ * What `manifest --node-agent` prints from the agent's flags: its action and taint, the port of a
+ * `--listen` the operator gave, the directories `--cni-audit` reads, the socket the re-check asks.
+ */
+export function agentManifestOptions(
+  parsed: ParsedFlags,
+  listenGiven: boolean,
+): Pick<NodeAgentManifestOptions, 'action' | 'taint' | 'listenPort' | 'cni' | 'recheck'> {
+  const socket =
+    flagValue(parsed, RECHECK_INTERVAL_FLAG) === undefined
+      ? undefined
+      : socketPathOf(flagValue(parsed, CRI_ENDPOINT_FLAG));
+  return {
+    action: flagValue(parsed, ACTION_FLAG),
+    taint: flagValue(parsed, TAINT_FLAG),
+    ...(listenGiven ? { listenPort: flagValue(parsed, LISTEN_FLAG).port } : {}),
+    ...(flagValue(parsed, CNI_AUDIT_FLAG)
+      ? { cni: { confDir: flagValue(parsed, CNI_CONF_DIR_FLAG), binDirs: flagValue(parsed, CNI_BIN_DIR_FLAG) } }
+      : {}),
+    ...(socket?.ok ? { recheck: { socketPath: socket.value } } : {}),
   };
 }

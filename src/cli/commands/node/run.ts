@@ -1,7 +1,6 @@
 import { Registry } from 'prom-client';
 import type { Server } from 'node:http';
 import { EXIT } from '../../../config/exit-codes.js';
-import type { LogLevel } from '../../../config/validate-config.js';
 import type { ClusterAccess } from '../../../kube/cluster-access.js';
 import { discoverCluster } from '../../../kube/discover-cluster.js';
 import { listAllPods, watchPodsOnce, type PodWatchOptions } from '../../../kube/watch-pods.js';
@@ -37,11 +36,11 @@ export async function runNodeCommand(
 ): Promise<CommandOutcome> {
   const config = nodeConfigOf(argv, env);
   if (typeof config === 'string') return usage(config);
-  const { values, settings } = config;
+  const { settings } = config;
   const audit = cniAudit ?? (config.cniAudit && cniWatchSource(config.cniAudit));
   const access = discoverCluster(env);
   if (!access.ok) return commandError('node', EXIT.noInput, access.error);
-  const log = createLogger('json', values['log-level'] as LogLevel);
+  const log = createLogger('json', config.logLevel);
   const registry = new Registry();
   const agent = new NodeAgent(settings, {
     api: kubeAgentApi(access.value, settings.node, 10_000),
@@ -50,7 +49,7 @@ export async function runNodeCommand(
     clock: REAL_CLOCK,
     random: Math.random,
   });
-  const { host, port } = values.listen as { host: string; port: number };
+  const { host, port } = config.listen;
   const server = await startHealthServer(registry, () => agent.synced, host, port).catch((error: Error) => error);
   if (server instanceof Error) return usage(`--listen ${host}:${port}: ${server.message}`);
   const address = server.address();
@@ -72,7 +71,17 @@ export async function runNodeCommand(
     'node agent started',
   );
   await serveUntilStopped(
-    { values, settings, access: access.value, agent, server, log, audit, registry, recheck: config.recheck },
+    {
+      labelSelector: config.labelSelector,
+      settings,
+      access: access.value,
+      agent,
+      server,
+      log,
+      audit,
+      registry,
+      recheck: config.recheck,
+    },
     stopSignal,
   );
   return { exitCode: 0, stdout: '', stderr: '' };
@@ -82,7 +91,7 @@ export async function runNodeCommand(
 const STOP_DEADLINE_MS = 4000;
 
 interface Running {
-  readonly values: Readonly<Record<string, unknown>>;
+  readonly labelSelector: string | undefined;
   readonly settings: AgentSettings;
   readonly access: ClusterAccess;
   readonly agent: NodeAgent;
@@ -95,14 +104,14 @@ interface Running {
 
 /** Watches the node's pods and acts on them until the stop signal, then drains and closes. */
 async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Promise<void> {
-  const { values, settings, access, agent, server, log, audit } = running;
+  const { labelSelector, settings, access, agent, server, log, audit } = running;
   // The re-check shares the one pod watch: its roster sees every list and change the agent sees.
   const roster = running.recheck ? new RecheckRoster(settings.node) : undefined;
   const sink = roster ? fanOut(agent, roster) : agent;
   const watchOptions: PodWatchOptions = {
     // One namespace narrows the watch on the server; several are filtered by the agent.
     fieldSelector: `spec.nodeName=${settings.node}${settings.namespaces?.length === 1 ? `,metadata.namespace=${settings.namespaces[0]}` : ''}`,
-    ...(values['label-selector'] ? { labelSelector: values['label-selector'] as string } : {}),
+    ...(labelSelector ? { labelSelector } : {}),
     pageSize: 500,
     requestTimeoutMs: 30_000,
     watchTimeoutSeconds: 300 + Math.floor(Math.random() * 300),

@@ -1,17 +1,11 @@
-import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
 import { EXIT } from '../../../config/exit-codes.js';
-import type { FlagDef } from '../../../config/flag-def.js';
 import { parseCommandLine } from '../../../config/parse-command-line.js';
 import { flagValue } from '../../../config/parsed-flags.js';
 import { BUILD_INFO } from '../../build-info.js';
 import { commandError } from '../../command-error.js';
-import { textOrJsonFlag } from '../../flags/text-or-json-flag.js';
+import { VERSION_COMMAND_FLAGS, VERSION_OUTPUT_FLAG } from './flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
 import { VERSION } from '../../version.js';
-
-const VERSION_OUTPUT_FLAG = textOrJsonFlag();
-
-export const VERSION_COMMAND_FLAGS: readonly FlagDef[] = [VERSION_OUTPUT_FLAG, HELP_FLAG, VERSION_FLAG];
 
 /** What `interlock version` and every command's `--version` print. */
 export function versionText(): string {

@@ -1,0 +1,102 @@
+import { formatDuration } from '../../../config/duration.js';
+import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
+import { FORMAT_FLAG } from '../../../config/explain-flags.js';
+import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
+import {
+  oneOf,
+  parseCountOrAll,
+  parseDirList,
+  parseDuration,
+  parseNonBlank,
+  parsePluginType,
+} from '../../../config/flag-parsers.js';
+import { MESH_FLAG } from '../../../config/interception-flags.js';
+import type { RuntimeName } from '../../../cni/runtime-load.js';
+
+export const CNI_CONF_DIR_FLAG: DefaultedFlag<string> = {
+  name: 'cni-conf-dir',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_CONF_DIR',
+  placeholder: 'DIR',
+  help: "The runtime's CNI configuration directory (default {default}).",
+  parse: parseNonBlank('expected a value', 'as given'),
+  default: '/etc/cni/net.d',
+};
+
+export const CNI_BIN_DIR_FLAG: DefaultedFlag<readonly string[]> = {
+  name: 'cni-bin-dir',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_BIN_DIR',
+  placeholder: 'DIR[,DIR]',
+  help: 'The plugin binary directories, searched in order (default /opt/cni/bin).',
+  parse: parseDirList,
+  default: ['/opt/cni/bin'],
+};
+
+export const RUNTIME_FLAG: DefaultedFlag<RuntimeName> = {
+  name: 'runtime',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_RUNTIME',
+  placeholder: 'containerd|crio',
+  help: 'Whose rules pick the configuration file (default {default}).',
+  parse: oneOf<RuntimeName>(['containerd', 'crio'], { say: 'bare', exact: true }),
+  default: 'containerd',
+};
+
+export const MESH_PLUGIN_FLAG: FlagDef<string> = {
+  name: 'mesh-plugin',
+  kind: 'value',
+  env: 'INTERLOCK_MESH_PLUGIN',
+  placeholder: 'TYPE',
+  help: "The mesh plugin's type (default linkerd-cni / istio-cni; required for generic).",
+  parse: parsePluginType,
+};
+
+export const VERSION_TIMEOUT_FLAG: DefaultedFlag<number> = {
+  name: 'version-timeout',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_VERSION_TIMEOUT',
+  placeholder: 'DURATION',
+  help: 'Deadline of each plugin VERSION query; they run concurrently (default {default}).',
+  parse: parseDuration(10, 60_000),
+  default: 2000,
+  showDefault: formatDuration,
+};
+
+export const MAX_CONF_NUM_FLAG: DefaultedFlag<number> = {
+  name: 'max-conf-num',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_MAX_CONF_NUM',
+  placeholder: 'N',
+  help: "containerd's CRI max_conf_num: files loaded in order, the first is the pods' network (default {default}; 0 means all).",
+  parse: parseCountOrAll,
+  default: 1,
+};
+
+export const CRIO_DEFAULT_NETWORK_FLAG: FlagDef<string> = {
+  name: 'crio-default-network',
+  kind: 'value',
+  env: 'INTERLOCK_CRIO_DEFAULT_NETWORK',
+  placeholder: 'NAME',
+  help: "CRI-O's cni_default_network, when crio.conf sets one (default: the first loaded network).",
+  parse: parseNonBlank('expected a value', 'as given'),
+};
+
+/** What the audit reads: cni-check's and, for --cni-audit, node's. */
+export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
+  CNI_CONF_DIR_FLAG,
+  CNI_BIN_DIR_FLAG,
+  RUNTIME_FLAG,
+  MESH_PLUGIN_FLAG,
+  VERSION_TIMEOUT_FLAG,
+  MAX_CONF_NUM_FLAG,
+  CRIO_DEFAULT_NETWORK_FLAG,
+] as readonly FlagDef[];
+
+export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
+  MESH_FLAG,
+  ...CNI_AUDIT_FLAGS,
+  FORMAT_FLAG,
+  HELP_FLAG,
+  VERSION_FLAG,
+];

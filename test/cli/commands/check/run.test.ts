@@ -3,14 +3,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCheck } from '../../src/cli/commands/check/run.js';
-import type { CheckResult } from '../../src/install-check/check-result.js';
-import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
-import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
-import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
-import type { KubeObject, Resource } from '../harness/kube-api/types.js';
-import { INTERLOCK, shell as run } from '../harness/kubectl-shell.js';
-import { REPO_ROOT } from '../harness/pod-namespace.js';
+import { runCheck } from '../../../../src/cli/commands/check/run.js';
+import type { CheckResult } from '../../../../src/install-check/check-result.js';
+import { makeAuthority, removeAuthority, type Authority } from '../../../harness/certs.js';
+import { writeKubeconfig } from '../../../harness/kube-api/kubeconfig.js';
+import { startKubeApi, type KubeApi } from '../../../harness/kube-api/server.js';
+import type { KubeObject, Resource } from '../../../harness/kube-api/types.js';
+import { INTERLOCK, shell as run } from '../../../harness/kubectl-shell.js';
+import { REPO_ROOT } from '../../../harness/pod-namespace.js';
 
 /**
  * `interlock check` against the API stand-in: the parts installed with the real kubectl from the

@@ -1,15 +1,15 @@
-import { helpOrVersion } from '../../src/cli/help-command.js';
+import { helpOrVersion } from '../../../../src/cli/help-command.js';
 import { execFileSync } from 'node:child_process';
 import { chmod, copyFile, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCniCheck } from '../../src/cli/commands/cni-check/run.js';
-import { conflist, fixture } from './listing.js';
+import { runCniCheck } from '../../../../src/cli/commands/cni-check/run.js';
+import { conflist, fixture } from '../../../cni/listing.js';
 
-const STANDIN = fileURLToPath(new URL('../fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
-const OLD_STANDIN = fileURLToPath(new URL('../fixtures/cni/old-cni-standin.mjs', import.meta.url));
+const STANDIN = fileURLToPath(new URL('../../../fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
+const OLD_STANDIN = fileURLToPath(new URL('../../../fixtures/cni/old-cni-standin.mjs', import.meta.url));
 
 let root: string;
 let confDir: string;

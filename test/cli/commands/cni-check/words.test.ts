@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCniCheck } from '../../src/cli/commands/cni-check/run.js';
-import { conflist } from '../cni/listing.js';
+import { runCniCheck } from '../../../../src/cli/commands/cni-check/run.js';
+import { conflist } from '../../../cni/listing.js';
 
-const STANDIN = fileURLToPath(new URL('../fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
+const STANDIN = fileURLToPath(new URL('../../../fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
 
 let root: string;
 let confDir: string;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/commands/inject/run.js';
+import { runInject } from '../../../../src/cli/commands/inject/run.js';
 
 const inject = (text: string, argv: string[] = ['--mesh', 'istio-ambient']) =>
   runInject(['-', ...argv], {}, () => Buffer.from(text));
@@ -59,7 +59,7 @@ describe('interlock inject --mesh istio-ambient refuses pods ambient does not ca
 
   it("Istio's own injected sidecar pod (its golden) is refused too, though it has a validator", async () => {
     const golden = readFileSync(
-      join(import.meta.dirname, '../fixtures/meshes/istio/HEAD-86c9f01fd735/hello.yaml.cni.injected'),
+      join(import.meta.dirname, '../../../fixtures/meshes/istio/HEAD-86c9f01fd735/hello.yaml.cni.injected'),
       'utf8',
     );
     const outcome = await inject(golden);

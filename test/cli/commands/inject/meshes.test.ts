@@ -1,12 +1,12 @@
-import { memoryLimitNote } from '../../src/inject/resources.js';
+import { memoryLimitNote } from '../../../../src/inject/resources.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/commands/inject/run.js';
-import type { KubeDocument } from './shapes.js';
+import { runInject } from '../../../../src/cli/commands/inject/run.js';
+import type { KubeDocument } from '../../../inject/shapes.js';
 
-const MESHES = join(import.meta.dirname, '../fixtures/meshes');
+const MESHES = join(import.meta.dirname, '../../../fixtures/meshes');
 const meshFixture = (path: string) => readFileSync(join(MESHES, path), 'utf8');
 const ISTIO_INIT = 'istio/HEAD-86c9f01fd735/traffic-annotations.yaml.injected';
 const LINKERD_CNI = 'linkerd/edge-26.8.3/inject_emojivoto_deployment_no_init_container.golden.yml';

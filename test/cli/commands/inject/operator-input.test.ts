@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/commands/inject/run.js';
-import { runManifest } from '../../src/cli/commands/manifest/run.js';
+import { runInject } from '../../../../src/cli/commands/inject/run.js';
+import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
 
 const IMAGE = ['--image', 'registry.example.com/mesh-interlock:1'];
 const inject = (input: string | Buffer, argv: readonly string[] = ['--mesh', 'linkerd']) =>
@@ -64,7 +64,7 @@ describe('inject on what an operator pipes into it', () => {
 
   it("Linkerd edge-26.8.3's control plane (a scalar anchor in the native linkerd-proxy) is injected, its anchors kept", async () => {
     const file = new URL(
-      '../fixtures/meshes/linkerd/edge-26.8.3/install_no_init_container.validator-documents.yml',
+      '../../../fixtures/meshes/linkerd/edge-26.8.3/install_no_init_container.validator-documents.yml',
       import.meta.url,
     );
     const text = readFileSync(file, 'utf8');

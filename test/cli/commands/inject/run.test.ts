@@ -3,14 +3,14 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runInject } from '../../src/cli/commands/inject/run.js';
-import { prng } from '../harness/prng.js';
-import { expectGolden } from '../harness/golden.js';
-import { kubectlDecode } from './kubectl.js';
-import type { Container, KubeDocument } from './shapes.js';
+import { runInject } from '../../../../src/cli/commands/inject/run.js';
+import { prng } from '../../../harness/prng.js';
+import { expectGolden } from '../../../harness/golden.js';
+import { kubectlDecode } from '../../../inject/kubectl.js';
+import type { Container, KubeDocument } from '../../../inject/shapes.js';
 
-const FIXTURES = join(import.meta.dirname, 'fixtures');
-const GOLDEN = join(import.meta.dirname, 'golden');
+const FIXTURES = join(import.meta.dirname, '../../../inject/fixtures');
+const GOLDEN = join(import.meta.dirname, '../../../inject/golden');
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), 'utf8');
 
 async function inject(text: string, argv: string[] = []) {
@@ -228,7 +228,7 @@ describe('the real kubectl takes the output', () => {
   });
 
   it('works in a pipe: cat | interlock inject - | kubectl set env --local -f -', () => {
-    const main = join(import.meta.dirname, '../../dist/cli/main.js');
+    const main = join(import.meta.dirname, '../../../../dist/cli/main.js');
     const piped = spawnSync(
       'bash',
       [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { runManifest } from '../../src/cli/commands/manifest/run.js';
-import { podInfoVolume } from '../../src/inject/validator-container.js';
+import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
+import { podInfoVolume } from '../../../../src/inject/validator-container.js';
 
 const IMAGE = ['--image', 'registry.example.com/mesh-interlock:1'];
 

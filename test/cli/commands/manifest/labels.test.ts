@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { MODE_FLAGS, runManifest } from '../../src/cli/commands/manifest/run.js';
-import { VERSION } from '../../src/config/version.js';
-import { RECOMMENDED_LABEL_KEYS } from '../../src/kube/interlock-labels.js';
+import { MODE_FLAGS, runManifest } from '../../../../src/cli/commands/manifest/run.js';
+import { VERSION } from '../../../../src/config/version.js';
+import { RECOMMENDED_LABEL_KEYS } from '../../../../src/kube/interlock-labels.js';
 
 type Doc = Record<string, ReturnType<typeof JSON.parse>>;
 

@@ -3,11 +3,11 @@ import { parser } from '@prometheus-io/lezer-promql';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { runManifest } from '../../src/cli/commands/manifest/run.js';
-import { alertRules } from '../../src/cli/commands/manifest/monitoring.js';
-import { promAgentMetrics } from '../../src/node-agent/agent-metrics.js';
-import { promWebhookMetrics } from '../../src/webhook/webhook-metrics.js';
-import { makeAuthority, removeAuthority } from '../harness/certs.js';
+import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
+import { alertRules } from '../../../../src/cli/commands/manifest/monitoring.js';
+import { promAgentMetrics } from '../../../../src/node-agent/agent-metrics.js';
+import { promWebhookMetrics } from '../../../../src/webhook/webhook-metrics.js';
+import { makeAuthority, removeAuthority } from '../../../harness/certs.js';
 
 type Doc = Record<string, ReturnType<typeof JSON.parse>>;
 

@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runManifest } from '../../src/cli/commands/manifest/run.js';
-import { reportFailureEvent } from '../../src/kube/report-failure-event.js';
-import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
-import { crashLoopPod, nodeObject } from '../harness/kube-api/pods.js';
-import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
-import { startAgent, waitFor, type AgentProcess } from '../node-agent/agent-process.js';
+import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
+import { reportFailureEvent } from '../../../../src/kube/report-failure-event.js';
+import { writeKubeconfig } from '../../../harness/kube-api/kubeconfig.js';
+import { crashLoopPod, nodeObject } from '../../../harness/kube-api/pods.js';
+import { startKubeApi, type KubeApi } from '../../../harness/kube-api/server.js';
+import { startAgent, waitFor, type AgentProcess } from '../../../node-agent/agent-process.js';
 
 interface Rule {
   apiGroups: string[];

@@ -1,12 +1,12 @@
 import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { runManifest } from '../../src/cli/commands/manifest/run.js';
-import { expectGolden } from '../harness/golden.js';
-import { kubectlDecode } from './kubectl.js';
-import type { Container, KubeDocument } from './shapes.js';
+import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
+import { expectGolden } from '../../../harness/golden.js';
+import { kubectlDecode } from '../../../inject/kubectl.js';
+import type { Container, KubeDocument } from '../../../inject/shapes.js';
 
-const GOLDEN = join(import.meta.dirname, 'golden');
+const GOLDEN = join(import.meta.dirname, '../../../inject/golden');
 
 const golden = (name: string, actual: string): void => expectGolden(join(GOLDEN, name), actual);
 

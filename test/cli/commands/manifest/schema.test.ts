@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { DaemonSet, Deployment } from 'kubernetes-models/apps/v1';
 import { Namespace, Pod, ServiceAccount } from 'kubernetes-models/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
-import { runManifest } from '../../src/cli/commands/manifest/run.js';
+import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
 
 type Plain = Record<string, unknown>;
 

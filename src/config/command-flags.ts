@@ -1,9 +1,8 @@
 import type { FlagDef } from './flag-def.js';
-import { fail } from '../reason/result.js';
+import { parseArgvOnly } from './flag-parsers.js';
 
 // Switches without `env`: the process environment can never print help or a version instead of
 // running the command (INTERLOCK_HELP in a pod's env must not turn a validation into an exit 0).
-const argvOnly = () => fail('ConfigInvalid', 'is read from the command line only');
 
 /** Every command's table holds these two. */
 export const HELP_FLAG: FlagDef<boolean> = {
@@ -11,11 +10,11 @@ export const HELP_FLAG: FlagDef<boolean> = {
   short: 'h',
   kind: 'switch',
   help: 'Print this help and exit 0.',
-  parse: argvOnly,
+  parse: parseArgvOnly,
 };
 export const VERSION_FLAG: FlagDef<boolean> = {
   name: 'version',
   kind: 'switch',
   help: 'Print the version and exit 0.',
-  parse: argvOnly,
+  parse: parseArgvOnly,
 };

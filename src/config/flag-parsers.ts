@@ -253,3 +253,17 @@ export const parseServiceAccounts: FlagParser<string[]> = (value) => {
     ? ok(names)
     : problem('expected ServiceAccount names (DNS-1123 subdomains), comma-separated');
 };
+
+/** A switch read from the command line only: any value from the environment is refused. */
+export const parseArgvOnly: FlagParser<boolean> = () => problem('is read from the command line only');
+
+/** A namespace name (a DNS-1123 label). */
+export const parseNamespaceName: FlagParser<string> = dnsLabel('expected a namespace name (DNS-1123 label)');
+
+/** A byte count from `min` to `max`, in at most nine digits. */
+export function parseByteCount(min: number, max: number): FlagParser<number> {
+  return (text) =>
+    /^\d{1,9}$/.test(text) && Number(text) >= min && Number(text) <= max
+      ? ok(Number(text))
+      : problem(`expected a byte count from ${min} to ${max}`);
+}

@@ -1,23 +1,18 @@
 import { formatDuration } from '../config/duration.js';
 import {
   oneOf,
+  parseByteCount,
   parseDuration,
+  parseNonBlank,
   parseListenAddress,
   showListenAddress,
   type ListenAddress,
 } from '../config/flag-parsers.js';
 import type { DefaultedFlag, FlagDef } from '../config/flag-def.js';
-import { fail, ok, type Result } from '../reason/result.js';
 import type { OnError } from './admit.js';
 
-const path = (value: string): Result<string, 'ConfigInvalid'> =>
-  value.trim() ? ok(value.trim()) : fail('ConfigInvalid', 'expected a file path');
 /** The API server refuses a request over 3 MiB, so no AdmissionReview is larger; the memory budget assumes it. */
 const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
-const bytes = (value: string): Result<number, 'ConfigInvalid'> =>
-  /^\d{1,9}$/.test(value) && Number(value) >= 4096 && Number(value) <= MAX_REQUEST_BYTES
-    ? ok(Number(value))
-    : fail('ConfigInvalid', `expected a byte count from 4096 to ${MAX_REQUEST_BYTES}`);
 
 export const BIND_FLAG: DefaultedFlag<ListenAddress> = {
   name: 'bind',
@@ -47,7 +42,7 @@ export const CLIENT_CA_FLAG: FlagDef<string> = {
   env: 'INTERLOCK_WEBHOOK_CLIENT_CA',
   placeholder: 'FILE',
   help: "PEM CAs the caller's client certificate must chain to; a caller without one fails the TLS handshake (default: any caller; docs/admission.md).",
-  parse: path,
+  parse: parseNonBlank('expected a file path'),
 };
 
 export const TLS_CERT_FLAG: DefaultedFlag<string> = {
@@ -56,7 +51,7 @@ export const TLS_CERT_FLAG: DefaultedFlag<string> = {
   env: 'INTERLOCK_TLS_CERT',
   placeholder: 'FILE',
   help: 'Serving certificate chain, PEM (default {default}); reloaded when it changes.',
-  parse: path,
+  parse: parseNonBlank('expected a file path'),
   default: '/etc/interlock/tls/tls.crt',
 };
 
@@ -66,7 +61,7 @@ export const TLS_KEY_FLAG: DefaultedFlag<string> = {
   env: 'INTERLOCK_TLS_KEY',
   placeholder: 'FILE',
   help: 'Its private key, PEM (default {default}); reloaded when it changes.',
-  parse: path,
+  parse: parseNonBlank('expected a file path'),
   default: '/etc/interlock/tls/tls.key',
 };
 
@@ -97,7 +92,7 @@ export const MAX_REQUEST_BYTES_FLAG: DefaultedFlag<number> = {
   env: 'INTERLOCK_WEBHOOK_MAX_BYTES',
   placeholder: 'BYTES',
   help: 'Largest AdmissionReview read (default and most 3145728, the API server request cap).',
-  parse: bytes,
+  parse: parseByteCount(4096, MAX_REQUEST_BYTES),
   default: MAX_REQUEST_BYTES,
 };
 

@@ -1,9 +1,5 @@
 import type { DefaultedFlag, FlagDef } from '../config/flag-def.js';
-import { dnsLabel, oneOf, parseCidrTexts, parseNonBlank } from '../config/flag-parsers.js';
-import { ok, type Result } from '../reason/result.js';
-
-const on = (): Result<boolean, 'ConfigInvalid'> => ok(true);
-const namespaceName = dnsLabel('expected a namespace name (DNS-1123 label)');
+import { oneOf, parseCidrTexts, parseNamespaceName, parseNonBlank, parseSwitch } from '../config/flag-parsers.js';
 
 // These flags are argv only (no `env`): what `manifest --webhook` prints is what its command line says.
 
@@ -11,7 +7,7 @@ const WEBHOOK_SWITCH: FlagDef<boolean> = {
   name: 'webhook',
   kind: 'switch',
   help: 'Print the admission webhook (Deployment, PDB, Service, ServiceAccount, MutatingWebhookConfiguration; docs/admission.md).',
-  parse: on,
+  parse: parseSwitch,
 };
 
 export const CA_BUNDLE_FLAG: FlagDef<string> = {
@@ -36,7 +32,7 @@ export const CANARY_NAMESPACE_FLAG: FlagDef<string> = {
   kind: 'value',
   placeholder: 'NS',
   help: 'With --webhook: send only pods created in this namespace to the webhook (a canary).',
-  parse: namespaceName,
+  parse: parseNamespaceName,
 };
 
 export const API_SERVER_CIDR_FLAG: FlagDef<string[]> = {
@@ -52,7 +48,7 @@ export const METRICS_NAMESPACE_FLAG: DefaultedFlag<string> = {
   kind: 'value',
   placeholder: 'NS',
   help: 'With --webhook: the namespace whose pods (Prometheus) the NetworkPolicy lets scrape the metrics port (default {default}).',
-  parse: namespaceName,
+  parse: parseNamespaceName,
   default: 'monitoring',
 };
 

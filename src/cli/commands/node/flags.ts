@@ -21,16 +21,13 @@ import { NODE_ACTIONS, type NodeAction } from '../../../node-agent/decide.js';
 import { RECHECK_ACTIONS, type RecheckAction } from '../../../node-agent/recheck/recheck-action.js';
 import { CNI_AUDIT_FLAGS } from '../cni-check/flags.js';
 
-const text = parseNonBlank('expected a non-empty value');
-const duration = parseDuration(100, 86_400_000);
-
 export const NODE_NAME_FLAG: FlagDef<string> = {
   name: 'node-name',
   kind: 'value',
   env: 'NODE_NAME',
   placeholder: 'NAME',
   help: 'This node (the downward API spec.nodeName); only its pods are watched.',
-  parse: text,
+  parse: parseNonBlank('expected a non-empty value'),
 };
 
 export const CONTAINER_NAME_FLAG: FlagDef<string> = {
@@ -40,7 +37,7 @@ export const CONTAINER_NAME_FLAG: FlagDef<string> = {
   help: `The validator init container (${meshIdentities()
     .map((identity) => identity.containers.validator)
     .join(', ')}).`,
-  parse: text,
+  parse: parseNonBlank('expected a non-empty value'),
 };
 
 export const ACTION_FLAG: DefaultedFlag<NodeAction> = {
@@ -83,7 +80,7 @@ export const BREAKER_WINDOW_FLAG: DefaultedFlag<number> = {
   kind: 'value',
   placeholder: 'DURATION',
   help: 'The breaker window, and how long the node must stay healthy to close it (default {default}).',
-  parse: duration,
+  parse: parseDuration(100, 86_400_000),
   default: 60_000,
   // Written in seconds, as the breaker's docs speak of it.
   showDefault: (ms: number) => `${ms / 1000}s`,
@@ -103,7 +100,7 @@ export const RECREATE_WINDOW_FLAG: DefaultedFlag<number> = {
   kind: 'value',
   placeholder: 'DURATION',
   help: 'The per-owner recreation window (default {default}).',
-  parse: duration,
+  parse: parseDuration(100, 86_400_000),
   default: 600_000,
   showDefault: formatDuration,
 };
@@ -122,7 +119,7 @@ export const LABEL_SELECTOR_FLAG: FlagDef<string> = {
   kind: 'value',
   placeholder: 'SELECTOR',
   help: 'Watch only pods matching this label selector (besides spec.nodeName).',
-  parse: text,
+  parse: parseNonBlank('expected a non-empty value'),
 };
 
 export const WATCH_NAMESPACE_FLAG: FlagDef<readonly string[]> = {

@@ -2,6 +2,7 @@ import type { ManifestDocument } from '../inject/manifest.js';
 import { interlockLabels } from '../kube/interlock-labels.js';
 import { NODE_TAINT } from '../node-agent/agent-api.js';
 import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
+import { MESH_CONDITION } from '../node-agent/node-gate.js';
 import { WEBHOOK_NAME, WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
 
 export interface MonitoringOptions {
@@ -75,6 +76,22 @@ function agentAlerts(agentJob: string): AlertRule[] {
       severity: 'warning',
       summary: 'The CNI configuration audit fails on {{ $labels.node }}',
       description: 'The mesh plugin is not chained as pods need it there. Run interlock cni-check on the node.',
+    },
+    {
+      alert: 'InterlockMeshPluginFailing',
+      expr: 'sum by (node, cause) (increase(interlock_node_mesh_plugin_failures_total[10m])) > 0',
+      for: '0m',
+      severity: 'critical',
+      summary: "The mesh's CNI plugin fails pod sandboxes on {{ $labels.node }}: {{ $labels.cause }}",
+      description: `Pods there never start (kubelet FailedCreatePodSandBox). kubectl describe node shows the condition ${MESH_CONDITION} and the MeshPluginFailing Event with the plugin's message.`,
+    },
+    {
+      alert: 'InterlockNodeNotMeshReady',
+      expr: 'max by (node) (interlock_node_mesh_ready) == 0',
+      for: '5m',
+      severity: 'warning',
+      summary: 'Node {{ $labels.node }} is not ready for meshed pods',
+      description: `The node condition ${MESH_CONDITION} is False; its reason names the cause (CNIConfigBroken, MeshPluginFailing, BreakerOpen, CaptureLost).`,
     },
     {
       alert: 'InterlockNodeAgentApiErrors',

@@ -110,6 +110,7 @@ export class NodeGateReporter {
       pod: sighting.pod,
       cause: sighting.cause,
       detail: sighting.detail,
+      count: sighting.occurrences,
     };
     this.state = { ...this.state, sandbox: [...this.state.sandbox, failure].slice(-256) };
     this.ports.log.warn(

@@ -32,6 +32,8 @@ export interface SandboxFailure {
   readonly pod: string;
   readonly cause: PluginFailureCause;
   readonly detail: string;
+  /** Sandboxes failed (the kubelet folds repeats into one Event's count). */
+  readonly count: number;
 }
 
 export interface GateState {
@@ -74,14 +76,15 @@ export function trimGate(state: GateState, policy: GatePolicy, now: number): Gat
 
 function pluginFailing(failures: readonly SandboxFailure[], policy: GatePolicy): GateVerdict {
   const byCause = new Map<PluginFailureCause, number>();
-  for (const failure of failures) byCause.set(failure.cause, (byCause.get(failure.cause) ?? 0) + 1);
+  for (const failure of failures) byCause.set(failure.cause, (byCause.get(failure.cause) ?? 0) + failure.count);
   const causes = [...byCause].map(([cause, count]) => `${cause} ${count}`).join(', ');
+  const total = failures.reduce((sum, failure) => sum + failure.count, 0);
   const last = failures[failures.length - 1]!;
   return {
     status: 'False',
     reason: 'MeshPluginFailing',
     message: clip(
-      `The mesh CNI plugin ${policy.plugin} failed ${failures.length} pod sandbox(es) within ${seconds(policy.windowMs)} (${causes}); last, pod ${last.pod}: ${last.detail}`,
+      `The mesh CNI plugin ${policy.plugin} failed ${total} pod sandbox(es) within ${seconds(policy.windowMs)} (${causes}); last, pod ${last.pod}: ${last.detail}`,
       1000,
     ),
   };

@@ -22,6 +22,7 @@ const failure = (at: number, pod = 'shop/web-1') => ({
   pod,
   cause: 'tool-missing' as const,
   detail: 'nft: not found',
+  count: 1,
 });
 
 describe('gateVerdict: the condition the node state says', () => {

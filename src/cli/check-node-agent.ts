@@ -15,13 +15,9 @@ export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
 export function nodeAgentChecks(snapshot: InstallSnapshot): CheckResult[] {
   if (!nodeAgentInstalled(snapshot))
     return [check('node-agent', 'installed', 'skip', `not installed (no DaemonSet ${NODE_AGENT_NAME})`, REINSTALL)];
-  return [
-    namespaceCheck(snapshot),
-    daemonSetCheck(snapshot),
-    everyNodeCheck(snapshot),
-    rbacCheck(snapshot),
-    meshConditionCheck(snapshot),
-  ];
+  const checks = [namespaceCheck(snapshot), daemonSetCheck(snapshot), everyNodeCheck(snapshot), rbacCheck(snapshot)];
+  // The node gate's condition, per node, when the agents report it.
+  return agentMode(snapshot).gate.condition ? [...checks, meshConditionCheck(snapshot)] : checks;
 }
 
 function namespaceCheck(snapshot: InstallSnapshot): CheckResult {
@@ -116,8 +112,6 @@ function agentMode(snapshot: InstallSnapshot): { action: NodeAction; taint: bool
 
 /** `interlock.dev/MeshCNIReady` on each node, as the agents report it (`--report-condition`). */
 function meshConditionCheck(snapshot: InstallSnapshot): CheckResult {
-  if (!agentMode(snapshot).gate.condition)
-    return check('node-agent', 'condition', 'skip', `not reported (the agent runs without --report-condition)`);
   if (snapshot.nodes.state !== 'found') return unreadable('node-agent', 'condition', 'the nodes', snapshot.nodes);
   const rows = list(at(snapshot.nodes.value, 'items')).map((node) => {
     const name = text(at(node, 'metadata', 'name')) ?? '';

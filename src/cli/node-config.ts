@@ -4,7 +4,7 @@ import { PRESETS, type Mesh } from '../config/interception.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import type { AgentSettings } from '../node-agent/agent-settings.js';
 import type { TaintMatch } from '../config/flag-parsers.js';
-import type { GateSettings } from '../node-agent/node-gate-reporter.js';
+import type { GateSettings } from '../node-agent/node-gate.js';
 import { meshDefaults } from '../node-agent/node-flags.js';
 import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
 import { socketPathOf } from '../node-agent/cri/socket-path.js';

@@ -3,7 +3,7 @@ import type { BreakerPolicy } from './breaker.js';
 import type { NodeAction } from './decide.js';
 import type { RetryPolicy } from './retry-delay.js';
 import type { ShippedValidator } from './validator-trust.js';
-import type { GateSettings } from './node-gate-reporter.js';
+import type { GateSettings } from './node-gate.js';
 
 export interface AgentSettings {
   readonly node: string;

@@ -1,15 +1,7 @@
-import type { TaintMatch } from '../config/flag-parsers.js';
 import type { NodeCondition, NodeState } from '../kube/node-status.js';
 import type { ApiResult } from '../kube/pods-api.js';
 import type { AgentClock, AgentLog } from './agent-settings.js';
-import {
-  CLOSED_BREAKER,
-  recordBlocked,
-  tick,
-  type BlockedBy,
-  type BreakerPolicy,
-  type BreakerState,
-} from './breaker.js';
+import { CLOSED_BREAKER, recordBlocked, tick, type BlockedBy, type BreakerState } from './breaker.js';
 import type { CniAuditVerdict } from './cni-audit-source.js';
 import {
   gateVerdict,
@@ -18,24 +10,12 @@ import {
   readyToLift,
   trimGate,
   type ConditionStatus,
-  type GatePolicy,
+  type GateSettings,
   type GateState,
   type GateVerdict,
 } from './node-gate.js';
 import type { SandboxSighting } from './sandbox-events.js';
 import type { PluginFailureCause } from './sandbox-failure.js';
-
-export interface GateSettings {
-  /** Write the Node condition (`--report-condition`). */
-  readonly condition: boolean;
-  /** The taint to lift once (`--startup-taint`). */
-  readonly startupTaint: TaintMatch | undefined;
-  /** A changed condition is written at most once per interval; an unchanged one every `heartbeatMs`. */
-  readonly intervalMs: number;
-  readonly heartbeatMs: number;
-  readonly policy: GatePolicy;
-  readonly breaker: BreakerPolicy;
-}
 
 export interface GatePorts {
   readNode(): Promise<ApiResult<NodeState>>;

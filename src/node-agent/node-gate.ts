@@ -1,3 +1,5 @@
+import type { TaintMatch } from '../config/flag-parsers.js';
+import type { BreakerPolicy } from './breaker.js';
 import type { CniAuditVerdict } from './cni-audit-source.js';
 import type { PluginFailureCause } from './sandbox-failure.js';
 
@@ -59,6 +61,18 @@ export interface GatePolicy {
   readonly windowMs: number;
   /** The mesh's CNI plugin type, as the Events name it. */
   readonly plugin: string;
+}
+
+export interface GateSettings {
+  /** Write the Node condition (`--report-condition`). */
+  readonly condition: boolean;
+  /** The taint to lift once (`--startup-taint`). */
+  readonly startupTaint: TaintMatch | undefined;
+  /** A changed condition is written at most once per interval; an unchanged one every `heartbeatMs`. */
+  readonly intervalMs: number;
+  readonly heartbeatMs: number;
+  readonly policy: GatePolicy;
+  readonly breaker: BreakerPolicy;
 }
 
 const seconds = (ms: number): string => `${Math.round(ms / 1000)} s`;

@@ -3,13 +3,14 @@ import type { NodeCondition, NodeState } from '../../src/kube/node-status.js';
 import type { ApiResult } from '../../src/kube/pods-api.js';
 import { meshIdentity } from '../../src/mesh/meshes.js';
 import type { AgentClock } from '../../src/node-agent/agent-settings.js';
-import { NodeGateReporter, type GateSettings } from '../../src/node-agent/node-gate-reporter.js';
+import { NodeGateReporter } from '../../src/node-agent/node-gate-reporter.js';
 import {
   gateVerdict,
   INITIAL_GATE,
   MESH_CONDITION,
   readyToLift,
   type GatePolicy,
+  type GateSettings,
   type GateState,
 } from '../../src/node-agent/node-gate.js';
 

@@ -75,7 +75,11 @@ interface Harness {
   readonly patches: NodeCondition[];
   readonly lifts: number[];
   readonly events: string[];
+  readonly failures: [string, number][];
+  readonly ready: string[];
   synced: boolean;
+  readable: boolean;
+  taintPresent: boolean;
   wall: number;
   node: NodeState;
 }
@@ -87,7 +91,11 @@ function harness(over: Partial<GateSettings> = {}): Harness {
     patches: [],
     lifts: [],
     events: [],
+    failures: [],
+    ready: [],
     synced: true,
+    readable: true,
+    taintPresent: true,
     wall: Date.parse('2026-11-28T10:00:00Z'),
     node: { conditions: [], taints: [{ key: 'readiness.k8s.io/mesh', effect: 'NoSchedule' }] },
     gate: undefined as unknown as NodeGateReporter,
@@ -103,16 +111,25 @@ function harness(over: Partial<GateSettings> = {}): Harness {
     ...over,
   };
   (h as { gate: NodeGateReporter }).gate = new NodeGateReporter(settings, {
-    readNode: () => ok(h.node),
+    readNode: () =>
+      h.readable
+        ? ok(h.node)
+        : Promise.resolve({ ok: false, error: { status: 503, retryAfterSeconds: undefined, message: 'down' } }),
     patchCondition: (condition) => (h.patches.push(condition), ok('written' as const)),
-    removeStartupTaint: () => (h.lifts.push(clock.time), ok('changed' as const)),
+    removeStartupTaint: () => (
+      h.lifts.push(clock.time),
+      ok(h.taintPresent ? ('changed' as const) : ('unchanged' as const))
+    ),
     write: async (_operation, call) => {
       const answer = await call();
       return answer.ok ? answer.value : undefined;
     },
     postNodeEvent: async (reason) => void h.events.push(reason),
     synced: () => h.synced,
-    metrics: { meshReady: () => undefined, pluginFailures: () => undefined },
+    metrics: {
+      meshReady: (status) => void h.ready.push(status),
+      pluginFailures: (cause, count) => void h.failures.push([cause, count]),
+    },
     log: { info: () => undefined, warn: () => undefined, error: () => undefined },
     clock,
     wallNow: () => h.wall,
@@ -277,5 +294,79 @@ describe('NodeGateReporter: the condition on change, bounded; the taint lifted o
     expect(h.lifts).toEqual([]);
     await advance(h, 31_000);
     expect(h.lifts).toHaveLength(1);
+  });
+
+  it('counts a sighting on its own time: one of 50 s ago leaves the window 10 s later, and an older one is not counted', async () => {
+    const h = harness({ startupTaint: undefined });
+    h.gate.sandbox({ pod: 'shop/old', cause: 'other', detail: 'x', occurrences: 2, atWallMs: h.wall - 60_000 });
+    h.gate.sandbox({ pod: 'shop/web', cause: 'timeout', detail: 'x', occurrences: 3, atWallMs: h.wall - 50_000 });
+    h.gate.audit(CLEAN);
+    await settle();
+    expect(h.failures).toEqual([['timeout', 3]]);
+    expect(h.patches.map((p) => p.reason)).toEqual(['MeshPluginFailing']);
+    expect(h.patches[0]!.message).toContain('failed 3 pod sandbox(es)');
+    await advance(h, 9000);
+    expect(h.patches).toHaveLength(1);
+    await advance(h, 2000);
+    expect(h.patches.at(-1)?.reason).toBe('MeshCNIReady');
+    expect(h.ready).toContain('False');
+  });
+
+  it('writes nothing while its Node cannot be read (the transition time would be lost), then writes', async () => {
+    const h = harness({ startupTaint: undefined });
+    h.readable = false;
+    h.gate.audit(CLEAN);
+    await advance(h, 3000);
+    expect(h.patches).toEqual([]);
+    h.readable = true;
+    await advance(h, 1000);
+    expect(h.patches).toHaveLength(1);
+  });
+
+  it('writes a change exactly one interval after the last write, not before', async () => {
+    const h = harness({ startupTaint: undefined });
+    h.gate.audit(CLEAN);
+    await settle();
+    h.clock.time += 9999;
+    h.gate.audit(BROKEN);
+    await settle();
+    expect(h.patches).toHaveLength(1);
+    h.clock.time += 1;
+    h.gate.tick();
+    await settle();
+    expect(h.patches).toHaveLength(2);
+  });
+
+  it('after a restart, the heartbeat comes on the written heartbeat time, not a whole period after the start', async () => {
+    const h = harness({ startupTaint: undefined });
+    const message = `CNI audit clean (${CLEAN.message}); no ${PLUGIN} sandbox failure and no breaker trip within 60 s.`;
+    h.node = {
+      conditions: [
+        {
+          type: MESH_CONDITION,
+          status: 'True',
+          reason: 'MeshCNIReady',
+          message,
+          lastHeartbeatTime: '2026-11-28T09:56:00Z',
+          lastTransitionTime: '2026-11-28T09:00:00Z',
+        },
+      ],
+      taints: [],
+    };
+    h.gate.audit(CLEAN);
+    await advance(h, 50_000, 10_000);
+    expect(h.patches).toEqual([]);
+    await advance(h, 20_000, 10_000);
+    expect(h.patches).toHaveLength(1);
+    expect(h.patches[0]!.lastTransitionTime).toBe('2026-11-28T09:00:00Z');
+  });
+
+  it('posts no Event when the start-up taint was not on the node, and never tries again', async () => {
+    const h = harness({ condition: false });
+    h.taintPresent = false;
+    h.gate.audit(CLEAN);
+    await advance(h, 5000);
+    expect(h.lifts).toHaveLength(1);
+    expect(h.events).toEqual([]);
   });
 });

@@ -91,4 +91,49 @@ describe('SandboxEventSink: new occurrences on this node from its kubelet only',
     sink(seen).relisted([event(overrides)]);
     expect(seen).toEqual([]);
   });
+
+  it('reads an Event written as events.k8s.io writes it (eventTime, reportingComponent and reportingInstance), count absent or 0 as one', () => {
+    const seen: SandboxSighting[] = [];
+    const events = sink(seen);
+    const { source: _source, lastTimestamp: _last, count: _count, ...rest } = event();
+    events.changed('ADDED', {
+      ...rest,
+      reportingComponent: 'kubelet',
+      reportingInstance: 'node-a',
+      eventTime: '2026-11-28T10:02:00.000000Z',
+    });
+    events.changed('ADDED', event({ metadata: { uid: 'ev-2' }, count: 0 }));
+    expect(seen.map((s) => [s.occurrences, s.atWallMs])).toEqual([
+      [1, Date.parse('2026-11-28T10:02:00Z')],
+      [1, Date.parse('2026-11-28T10:00:00Z')],
+    ]);
+  });
+
+  it('ignores an Event with no source, no involved object or no uid, without throwing', () => {
+    const seen: SandboxSighting[] = [];
+    const events = sink(seen);
+    events.changed('ADDED', event({ source: undefined }));
+    events.changed('ADDED', event({ involvedObject: undefined }));
+    events.changed('ADDED', event({ metadata: {} }));
+    events.changed('ADDED', null);
+    expect(seen).toEqual([]);
+  });
+
+  it('forgets a deleted Event: the same uid listed again counts again', () => {
+    const seen: SandboxSighting[] = [];
+    const events = sink(seen);
+    events.changed('ADDED', event());
+    events.changed('DELETED', event());
+    events.changed('ADDED', event());
+    expect(seen).toHaveLength(2);
+  });
+
+  it('remembers a bounded number of Events: the oldest is forgotten first', () => {
+    const seen: SandboxSighting[] = [];
+    const events = sink(seen);
+    for (let i = 0; i <= 2048; i++) events.changed('ADDED', event({ metadata: { uid: `ev-${i}` } }));
+    events.changed('MODIFIED', event({ metadata: { uid: 'ev-2048' } }));
+    events.changed('MODIFIED', event({ metadata: { uid: 'ev-0' } }));
+    expect(seen).toHaveLength(2050);
+  });
 });

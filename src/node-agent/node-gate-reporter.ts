@@ -135,7 +135,8 @@ export class NodeGateReporter {
   }
 
   private async settle(verdict: GateVerdict, now: number): Promise<void> {
-    if (this.settings.condition) await this.report(verdict, now);
+    // True waits for both reads to list once: a sandbox failure of a minute ago must not be missed.
+    if (this.settings.condition && (verdict.status !== 'True' || this.ports.synced())) await this.report(verdict, now);
     if (
       this.settings.startupTaint &&
       !this.lifted &&

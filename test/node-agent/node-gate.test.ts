@@ -369,4 +369,19 @@ describe('NodeGateReporter: the condition on change, bounded; the taint lifted o
     expect(h.lifts).toHaveLength(1);
     expect(h.events).toEqual([]);
   });
+
+  it('writes True only once both reads have listed; False at once', async () => {
+    const h = harness({ startupTaint: undefined });
+    h.synced = false;
+    h.gate.audit(CLEAN);
+    await advance(h, 3000);
+    expect(h.patches).toEqual([]);
+    h.gate.audit(BROKEN);
+    await settle();
+    expect(h.patches.map((p) => p.status)).toEqual(['False']);
+    h.gate.audit(CLEAN);
+    h.synced = true;
+    await advance(h, 10_000);
+    expect(h.patches.map((p) => p.status)).toEqual(['False', 'True']);
+  });
 });

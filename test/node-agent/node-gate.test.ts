@@ -80,6 +80,8 @@ interface Harness {
   synced: boolean;
   readable: boolean;
   taintPresent: boolean;
+  /** Writes that fail once (a 503), by operation. */
+  readonly failOnce: Set<string>;
   wall: number;
   node: NodeState;
 }
@@ -96,6 +98,7 @@ function harness(over: Partial<GateSettings> = {}): Harness {
     synced: true,
     readable: true,
     taintPresent: true,
+    failOnce: new Set(),
     wall: Date.parse('2026-11-28T10:00:00Z'),
     node: { conditions: [], taints: [{ key: 'readiness.k8s.io/mesh', effect: 'NoSchedule' }] },
     gate: undefined as unknown as NodeGateReporter,
@@ -120,7 +123,8 @@ function harness(over: Partial<GateSettings> = {}): Harness {
       h.lifts.push(clock.time),
       ok(h.taintPresent ? ('changed' as const) : ('unchanged' as const))
     ),
-    write: async (_operation, call) => {
+    write: async (operation, call) => {
+      if (h.failOnce.delete(operation)) return undefined;
       const answer = await call();
       return answer.ok ? answer.value : undefined;
     },
@@ -383,5 +387,19 @@ describe('NodeGateReporter: the condition on change, bounded; the taint lifted o
     h.synced = true;
     await advance(h, 10_000);
     expect(h.patches.map((p) => p.status)).toEqual(['False', 'True']);
+  });
+
+  it('retries a condition write that failed at the next interval, and a failed lift at the next tick', async () => {
+    const h = harness();
+    h.failOnce.add('condition');
+    h.failOnce.add('startup-taint');
+    h.gate.audit(CLEAN);
+    await settle();
+    expect(h.patches).toEqual([]);
+    expect(h.lifts).toEqual([]);
+    await advance(h, 1000);
+    expect(h.lifts).toHaveLength(1);
+    await advance(h, 9000);
+    expect(h.patches.map((p) => p.status)).toEqual(['True']);
   });
 });

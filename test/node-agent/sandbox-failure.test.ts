@@ -69,6 +69,7 @@ describe('SandboxEventSink: new occurrences on this node from its kubelet only',
     const seen: SandboxSighting[] = [];
     const events = sink(seen);
     events.relisted([event()]);
+    expect(seen).toHaveLength(1);
     events.changed('MODIFIED', event());
     events.changed('MODIFIED', event({ count: 4, lastTimestamp: '2026-11-28T10:01:00Z' }));
     expect(seen.map((s) => s.occurrences)).toEqual([1, 3]);

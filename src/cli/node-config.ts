@@ -3,6 +3,7 @@ import type { RuntimeName } from '../cni/runtime-load.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import type { AgentSettings } from '../node-agent/agent-settings.js';
+import { NODE_TAINT } from '../node-agent/agent-api.js';
 import type { TaintMatch } from '../config/flag-parsers.js';
 import type { GateSettings } from '../node-agent/node-gate.js';
 import { meshDefaults } from '../node-agent/node-flags.js';
@@ -86,6 +87,8 @@ function gateOf(
   if (!condition && !startupTaint) return undefined;
   const flag = condition ? '--report-condition' : '--startup-taint';
   if (!audit) return `${flag} needs --cni-audit: the node is ready for the mesh only on the CNI audit's clean verdict`;
+  if (startupTaint?.key === NODE_TAINT.key)
+    return `--startup-taint ${NODE_TAINT.key} is the breaker's own taint (--taint): give the key the kubelet registers nodes with`;
   const intervalMs = values['condition-interval'] as number;
   return {
     condition,

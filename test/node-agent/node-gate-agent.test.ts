@@ -1,7 +1,11 @@
+import { execFile, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MESH_CONDITION } from '../../src/node-agent/node-gate.js';
 import { SANDBOX_FAILED_REASON } from '../../src/node-agent/sandbox-failure.js';
+import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
 import { nodeObject } from '../harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi, type RequestRecord } from '../harness/kube-api/server.js';
 import { metric, startAgent, waitFor, type AgentProcess } from './agent-process.js';
@@ -76,6 +80,7 @@ function sandboxEvent(name: string, host: string, message: string, count = 1): o
 }
 
 beforeAll(async () => {
+  execFileSync('bash', [new URL('../../scripts/ensure-kubectl.sh', import.meta.url).pathname], { stdio: 'ignore' });
   dir = await cniNodeDir(false);
   api = await startKubeApi({ bookmarkMs: 200 });
   const registered = nodeObject('node-a');
@@ -177,5 +182,20 @@ describe('interlock node --report-condition --startup-taint: a node broken from 
       ]);
     // The kubelet's own conditions are untouched by the merge.
     expect(node().status.conditions.map((c) => c.type)).toContain('Ready');
+  });
+
+  it("7. kubectl describe node shows the condition, its reason, and the gate's Events", async () => {
+    const kubeconfig = writeKubeconfig(join(dir.root, 'kubeconfig'), api.url);
+    const { stdout } = await promisify(execFile)('kubectl', ['describe', 'node', 'node-a'], {
+      env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, HOME: dir.root },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(stdout).toMatch(
+      new RegExp(`^\\s+${MESH_CONDITION.replace('.', '\\.')}\\s+True\\s+.*MeshCNIReady\\s+CNI audit clean`, 'm'),
+    );
+    expect(stdout).toMatch(/Warning\s+MeshPluginFailing/);
+    expect(stdout).toMatch(/Normal\s+InterlockStartupTaintRemoved/);
+    expect(stdout).toMatch(/^Taints:\s+example\.com\/dedicated=db:NoExecute$/m);
   });
 });

@@ -60,6 +60,15 @@ describe('manifest --node-agent with the node gate', () => {
     expect(outcome.stderr).toContain(message);
   });
 
+  it("refuses the breaker's own taint as the start-up taint: the agent would lift what its breaker set", () => {
+    expect(
+      nodeConfigOf(
+        ['--node-name', 'n', '--mesh', 'istio', ...AUDIT, '--startup-taint', 'interlock.dev/cni-not-ready'],
+        {},
+      ),
+    ).toContain("is the breaker's own taint");
+  });
+
   it.each(['readiness.k8s.io/a:b:c', 'UPPER.example/x', 'readiness.k8s.io/mesh:NoEvict', '', 'a/b/c'])(
     'refuses the start-up taint %j',
     (taint) => {

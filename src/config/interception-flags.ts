@@ -1,4 +1,4 @@
-import { MESHES, type Mesh } from '../mesh/meshes.js';
+import { MESHES, presetFiguresText, type Mesh } from '../mesh/meshes.js';
 import type { Cidr } from '../addr/cidr.js';
 import type { IpAddress } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
@@ -34,21 +34,21 @@ export const MESH_FLAG = valueFlag(
 export const INBOUND_PORT_FLAG = valueFlag<number>(
   'inbound-port',
   'PORT',
-  "Proxy's inbound redirect port (linkerd 4143, istio 15006).",
+  `Proxy's inbound redirect port (${presetFiguresText((capture) => String(capture.inboundPort))}).`,
   parsePort,
   {},
 );
 export const OUTBOUND_PORT_FLAG = valueFlag<number>(
   'outbound-port',
   'PORT',
-  "Proxy's outbound redirect port (linkerd 4140, istio 15001).",
+  `Proxy's outbound redirect port (${presetFiguresText((capture) => String(capture.outboundPort))}).`,
   parsePort,
   {},
 );
 export const PROXY_UID_FLAG = valueFlag<number[]>(
   'proxy-uid',
   'UID[,UID]',
-  "The proxy's uid(s): their traffic must not be redirected (linkerd 2102, istio 1337).",
+  `The proxy's uid(s): their traffic must not be redirected (${presetFiguresText((capture) => capture.proxyUids?.join(','))}).`,
   parseIds,
 );
 export const PROXY_GID_FLAG = valueFlag<number[]>(

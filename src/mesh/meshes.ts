@@ -72,3 +72,16 @@ export function capturingMesh(): { readonly mesh: Mesh; readonly capturedPods: C
     if (identity.capturedPods !== undefined) return { mesh: identity.name, capturedPods: identity.capturedPods };
   return undefined;
 }
+
+/**
+ * `linkerd 4143, istio 15006`: a preset figure of each mesh Interlock stands in for (the meshes
+ * with a validator of their own), as help texts cite them; a mesh without the figure is left out.
+ */
+export function presetFiguresText(figure: (capture: MeshIdentity['capture']) => string | undefined): string {
+  return dropInMeshes()
+    .flatMap(({ mesh }) => {
+      const value = figure(meshIdentity(mesh).capture);
+      return value === undefined ? [] : [`${mesh} ${value}`];
+    })
+    .join(', ');
+}

@@ -74,14 +74,12 @@ export function capturingMesh(): { readonly mesh: Mesh; readonly capturedPods: C
 }
 
 /**
- * `linkerd 4143, istio 15006`: a preset figure of each mesh Interlock stands in for (the meshes
- * with a validator of their own), as help texts cite them; a mesh without the figure is left out.
+ * `linkerd 4143, istio 15006`: a preset figure of each sidecar mesh (the meshes with an injector
+ * of their own), as help texts cite them; a mesh without the figure is left out.
  */
 export function presetFiguresText(figure: (capture: MeshIdentity['capture']) => string | undefined): string {
-  return dropInMeshes()
-    .flatMap(({ mesh }) => {
-      const value = figure(meshIdentity(mesh).capture);
-      return value === undefined ? [] : [`${mesh} ${value}`];
-    })
-    .join(', ');
+  return IDENTITIES.flatMap((identity) => {
+    const value = identity.admission === undefined ? undefined : figure(identity.capture);
+    return value === undefined ? [] : [`${identity.name} ${value}`];
+  }).join(', ');
 }

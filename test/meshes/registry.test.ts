@@ -31,7 +31,7 @@ describe('the mesh registry (src/mesh/)', () => {
     for (const code of new Set(identities.map((identity) => identity.failureExitCode)))
       expect(new Set(identities.filter((i) => i.failureExitCode === code).map((i) => i.cniPlugin)).size).toBe(1);
     expect(meshIdentity('istio-ambient').failureExitCode).toBe(meshIdentity('istio').failureExitCode);
-    expect(MESHES).toEqual(['linkerd', 'istio', 'istio-ambient', 'generic']);
+    expect(MESHES).toEqual(['linkerd', 'istio', 'istio-ambient', 'kuma', 'generic']);
   });
 
   it("gives every mesh a failure code the repair controllers know and Interlock's table does not reserve", () => {
@@ -41,8 +41,8 @@ describe('the mesh registry (src/mesh/)', () => {
       expect(identity.failureExitCode).toBeGreaterThan(0);
       expect(identity.failureExitCode).toBeLessThan(256);
     }
-    expect(failureCodesText()).toBe('linkerd 95, istio 126, istio-ambient 126, generic 97');
-    expect(meshNamesText()).toBe('linkerd, istio, istio-ambient or generic');
+    expect(failureCodesText()).toBe('linkerd 95, istio 126, istio-ambient 126, kuma 98, generic 97');
+    expect(meshNamesText()).toBe('linkerd, istio, istio-ambient, kuma or generic');
   });
 
   it('composes each preset from its module: name, container, code, plugin and capture', () => {
@@ -57,7 +57,7 @@ describe('the mesh registry (src/mesh/)', () => {
       expect(hasOwnPorts(identity.name)).toBe(identity.capture.inboundPort !== 0);
     }
     expect(VALIDATOR_NAMES).toEqual(
-      new Set(['linkerd-network-validator', 'istio-validation', 'istio-ambient-validation', 'interlock']),
+      new Set(['linkerd-network-validator', 'istio-validation', 'istio-ambient-validation', 'kuma-validation', 'interlock']),
     );
   });
 
@@ -65,6 +65,8 @@ describe('the mesh registry (src/mesh/)', () => {
     expect(meshOfContainer('linkerd-proxy')).toBe('linkerd');
     expect(meshOfContainer('istio-init')).toBe('istio');
     expect(meshOfContainer('istio-validation')).toBe('istio');
+    expect(meshOfContainer('kuma-validation')).toBe('kuma');
+    expect(meshOfContainer('kuma-sidecar')).toBe('kuma');
     expect(meshOfContainer('interlock')).toBeUndefined();
     expect(meshOfContainer('proxy')).toBeUndefined();
   });
@@ -79,7 +81,7 @@ describe('the mesh registry (src/mesh/)', () => {
 
   it("selects pods at admission as each mesh's injector does", () => {
     const istioNamespace = namespaceInjection({ labels: { 'istio.io/rev': 'canary' } });
-    expect(istioNamespace).toEqual({ linkerd: false, istio: true });
+    expect(istioNamespace).toEqual({ linkerd: false, istio: true, kuma: false });
     expect(admissionMesh({}, [], istioNamespace)).toBe('istio');
     expect(admissionMesh({ annotations: { 'sidecar.istio.io/status': '{}' } }, [], istioNamespace)).toBeUndefined();
     expect(admissionMesh({ labels: { 'sidecar.istio.io/inject': 'false' } }, [], istioNamespace)).toBeUndefined();
@@ -89,6 +91,13 @@ describe('the mesh registry (src/mesh/)', () => {
     const linkerd = { annotations: { 'linkerd.io/inject': 'ingress' } };
     expect(admissionMesh(linkerd, [], undefined)).toBe('linkerd');
     expect(admissionMesh(linkerd, ['linkerd-proxy'], undefined)).toBeUndefined();
+    // Kuma's injector reads the label only (metadata.GetEnabled: enabled, true, yes), pod first.
+    const kumaNamespace = namespaceInjection({ labels: { 'kuma.io/sidecar-injection': 'enabled' } });
+    expect(kumaNamespace).toEqual({ linkerd: false, istio: false, kuma: true });
+    expect(admissionMesh({}, [], kumaNamespace)).toBe('kuma');
+    expect(admissionMesh({ labels: { 'kuma.io/sidecar-injection': 'disabled' } }, [], kumaNamespace)).toBeUndefined();
+    expect(admissionMesh({ labels: { 'kuma.io/sidecar-injection': 'yes' } }, [], undefined)).toBe('kuma');
+    expect(admissionMesh({}, ['kuma-sidecar'], kumaNamespace)).toBeUndefined();
   });
 
   /**

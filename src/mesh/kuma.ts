@@ -35,7 +35,15 @@ export const KUMA = {
     injectedAnnotations: ['kuma.io/sidecar-injected'],
   },
   capturedPods: undefined,
-  dropIn: undefined,
+  dropIn: {
+    argv: 'kumactl',
+    // The injector's `command:` (NewValidationContainer); the image provides the path, a shim that
+    // passes the bare name first.
+    programs: ['/usr/bin/kumactl', 'kumactl'],
+    command: ['/usr/bin/kumactl', 'install', 'transparent-proxy-validator'],
+    ownFlags: ['--validation-server-port', '--transparent-proxy-config', '--ip-family-mode'],
+    rulesWriterValidation: undefined,
+  },
   // The transparent proxy's defaults: 15001 out, 15006 in, the kuma-dp uid 5678 returned, its
   // loopback TCP (not to 127.0.0.1 / ::1) sent to the inbound redirect, DNS to 15053 when enabled.
   capture: {

@@ -64,7 +64,7 @@ export interface CapturedPods {
  * The argv shapes of the meshes' own validators, by the program that reads them: src/compat maps
  * each onto `interlock validate` (the mapping is code, keyed by this name).
  */
-export type DropInArgv = 'linkerd2-network-validator' | 'istio-iptables';
+export type DropInArgv = 'linkerd2-network-validator' | 'istio-iptables' | 'kumactl';
 
 /** How the mesh renders its own validator container, which Interlock stands in for unchanged. */
 export interface DropIn {

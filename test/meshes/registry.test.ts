@@ -120,7 +120,12 @@ describe('the mesh registry (src/mesh/)', () => {
     }
     // The code a module's keys name (DropInArgv, PodMetadataRules) spells its own program and
     // plugin; the start-up snapshot rehearses one Linkerd pass.
-    const keyedCode = ['compat/compat-argv.ts', 'compat/istio-iptables.ts', 'compat/linkerd-validator.ts'];
+    const keyedCode = [
+      'compat/compat-argv.ts',
+      'compat/istio-iptables.ts',
+      'compat/kumactl-validator.ts',
+      'compat/linkerd-validator.ts',
+    ];
     const allowed = (file: string, literal: string) =>
       keyedCode.includes(file) ||
       file === 'config/pod-metadata.ts' ||

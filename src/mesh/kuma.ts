@@ -43,6 +43,8 @@ export const KUMA = {
     command: ['/usr/bin/kumactl', 'install', 'transparent-proxy-validator'],
     ownFlags: ['--validation-server-port', '--transparent-proxy-config', '--ip-family-mode'],
     rulesWriterValidation: undefined,
+    // The kuma-sidecar-tmp emptyDir, where kumactl's --config-file lives (NewValidationContainer).
+    mountPaths: ['/tmp'],
   },
   // The transparent proxy's defaults: 15001 out, 15006 in, the kuma-dp uid 5678 returned, its
   // loopback TCP (not to 127.0.0.1 / ::1) sent to the inbound redirect, DNS to 15053 when enabled.

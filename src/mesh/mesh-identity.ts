@@ -84,6 +84,11 @@ export interface DropIn {
    * options with validation only describe what it wrote); undefined when the writer's argv is not.
    */
   readonly rulesWriterValidation: readonly string[] | undefined;
+  /**
+   * Volumes the mesh's injector mounts into its validator, which the node agent accepts on a
+   * drop-in run (none of them over Interlock's files).
+   */
+  readonly mountPaths: readonly string[];
 }
 
 /** Where a pod or namespace carries a switch: a label or an annotation, by key. */

@@ -86,7 +86,7 @@ function applyConfigFile(file: string, settings: Settings): Result<void, 'Config
     return fail('ConfigInvalid', `${KUMACTL} --transparent-proxy-config ${file}: ${config.error.message}`);
   if (typeof config.value !== 'object' || config.value === null || Array.isArray(config.value))
     return fail('ConfigInvalid', `${KUMACTL} --transparent-proxy-config ${file}: expected a mapping`);
-  return applyConfig(config.value as Record<string, unknown>, file, settings);
+  return applyConfig(config.value, file, settings);
 }
 
 /** The fields of Kuma's transparent-proxy config that decide which rules are correct. */
@@ -135,9 +135,12 @@ function applyConfig(config: Record<string, unknown>, file: string, settings: Se
   for (const [path, setting] of FIELDS) {
     const value = at(config, path);
     if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
-    if (typeof value === 'object' && !Array.isArray(value))
-      return fail('ConfigInvalid', `${where}: ${path.join('.')} is not a value`);
-    settings.set(setting, Array.isArray(value) ? value.map(String).join(',') : String(value));
+    const items: unknown[] = Array.isArray(value) ? value : [value];
+    const texts = items.map((item) =>
+      typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean' ? String(item) : undefined,
+    );
+    if (texts.includes(undefined)) return fail('ConfigInvalid', `${where}: ${path.join('.')} is not a value`);
+    settings.set(setting, texts.join(','));
   }
   // A switch: on by its name alone; Kuma's preset leaves DNS capture off.
   const dns = String(at(config, ['redirect', 'dns', 'enabled']));

@@ -26,7 +26,7 @@ afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
 });
 const { inboundPort, proxyUids } = meshIdentity('kuma').capture;
-const uid = String(proxyUids[0]);
+const uid = String(proxyUids?.[0]);
 
 /** Kuma's probe, replayed: listen on the inbound port, dial 127.0.0.6 from 127.0.0.1 as uid 5678. */
 const PROBE = `

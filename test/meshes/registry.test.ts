@@ -57,7 +57,13 @@ describe('the mesh registry (src/mesh/)', () => {
       expect(hasOwnPorts(identity.name)).toBe(identity.capture.inboundPort !== 0);
     }
     expect(VALIDATOR_NAMES).toEqual(
-      new Set(['linkerd-network-validator', 'istio-validation', 'istio-ambient-validation', 'kuma-validation', 'interlock']),
+      new Set([
+        'linkerd-network-validator',
+        'istio-validation',
+        'istio-ambient-validation',
+        'kuma-validation',
+        'interlock',
+      ]),
     );
   });
 

@@ -78,9 +78,12 @@ export function capturingMesh(): { readonly mesh: Mesh; readonly capturedPods: C
  * `linkerd 4143, istio 15006`: a preset figure of each sidecar mesh (the meshes with an injector
  * of their own), as help texts cite them; a mesh without the figure is left out.
  */
-export function presetFiguresText(figure: (capture: MeshIdentity['capture']) => string | undefined): string {
+export function presetFiguresText(
+  figure: (capture: MeshIdentity['capture']) => string | undefined,
+  separator = ', ',
+): string {
   return IDENTITIES.flatMap((identity) => {
     const value = identity.admission === undefined ? undefined : figure(identity.capture);
     return value === undefined ? [] : [`${identity.name} ${value}`];
-  }).join(', ');
+  }).join(separator);
 }

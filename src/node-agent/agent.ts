@@ -133,7 +133,10 @@ export class NodeAgent implements PodWatchSink {
     this.deps.log.warn({ status: failure.status }, failure.message);
   }
 
-  /** A CNI audit verdict (see cni-audit-source.ts): an unhealthy one opens the breaker at once. */
+  /**
+   * A CNI audit verdict (see cni-audit-source.ts). An unhealthy one is a prediction: it opens the
+   * breaker only with a counted validator failure on this node within the window (breaker.ts).
+   */
   audit(verdict: CniAuditVerdict): void {
     this.deps.metrics.cniAudit(verdict.healthy);
     // The Node hears of every change of verdict, healthy or not: the first one only when it fails.
@@ -156,8 +159,8 @@ export class NodeAgent implements PodWatchSink {
     this.lastAudit = verdict;
     this.gate?.audit(verdict);
     this.step(
-      recordAudit(this.breaker, verdict.healthy, this.deps.clock.now()),
-      verdict.healthy ? '' : `CNI audit: ${verdict.message}`,
+      recordAudit(this.breaker, this.settings.breaker, verdict.healthy, this.deps.clock.now()),
+      verdict.healthy ? '' : this.auditCause(verdict.message),
     );
   }
 
@@ -190,7 +193,11 @@ export class NodeAgent implements PodWatchSink {
       const at = this.breakerTimeOf(view, blocked);
       if (at !== undefined) {
         this.gate?.validatorFailure(at);
-        this.step(recordBlocked(this.breaker, this.settings.breaker, ownerOf(view), this.deps.clock.now(), at), '');
+        const audit = this.lastAudit;
+        this.step(
+          recordBlocked(this.breaker, this.settings.breaker, ownerOf(view), this.deps.clock.now(), at),
+          audit && !audit.healthy ? this.auditCause(audit.message) : '',
+        );
       }
     }
     this.offer(view.key);
@@ -251,6 +258,12 @@ export class NodeAgent implements PodWatchSink {
     this.deps.metrics.breakerOpen(next.transition === 'opened');
     // Not awaited, as audit's Event: write and postEvent do not reject, and stop() drains the tracked work.
     void this.track(next.transition === 'opened' ? this.breakerOpened(cause) : this.breakerClosed());
+  }
+
+  /** Why an audit opened the breaker: its message, and that a validator failure confirmed it. */
+  private auditCause(message: string): string {
+    const window = Math.round(this.settings.breaker.windowMs / 1000);
+    return `CNI audit: ${message} (confirmed by a validator failure on this node within ${window} s)`;
   }
 
   private async breakerOpened(cause: string): Promise<void> {

@@ -162,7 +162,7 @@ export const NODE_FLAGS = [
     name: 'cni-audit',
     kind: 'switch',
     env: 'INTERLOCK_CNI_AUDIT',
-    help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).",
+    help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric; a failing audit opens the breaker (and taints with --taint) only with a validator failure on the node within the breaker window.",
     // Every switch read from the environment takes the same words (INTERLOCK_TPROXY=1 and =yes too).
     parse: parseBoolean,
     default: false,

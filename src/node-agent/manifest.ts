@@ -103,9 +103,13 @@ function recheckVolumes(options: NodeAgentManifestOptions): { volumes: object[];
 
 /**
  * The re-check enters pods' network namespaces (setns: CAP_SYS_ADMIN) and reads their rules
- * (CAP_NET_ADMIN; CAP_NET_RAW for legacy iptables, and uid 0 for /proc/net/ip_tables_names): those
- * three, nothing else. The API refuses allowPrivilegeEscalation false beside CAP_SYS_ADMIN.
+ * (CAP_NET_ADMIN; CAP_NET_RAW for legacy iptables, and uid 0 for /proc/net/ip_tables_names).
+ * CAP_SETPCAP lets each reading child drop CAP_SYS_ADMIN from its bounding set after `setns`,
+ * before it parses the tenant's rules (without it the drop is silently skipped). Nothing else. The
+ * API refuses allowPrivilegeEscalation false beside CAP_SYS_ADMIN.
  */
+export const RECHECK_CAPABILITIES = ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW', 'SETPCAP'] as const;
+
 function recheckSecurityContext(): Record<string, unknown> {
   return {
     runAsNonRoot: false,
@@ -113,7 +117,7 @@ function recheckSecurityContext(): Record<string, unknown> {
     runAsGroup: 0,
     allowPrivilegeEscalation: true,
     readOnlyRootFilesystem: true,
-    capabilities: { drop: ['ALL'], add: ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW'] },
+    capabilities: { drop: ['ALL'], add: [...RECHECK_CAPABILITIES] },
     seccompProfile: { type: 'RuntimeDefault' },
   };
 }

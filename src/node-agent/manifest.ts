@@ -3,6 +3,7 @@ import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js'
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { NODE_TAINT } from './agent-api.js';
 import type { NodeAction } from './decide.js';
+import { nodeScopePolicy } from './node-scope-policy.js';
 
 export interface NodeAgentManifestOptions {
   readonly image: string;
@@ -148,7 +149,7 @@ function agentContainer(options: NodeAgentManifestOptions): object {
 
 /**
  * The node agent's manifests, one object per document: Namespace, ServiceAccount, ClusterRole,
- * ClusterRoleBinding, DaemonSet. The DaemonSet uses the host network: the agent must keep working
+ * ClusterRoleBinding, the policy keeping each agent to its node's pods (unless `none`), DaemonSet. The DaemonSet uses the host network: the agent must keep working
  * on exactly the node whose CNI is broken, where a pod-network pod could not even start. Host
  * network and hostPath are beyond PodSecurity `baseline`, so its Namespace enforces `privileged`.
  */
@@ -177,6 +178,7 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NODE_AGENT_NAME },
       subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }],
     },
+    ...nodeScopePolicy(options.action ?? 'delete', { name: NODE_AGENT_NAME, namespace }, labels),
     {
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',

@@ -43,6 +43,16 @@ interface ChildRun {
 const DROP = ['setpriv', '--bounding-set=-sys_admin,-setpcap', '--inh-caps=-sys_admin,-setpcap', '--'];
 
 /**
+ * Each reading child's address space. `nft -j` builds its whole listing in memory before printing
+ * (46 MB of RSS for 5,000 rules, 2026-11-28, the 2-core build machine), so the output cap bounds
+ * what the agent reads, not what the child takes from the agent's cgroup: past this, the tool
+ * fails to allocate and its read is unreadable (`rules-unreadable`), never the agent's OOM. The
+ * tools list a few-hundred-rule mesh ruleset in under 16 MiB.
+ */
+const CHILD_ADDRESS_SPACE_BYTES = 64 * 1024 * 1024;
+const LIMIT = ['prlimit', `--as=${CHILD_ADDRESS_SPACE_BYTES}`, '--'];
+
+/**
  * One child that entered the pod's network namespace and ran one tool there: `nsenter
  * --net=PATH setpriv (drop SYS_ADMIN) TOOL`, with a deadline and an output cap.
  * node:child_process, not execa: a sweep of 110 pods spawns 330 children, and execa costs the
@@ -53,7 +63,7 @@ function inNetns(netnsPath: string, file: string, args: readonly string[], cap: 
   return new Promise<ChildRun>((resolve) => {
     execFile(
       'nsenter',
-      [`--net=${netnsPath}`, ...DROP, file, ...args],
+      [`--net=${netnsPath}`, ...LIMIT, ...DROP, file, ...args],
       {
         timeout: Math.max(1, Math.ceil(timeoutMs)),
         maxBuffer: cap,
@@ -80,7 +90,7 @@ function inNetns(netnsPath: string, file: string, args: readonly string[], cap: 
 }
 
 async function runTool(netnsPath: string, tool: Tool, timeoutMs: number): Promise<ReadOutcome> {
-  const label = `nsenter --net=${netnsPath} ${[...DROP, tool.file, ...tool.args].join(' ')}`;
+  const label = `nsenter --net=${netnsPath} ${[...LIMIT, ...DROP, tool.file, ...tool.args].join(' ')}`;
   const run = await inNetns(netnsPath, tool.file, tool.args, outputCapOf(tool.backend), timeoutMs);
   const outcome = classifyToolRun(
     { label, backend: tool.backend, ...(tool.family ? { family: tool.family } : {}) },
@@ -88,7 +98,7 @@ async function runTool(netnsPath: string, tool: Tool, timeoutMs: number): Promis
   );
   // setpriv could not exec the tool: not installed, as ENOENT says without nsenter.
   return outcome.kind === 'unreadable' &&
-    /^exit 127: (?:nsenter|setpriv): failed to execute \S+: No such file/.test(outcome.why)
+    /^exit 127: (?:nsenter|setpriv|prlimit): failed to execute \S+: No such file/.test(outcome.why)
     ? { kind: 'absent', command: label }
     : outcome;
 }

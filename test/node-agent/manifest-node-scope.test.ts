@@ -20,20 +20,23 @@ describe('manifest --node-agent keeps each agent to its own node’s pods at the
   ] as const)
     it(`--action ${action}: a ValidatingAdmissionPolicy and its binding deny ${operations.join()} of another node's pod`, async () => {
       const docs = await printed(['--action', action, '--namespace', 'ops']);
-      const policy = docs.find((doc) => doc.kind === 'ValidatingAdmissionPolicy');
-      const binding = docs.find((doc) => doc.kind === 'ValidatingAdmissionPolicyBinding');
-      expect(policy?.apiVersion).toBe('admissionregistration.k8s.io/v1');
+      const policy = docs.find((doc) => doc.kind === 'ValidatingAdmissionPolicy')!;
+      const binding = docs.find((doc) => doc.kind === 'ValidatingAdmissionPolicyBinding')!;
+      expect(policy.apiVersion).toBe('admissionregistration.k8s.io/v1');
       expect(policy.spec.failurePolicy).toBe('Fail');
       expect(policy.spec.matchConstraints.resourceRules).toEqual([
         { apiGroups: [''], apiVersions: ['v1'], resources: ['pods'], operations },
       ]);
       expect(policy.spec.matchConditions).toEqual([
-        { name: 'interlock-node-agent', expression: "request.userInfo.username == 'system:serviceaccount:ops:interlock-node'" },
+        {
+          name: 'interlock-node-agent',
+          expression: "request.userInfo.username == 'system:serviceaccount:ops:interlock-node'",
+        },
       ]);
       const expression = policy.spec.validations.map((rule: Doc) => rule.expression).join(' ');
       expect(expression).toContain("request.userInfo.extra['authentication.kubernetes.io/node-name']");
       expect(expression).toContain('oldObject.spec.nodeName');
-      expect(binding?.apiVersion).toBe('admissionregistration.k8s.io/v1');
+      expect(binding.apiVersion).toBe('admissionregistration.k8s.io/v1');
       expect(binding.spec).toEqual({ policyName: policy.metadata.name, validationActions: ['Deny'] });
     });
 

@@ -70,8 +70,19 @@ describe('the re-check’s reading children drop CAP_SYS_ADMIN after setns', () 
     ].join('\n');
     const agentStatus = execFileSync(
       'setpriv',
-      ['--inh-caps=-all', `--bounding-set=-all,${granted}`, '--', process.execPath, '--input-type=module', '-e', script],
-      { env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` }, encoding: 'utf8' },
+      [
+        '--inh-caps=-all',
+        `--bounding-set=-all,${granted}`,
+        '--',
+        process.execPath,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
+      {
+        env: { ...process.env, PATH: `${dir}:${process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin'}` },
+        encoding: 'utf8',
+      },
     );
     // The agent itself held SYS_ADMIN (setns needs it): the drop is the children's, not inherited.
     const agentBnd = BigInt(`0x${/^CapBnd:\s*([0-9a-f]+)$/m.exec(agentStatus)![1]!}`);

@@ -23,7 +23,12 @@ describe('the re-check roster holds only running, meshed pods', () => {
     const finished = Array.from({ length: 256 }, (_, i) => pod(`done-${i}`, i % 2 ? 'Succeeded' : 'Failed'));
     const running = Array.from({ length: 20 }, (_, i) => pod(`run-${i}`, 'Running'));
     roster.relisted([...finished, ...running]);
-    expect(roster.snapshot().map((entry) => entry.uid).sort()).toEqual(running.map((p) => p.metadata.uid).sort());
+    expect(
+      roster
+        .snapshot()
+        .map((entry) => entry.uid)
+        .sort(),
+    ).toEqual(running.map((p) => p.metadata.uid).sort());
     expect(roster.overflow).toBe(0);
     for (const p of finished) roster.changed('ADDED', p);
     roster.changed('ADDED', pod('late', 'Running'));

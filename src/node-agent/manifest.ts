@@ -20,6 +20,14 @@ export interface NodeAgentManifestOptions {
   readonly listenPort?: number;
   /** With `--recheck-interval`: the runtime's socket; the agent is then the privileged variant. */
   readonly recheck?: { readonly socketPath: string };
+  /** With `--report-condition` / `--startup-taint KEY`: the node gate's rights (and a toleration of that taint). */
+  readonly gate?: NodeGateRights;
+}
+
+/** What the node gate does to its Node: write the condition, lift the start-up taint. */
+export interface NodeGateRights {
+  readonly condition: boolean;
+  readonly startupTaint: string | undefined;
 }
 
 export const NODE_AGENT_NAME = 'interlock-node';
@@ -37,17 +45,27 @@ interface PolicyRule {
  * delete; `label` adds pods patch; `--taint` adds nodes get/patch. Node Events need no node read:
  * like the kubelet, the agent names the node as the Event's uid.
  */
-export function nodeAgentRules(action: NodeAction, taint: boolean, recheck = false): PolicyRule[] {
+export function nodeAgentRules(
+  action: NodeAction,
+  taint: boolean,
+  recheck = false,
+  gate: NodeGateRights = { condition: false, startupTaint: undefined },
+): PolicyRule[] {
   const podVerbs = [
     'list',
     'watch',
     ...(action === 'delete' ? ['delete'] : []),
     ...(action === 'label' ? ['patch'] : []),
   ];
+  const gated = gate.condition || gate.startupTaint !== undefined;
+  // The gate reads its Node (the condition's last transition, the taints) and, to lift the taint, patches it.
+  const nodeVerbs = taint || gate.startupTaint !== undefined ? ['get', 'patch'] : gated ? ['get'] : [];
   return [
     { apiGroups: [''], resources: ['pods'], verbs: podVerbs },
-    { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-    ...(taint ? [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }] : []),
+    // The gate lists and watches the kubelet's FailedCreatePodSandBox Events.
+    { apiGroups: [''], resources: ['events'], verbs: gated ? ['create', 'list', 'watch'] : ['create'] },
+    ...(nodeVerbs.length > 0 ? [{ apiGroups: [''], resources: ['nodes'], verbs: nodeVerbs }] : []),
+    ...(gate.condition ? [{ apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] }] : []),
     // The re-check reads ambient's namespace label and Linkerd's namespace annotations.
     ...(recheck ? [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] : []),
   ];
@@ -169,7 +187,12 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata,
-      rules: nodeAgentRules(options.action ?? 'delete', options.taint === true, options.recheck !== undefined),
+      rules: nodeAgentRules(
+        options.action ?? 'delete',
+        options.taint === true,
+        options.recheck !== undefined,
+        options.gate,
+      ),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -198,6 +221,8 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
             tolerations: [
               { key: NODE_TAINT.key, operator: 'Exists', effect: NODE_TAINT.effect },
               { operator: 'Exists', effect: 'NoSchedule' },
+              // The node is born with the start-up taint, whatever its effect, and the agent is what lifts it.
+              ...(options.gate?.startupTaint ? [{ key: options.gate.startupTaint, operator: 'Exists' }] : []),
             ],
             containers: [agentContainer(options)],
             ...(volumes.length > 0 ? { volumes } : {}),

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { runManifest } from '../../src/cli/manifest-command.js';
 import { alertRules } from '../../src/cli/manifest-monitoring.js';
-import { promAgentMetrics } from '../../src/node-agent/agent-metrics.js';
+import { promAgentMetrics, promGateMetrics } from '../../src/node-agent/agent-metrics.js';
 import { promWebhookMetrics } from '../../src/webhook/webhook-metrics.js';
 import { makeAuthority, removeAuthority } from '../harness/certs.js';
 
@@ -24,6 +24,8 @@ function exported(): Map<string, readonly string[]> {
   agent.podsWatched(1);
   agent.queueDepth(0);
   agent.cniAudit(true);
+  const gate = promGateMetrics(registry);
+  gate.meshReady('True');
   const webhook = promWebhookMetrics(registry);
   void webhook;
   const names = new Map<string, readonly string[]>();

@@ -128,6 +128,11 @@ export function parseCommandFlags(
 /** The node agent's documents: Namespace, RBAC and DaemonSet, as plain data. */
 export type NodeAgentManifest = (options: NodeAgentManifestOptions) => Promise<readonly object[]>;
 
+/** manifest --webhook without --api-server-cidr: its NetworkPolicy opens the admission port to all. */
+async function openPortWarning(): Promise<string> {
+  return `interlock manifest: warning: ${(await import('../webhook/webhook-manifest.js')).OPEN_ADMISSION_PORT_WARNING}\n`;
+}
+
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
   (await import('../node-agent/manifest.js')).nodeAgentManifest(options);
 
@@ -186,7 +191,8 @@ export async function runManifest(
   const json = values.get('output') === 'json';
   const stdout = json ? renderJson(documents) : renderYaml(documents);
   const usesImage = mode !== 'rbac' && !parsed.value.imageGiven;
-  const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}`;
+  const openPort = mode === 'webhook' && !values.has('api-server-cidr') ? await openPortWarning() : '';
+  const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}${openPort}`;
   return { exitCode: 0, stdout, stderr };
 }
 

@@ -3,7 +3,7 @@ import { interlockLabels } from '../kube/interlock-labels.js';
 import { NODE_TAINT } from '../node-agent/agent-api.js';
 import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
 import { MESH_CONDITION } from '../node-agent/node-gate.js';
-import { WEBHOOK_NAME, WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
+import { WEBHOOK_NAME, WEBHOOK_NAMESPACE } from '../webhook/webhook-manifest.js';
 
 export interface MonitoringOptions {
   readonly webhookNamespace?: string;
@@ -36,6 +36,7 @@ const nodeRelabeling = () => [
 export function alertRules(options: MonitoringOptions): AlertRule[] {
   return [
     ...agentAlerts(`${options.nodeNamespace ?? 'interlock-system'}/${NODE_AGENT_NAME}`),
+    ...recheckAlerts(),
     ...gateAlerts(),
     ...webhookAlerts(options),
   ];
@@ -94,6 +95,21 @@ function agentAlerts(agentJob: string): AlertRule[] {
       summary: 'The node agent is not scraped on every node',
       description:
         'Fewer agents answer than there are nodes (kube_node_info needs kube-state-metrics). Run interlock check.',
+    },
+  ];
+}
+
+/** The re-check's alert (`--recheck-interval`): silent while its gauge is absent. */
+function recheckAlerts(): AlertRule[] {
+  return [
+    {
+      alert: 'InterlockCaptureLost',
+      expr: 'max by (node, mesh) (interlock_node_capture_lost_pods) > 0',
+      for: '0m',
+      severity: 'critical',
+      summary: 'Running {{ $labels.mesh }} pods on {{ $labels.node }} lost their capture',
+      description:
+        'The re-check (--recheck-interval) found {{ $value }} running pods whose traffic no longer reaches the proxy: plaintext on the wire. kubectl get events --field-selector reason=CaptureLost names them.',
     },
   ];
 }
@@ -181,15 +197,9 @@ export function monitoringDocuments(options: MonitoringOptions): ManifestDocumen
       ].join('\n'),
     },
     {
-      value: monitor(WEBHOOK_NAME, webhookNamespace, {
-        port: 'https',
-        scheme: 'https',
-        // The serving certificate's own CA: cert-manager writes ca.crt into the Secret.
-        tlsConfig: {
-          ca: { secret: { name: WEBHOOK_TLS_SECRET, key: 'ca.crt' } },
-          serverName: `${WEBHOOK_NAME}.${webhookNamespace}.svc`,
-        },
-      }),
+      // The metrics port (plain HTTP, like the kubelet's probes): the admission port answers 404 on
+      // /metrics, which kept InterlockWebhookDown firing.
+      value: monitor(WEBHOOK_NAME, webhookNamespace, { port: 'metrics' }),
     },
     {
       value: {

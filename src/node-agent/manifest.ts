@@ -3,6 +3,7 @@ import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js'
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { NODE_TAINT } from './agent-api.js';
 import type { NodeAction } from './decide.js';
+import { nodeScopePolicy } from './node-scope-policy.js';
 
 export interface NodeAgentManifestOptions {
   readonly image: string;
@@ -121,9 +122,13 @@ function recheckVolumes(options: NodeAgentManifestOptions): { volumes: object[];
 
 /**
  * The re-check enters pods' network namespaces (setns: CAP_SYS_ADMIN) and reads their rules
- * (CAP_NET_ADMIN; CAP_NET_RAW for legacy iptables, and uid 0 for /proc/net/ip_tables_names): those
- * three, nothing else. The API refuses allowPrivilegeEscalation false beside CAP_SYS_ADMIN.
+ * (CAP_NET_ADMIN; CAP_NET_RAW for legacy iptables, and uid 0 for /proc/net/ip_tables_names).
+ * CAP_SETPCAP lets each reading child drop CAP_SYS_ADMIN from its bounding set after `setns`,
+ * before it parses the tenant's rules (without it the drop is silently skipped). Nothing else. The
+ * API refuses allowPrivilegeEscalation false beside CAP_SYS_ADMIN.
  */
+export const RECHECK_CAPABILITIES = ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW', 'SETPCAP'] as const;
+
 function recheckSecurityContext(): Record<string, unknown> {
   return {
     runAsNonRoot: false,
@@ -131,7 +136,7 @@ function recheckSecurityContext(): Record<string, unknown> {
     runAsGroup: 0,
     allowPrivilegeEscalation: true,
     readOnlyRootFilesystem: true,
-    capabilities: { drop: ['ALL'], add: ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW'] },
+    capabilities: { drop: ['ALL'], add: [...RECHECK_CAPABILITIES] },
     seccompProfile: { type: 'RuntimeDefault' },
   };
 }
@@ -162,7 +167,7 @@ function agentContainer(options: NodeAgentManifestOptions): object {
 
 /**
  * The node agent's manifests, one object per document: Namespace, ServiceAccount, ClusterRole,
- * ClusterRoleBinding, DaemonSet. The DaemonSet uses the host network: the agent must keep working
+ * ClusterRoleBinding, the policy keeping each agent to its node's pods (unless `none`), DaemonSet. The DaemonSet uses the host network: the agent must keep working
  * on exactly the node whose CNI is broken, where a pod-network pod could not even start. Host
  * network and hostPath are beyond PodSecurity `baseline`, so its Namespace enforces `privileged`.
  */
@@ -196,6 +201,7 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NODE_AGENT_NAME },
       subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }],
     },
+    ...nodeScopePolicy(options.action ?? 'delete', { name: NODE_AGENT_NAME, namespace }, labels),
     {
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',

@@ -2,7 +2,7 @@ import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
 import { valueFlag, type FlagDef } from './flag-def.js';
 import { oneOf, parsePath } from './flag-parsers.js';
 import { INTERCEPTION_FLAGS } from './interception-flags.js';
-import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG } from './validate-config.js';
+import { FAILURE_EXIT_CODE_FLAG, FAMILY_FLAG, POD_ANNOTATIONS_FLAG } from './validate-config.js';
 
 export type ReportFormat = 'text' | 'json';
 export type IptablesBackendName = 'nft' | 'legacy';
@@ -53,6 +53,7 @@ export const EXPLAIN_FLAGS: readonly FlagDef[] = [
   FAMILY_FLAG,
   FORMAT_FLAG,
   FAILURE_EXIT_CODE_FLAG,
+  POD_ANNOTATIONS_FLAG,
   HELP_FLAG,
   VERSION_FLAG,
 ] as readonly FlagDef[];

@@ -1,3 +1,4 @@
+import { ISTIO_AMBIENT_POD_ANNOTATIONS } from '../mesh/istio-ambient.js';
 import { meshIdentity } from '../mesh/meshes.js';
 import { ALL_PORTS, NO_PORTS, type PortSet } from '../addr/port-set.js';
 import { parseCidrs, parseCidrSet, parseIds, parseInterfaces, parsePorts, type FlagParser } from './flag-parsers.js';
@@ -32,15 +33,19 @@ const LINKERD_API_SERVER_PORTS = [443, 6443];
  * the mesh guarantees, never failing a pod on a guess.
  */
 export function applyPodMetadata(
-  spec: InterceptionSpec,
+  input: InterceptionSpec,
   metadata: PodMetadata,
   explicit: ReadonlySet<keyof InterceptionSpec>,
 ): PodMetadataOutcome {
+  const rules = meshIdentity(input.mesh).podMetadata;
+  const spec =
+    rules === 'istio-cni-ambient' && metadata.annotations
+      ? ambientOverrides(input, metadata.annotations, explicit)
+      : input;
   if (explicit.has('excludeOutboundPorts'))
     return { spec, exclusionsKnown: true, why: 'outbound exclusions given by --exclude-outbound-ports' };
   if (!metadata.annotations)
     return { spec, exclusionsKnown: false, why: 'outbound exclusions unknown (no --pod-annotations)' };
-  const rules = meshIdentity(spec.mesh).podMetadata;
   if (rules === 'linkerd-cni') return linkerdMetadata(spec, metadata.annotations, metadata.labels, explicit);
   if (rules === 'istio-cni') return istioMetadata(spec, metadata.annotations, explicit);
   return { spec, exclusionsKnown: false, why: `outbound exclusions unknown (--mesh ${spec.mesh} has no annotations)` };
@@ -117,6 +122,45 @@ function istioMetadata(
         exclusionsKnown: false,
         why: 'outbound exclusions unknown: an annotation istio-cni reads does not parse',
       };
+}
+
+/** Go's strconv.ParseBool, as istio-cni reads a boolean annotation; undefined when it does not parse. */
+function goBool(text: string | undefined): boolean | undefined {
+  if (text === undefined) return undefined;
+  if (['1', 't', 'T', 'TRUE', 'true', 'True'].includes(text)) return true;
+  if (['0', 'f', 'F', 'FALSE', 'false', 'False'].includes(text)) return false;
+  return undefined;
+}
+
+/** The pod's own DNS capture switch (ambient.istio.io/dns-capture), undefined when istio-cni would not read one. */
+export function ambientDnsOverride(annotations: ReadonlyMap<string, string>): boolean | undefined {
+  return goBool(annotations.get(ISTIO_AMBIENT_POD_ANNOTATIONS.dnsCapture));
+}
+
+/**
+ * istio-cni's per-pod overrides of an ambient pod's rules (ISTIO_AMBIENT_POD_ANNOTATIONS): the
+ * pod's value over the chart's (`--dns-capture` states the chart's), a field given by its own flag
+ * kept. A value istio-cni ignores is ignored here too.
+ */
+function ambientOverrides(
+  input: InterceptionSpec,
+  annotations: ReadonlyMap<string, string>,
+  explicit: ReadonlySet<keyof InterceptionSpec>,
+): InterceptionSpec {
+  const spec: MutableSpec = { ...input };
+  const names = ISTIO_AMBIENT_POD_ANNOTATIONS;
+  if (goBool(annotations.get(names.bypassInboundCapture)) === true && !explicit.has('includeInboundPorts'))
+    spec.includeInboundPorts = NO_PORTS;
+  const dns = ambientDnsOverride(annotations);
+  if (dns !== undefined) spec.dnsCapture = dns ? (input.dnsCapture ?? { servers: [] }) : undefined;
+  const reroute = annotations.get(names.rerouteVirtualInterfaces);
+  const interfaces = reroute
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter((name) => name !== '');
+  if (interfaces && interfaces.length > 0)
+    setter(spec, explicit)('rerouteInterfaces', interfaces.join(','), parseInterfaces);
+  return spec;
 }
 
 /** Sets a field from annotation text unless a flag set it; false when the text does not parse. */

@@ -29,7 +29,7 @@ export const ISTIO_AMBIENT = {
   // Ambient's rules know no uid (ztunnel is told apart by its socket mark), so nobody will do.
   validatorUid: 65534,
   cniPlugin: 'istio-cni',
-  // Its annotations (ambient.istio.io/dns-capture, bypass-inbound-capture) are not read yet.
+  // Its per-pod annotations: ISTIO_AMBIENT_POD_ANNOTATIONS below.
   podMetadata: 'istio-cni-ambient',
   // istio-cni reads the pod's own ambient annotations, never its namespace's.
   namespaceAnnotationFallback: false,
@@ -64,3 +64,19 @@ export const ISTIO_AMBIENT = {
     markRoute: { mark: ACCEPTED_MARK, table: ROUTE_TABLE },
   },
 } as const satisfies MeshIdentity;
+
+/**
+ * The pod annotations istio-cni's node agent reads when it writes a pod's rules
+ * (getPodLevelTrafficOverrides, cni/pkg/nodeagent/net.go; names from istio/api's annotations.gen.go;
+ * pinned per tag in test/fixtures/meshes/facts/istio-ambient.json). The pod's value wins over the
+ * chart's: bypass-inbound-capture (from 1.24) turns inbound capture off (the `ingress*` goldens);
+ * dns-capture (from 1.25) turns DNS capture on or off whatever cni.ambient.dnsCapture says (the
+ * `dns_pod_*` goldens); reroute-virtual-interfaces (from 1.25) lists interfaces whose TCP is sent
+ * to the outbound port (the `virtual_interfaces*` goldens). The booleans are Go's strconv.ParseBool
+ * values; any other value is ignored by istio-cni, as if absent.
+ */
+export const ISTIO_AMBIENT_POD_ANNOTATIONS = {
+  bypassInboundCapture: 'ambient.istio.io/bypass-inbound-capture',
+  dnsCapture: 'ambient.istio.io/dns-capture',
+  rerouteVirtualInterfaces: 'istio.io/reroute-virtual-interfaces',
+} as const;

@@ -6,7 +6,9 @@
  * because owners are the pod author's to write (ownerReferences) and to create: one tenant, in its
  * namespace, must not open the breaker (and taint the node) for everyone. It closes only after the
  * node stayed healthy for a whole window: no new blocked pod, and the CNI audit (when one is
- * plugged in) clean for that long.
+ * plugged in) clean for that long. An unhealthy audit is a prediction, not an observation: it opens
+ * the breaker only together with one counted validator failure on the node within the window
+ * (either may come first); alone it opens nothing.
  */
 export interface BreakerPolicy {
   readonly threshold: number;
@@ -71,19 +73,29 @@ export function recordBlocked(
   const others = trimmed(state.blockedAt, policy, now).filter((entry) => entry.owner !== by.owner);
   const previous = state.blockedAt.find((entry) => entry.owner === by.owner && now - entry.at < policy.windowMs);
   const blockedAt = [...others, { ...by, at: Math.max(at, previous?.at ?? at) }];
-  const tripped = !state.open && trips(blockedAt, policy);
+  // While the audit fails (auditHealthySince undefined), one failure is the observation it lacked.
+  const tripped = !state.open && (trips(blockedAt, policy) || state.auditHealthySince === undefined);
   return {
     state: { ...state, blockedAt, open: state.open || tripped, openedAt: tripped ? now : state.openedAt },
     transition: tripped ? 'opened' : undefined,
   };
 }
 
-/** The audit's verdict; an unhealthy audit opens the breaker at once (the CNI config is wrong). */
-export function recordAudit(state: BreakerState, healthy: boolean, now: number): BreakerStep {
+/**
+ * The audit's verdict. An unhealthy one opens the breaker only when a counted validator failure on
+ * the node lies within the window; otherwise it is remembered, and the next failure opens it.
+ */
+export function recordAudit(state: BreakerState, policy: BreakerPolicy, healthy: boolean, now: number): BreakerStep {
   if (healthy) return { state: { ...state, auditHealthySince: state.auditHealthySince ?? now }, transition: undefined };
-  const opening = !state.open;
+  const observed = trimmed(state.blockedAt, policy, now).length > 0;
+  const opening = !state.open && observed;
   return {
-    state: { ...state, open: true, openedAt: opening ? now : state.openedAt, auditHealthySince: undefined },
+    state: {
+      ...state,
+      open: state.open || opening,
+      openedAt: opening ? now : state.openedAt,
+      auditHealthySince: undefined,
+    },
     transition: opening ? 'opened' : undefined,
   };
 }

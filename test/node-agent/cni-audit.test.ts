@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
-import { nodeObject } from '../harness/kube-api/pods.js';
+import { crashLoopPod, nodeObject } from '../harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi, type RequestRecord } from '../harness/kube-api/server.js';
 import { startAgent, waitFor, type AgentProcess } from './agent-process.js';
 
@@ -133,6 +133,8 @@ beforeAll(async () => {
     binDir,
     '--breaker-window',
     `${WINDOW_MS / 1000}s`,
+    '--trusted-image',
+    'mesh-interlock',
   ]);
 });
 
@@ -156,7 +158,7 @@ describe('interlock node --cni-audit --taint: S6, the primary drops the mesh ent
     expect(eventsOf('InterlockBreakerOpen')).toEqual([]);
   });
 
-  it('2. the primary rewrites its conflist without linkerd-cni: a Broken Event naming the file, the breaker opens, the taint, the gauge 0', async () => {
+  it('2. the primary rewrites its conflist without linkerd-cni: a Broken Event naming the file and the gauge 0, but the audit alone opens nothing', async () => {
     const rewrittenAt = await rewritePrimary(false);
     const [broken] = await waitFor(
       'the InterlockCniConfigBroken Event',
@@ -170,6 +172,26 @@ describe('interlock node --cni-audit --taint: S6, the primary drops the mesh ent
     expect(broken!.message).toMatch(
       /^CNI configuration audit failed: containerd loads 10-bridge\.conflist, whose chain \[bridge\] has no linkerd-cni/,
     );
+    expect(await auditGauge()).toBe(0);
+    // A prediction, not an observation: two windows of breaker ticks later, no breaker and no taint.
+    await new Promise((resolve) => setTimeout(resolve, 2 * WINDOW_MS));
+    expect(eventsOf('InterlockBreakerOpen')).toEqual([]);
+    expect(tainted()).toBe(false);
+    expect(await breakerGauge()).toBe(0);
+    expect(nodePatches().filter((patch) => patch.at >= rewrittenAt)).toEqual([]);
+  });
+
+  it('2a. one trusted validator failure on the node confirms the audit: the breaker opens, the taint', async () => {
+    const failedAt = Date.now();
+    api.store.put(
+      'pods',
+      crashLoopPod({
+        name: 'web-0',
+        ownerUid: 'owner-web',
+        image: 'mesh-interlock:dev',
+        finishedAt: new Date().toISOString(),
+      }),
+    );
     const [opened] = await waitFor(
       'the InterlockBreakerOpen Event',
       () => {
@@ -179,8 +201,9 @@ describe('interlock node --cni-audit --taint: S6, the primary drops the mesh ent
       WAIT_MS,
     );
     expect(opened!.message).toContain('CNI audit: containerd loads 10-bridge.conflist');
+    expect(opened!.message).toContain('confirmed by a validator failure');
     await waitFor(`the taint ${TAINT_KEY}:NoSchedule`, tainted, WAIT_MS);
-    expect(nodePatches().every((patch) => patch.at >= rewrittenAt)).toBe(true);
+    expect(nodePatches().every((patch) => patch.at >= failedAt)).toBe(true);
     expect(await auditGauge()).toBe(0);
     expect(await breakerGauge()).toBe(1);
     // The healthy first verdict posted nothing: the Broken one is the only CNI Event so far.

@@ -179,13 +179,48 @@ describe('breaker', () => {
     expect(tick(state, policy, 90_000).transition).toBe('closed');
   });
 
-  it('an unhealthy CNI audit opens it and keeps it open until the audit is healthy for a window', () => {
-    let state = recordAudit(CLOSED_BREAKER, false, 0);
-    expect(state.transition).toBe('opened');
-    expect(tick(state.state, policy, 120_000).transition).toBeUndefined();
-    state = recordAudit(state.state, true, 120_000);
-    expect(tick(state.state, policy, 179_999).transition).toBeUndefined();
-    expect(tick(state.state, policy, 180_000).transition).toBe('closed');
+  it('an unhealthy CNI audit alone is a prediction: it never opens the breaker, however long', () => {
+    let state = recordAudit(CLOSED_BREAKER, policy, false, 0);
+    expect(state.transition).toBeUndefined();
+    expect(state.state.open).toBe(false);
+    state = recordAudit(state.state, policy, false, 600_000);
+    expect(state.state.open).toBe(false);
+    expect(tick(state.state, policy, 1_200_000).state.open).toBe(false);
+  });
+
+  it('an unhealthy audit with one validator failure on the node in the window opens it, in either order', () => {
+    // The failure first, then the audit.
+    let failed = recordBlocked(CLOSED_BREAKER, policy, owner(0), 10_000);
+    expect(failed.transition).toBeUndefined();
+    failed = recordAudit(failed.state, policy, false, 69_999);
+    expect(failed.transition).toBe('opened');
+    // The audit first, then the failure, however long the audit has been failing.
+    let audited = recordAudit(CLOSED_BREAKER, policy, false, 0);
+    audited = recordBlocked(audited.state, policy, owner(0), 500_000);
+    expect(audited.transition).toBe('opened');
+    // Kept open until the audit is healthy for a window and no failure within it.
+    audited = recordAudit(audited.state, policy, true, 520_000);
+    expect(tick(audited.state, policy, 579_999).transition).toBeUndefined();
+    expect(tick(audited.state, policy, 580_000).transition).toBe('closed');
+  });
+
+  it('a failure older than the window does not confirm the audit; a healthy audit confirms nothing', () => {
+    let stale = recordBlocked(CLOSED_BREAKER, policy, owner(0), 0);
+    stale = recordAudit(stale.state, policy, false, 60_000);
+    expect(stale.transition).toBeUndefined();
+    // A failure reported late, whose run ended before the window, does not either.
+    stale = recordBlocked(stale.state, policy, owner(1), 200_000, 139_000);
+    expect(stale.state.open).toBe(false);
+    let healthy = recordAudit(CLOSED_BREAKER, policy, true, 0);
+    healthy = recordBlocked(healthy.state, policy, owner(0), 1000);
+    expect(healthy.state.open).toBe(false);
+  });
+
+  it('without an unhealthy audit, failures keep their own rule (more than threshold owners)', () => {
+    let state = recordAudit(CLOSED_BREAKER, policy, true, 0).state;
+    for (let i = 0; i < 5; i++) state = recordBlocked(state, policy, owner(i), 1000).state;
+    expect(state.open).toBe(false);
+    expect(recordBlocked(state, policy, owner(5), 1000).transition).toBe('opened');
   });
 });
 

@@ -127,7 +127,7 @@ describe('flags and environment', () => {
   });
 
   const invalid: Array<[string[], RegExp]> = [
-    [['--mesh', 'consul'], /^--mesh="consul": expected one of linkerd, istio, istio-ambient, generic/],
+    [['--mesh', 'consul'], /^--mesh="consul": expected one of linkerd, istio, istio-ambient, kuma, generic/],
     [['--mesh', 'linkerd', '--timeout', 'soon'], /^--timeout="soon"/],
     [['--mesh', 'linkerd', '--timeout', '50ms'], /^--timeout="50ms"/],
     [['--mesh', 'linkerd', '--inbound-port', '70000'], /^--inbound-port="70000": expected a port/],
@@ -146,7 +146,7 @@ describe('flags and environment', () => {
     [['--mesh', 'linkerd', '--rules', 'maybe'], /^--rules="maybe"/],
     [['--mesh', 'linkerd', '--no-such-flag'], /^--no-such-flag: unknown flag/],
     [['--mesh'], /^--mesh: needs a value/],
-    [['--mesh', ''], /^--mesh="": expected one of linkerd, istio, istio-ambient, generic/],
+    [['--mesh', ''], /^--mesh="": expected one of linkerd, istio, istio-ambient, kuma, generic/],
     [['--mesh', 'linkerd', '--mesh', 'istio'], /^--mesh="istio": given 2 times; give it once/],
     [['--mesh', 'linkerd', '--tproxy=false'], /^--tproxy="false": is a switch and takes no value/],
     [['--mesh', 'linkerd', '--help=false'], /^--help="false": is a switch/],
@@ -340,5 +340,48 @@ describe('interception spec refusals name the flag to give', () => {
     expect(
       refusal(['--mesh', 'istio'], { INTERLOCK_DNS_SERVERS: '10.0.0.10', INTERLOCK_DNS_CAPTURE: 'false' }).message,
     ).toMatch(/^INTERLOCK_DNS_SERVERS: needs/);
+  });
+});
+
+describe("validate --mesh istio-ambient reads the pod's own ambient annotations (issue #44)", () => {
+  const withAnnotations = (annotations: Record<string, string>, env: Record<string, string> = {}) => {
+    const result = buildValidateConfig(parsed(['--mesh', 'istio-ambient'], env), {
+      annotations: new Map(Object.entries(annotations)),
+      labels: undefined,
+    });
+    if (!result.ok) throw new Error(result.error.message);
+    return result.value.interception;
+  };
+
+  it('bypass-inbound-capture turns inbound capture off; a flag given keeps its value', () => {
+    expect(formatPortSet(withAnnotations({}).includeInboundPorts)).toBe('*');
+    const bypass = withAnnotations({ 'ambient.istio.io/bypass-inbound-capture': 'true' });
+    expect(formatPortSet(bypass.includeInboundPorts)).toBe('');
+    const flagged = buildValidateConfig(parsed(['--mesh', 'istio-ambient', '--include-inbound-ports', '80']), {
+      annotations: new Map([['ambient.istio.io/bypass-inbound-capture', 'true']]),
+      labels: undefined,
+    });
+    expect(flagged.ok && formatPortSet(flagged.value.interception.includeInboundPorts)).toBe('80');
+  });
+
+  it("dns-capture is the pod's over the chart's (INTERLOCK_DNS_CAPTURE); a value Go's ParseBool refuses is ignored", () => {
+    expect(
+      withAnnotations({ 'ambient.istio.io/dns-capture': 'false' }, { INTERLOCK_DNS_CAPTURE: 'true' }).dnsCapture,
+    ).toBeUndefined();
+    expect(
+      withAnnotations({ 'ambient.istio.io/dns-capture': 'T' }, { INTERLOCK_DNS_CAPTURE: 'false' }).dnsCapture,
+    ).toEqual({
+      servers: [],
+    });
+    expect(
+      withAnnotations({ 'ambient.istio.io/dns-capture': 'off' }, { INTERLOCK_DNS_CAPTURE: 'true' }).dnsCapture,
+    ).toEqual({
+      servers: [],
+    });
+  });
+
+  it('reroute-virtual-interfaces lists the interfaces, trimmed, empty entries dropped', () => {
+    const spec = withAnnotations({ 'istio.io/reroute-virtual-interfaces': 'fake1s0f0, ,fake1s0f1' });
+    expect(spec.rerouteInterfaces).toEqual(['fake1s0f0', 'fake1s0f1']);
   });
 });

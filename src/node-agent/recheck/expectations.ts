@@ -1,6 +1,6 @@
 import type { Family } from '../../addr/ip.js';
 import { PRESETS, type InterceptionSpec } from '../../config/interception.js';
-import { applyPodMetadata } from '../../config/pod-metadata.js';
+import { ambientDnsOverride, applyPodMetadata } from '../../config/pod-metadata.js';
 import { meshIdentity, type Mesh } from '../../mesh/meshes.js';
 import type { MeshIdentity } from '../../mesh/mesh-identity.js';
 import { AMBIENT, type CaptureMode, type NamespaceMeta, type RecheckPod } from './meshed-pod.js';
@@ -42,11 +42,12 @@ function meshAnnotations(identity: MeshIdentity, annotations: ReadonlyMap<string
 /**
  * The configurations of a mesh that captures pods by itself (Istio ambient) that the agent cannot
  * see from the pod: DNS capture is a chart-wide switch (cni.ambient.dnsCapture, on by default from
- * 1.25), and istio-cni 1.21 to 1.23 divert inbound by TPROXY in mangle where later tags REDIRECT in
+ * 1.25; the pod's ambient.istio.io/dns-capture overrides it), and istio-cni 1.21 to 1.23 divert inbound by TPROXY in mangle where later tags REDIRECT in
  * nat (test/fixtures/meshes/facts/istio-ambient.json). The pod is captured when any one holds.
  */
-function chartVariants(spec: InterceptionSpec): InterceptionSpec[] {
-  const dns = [spec, { ...spec, dnsCapture: undefined }];
+function chartVariants(spec: InterceptionSpec, pod: RecheckPod): InterceptionSpec[] {
+  // The pod's own ambient.istio.io/dns-capture wins over the chart's switch: no variant then.
+  const dns = ambientDnsOverride(pod.annotations) === undefined ? [spec, { ...spec, dnsCapture: undefined }] : [spec];
   return [...dns, ...dns.map((variant) => ({ ...variant, tproxy: true }))];
 }
 
@@ -61,5 +62,5 @@ export function expectationOf(
 ): PodExpectation {
   const expectation = presetExpectation(mode, pod, namespace);
   if (mode !== AMBIENT || expectation.kind !== 'spec') return expectation;
-  return { ...expectation, specs: expectation.specs.flatMap(chartVariants) };
+  return { ...expectation, specs: expectation.specs.flatMap((spec) => chartVariants(spec, pod)) };
 }

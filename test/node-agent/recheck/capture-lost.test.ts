@@ -6,6 +6,7 @@ import type { AgentMetrics } from '../../../src/node-agent/agent-metrics.js';
 import { REAL_CLOCK, type AgentSettings } from '../../../src/node-agent/agent-settings.js';
 import { recheckPodOf, type RecheckPod } from '../../../src/node-agent/recheck/meshed-pod.js';
 import { shippedValidator } from '../../../src/cli/commands/node/shipped-validator.js';
+import { crashLoopPod } from '../../harness/kube-api/pods.js';
 
 const quiet = new Proxy({}, { get: () => () => undefined }) as AgentMetrics;
 const log = { info() {}, warn() {}, error() {} };
@@ -25,7 +26,7 @@ function agentWith() {
     queueCapacity: 16,
     writesPerSecond: 1000,
     writeBurst: 1000,
-    trustedImages: [],
+    trustedImages: ['mesh-interlock'],
     shipped: shippedValidator('linkerd'),
   };
   const agent = new NodeAgent(settings, {
@@ -94,7 +95,11 @@ describe('a confirmed loss, through the agent', () => {
 
   it('delete: an open breaker holds it', async () => {
     const { agent, deleted, events } = agentWith();
+    // An unhealthy audit confirmed by a trusted validator failure on the node opens the breaker.
     agent.audit({ healthy: false, message: 'no mesh plugin in the chain' });
+    const finishedAt = new Date().toISOString();
+    agent.relisted([crashLoopPod({ name: 'f', ownerUid: 'of', image: 'mesh-interlock:dev', finishedAt })]);
+    expect(agent.breakerOpen).toBe(true);
     await agent.captureLost(lostPod('c', { kind: 'ReplicaSet', uid: 'rs2' }), 'm', 'CaptureLost@4', 'delete');
     expect(deleted).toEqual([]);
     expect(reasons(events, 'c')).toEqual(['CaptureLost', 'InterlockHeld']);

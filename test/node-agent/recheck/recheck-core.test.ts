@@ -144,6 +144,34 @@ describe('the expectation is the validator’s: same preset, same annotations, s
     expect(both).not.toContain('"from":25');
   });
 
+  it("reads an ambient pod's own annotations over the chart's, as istio-cni does (issue #44)", () => {
+    const specsOf = (annotations: object) => {
+      const found = expectationOf('istio-ambient', view(pod({ annotations })), noNs);
+      if (found.kind !== 'spec') throw new Error(found.why);
+      return found.specs;
+    };
+    const plain = specsOf({});
+    // The chart's DNS switch is unseen: with and without DNS capture, each inbound by REDIRECT or TPROXY.
+    expect(plain).toHaveLength(4);
+    expect(plain.every((spec) => spec.includeInboundPorts.kind === 'all')).toBe(true);
+    const bypass = specsOf({ 'ambient.istio.io/bypass-inbound-capture': 'True' });
+    expect(
+      bypass.every(
+        (spec) => spec.includeInboundPorts.kind === 'ranges' && spec.includeInboundPorts.ranges.length === 0,
+      ),
+    ).toBe(true);
+    // A value Go's ParseBool refuses is ignored by istio-cni, so here too.
+    expect(specsOf({ 'ambient.istio.io/bypass-inbound-capture': 'yes' })).toEqual(plain);
+    // The pod's DNS switch leaves no chart variant to hide behind.
+    const dnsOn = specsOf({ 'ambient.istio.io/dns-capture': 'true' });
+    expect(dnsOn).toHaveLength(2);
+    expect(dnsOn.every((spec) => spec.dnsCapture !== undefined)).toBe(true);
+    const dnsOff = specsOf({ 'ambient.istio.io/dns-capture': '0' });
+    expect(dnsOff.every((spec) => spec.dnsCapture === undefined)).toBe(true);
+    const reroute = specsOf({ 'istio.io/reroute-virtual-interfaces': ' fake1s0f0, ,fake1s0f1 ' });
+    expect(reroute.every((spec) => spec.rerouteInterfaces.join(',') === 'fake1s0f0,fake1s0f1')).toBe(true);
+  });
+
   it('passes istio-cni rules with the Istio preset', () => {
     const istio = view(pod({ init: ['istio-validation'] }));
     const found = expectationOf('istio', istio, noNs);

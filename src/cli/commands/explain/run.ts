@@ -1,5 +1,6 @@
 import type { Family } from '../../../addr/ip.js';
-import { buildInterceptionSpec } from '../../../config/build-interception.js';
+import { buildInterceptionSpec, explicitFields } from '../../../config/build-interception.js';
+import { applyPodMetadata } from '../../../config/pod-metadata.js';
 import { echoValue } from '../../../config/echo-value.js';
 import { EXIT } from '../../../config/exit-codes.js';
 import { EXPLAIN_FLAGS, FORMAT_FLAG } from '../../../config/explain-flags.js';
@@ -13,6 +14,7 @@ import { reportOf, reportText } from '../../../rules-check/report.js';
 import type { CommandOutcome } from '../../command-outcome.js';
 import { missingFamilyDump, readDumps } from './dumps.js';
 import { commandError } from '../../command-error.js';
+import { podAnnotationsOf } from '../validate/pod-metadata-files.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -50,8 +52,13 @@ function refuse(exitCode: number, message: string, reason = 'ConfigInvalid'): Co
 function explain(argv: readonly string[], env: Env): CommandOutcome {
   const parsed = parseCommandLine('explain', argv, env, EXPLAIN_FLAGS);
   if (!parsed.ok) return refuse(EXIT.invalidConfig, parsed.error.message);
-  const spec = buildInterceptionSpec(parsed.value);
-  if (!spec.ok) return refuse(EXIT.invalidConfig, spec.error.message);
+  const built = buildInterceptionSpec(parsed.value);
+  if (!built.ok) return refuse(EXIT.invalidConfig, built.error.message);
+  // The pod's annotations change its expected rules as the mesh's CNI plugin applies them.
+  const annotations = podAnnotationsOf(parsed.value);
+  if (!annotations.ok) return refuse(EXIT.invalidConfig, annotations.error.message);
+  const metadata = { annotations: annotations.value, labels: undefined };
+  const spec = applyPodMetadata(built.value, metadata, explicitFields(parsed.value)).spec;
   const dumps = readDumps(parsed.value);
   if (!dumps.ok)
     return refuse(
@@ -71,15 +78,15 @@ function explain(argv: readonly string[], env: Env): CommandOutcome {
   if (missing) return refuse(EXIT.invalidConfig, missing);
   // Offline too, a hostile dump is bounded in time as the validator's analysis is by --timeout.
   const deadline = { at: performance.now() + EXPLAIN_ANALYSIS_MS, now: () => performance.now() };
-  const analysis = analyzeDumps(spec.value, dumps.value, { families, deadline });
+  const analysis = analyzeDumps(spec, dumps.value, { families, deadline });
   if (analysis.kind === 'parse-error') {
     const { error } = analysis;
     return refuse(EXIT.dataError, `${echoValue(error.source)}:${error.line}: ${error.message}`, 'RulesUnparseable');
   }
   const report = reportOf(analysis);
-  const failureExitCode = flagValue(parsed.value, FAILURE_EXIT_CODE_FLAG) ?? PRESETS[spec.value.mesh].failureExitCode;
+  const failureExitCode = flagValue(parsed.value, FAILURE_EXIT_CODE_FLAG) ?? PRESETS[spec.mesh].failureExitCode;
   const exitCode = report.status === 'passed' ? EXIT.pass : failureExitCode;
-  const configuration = specSummary(spec.value);
+  const configuration = specSummary(spec);
   const stdout =
     flagValue(parsed.value, FORMAT_FLAG) === 'json'
       ? `${JSON.stringify({ ...report, exitCode, configuration }, null, 2)}\n`

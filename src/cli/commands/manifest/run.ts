@@ -24,6 +24,7 @@ import { namespaceOwnership } from './namespace-ownership.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
 import { agentManifestOptions } from '../node/config.js';
+import { API_SERVER_CIDR_FLAG } from '../../../webhook/webhook-manifest-flags.js';
 import {
   AGENT_FLAGS,
   MANIFEST_FLAGS,
@@ -36,6 +37,11 @@ import {
 
 /** The node agent's documents: Namespace, RBAC and DaemonSet, as plain data. */
 export type NodeAgentManifest = (options: NodeAgentManifestOptions) => Promise<readonly object[]>;
+
+/** manifest --webhook without --api-server-cidr: its NetworkPolicy opens the admission port to all. */
+async function openPortWarning(): Promise<string> {
+  return `interlock manifest: warning: ${(await import('../../../webhook/webhook-manifest.js')).OPEN_ADMISSION_PORT_WARNING}\n`;
+}
 
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
   (await import('../../../node-agent/manifest.js')).nodeAgentManifest(options);
@@ -92,7 +98,9 @@ export async function runManifest(
   const json = flagValue(values, MANIFEST_OUTPUT_FLAG) === 'json';
   const stdout = json ? renderJson(documents) : renderYaml(documents);
   const usesImage = mode !== 'rbac' && flagSource(values, IMAGE_FLAG) === undefined;
-  const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}`;
+  const openPort =
+    mode === 'webhook' && flagValue(values, API_SERVER_CIDR_FLAG) === undefined ? await openPortWarning() : '';
+  const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}${openPort}`;
   return { exitCode: 0, stdout, stderr };
 }
 

@@ -3,7 +3,7 @@ import { flagValue, givenValue, type ParsedFlags } from '../../../config/parsed-
 import type { ManifestDocument } from '../../../inject/manifest.js';
 import { capturingMesh } from '../../../mesh/meshes.js';
 import { fail, ok, type Result } from '../../../reason/result.js';
-import { WEBHOOK_NAMESPACE, webhookManifest } from '../../../webhook/webhook-manifest.js';
+import { OPEN_ADMISSION_PORT_WARNING, WEBHOOK_NAMESPACE, webhookManifest } from '../../../webhook/webhook-manifest.js';
 import {
   API_SERVER_CIDR_FLAG,
   CA_BUNDLE_FLAG,
@@ -61,6 +61,9 @@ export function webhookDocuments(parsed: ParsedFlags): Result<ManifestDocument[]
   return ok(
     documents.map((value, index) => ({
       value,
+      ...(value.kind === 'NetworkPolicy' && apiServerCidrs === undefined
+        ? { comment: ` WARNING: ${OPEN_ADMISSION_PORT_WARNING}` }
+        : {}),
       ...(index === 0
         ? {
             comment: [caBundlePem.value === undefined ? CERT_MANAGER_COMMENT : '', namespaceOwnership(namespace)]

@@ -7,6 +7,8 @@ import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG, type LogLevel } from '../../../
 import { MESH_FLAG } from '../../../config/interception-flags.js';
 import { meshIdentity } from '../../../mesh/meshes.js';
 import type { AgentSettings } from '../../../node-agent/agent-settings.js';
+import { NODE_TAINT } from '../../../node-agent/agent-api.js';
+import type { GateSettings } from '../../../node-agent/node-gate.js';
 import type { NodeAgentManifestOptions } from '../../../node-agent/manifest.js';
 import { DEFAULT_RETRY } from '../../../node-agent/retry-delay.js';
 import { socketPathOf } from '../../../node-agent/cri/socket-path.js';
@@ -26,6 +28,7 @@ import {
   BREAKER_THRESHOLD_FLAG,
   BREAKER_WINDOW_FLAG,
   CNI_AUDIT_FLAG,
+  CONDITION_INTERVAL_FLAG,
   CONTAINER_NAME_FLAG,
   CRI_ENDPOINT_FLAG,
   LABEL_SELECTOR_FLAG,
@@ -36,6 +39,8 @@ import {
   RECHECK_ACTION_FLAG,
   RECHECK_INTERVAL_FLAG,
   RECREATE_WINDOW_FLAG,
+  REPORT_CONDITION_FLAG,
+  STARTUP_TAINT_FLAG,
   TAINT_FLAG,
   TRUSTED_IMAGE_FLAG,
   WATCH_NAMESPACE_FLAG,
@@ -101,13 +106,45 @@ export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | st
   if (typeof cniAudit === 'string') return cniAudit;
   const recheck = recheckOf(parsed.value);
   if (typeof recheck === 'string') return recheck;
+  const gate = gateOf(parsed.value, settings, cniAudit);
+  if (typeof gate === 'string') return gate;
   return {
-    settings,
+    settings: gate ? { ...settings, gate } : settings,
     logLevel: flagValue(parsed.value, LOG_LEVEL_FLAG),
     listen: flagValue(parsed.value, LISTEN_FLAG),
     labelSelector: flagValue(parsed.value, LABEL_SELECTOR_FLAG),
     cniAudit,
     recheck,
+  };
+}
+
+/** Heartbeats of the condition, in intervals: 5 min at the default 10 s, as the kubelet reports its node status. */
+const HEARTBEAT_INTERVALS = 30;
+
+/**
+ * The node gate with `--report-condition` or `--startup-taint`. True is a claim that the node is
+ * ready for meshed pods, and the audit is its only positive evidence: both need `--cni-audit`.
+ */
+function gateOf(
+  parsed: ParsedFlags,
+  settings: AgentSettings,
+  audit: CniAuditOptions | undefined,
+): GateSettings | string | undefined {
+  const condition = flagValue(parsed, REPORT_CONDITION_FLAG);
+  const startupTaint = flagValue(parsed, STARTUP_TAINT_FLAG);
+  if (!condition && !startupTaint) return undefined;
+  const flag = condition ? '--report-condition' : '--startup-taint';
+  if (!audit) return `${flag} needs --cni-audit: the node is ready for the mesh only on the CNI audit's clean verdict`;
+  if (startupTaint?.key === NODE_TAINT.key)
+    return `--startup-taint ${NODE_TAINT.key} is the breaker's own taint (--taint): give the key the kubelet registers nodes with`;
+  const intervalMs = flagValue(parsed, CONDITION_INTERVAL_FLAG);
+  return {
+    condition,
+    startupTaint,
+    intervalMs,
+    heartbeatMs: intervalMs * HEARTBEAT_INTERVALS,
+    policy: { windowMs: settings.breaker.windowMs, plugin: audit.meshPlugin },
+    breaker: settings.breaker,
   };
 }
 
@@ -170,7 +207,7 @@ function settingsOf(parsed: ParsedFlags): AgentSettings | string {
 export function agentManifestOptions(
   parsed: ParsedFlags,
   listenGiven: boolean,
-): Pick<NodeAgentManifestOptions, 'action' | 'taint' | 'listenPort' | 'cni' | 'recheck'> {
+): Pick<NodeAgentManifestOptions, 'action' | 'taint' | 'listenPort' | 'cni' | 'recheck' | 'gate'> {
   const socket =
     flagValue(parsed, RECHECK_INTERVAL_FLAG) === undefined
       ? undefined
@@ -183,5 +220,13 @@ export function agentManifestOptions(
       ? { cni: { confDir: flagValue(parsed, CNI_CONF_DIR_FLAG), binDirs: flagValue(parsed, CNI_BIN_DIR_FLAG) } }
       : {}),
     ...(socket?.ok ? { recheck: { socketPath: socket.value } } : {}),
+    ...gateOption(parsed),
   };
+}
+
+/** With `--report-condition` or `--startup-taint`, the node gate's rights; without, nothing changes. */
+function gateOption(parsed: ParsedFlags): Pick<NodeAgentManifestOptions, 'gate'> {
+  const condition = flagValue(parsed, REPORT_CONDITION_FLAG);
+  const startupTaint = flagValue(parsed, STARTUP_TAINT_FLAG)?.key;
+  return condition || startupTaint ? { gate: { condition, startupTaint } } : {};
 }

@@ -9,10 +9,12 @@ import {
   parseListenAddress,
   parseNameList,
   parseNonBlank,
+  parseTaintMatch,
   parseSwitch,
   parseWholeNumber,
   showListenAddress,
   type ListenAddress,
+  type TaintMatch,
 } from '../../../config/flag-parsers.js';
 import { MESH_FLAG } from '../../../config/interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
@@ -153,7 +155,7 @@ export const CNI_AUDIT_FLAG: DefaultedFlag<boolean> = {
   name: 'cni-audit',
   kind: 'switch',
   env: 'INTERLOCK_CNI_AUDIT',
-  help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric, and a failing audit opens the breaker (and taints with --taint).",
+  help: "Audit the node's CNI configuration (as `interlock cni-check`, with its --cni-* flags) on file events and every 30 s: an Event on the Node when the verdict changes, a metric; a failing audit opens the breaker (and taints with --taint) only with a validator failure on the node within the breaker window.",
   // Every switch read from the environment takes the same words (INTERLOCK_TPROXY=1 and =yes too).
   parse: parseBoolean,
   default: false,
@@ -187,6 +189,33 @@ export const RECHECK_ACTION_FLAG: DefaultedFlag<RecheckAction> = {
   default: 'report',
 };
 
+export const REPORT_CONDITION_FLAG: DefaultedFlag<boolean> = {
+  name: 'report-condition',
+  kind: 'switch',
+  env: 'INTERLOCK_REPORT_CONDITION',
+  help: "Report the node's readiness for the mesh as the Node condition interlock.dev/MeshCNIReady (True only on a clean --cni-audit; False naming a broken CNI config, a failing mesh plugin, an open breaker or lost captures), written on change at most once per --condition-interval. Needs --cni-audit.",
+  parse: parseBoolean,
+  default: false,
+};
+
+export const STARTUP_TAINT_FLAG: FlagDef<TaintMatch> = {
+  name: 'startup-taint',
+  kind: 'value',
+  placeholder: 'KEY[:EFFECT]',
+  help: 'Remove this taint, which the kubelet registered the node with (--register-with-taints), once the node is ready for the mesh: a clean --cni-audit, no mesh plugin failure and no validator failure within the breaker window. Never added back by the agent. Needs --cni-audit.',
+  parse: parseTaintMatch,
+};
+
+export const CONDITION_INTERVAL_FLAG: DefaultedFlag<number> = {
+  name: 'condition-interval',
+  kind: 'value',
+  placeholder: 'DURATION',
+  help: 'With --report-condition or --startup-taint: a changed condition is written at most this often, an unchanged one every 30 intervals as a heartbeat (default {default}).',
+  parse: parseDuration(1000, 3_600_000),
+  default: 10_000,
+  showDefault: formatDuration,
+};
+
 /** The flags of `interlock node`, declared once, and for `--cni-audit` cni-check's directory flags: one table, one reader. */
 export const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
   NODE_NAME_FLAG,
@@ -210,6 +239,9 @@ export const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
   RECHECK_INTERVAL_FLAG,
   CRI_ENDPOINT_FLAG,
   RECHECK_ACTION_FLAG,
+  REPORT_CONDITION_FLAG,
+  STARTUP_TAINT_FLAG,
+  CONDITION_INTERVAL_FLAG,
   HELP_FLAG,
   VERSION_FLAG,
   ...CNI_AUDIT_FLAGS,

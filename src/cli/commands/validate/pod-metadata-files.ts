@@ -25,6 +25,11 @@ export function validateConfigWithPodMetadata(parsed: ParsedFlags): ConfigResult
   return buildValidateConfig(parsed, metadata);
 }
 
+/** The pod's annotations file of `--pod-annotations`, undefined without the flag (explain's). */
+export function podAnnotationsOf(parsed: ParsedFlags): Result<Map<string, string> | undefined, 'ConfigInvalid'> {
+  return readMetadataFile(parsed, POD_ANNOTATIONS_FLAG);
+}
+
 /** A given file must be read whole: missing, unreadable, not regular or too large is a configuration error. */
 function readMetadataFile(
   parsed: ParsedFlags,

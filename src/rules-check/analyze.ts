@@ -1,4 +1,4 @@
-import type { Family, IpAddress } from '../addr/ip.js';
+import type { Family } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
 import type { CheckResult } from '../expect/check.js';
 import { verifyRuleset } from '../expect/verify.js';
@@ -23,11 +23,6 @@ export type { Dump } from '../rules/dump.js';
 export interface AnalysisOptions {
   /** Families to ask about; `auto` takes those the rules cover. */
   readonly families: readonly Family[] | 'auto';
-  /**
-   * Accepted for callers written for the sampling check and ignored: every destination is now
-   * covered, so a caller's probe address needs no special treatment.
-   */
-  readonly sampleDestinations?: Partial<Record<Family, IpAddress>>;
   /** Work units (rule visits, regions split off) the analysis may spend (default ANALYSIS_BUDGET); past it, "unknown". */
   readonly workLimit?: number;
   /** When the analysis must have answered, on `now`'s clock; past it, "unknown". */

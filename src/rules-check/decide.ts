@@ -64,7 +64,6 @@ export function decideInspection(
     ...(options.analysisDeadline === undefined
       ? {}
       : { deadline: { at: options.analysisDeadline, now: () => performance.now() } }),
-    ...(options.sampleDestinations ? { sampleDestinations: options.sampleDestinations } : {}),
   });
   if (analysis.kind === 'parse-error') return unparseable(analysis.error, set, options.mode);
   return judge(analysis, set, options);

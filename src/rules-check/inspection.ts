@@ -1,4 +1,4 @@
-import type { Family, IpAddress } from '../addr/ip.js';
+import type { Family } from '../addr/ip.js';
 
 /** The rules check's answer, in plain data. Types and one helper only: cheap to load. */
 export interface RulesInspection {
@@ -16,7 +16,6 @@ export interface InspectOptions {
   readonly timeoutMs: number;
   /** Set by the inspection from timeoutMs: when the analysis must have answered (performance.now()). */
   readonly analysisDeadline?: number;
-  readonly sampleDestinations?: Partial<Record<Family, IpAddress>>;
 }
 
 /** The rules could not be looked at: `auto` leaves the verdict to the probe, `required` fails. */

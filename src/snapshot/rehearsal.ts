@@ -66,7 +66,6 @@ export async function rehearseValidate(
       families: ['ipv4'],
       mode: 'auto',
       timeoutMs: 1000,
-      sampleDestinations: {},
     });
     await rehearseLoopbackProbe(config, logger, rulesCheck(rules, config.rules));
     await rehearsePipeline(config, logger, readCannedPod);

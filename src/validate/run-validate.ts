@@ -1,5 +1,5 @@
 import { randomInt } from 'node:crypto';
-import type { Family, IpAddress } from '../addr/ip.js';
+import type { Family } from '../addr/ip.js';
 import type { ValidateConfig } from '../config/validate-config.js';
 import { assessPodNetwork, describeFamilyNetwork, type NetworkAssessment } from '../network/assess-pod-network.js';
 import type { PodNetwork } from '../network/pod-network.js';
@@ -147,7 +147,6 @@ async function readRulesAndProbe(
     env.inspectRules,
     config,
     { assessment, network },
-    targets,
     Math.max(100, deadline - performance.now()),
   ).finally(rulesRead);
   const probed = targets.map((target) => progress.pending(`the ${describeProbe(target)}`));
@@ -241,19 +240,15 @@ async function inspectRulesSafely(
   inspect: InspectRules,
   config: ValidateConfig,
   { assessment, network }: { assessment: NetworkAssessment; network: PodNetwork },
-  targets: readonly ProbeTarget[],
   timeoutMs: number,
 ): Promise<RulesInspectionResult> {
   if (config.rules === 'off')
     return { status: 'not-inspected', message: 'rules inspection is off (--rules off)', evidence: [], report: null };
-  const samples: Partial<Record<Family, IpAddress>> = {};
-  for (const target of targets) if (target.path === 'outbound') samples[target.family] = target.destination;
   try {
     return await inspect(config.interception, {
       families: assessment.familiesToProve,
       mode: config.rules === 'required' ? 'required' : 'auto',
       timeoutMs,
-      sampleDestinations: samples,
     }).then((inspection) => withMarkRoute(config.interception, network, assessment.familiesToProve, inspection));
   } catch (error) {
     // Fail closed: an engine fault is an unknown answer, never a silent pass.

@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import { scalarText, type Plain } from './plain.js';
-import { podIdentityEnv, POD_INFO_DIR, POD_INFO_VOLUME_NAME } from './validator-container.js';
+import { PODINFO } from './podinfo.js';
+import { podIdentityEnv } from './validator-container.js';
 
 /** Every setting of `interlock validate` has an environment variable with this prefix (envOf). */
 const SETTING_PREFIX = 'INTERLOCK_';
@@ -27,9 +28,9 @@ export function authorPlumbingProblem(
   validator: Plain,
   ownEnv: readonly Plain[] = [],
 ): string | undefined {
-  const volume = listOf(spec.volumes).find((item) => item.name === POD_INFO_VOLUME_NAME);
+  const volume = listOf(spec.volumes).find((item) => item.name === PODINFO.volume);
   if (volume && !isPodInfoVolume(volume))
-    return `the pod defines volume ${POD_INFO_VOLUME_NAME} itself; it is Interlock's (the pod's own annotations and labels, by the downward API): remove it`;
+    return `the pod defines volume ${PODINFO.volume} itself; it is Interlock's (the pod's own annotations and labels, by the downward API): remove it`;
   const name = scalarText(validator.name);
   if (validator.envFrom !== undefined)
     return `container ${name} has envFrom, which may set INTERLOCK_* settings of the validator: remove it`;
@@ -47,7 +48,7 @@ export function authorPlumbingProblem(
     return `container ${name} sets ${scalarText(identity.name)} itself; Interlock reads it from the downward API, to name the pod in its termination message and Events: remove it`;
   const mount = listOf(validator.volumeMounts).find((item) => !isPodInfoMount(item) && touchesPodInfo(item));
   if (mount)
-    return `container ${name} mounts ${scalarText(mount.name)} at ${scalarText(mount.mountPath)}, over ${POD_INFO_DIR} where the validator reads the pod's annotations: remove it`;
+    return `container ${name} mounts ${scalarText(mount.name)} at ${scalarText(mount.mountPath)}, over ${PODINFO.mountPath} where the validator reads the pod's annotations: remove it`;
   return undefined;
 }
 
@@ -76,8 +77,8 @@ function isPodInfoVolume(volume: Plain): boolean {
 
 function isPodInfoMount(mount: Plain): boolean {
   return (
-    mount.name === POD_INFO_VOLUME_NAME &&
-    mount.mountPath === POD_INFO_DIR &&
+    mount.name === PODINFO.volume &&
+    mount.mountPath === PODINFO.mountPath &&
     mount.readOnly === true &&
     keysWithin(mount, ['name', 'mountPath', 'readOnly'])
   );
@@ -86,7 +87,7 @@ function isPodInfoMount(mount: Plain): boolean {
 /** A mount of the podinfo volume, or any mount at or under the directory the validator reads. */
 function touchesPodInfo(mount: Plain): boolean {
   const path = posix.normalize(`${scalarText(mount.mountPath)}/`);
-  return mount.name === POD_INFO_VOLUME_NAME || path.startsWith(`${POD_INFO_DIR}/`);
+  return mount.name === PODINFO.volume || path.startsWith(`${PODINFO.mountPath}/`);
 }
 
 const IDENTITY_FIELDS = new Map(

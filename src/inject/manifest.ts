@@ -2,7 +2,8 @@ import { Document, isMap, isScalar } from 'yaml';
 import type { CapturedPods } from '../mesh/mesh-identity.js';
 import { meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { NO_CPU_LIMIT_COMMENT } from './resources.js';
-import { podInfoVolume, readsPodInfo, validatorContainer, type ValidatorOptions } from './validator-container.js';
+import { podinfoVolume } from './podinfo.js';
+import { readsPodInfo, validatorContainer, type ValidatorOptions } from './validator-container.js';
 
 export interface ManifestOptions extends ValidatorOptions {
   readonly nativeSidecar: boolean;
@@ -52,7 +53,7 @@ export function containerDocument(options: ManifestOptions): ManifestDocument {
     ...(readsPodInfo(options.mesh)
       ? [
           " It reads the pod's annotations and labels from a downward-API volume; add to spec.volumes:",
-          `   ${JSON.stringify(podInfoVolume())}`,
+          `   ${JSON.stringify(podinfoVolume())}`,
         ]
       : []),
     ...(options.rulesCheck

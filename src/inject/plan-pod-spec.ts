@@ -9,11 +9,9 @@ import { annotationFlags } from './annotation-flags.js';
 import { authorPlumbingProblem } from './author-plumbing.js';
 import { admissionMesh, type NamespaceInjection } from './mesh-admission.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from './resources.js';
+import { PODINFO, podinfoMount, podinfoVolume } from './podinfo.js';
 import {
   podIdentityEnv,
-  podInfoMount,
-  podInfoVolume,
-  POD_INFO_VOLUME_NAME,
   readsPodInfo,
   securityContextOf,
   validatorArgs,
@@ -138,8 +136,8 @@ function printedRefusal(label: string, container: Plain): Result<never, 'ConfigI
 
 /** The pod-info volume to add, unless the pod has it (or the mesh reads no annotations). */
 function volumeOf(spec: Plain, mesh: Mesh): { volume?: Plain } {
-  if (!readsPodInfo(mesh) || listOf(spec.volumes).some((volume) => nameOf(volume) === POD_INFO_VOLUME_NAME)) return {};
-  return { volume: podInfoVolume() };
+  if (!readsPodInfo(mesh) || listOf(spec.volumes).some((volume) => nameOf(volume) === PODINFO.volume)) return {};
+  return { volume: podinfoVolume() };
 }
 
 /** Why this pod must not be injected, or undefined. */
@@ -310,8 +308,8 @@ function updated(existing: Plain, mesh: Mesh, extraArgs: string[], options: Inje
   container.env = [...env, ...podIdentityEnv().filter((entry) => !present.has(nameOf(entry)))];
   if (options.rulesCheck) container.securityContext = securityContextOf(mesh, true);
   const mounts = listOf(existing.volumeMounts);
-  if (readsPodInfo(mesh) && !mounts.some((mount) => nameOf(mount) === POD_INFO_VOLUME_NAME))
-    container.volumeMounts = [...mounts, podInfoMount()];
+  if (readsPodInfo(mesh) && !mounts.some((mount) => nameOf(mount) === PODINFO.volume))
+    container.volumeMounts = [...mounts, podinfoMount()];
   container.terminationMessagePolicy = 'FallbackToLogsOnError';
   if (tooLowLimit(existing) !== undefined) raiseMemoryLimit(container);
   return container;

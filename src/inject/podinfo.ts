@@ -1,7 +1,9 @@
 /**
- * The pod's annotations and labels as downward-API files, read by validate's `--pod-annotations`
- * and `--pod-labels` (given through their environment variables, so the mesh's args stay as the
- * mesh wrote them). A volume of Interlock's own: Linkerd's pods have none, Istio's may change.
+ * The pod's annotations and labels as downward-API files, so validate applies the mesh's
+ * exclusion annotations exactly as its CNI plugin reads them (and only then spreads its probe):
+ * inject and manifest name them in validate's `--pod-annotations` and `--pod-labels`, the webhook
+ * through their environment variables (so the mesh's args stay as the mesh wrote them). A volume
+ * of Interlock's own: Linkerd's pods have none, Istio's may change.
  */
 export const PODINFO = {
   volume: 'interlock-podinfo',

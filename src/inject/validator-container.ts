@@ -1,4 +1,5 @@
 import { meshIdentity, type Mesh } from '../mesh/meshes.js';
+import { PODINFO, podinfoMount } from './podinfo.js';
 import { VALIDATOR_RESOURCES } from './resources.js';
 
 export const DEFAULT_IMAGE = 'mesh-interlock:dev';
@@ -15,29 +16,6 @@ export interface ValidatorOptions {
 
 export type Container = Record<string, unknown>;
 
-/**
- * The pod's annotations and labels as downward-API files, so validate applies the mesh's
- * exclusion annotations exactly as its CNI plugin reads them (and only then spreads its probe).
- */
-export const POD_INFO_DIR = '/etc/interlock/podinfo';
-export const POD_INFO_VOLUME_NAME = 'interlock-podinfo';
-
-export function podInfoVolume(): Container {
-  return {
-    name: POD_INFO_VOLUME_NAME,
-    downwardAPI: {
-      items: [
-        { path: 'annotations', fieldRef: { fieldPath: 'metadata.annotations' } },
-        { path: 'labels', fieldRef: { fieldPath: 'metadata.labels' } },
-      ],
-    },
-  };
-}
-
-export function podInfoMount(): Container {
-  return { name: POD_INFO_VOLUME_NAME, mountPath: POD_INFO_DIR, readOnly: true };
-}
-
 /** Only a mesh whose CNI plugin reads the pod's metadata has annotations for the validator to read. */
 export const readsPodInfo = (mesh: Mesh): boolean => meshIdentity(mesh).podMetadata !== undefined;
 
@@ -50,7 +28,7 @@ export function validatorArgs(options: ValidatorOptions): string[] {
     ...(options.reportEvent ? ['--report-event'] : []),
     ...(options.extraArgs ?? []),
     ...(readsPodInfo(options.mesh)
-      ? ['--pod-annotations', `${POD_INFO_DIR}/annotations`, '--pod-labels', `${POD_INFO_DIR}/labels`]
+      ? ['--pod-annotations', `${PODINFO.mountPath}/annotations`, '--pod-labels', `${PODINFO.mountPath}/labels`]
       : []),
   ];
 }
@@ -87,7 +65,7 @@ export function validatorContainer(options: ValidatorOptions): Container {
     env: podIdentityEnv(),
     resources: structuredClone(VALIDATOR_RESOURCES),
     securityContext: securityContextOf(options.mesh, options.rulesCheck),
-    ...(readsPodInfo(options.mesh) ? { volumeMounts: [podInfoMount()] } : {}),
+    ...(readsPodInfo(options.mesh) ? { volumeMounts: [podinfoMount()] } : {}),
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
 }

@@ -2,7 +2,8 @@ import { captureExclusion } from '../inject/ambient-enrolment.js';
 import { authorPlumbingProblem } from '../inject/author-plumbing.js';
 import { capturingMesh, type Mesh } from '../mesh/meshes.js';
 import { VALIDATOR_RESOURCES } from '../inject/resources.js';
-import { podIdentityEnv, podInfoMount, validatorContainer } from '../inject/validator-container.js';
+import { podinfoMount } from '../inject/podinfo.js';
+import { podIdentityEnv, validatorContainer } from '../inject/validator-container.js';
 import { isRecord, sameJson, type JsonPatchOp } from './json-patch.js';
 import {
   appendedByName,
@@ -97,7 +98,7 @@ function existingValidatorOps(container: Json, at: string, variants: readonly Js
   set('args', shape.args);
   set('securityContext', shape.securityContext);
   ops.push(...appendedByName(container.env, `${at}/env`, podIdentityEnv()));
-  ops.push(...appendedByName(container.volumeMounts, `${at}/volumeMounts`, [podInfoMount()]));
+  ops.push(...appendedByName(container.volumeMounts, `${at}/volumeMounts`, [podinfoMount()]));
   set('resources', structuredClone(VALIDATOR_RESOURCES));
   set('terminationMessagePolicy', 'FallbackToLogsOnError');
   return ops;

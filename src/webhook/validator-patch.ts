@@ -5,7 +5,7 @@ import { dropInMeshes, meshIdentity, meshOfContainer, type Mesh } from '../mesh/
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
 import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
-import { PODINFO, podinfoEnv, podinfoMount, podinfoVolume } from './podinfo.js';
+import { PODINFO, podinfoEnv, podinfoMount, podinfoVolume } from '../inject/podinfo.js';
 
 /**
  * The mesh validators Interlock takes the place of, by the container name their repair controllers

@@ -1,8 +1,8 @@
 import { validatorConfigOf } from '../../../compat/validator-config.js';
 import { meshIdentity, type Mesh } from '../../../mesh/meshes.js';
-import { podIdentityEnv, podInfoMount, validatorArgs } from '../../../inject/validator-container.js';
+import { podinfoEnv, podinfoMount } from '../../../inject/podinfo.js';
+import { podIdentityEnv, validatorArgs } from '../../../inject/validator-container.js';
 import type { ShippedValidator } from '../../../node-agent/validator-trust.js';
-import { podinfoEnv, podinfoMount } from '../../../webhook/podinfo.js';
 
 /**
  * The validator as `manifest`, `inject` and the webhook print it for `mesh`, read off the printers
@@ -22,8 +22,6 @@ export function shippedValidator(mesh: Mesh): ShippedValidator {
     configs: variants.flatMap((variant) => (variant.ok ? [variant.value.config] : [])),
     commands: [undefined, ...(dropIn ? [dropIn] : [])],
     env: [...podIdentityEnv(), ...podinfoEnv()],
-    mountPaths: [
-      ...new Set([...[podInfoMount(), podinfoMount()].map((mount) => String(mount.mountPath)), ...meshMounts]),
-    ],
+    mountPaths: [...new Set([String(podinfoMount().mountPath), ...meshMounts])],
   };
 }

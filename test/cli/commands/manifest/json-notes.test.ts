@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
-import { podInfoVolume } from '../../../../src/inject/validator-container.js';
+import { podinfoVolume } from '../../../../src/inject/podinfo.js';
 
 const IMAGE = ['--image', 'registry.example.com/mesh-interlock:1'];
 
@@ -13,7 +13,7 @@ describe('manifest --output json tells what the YAML says in comments', () => {
     expect(mounted).toContain('interlock-podinfo');
     expect(run.stderr).toMatch(/add to spec\.volumes/);
     const volume = /^\s+(\{"name":"interlock-podinfo".*\})$/m.exec(run.stderr)?.[1];
-    expect(JSON.parse(volume ?? 'null')).toEqual(podInfoVolume());
+    expect(JSON.parse(volume ?? 'null')).toEqual(podinfoVolume());
   });
 
   it('carries the notes of --report-event and --rules-check too, and stdout stays one JSON value', async () => {

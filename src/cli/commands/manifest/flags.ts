@@ -3,7 +3,7 @@ import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
 import { oneOf, parseDnsLabel, parseServiceAccounts, parseSwitch } from '../../../config/flag-parsers.js';
 import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../../../config/interception-flags.js';
 import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
-import { WEBHOOK_MANIFEST_FLAGS } from '../../../webhook/webhook-manifest-flags.js';
+import { WEBHOOK_MANIFEST_FLAGS } from './webhook-flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import { NODE_COMMAND_FLAGS } from '../node/flags.js';

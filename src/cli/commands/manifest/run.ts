@@ -24,7 +24,7 @@ import { namespaceOwnership } from './namespace-ownership.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
 import { agentManifestOptions } from '../node/config.js';
-import { API_SERVER_CIDR_FLAG } from '../../../webhook/webhook-manifest-flags.js';
+import { API_SERVER_CIDR_FLAG } from './webhook-flags.js';
 import {
   AGENT_FLAGS,
   MANIFEST_FLAGS,

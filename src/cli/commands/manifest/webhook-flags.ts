@@ -1,5 +1,5 @@
-import type { DefaultedFlag, FlagDef } from '../config/flag-def.js';
-import { oneOf, parseCidrTexts, parseNamespaceName, parseNonBlank, parseSwitch } from '../config/flag-parsers.js';
+import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
+import { oneOf, parseCidrTexts, parseNamespaceName, parseNonBlank, parseSwitch } from '../../../config/flag-parsers.js';
 
 // These flags are argv only (no `env`): what `manifest --webhook` prints is what its command line says.
 

@@ -11,7 +11,7 @@ import {
   FAILURE_POLICY_FLAG,
   METRICS_NAMESPACE_FLAG,
   WEBHOOK_CLIENT_CA_FLAG,
-} from '../../../webhook/webhook-manifest-flags.js';
+} from './webhook-flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
 import { NAMESPACE_FLAG } from './flags.js';
 import { namespaceOwnership } from './namespace-ownership.js';

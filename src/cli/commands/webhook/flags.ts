@@ -1,7 +1,7 @@
 import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
 import type { FlagDef } from '../../../config/flag-def.js';
 import { LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
-import { WEBHOOK_FLAGS } from '../../../webhook/webhook-flags.js';
+import { WEBHOOK_FLAGS } from './server-flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
 
 /** `interlock webhook`'s flags: its own table, and --image, --log-level, --help, --version shared with others. */

@@ -25,7 +25,7 @@ import {
   REQUEST_DEADLINE_FLAG,
   TLS_CERT_FLAG,
   TLS_KEY_FLAG,
-} from '../../../webhook/webhook-flags.js';
+} from './server-flags.js';
 
 const TLS_POLL_MS = 5000;
 

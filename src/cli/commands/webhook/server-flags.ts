@@ -1,4 +1,4 @@
-import { formatDuration } from '../config/duration.js';
+import { formatDuration } from '../../../config/duration.js';
 import {
   oneOf,
   parseByteCount,
@@ -7,9 +7,9 @@ import {
   parseListenAddress,
   showListenAddress,
   type ListenAddress,
-} from '../config/flag-parsers.js';
-import type { DefaultedFlag, FlagDef } from '../config/flag-def.js';
-import type { OnError } from './admit.js';
+} from '../../../config/flag-parsers.js';
+import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
+import type { OnError } from '../../../webhook/admit.js';
 
 /** The API server refuses a request over 3 MiB, so no AdmissionReview is larger; the memory budget assumes it. */
 const MAX_REQUEST_BYTES = 3 * 1024 * 1024;

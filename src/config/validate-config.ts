@@ -83,13 +83,12 @@ const LOG_FORMAT_FLAG = valueFlag(
   { default: 'json' },
 );
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-export const LOG_LEVEL_FLAG = valueFlag(
-  'log-level',
-  'LEVEL',
-  'trace, debug, info (default), warn, error, fatal, silent.',
-  oneOf<LogLevel>(LOG_LEVELS),
-  { default: 'info', choices: LOG_LEVELS },
-);
+export const LOG_LEVEL_FLAG = valueFlag('log-level', 'LEVEL', '{default}.', oneOf<LogLevel>(LOG_LEVELS), {
+  default: 'info',
+  choices: LOG_LEVELS,
+  // Every level, the default marked where it stands in the list.
+  showDefault: (level: LogLevel) => LOG_LEVELS.map((each) => (each === level ? `${each} (default)` : each)).join(', '),
+});
 const PROBE_ADDRESS_FLAG = valueFlag(
   'probe-address',
   'ADDR[,ADDR]',

@@ -28,9 +28,10 @@ export const CNI_BIN_DIR_FLAG: DefaultedFlag<readonly string[]> = {
   kind: 'value',
   env: 'INTERLOCK_CNI_BIN_DIR',
   placeholder: 'DIR[,DIR]',
-  help: 'The plugin binary directories, searched in order (default /opt/cni/bin).',
+  help: 'The plugin binary directories, searched in order (default {default}).',
   parse: parseDirList,
   default: ['/opt/cni/bin'],
+  showDefault: (dirs) => dirs.join(','),
 };
 
 export const RUNTIME_FLAG: DefaultedFlag<RuntimeName> = {

@@ -111,9 +111,11 @@ export const WRITES_PER_SECOND_FLAG: DefaultedFlag<number> = {
   name: 'writes-per-second',
   kind: 'value',
   placeholder: 'N',
-  help: 'API writes (deletes, patches, Events) per second, shared (default 5, burst 10).',
+  help: 'API writes (deletes, patches, Events) per second, shared (default {default}).',
   parse: parseWholeNumber(1, 1000),
   default: 5,
+  // config.ts lets a burst of twice the rate through.
+  showDefault: (rate: number) => `${rate}, burst ${rate * 2}`,
 };
 
 export const LABEL_SELECTOR_FLAG: FlagDef<string> = {

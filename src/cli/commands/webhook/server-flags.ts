@@ -70,7 +70,7 @@ export const ON_ERROR_FLAG: DefaultedFlag<OnError> = {
   kind: 'value',
   env: 'INTERLOCK_WEBHOOK_ON_ERROR',
   placeholder: 'allow|deny',
-  help: "Decision for a request the webhook cannot read (malformed, oversized, too slow): allow (default) keeps the mesh's validator.",
+  help: "Decision for a request the webhook cannot read (malformed, oversized, too slow): {default} (default) keeps the mesh's validator.",
   parse: oneOf<OnError>(['allow', 'deny'], { say: 'or', exact: true }),
   default: 'allow',
 };
@@ -91,7 +91,7 @@ export const MAX_REQUEST_BYTES_FLAG: DefaultedFlag<number> = {
   kind: 'value',
   env: 'INTERLOCK_WEBHOOK_MAX_BYTES',
   placeholder: 'BYTES',
-  help: 'Largest AdmissionReview read (default and most 3145728, the API server request cap).',
+  help: 'Largest AdmissionReview read (default and most {default}, the API server request cap).',
   parse: parseByteCount(4096, MAX_REQUEST_BYTES),
   default: MAX_REQUEST_BYTES,
 };

@@ -31,7 +31,7 @@ export interface ExpectationAnswer {
   readonly outcomes: readonly OutcomeSeen[];
 }
 
-export interface CheckResult {
+export interface SpaceCheckResult {
   readonly status: 'passed' | 'failed' | 'unknown';
   readonly answers: readonly ExpectationAnswer[];
   /** Mismatches first (a definite mismatch outranks an unknown), in expectation order. */
@@ -239,12 +239,12 @@ export class SpaceChecker {
     return (piece) => comparePiece(this.tally, space, compiled, piece);
   }
 
-  result(): CheckResult {
+  result(): SpaceCheckResult {
     return resultOf(this.tally, this.spaces);
   }
 }
 
-function resultOf(tally: Tally, spaces: ReadonlyArray<Pick<TracedSpace, 'scope' | 'expectations'>>): CheckResult {
+function resultOf(tally: Tally, spaces: ReadonlyArray<Pick<TracedSpace, 'scope' | 'expectations'>>): SpaceCheckResult {
   const findings = [...tally.groups.values()].map(findingOf);
   const mismatches = findings.filter((finding) => finding.reason === 'RulesMismatch');
   const unknowns = findings.filter((finding) => finding.reason !== 'RulesMismatch');

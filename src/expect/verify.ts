@@ -8,7 +8,7 @@ import { ANY_MARK, ZERO_MARK } from '../trace/mark-set.js';
 import type { TraceHook } from '../trace/packet.js';
 import { bitsOf, CT_STATES, type Region } from '../trace/region.js';
 import { budgetOf, traceRegion, traceRegionInto } from '../trace/trace-region.js';
-import { SpaceChecker, type CheckResult, type TracedSpace } from './check.js';
+import { SpaceChecker, type SpaceCheckResult, type TracedSpace } from './check.js';
 import { inboundExpectations } from './inbound-expectations.js';
 import { outboundExpectations } from './outbound-expectations.js';
 
@@ -68,7 +68,7 @@ export function verifyRuleset(
   families: readonly Family[],
   limit: number = ANALYSIS_BUDGET,
   deadline?: { readonly at: number; readonly now: () => number },
-): CheckResult {
+): SpaceCheckResult {
   const budget = budgetOf(limit, undefined, deadline);
   const checker = new SpaceChecker();
   // Pieces are checked as they are made and then dropped: memory stays flat however many there are.

@@ -1,22 +1,22 @@
 /** One line of `interlock check`: what was checked, what was found and, when it is wrong, what to do. */
-export type CheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
+export type InstallCheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
-export type CheckPart = 'cluster' | 'webhook' | 'node-agent' | 'versions';
+export type InstallPart = 'cluster' | 'webhook' | 'node-agent' | 'versions';
 
-export interface CheckResult {
-  readonly part: CheckPart;
+export interface InstallCheckResult {
+  readonly part: InstallPart;
   /** Stable, for scripts reading `-o json`: `webhook.endpoints`. */
   readonly id: string;
-  readonly status: CheckStatus;
+  readonly status: InstallCheckStatus;
   readonly message: string;
   /** The command or change that fixes it (fail and warn only). */
   readonly fix?: string;
 }
 
-export const check = (
-  part: CheckPart,
+export const installCheck = (
+  part: InstallPart,
   id: string,
-  status: CheckStatus,
+  status: InstallCheckStatus,
   message: string,
   fix?: string,
-): CheckResult => ({ part, id: `${part}.${id}`, status, message, ...(fix === undefined ? {} : { fix }) });
+): InstallCheckResult => ({ part, id: `${part}.${id}`, status, message, ...(fix === undefined ? {} : { fix }) });

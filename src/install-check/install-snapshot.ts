@@ -2,7 +2,7 @@ import type { ClusterAccess } from '../kube/cluster-access.js';
 import { kubeRequest } from '../kube/request.js';
 import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
 import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
-import { at, list, text } from './check-json.js';
+import { at, list, text } from './json-path.js';
 
 /** What one GET found: the object, nothing (404), a refusal (401/403) or an error. */
 export type Found =

@@ -1,17 +1,17 @@
-import { at, text } from './check-json.js';
-import { nodeAgentChecks, nodeAgentInstalled } from './check-node-agent.js';
-import { check, type CheckResult } from './check-result.js';
-import type { InstallSnapshot } from './check-snapshot.js';
-import { versionChecks } from './check-versions.js';
-import { webhookChecks, webhookInstalled } from './check-webhook.js';
+import { at, text } from './json-path.js';
+import { nodeAgentChecks, nodeAgentInstalled } from './node-agent-checks.js';
+import { installCheck, type InstallCheckResult } from './install-check-result.js';
+import type { InstallSnapshot } from './install-snapshot.js';
+import { versionChecks } from './version-checks.js';
+import { webhookChecks, webhookInstalled } from './webhook-checks.js';
 
 /** Every check, in the order they print; nothing is read here (the snapshot holds it all). */
-export function runChecks(snapshot: InstallSnapshot): CheckResult[] {
+export function judgeInstall(snapshot: InstallSnapshot): InstallCheckResult[] {
   const reached = snapshot.version;
   if (reached.state !== 'found') {
     const detail = reached.state === 'absent' ? 'GET /version answered 404' : reached.detail;
     return [
-      check(
+      installCheck(
         'cluster',
         'reachable',
         'fail',
@@ -22,11 +22,16 @@ export function runChecks(snapshot: InstallSnapshot): CheckResult[] {
   }
   const version = text(at(reached.value, 'gitVersion')) ?? 'unknown version';
   const results = [
-    check('cluster', 'reachable', 'pass', `reached ${snapshot.server}, Kubernetes ${version} (${snapshot.origin})`),
+    installCheck(
+      'cluster',
+      'reachable',
+      'pass',
+      `reached ${snapshot.server}, Kubernetes ${version} (${snapshot.origin})`,
+    ),
   ];
   if (!webhookInstalled(snapshot) && !nodeAgentInstalled(snapshot))
     results.push(
-      check(
+      installCheck(
         'cluster',
         'installed',
         'fail',

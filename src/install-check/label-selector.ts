@@ -1,4 +1,4 @@
-import { at, list, record, text } from './check-json.js';
+import { at, list, record, text } from './json-path.js';
 
 /**
  * A LabelSelector (matchLabels and matchExpressions: In, NotIn, Exists, DoesNotExist) against a

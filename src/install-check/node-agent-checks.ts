@@ -1,10 +1,10 @@
 import type { NodeAction } from '../node-agent/decide.js';
 import { NODE_AGENT_NAME, nodeAgentRules, type NodeGateRights } from '../node-agent/manifest.js';
 import { MESH_CONDITION } from '../node-agent/node-gate.js';
-import { at, count, list, record, text } from './check-json.js';
-import { check, type CheckResult } from './check-result.js';
-import { valueOf, type InstallSnapshot } from './check-snapshot.js';
-import { unreadable } from './check-webhook.js';
+import { at, count, list, record, text } from './json-path.js';
+import { installCheck, type InstallCheckResult } from './install-check-result.js';
+import { valueOf, type InstallSnapshot } from './install-snapshot.js';
+import { unreadable } from './webhook-checks.js';
 
 const REINSTALL = 'interlock manifest --node-agent [node flags] | kubectl apply -f -';
 
@@ -12,32 +12,34 @@ export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
   return snapshot.daemonSet.state !== 'absent';
 }
 
-export function nodeAgentChecks(snapshot: InstallSnapshot): CheckResult[] {
+export function nodeAgentChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   if (!nodeAgentInstalled(snapshot))
-    return [check('node-agent', 'installed', 'skip', `not installed (no DaemonSet ${NODE_AGENT_NAME})`, REINSTALL)];
+    return [
+      installCheck('node-agent', 'installed', 'skip', `not installed (no DaemonSet ${NODE_AGENT_NAME})`, REINSTALL),
+    ];
   const checks = [namespaceCheck(snapshot), daemonSetCheck(snapshot), everyNodeCheck(snapshot), rbacCheck(snapshot)];
   // The node gate's condition, per node, when the agents report it.
   return agentMode(snapshot).gate.condition ? [...checks, meshConditionCheck(snapshot)] : checks;
 }
 
-function namespaceCheck(snapshot: InstallSnapshot): CheckResult {
+function namespaceCheck(snapshot: InstallSnapshot): InstallCheckResult {
   const name = snapshot.nodeNamespace;
   const namespace = list(at(valueOf(snapshot.namespaces), 'items')).find(
     (item) => text(at(item, 'metadata', 'name')) === name,
   );
   if (snapshot.namespaces.state !== 'found')
     return unreadable('node-agent', 'namespace', 'the namespaces', snapshot.namespaces);
-  if (!namespace) return check('node-agent', 'namespace', 'fail', `Namespace ${name} does not exist`, REINSTALL);
+  if (!namespace) return installCheck('node-agent', 'namespace', 'fail', `Namespace ${name} does not exist`, REINSTALL);
   const enforce = record(at(namespace, 'metadata', 'labels'))['pod-security.kubernetes.io/enforce'];
   if (enforce !== undefined && enforce !== 'privileged')
-    return check(
+    return installCheck(
       'node-agent',
       'namespace',
       'fail',
       `Namespace ${name} enforces PodSecurity ${enforce}: it refuses the agent's host-network pods`,
       `kubectl label namespace ${name} pod-security.kubernetes.io/enforce=privileged --overwrite`,
     );
-  return check(
+  return installCheck(
     'node-agent',
     'namespace',
     'pass',
@@ -45,15 +47,15 @@ function namespaceCheck(snapshot: InstallSnapshot): CheckResult {
   );
 }
 
-function daemonSetCheck(snapshot: InstallSnapshot): CheckResult {
+function daemonSetCheck(snapshot: InstallSnapshot): InstallCheckResult {
   const name = `DaemonSet ${snapshot.nodeNamespace}/${NODE_AGENT_NAME}`;
   const found = snapshot.daemonSet;
   if (found.state !== 'found') return unreadable('node-agent', 'daemonset', name, found);
   const desired = count(at(found.value, 'status', 'desiredNumberScheduled'));
   const ready = count(at(found.value, 'status', 'numberReady'));
   const summary = `${name}: ${ready} of ${desired} scheduled pods ready`;
-  if (desired > 0 && ready >= desired) return check('node-agent', 'daemonset', 'pass', summary);
-  return check(
+  if (desired > 0 && ready >= desired) return installCheck('node-agent', 'daemonset', 'pass', summary);
+  return installCheck(
     'node-agent',
     'daemonset',
     'fail',
@@ -68,7 +70,7 @@ const isReady = (pod: unknown): boolean =>
   );
 
 /** Every node, by name, must run a ready agent pod: the agent protects only the node it runs on. */
-function everyNodeCheck(snapshot: InstallSnapshot): CheckResult {
+function everyNodeCheck(snapshot: InstallSnapshot): InstallCheckResult {
   if (snapshot.nodes.state !== 'found') return unreadable('node-agent', 'nodes', 'the nodes', snapshot.nodes);
   if (snapshot.agentPods.state !== 'found')
     return unreadable('node-agent', 'nodes', "the agent's pods", snapshot.agentPods);
@@ -79,12 +81,12 @@ function everyNodeCheck(snapshot: InstallSnapshot): CheckResult {
       .map((pod) => text(at(pod, 'spec', 'nodeName'))),
   );
   const missing = nodes.filter((node) => !covered.has(node));
-  if (nodes.length === 0) return check('node-agent', 'nodes', 'warn', 'the cluster lists no node');
+  if (nodes.length === 0) return installCheck('node-agent', 'nodes', 'warn', 'the cluster lists no node');
   if (missing.length === 0)
-    return check('node-agent', 'nodes', 'pass', `a ready agent runs on each of the ${nodes.length} nodes`);
+    return installCheck('node-agent', 'nodes', 'pass', `a ready agent runs on each of the ${nodes.length} nodes`);
   const named =
     missing.length > 5 ? `${missing.slice(0, 5).join(', ')} and ${missing.length - 5} more` : missing.join(', ');
-  return check(
+  return installCheck(
     'node-agent',
     'nodes',
     'fail',
@@ -111,7 +113,7 @@ function agentMode(snapshot: InstallSnapshot): { action: NodeAction; taint: bool
 }
 
 /** `interlock.dev/MeshCNIReady` on each node, as the agents report it (`--report-condition`). */
-function meshConditionCheck(snapshot: InstallSnapshot): CheckResult {
+function meshConditionCheck(snapshot: InstallSnapshot): InstallCheckResult {
   if (snapshot.nodes.state !== 'found') return unreadable('node-agent', 'condition', 'the nodes', snapshot.nodes);
   const rows = list(at(snapshot.nodes.value, 'items')).map((node) => {
     const name = text(at(node, 'metadata', 'name')) ?? '';
@@ -124,13 +126,13 @@ function meshConditionCheck(snapshot: InstallSnapshot): CheckResult {
     };
   });
   const ready = rows.filter((row) => row.status === 'True');
-  if (rows.length === 0) return check('node-agent', 'condition', 'warn', 'the cluster lists no node');
+  if (rows.length === 0) return installCheck('node-agent', 'condition', 'warn', 'the cluster lists no node');
   const bad = rows.filter((row) => row.status !== 'True');
   const shown = [...bad, ...ready].slice(0, 10).map((row) => row.line);
   const more = rows.length > 10 ? ` and ${rows.length - 10} more` : '';
   const message = `${MESH_CONDITION}: ${shown.join(', ')}${more}`;
-  if (bad.length === 0) return check('node-agent', 'condition', 'pass', message);
-  return check(
+  if (bad.length === 0) return installCheck('node-agent', 'condition', 'pass', message);
+  return installCheck(
     'node-agent',
     'condition',
     'fail',
@@ -142,7 +144,7 @@ function meshConditionCheck(snapshot: InstallSnapshot): CheckResult {
 const covers = (granted: readonly string[], wanted: string) => granted.includes('*') || granted.includes(wanted);
 
 /** The verbs the agent needs, against the ClusterRoles bound to its ServiceAccount. */
-function rbacCheck(snapshot: InstallSnapshot): CheckResult {
+function rbacCheck(snapshot: InstallSnapshot): InstallCheckResult {
   if (snapshot.clusterRoleBindings.state !== 'found')
     return unreadable('node-agent', 'rbac', 'the ClusterRoleBindings', snapshot.clusterRoleBindings);
   if (snapshot.clusterRoles.state !== 'found')
@@ -178,8 +180,8 @@ function rbacCheck(snapshot: InstallSnapshot): CheckResult {
   );
   const mode = `--action=${action}${taint ? ' --taint' : ''}${gate.condition ? ' --report-condition' : ''}${gate.startupTaint ? ' --startup-taint' : ''}`;
   if (missing.length === 0)
-    return check('node-agent', 'rbac', 'pass', `ServiceAccount ${account} may do all that ${mode} needs`);
-  return check(
+    return installCheck('node-agent', 'rbac', 'pass', `ServiceAccount ${account} may do all that ${mode} needs`);
+  return installCheck(
     'node-agent',
     'rbac',
     'fail',

@@ -1,9 +1,9 @@
-import type { CheckPart, CheckResult, CheckStatus } from './check-result.js';
-import type { InstallSnapshot } from './check-snapshot.js';
+import type { InstallPart, InstallCheckResult, InstallCheckStatus } from './install-check-result.js';
+import type { InstallSnapshot } from './install-snapshot.js';
 
-const MARK: Record<CheckStatus, string> = { pass: 'ok  ', warn: 'warn', fail: 'FAIL', skip: 'skip' };
+const MARK: Record<InstallCheckStatus, string> = { pass: 'ok  ', warn: 'warn', fail: 'FAIL', skip: 'skip' };
 
-function heading(part: CheckPart, snapshot: InstallSnapshot): string {
+function heading(part: InstallPart, snapshot: InstallSnapshot): string {
   if (part === 'webhook') return `webhook (namespace ${snapshot.webhookNamespace})`;
   if (part === 'node-agent') return `node agent (namespace ${snapshot.nodeNamespace})`;
   return part;
@@ -12,15 +12,15 @@ function heading(part: CheckPart, snapshot: InstallSnapshot): string {
 /** Text as `linkerd check` prints it, grouped by part, a fix under each failure; or one JSON object. */
 export function renderChecks(
   snapshot: InstallSnapshot,
-  results: readonly CheckResult[],
+  results: readonly InstallCheckResult[],
   format: 'text' | 'json',
 ): string {
-  const tally = (status: CheckStatus) => results.filter((result) => result.status === status).length;
+  const tally = (status: InstallCheckStatus) => results.filter((result) => result.status === status).length;
   const summary = { passed: tally('pass'), warnings: tally('warn'), failed: tally('fail'), skipped: tally('skip') };
   if (format === 'json')
     return `${JSON.stringify({ cluster: snapshot.server, origin: snapshot.origin, webhookNamespace: snapshot.webhookNamespace, nodeNamespace: snapshot.nodeNamespace, ...summary, checks: results }, null, 2)}\n`;
   const lines: string[] = [];
-  let part: CheckPart | undefined;
+  let part: InstallPart | undefined;
   for (const result of results) {
     if (result.part !== part) {
       part = result.part;

@@ -1,14 +1,14 @@
 import { VERSION } from '../config/version.js';
-import { at, list, record, text } from './check-json.js';
-import { check, type CheckResult } from './check-result.js';
-import { valueOf, type InstallSnapshot } from './check-snapshot.js';
+import { at, list, record, text } from './json-path.js';
+import { installCheck, type InstallCheckResult } from './install-check-result.js';
+import { valueOf, type InstallSnapshot } from './install-snapshot.js';
 
 /**
  * The images the installed parts run and put in pods, which must be one release: a validator of
  * another version than the agent that trusts it, or than the webhook that injects it, is a
  * half-done upgrade. The recommended version label says which `interlock` printed each part.
  */
-export function versionChecks(snapshot: InstallSnapshot): CheckResult[] {
+export function versionChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   const webhookPod = at(valueOf(snapshot.deployment), 'spec', 'template', 'spec', 'containers', 0);
   const agentPod = at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0);
   const injected = list(at(webhookPod, 'args'))
@@ -25,8 +25,8 @@ export function versionChecks(snapshot: InstallSnapshot): CheckResult[] {
   const listed = images.map(([what, image]) => `${what} ${image}`).join('; ');
   const results = [
     distinct.size === 1
-      ? check('versions', 'images', 'pass', `every part runs ${[...distinct][0]}`)
-      : check(
+      ? installCheck('versions', 'images', 'pass', `every part runs ${[...distinct][0]}`)
+      : installCheck(
           'versions',
           'images',
           'fail',
@@ -39,7 +39,7 @@ export function versionChecks(snapshot: InstallSnapshot): CheckResult[] {
     .filter((version): version is string => version !== undefined && version !== VERSION);
   if (printedBy.length > 0)
     results.push(
-      check(
+      installCheck(
         'versions',
         'cli',
         'warn',

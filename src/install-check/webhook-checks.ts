@@ -1,30 +1,24 @@
 import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
-import {
-  EXPIRY_WARNING_DAYS,
-  expiryDate,
-  firstCertificate,
-  signedBy,
-  type CertificateFacts,
-} from './check-certificate.js';
-import { at, count, list, text } from './check-json.js';
-import { namespaceLabels, selects } from './check-label-selector.js';
-import { check, type CheckResult } from './check-result.js';
-import { valueOf, type Found, type InstallSnapshot } from './check-snapshot.js';
+import { EXPIRY_WARNING_DAYS, expiryDate, firstCertificate, signedBy, type CertificateFacts } from './certificate.js';
+import { at, count, list, text } from './json-path.js';
+import { namespaceLabels, selects } from './label-selector.js';
+import { installCheck, type InstallCheckResult } from './install-check-result.js';
+import { valueOf, type Found, type InstallSnapshot } from './install-snapshot.js';
 
 const REINSTALL = 'interlock manifest --webhook [--ca-bundle FILE] | kubectl apply -f -';
 
 /** Read failures are checks that fail too: a check that could not look has not passed. */
-export function unreadable(part: 'webhook' | 'node-agent', id: string, what: string, found: Found): CheckResult {
+export function unreadable(part: 'webhook' | 'node-agent', id: string, what: string, found: Found): InstallCheckResult {
   const detail = found.state === 'forbidden' || found.state === 'error' ? found.detail : '';
   return found.state === 'forbidden'
-    ? check(
+    ? installCheck(
         part,
         id,
         'fail',
         `${what} cannot be read: ${detail}`,
         'run check as a user who may read it (kubectl auth can-i get ...)',
       )
-    : check(part, id, 'fail', `${what} cannot be read: ${detail}`);
+    : installCheck(part, id, 'fail', `${what} cannot be read: ${detail}`);
 }
 
 /** Whether anything of the webhook is installed; when nothing is, its checks are skipped, not failed. */
@@ -32,9 +26,11 @@ export function webhookInstalled(snapshot: InstallSnapshot): boolean {
   return [snapshot.configuration, snapshot.deployment, snapshot.service].some((found) => found.state !== 'absent');
 }
 
-export function webhookChecks(snapshot: InstallSnapshot): CheckResult[] {
+export function webhookChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   if (!webhookInstalled(snapshot))
-    return [check('webhook', 'installed', 'skip', `not installed (no ${WEBHOOK_CONFIGURATION_NAME})`, REINSTALL)];
+    return [
+      installCheck('webhook', 'installed', 'skip', `not installed (no ${WEBHOOK_CONFIGURATION_NAME})`, REINSTALL),
+    ];
   const ns = snapshot.webhookNamespace;
   const caBundle = text(at(valueOf(snapshot.configuration), 'webhooks', 0, 'clientConfig', 'caBundle'));
   const ca =
@@ -52,25 +48,31 @@ export function webhookChecks(snapshot: InstallSnapshot): CheckResult[] {
   ];
 }
 
-function configurationCheck(snapshot: InstallSnapshot): CheckResult {
+function configurationCheck(snapshot: InstallSnapshot): InstallCheckResult {
   const found = snapshot.configuration;
   const name = `MutatingWebhookConfiguration ${WEBHOOK_CONFIGURATION_NAME}`;
   if (found.state === 'absent')
-    return check('webhook', 'configuration', 'fail', `${name} does not exist, but other webhook objects do`, REINSTALL);
+    return installCheck(
+      'webhook',
+      'configuration',
+      'fail',
+      `${name} does not exist, but other webhook objects do`,
+      REINSTALL,
+    );
   if (found.state !== 'found') return unreadable('webhook', 'configuration', name, found);
   const webhook = at(found.value, 'webhooks', 0);
   const service = at(webhook, 'clientConfig', 'service');
   const target = `${text(at(service, 'namespace'))}/${text(at(service, 'name'))}`;
   const policy = text(at(webhook, 'failurePolicy')) ?? 'Fail';
   if (target !== `${snapshot.webhookNamespace}/${WEBHOOK_NAME}`)
-    return check(
+    return installCheck(
       'webhook',
       'configuration',
       'fail',
       `${name} calls Service ${target}, not ${snapshot.webhookNamespace}/${WEBHOOK_NAME}`,
       REINSTALL,
     );
-  return check(
+  return installCheck(
     'webhook',
     'configuration',
     'pass',
@@ -78,10 +80,10 @@ function configurationCheck(snapshot: InstallSnapshot): CheckResult {
   );
 }
 
-function namespaceSelectorCheck(snapshot: InstallSnapshot): CheckResult {
+function namespaceSelectorCheck(snapshot: InstallSnapshot): InstallCheckResult {
   const selector = at(valueOf(snapshot.configuration), 'webhooks', 0, 'namespaceSelector');
   if (snapshot.configuration.state !== 'found')
-    return check('webhook', 'namespaces', 'skip', 'no configuration to read the namespaceSelector from');
+    return installCheck('webhook', 'namespaces', 'skip', 'no configuration to read the namespaceSelector from');
   if (snapshot.namespaces.state !== 'found')
     return unreadable('webhook', 'namespaces', 'the namespaces', snapshot.namespaces);
   const all = list(at(snapshot.namespaces.value, 'items'));
@@ -90,24 +92,35 @@ function namespaceSelectorCheck(snapshot: InstallSnapshot): CheckResult {
     .map((namespace) => text(at(namespace, 'metadata', 'name')) ?? '');
   const names = chosen.length > 8 ? `${chosen.slice(0, 8).join(', ')}, ...` : chosen.join(', ');
   if (chosen.length === 0)
-    return check(
+    return installCheck(
       'webhook',
       'namespaces',
       'warn',
       `selects none of the ${all.length} namespaces: no pod is sent to it`,
       'check --canary-namespace and the namespaceSelector (kubectl get mutatingwebhookconfiguration -o yaml)',
     );
-  return check('webhook', 'namespaces', 'pass', `selects ${chosen.length} of ${all.length} namespaces: ${names}`);
+  return installCheck(
+    'webhook',
+    'namespaces',
+    'pass',
+    `selects ${chosen.length} of ${all.length} namespaces: ${names}`,
+  );
 }
 
-function objectCheck(found: Found, name: string, id: string): CheckResult {
-  if (found.state === 'found') return check('webhook', id, 'pass', `${name} exists`);
+function objectCheck(found: Found, name: string, id: string): InstallCheckResult {
+  if (found.state === 'found') return installCheck('webhook', id, 'pass', `${name} exists`);
   if (found.state === 'absent')
-    return check('webhook', id, 'fail', `${name} does not exist: the API server cannot reach the webhook`, REINSTALL);
+    return installCheck(
+      'webhook',
+      id,
+      'fail',
+      `${name} does not exist: the API server cannot reach the webhook`,
+      REINSTALL,
+    );
   return unreadable('webhook', id, name, found);
 }
 
-function endpointsCheck(snapshot: InstallSnapshot): CheckResult {
+function endpointsCheck(snapshot: InstallSnapshot): InstallCheckResult {
   const name = `Service ${snapshot.webhookNamespace}/${WEBHOOK_NAME}`;
   const found = snapshot.endpoints;
   if (found.state !== 'found' && found.state !== 'absent')
@@ -116,11 +129,11 @@ function endpointsCheck(snapshot: InstallSnapshot): CheckResult {
   const ready = subsets.reduce<number>((sum, subset) => sum + list(at(subset, 'addresses')).length, 0);
   const notReady = subsets.reduce<number>((sum, subset) => sum + list(at(subset, 'notReadyAddresses')).length, 0);
   if (ready > 0)
-    return check('webhook', 'endpoints', 'pass', `${name} has ${ready} ready endpoint${ready === 1 ? '' : 's'}`);
+    return installCheck('webhook', 'endpoints', 'pass', `${name} has ${ready} ready endpoint${ready === 1 ? '' : 's'}`);
   const policy = text(at(valueOf(snapshot.configuration), 'webhooks', 0, 'failurePolicy')) ?? 'Fail';
   const effect =
     policy === 'Fail' ? 'pod creation in the selected namespaces is refused' : 'pods are admitted without Interlock';
-  return check(
+  return installCheck(
     'webhook',
     'endpoints',
     'fail',
@@ -129,16 +142,17 @@ function endpointsCheck(snapshot: InstallSnapshot): CheckResult {
   );
 }
 
-function deploymentCheck(snapshot: InstallSnapshot): CheckResult {
+function deploymentCheck(snapshot: InstallSnapshot): InstallCheckResult {
   const name = `Deployment ${snapshot.webhookNamespace}/${WEBHOOK_NAME}`;
   const found = snapshot.deployment;
-  if (found.state === 'absent') return check('webhook', 'deployment', 'fail', `${name} does not exist`, REINSTALL);
+  if (found.state === 'absent')
+    return installCheck('webhook', 'deployment', 'fail', `${name} does not exist`, REINSTALL);
   if (found.state !== 'found') return unreadable('webhook', 'deployment', name, found);
   const desired = count(at(found.value, 'spec', 'replicas') ?? 1);
   const ready = count(at(found.value, 'status', 'readyReplicas'));
   if (ready >= desired && desired > 0)
-    return check('webhook', 'deployment', 'pass', `${name}: ${ready} of ${desired} replicas ready`);
-  return check(
+    return installCheck('webhook', 'deployment', 'pass', `${name}: ${ready} of ${desired} replicas ready`);
+  return installCheck(
     'webhook',
     'deployment',
     ready > 0 ? 'warn' : 'fail',
@@ -147,9 +161,9 @@ function deploymentCheck(snapshot: InstallSnapshot): CheckResult {
   );
 }
 
-function caBundleCheck(ca: CertificateFacts | string | undefined): CheckResult {
+function caBundleCheck(ca: CertificateFacts | string | undefined): InstallCheckResult {
   if (ca === undefined)
-    return check(
+    return installCheck(
       'webhook',
       'ca-bundle',
       'fail',
@@ -157,7 +171,7 @@ function caBundleCheck(ca: CertificateFacts | string | undefined): CheckResult {
       'install cert-manager (it injects the CA from the Certificate), or print the webhook with --ca-bundle FILE',
     );
   if (typeof ca === 'string')
-    return check(
+    return installCheck(
       'webhook',
       'ca-bundle',
       'fail',
@@ -167,19 +181,25 @@ function caBundleCheck(ca: CertificateFacts | string | undefined): CheckResult {
   return expiryCheck('ca-bundle', `the caBundle's CA (${ca.subject})`, ca);
 }
 
-function expiryCheck(id: string, what: string, facts: CertificateFacts): CheckResult {
+function expiryCheck(id: string, what: string, facts: CertificateFacts): InstallCheckResult {
   const renew = 'cert-manager renews it by itself; otherwise issue a new one and re-apply (docs/operator.md)';
-  if (facts.daysLeft < 0) return check('webhook', id, 'fail', `${what} expired on ${expiryDate(facts)}`, renew);
+  if (facts.daysLeft < 0) return installCheck('webhook', id, 'fail', `${what} expired on ${expiryDate(facts)}`, renew);
   if (facts.daysLeft < EXPIRY_WARNING_DAYS)
-    return check('webhook', id, 'warn', `${what} expires on ${expiryDate(facts)}, in ${facts.daysLeft} days`, renew);
-  return check('webhook', id, 'pass', `${what} valid until ${expiryDate(facts)} (${facts.daysLeft} days)`);
+    return installCheck(
+      'webhook',
+      id,
+      'warn',
+      `${what} expires on ${expiryDate(facts)}, in ${facts.daysLeft} days`,
+      renew,
+    );
+  return installCheck('webhook', id, 'pass', `${what} valid until ${expiryDate(facts)} (${facts.daysLeft} days)`);
 }
 
-function servingCertificateCheck(snapshot: InstallSnapshot, ca: CertificateFacts | undefined): CheckResult {
+function servingCertificateCheck(snapshot: InstallSnapshot, ca: CertificateFacts | undefined): InstallCheckResult {
   const name = `Secret ${snapshot.webhookNamespace}/${WEBHOOK_TLS_SECRET}`;
   const found = snapshot.tlsSecret;
   if (found.state === 'absent')
-    return check(
+    return installCheck(
       'webhook',
       'certificate',
       'fail',
@@ -189,10 +209,10 @@ function servingCertificateCheck(snapshot: InstallSnapshot, ca: CertificateFacts
   if (found.state !== 'found') return unreadable('webhook', 'certificate', name, found);
   const pem = Buffer.from(text(at(found.value, 'data', 'tls.crt')) ?? '', 'base64').toString('utf8');
   const serving = firstCertificate(pem, snapshot.now);
-  if (typeof serving === 'string') return check('webhook', 'certificate', 'fail', `${name} tls.crt: ${serving}`);
+  if (typeof serving === 'string') return installCheck('webhook', 'certificate', 'fail', `${name} tls.crt: ${serving}`);
   const host = `${WEBHOOK_NAME}.${snapshot.webhookNamespace}.svc`;
   if (!serving.dnsNames.includes(host))
-    return check(
+    return installCheck(
       'webhook',
       'certificate',
       'fail',
@@ -200,7 +220,7 @@ function servingCertificateCheck(snapshot: InstallSnapshot, ca: CertificateFacts
       'reissue it for the Service name',
     );
   if (ca && !signedBy(serving.certificate, ca.certificate))
-    return check(
+    return installCheck(
       'webhook',
       'certificate',
       'fail',

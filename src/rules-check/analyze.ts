@@ -1,6 +1,6 @@
 import type { Family } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
-import type { CheckResult } from '../expect/check.js';
+import type { SpaceCheckResult } from '../expect/check.js';
 import { verifyRuleset } from '../expect/verify.js';
 import { parseIptablesSave } from '../rules/iptables-save/parse-iptables-save.js';
 import { TermBudget } from '../rules/limit-checks.js';
@@ -15,7 +15,7 @@ export type Analysis =
       readonly kind: 'checked';
       readonly merged: MergedRules;
       readonly families: readonly Family[];
-      readonly check: CheckResult;
+      readonly check: SpaceCheckResult;
     };
 
 export type { Dump } from '../rules/dump.js';

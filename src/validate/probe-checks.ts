@@ -6,7 +6,7 @@ import type { ListenError } from '../probe/listener.js';
 import type { ProbeResult } from '../probe/probe-loop.js';
 import type { ProbeTarget } from '../probe/probe-plan.js';
 import { errnoWords, formatElapsed } from '../reason/words.js';
-import { failed, passed, type Check } from '../verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../verdict/check.js';
 
 export const PRECEDENCE = { configuration: 0, network: 10, listener: 15, rules: 20, probe: 30 } as const;
 
@@ -37,7 +37,7 @@ function evidenceLine(result: ProbeResult): string {
  * One check per family over every port probed in it: the family passes only when each port's
  * connection was intercepted; the first port that was not names the failure.
  */
-export function familyProbeCheck(family: Family, results: readonly ProbeResult[], timeoutMs: number): Check {
+export function familyProbeCheck(family: Family, results: readonly ProbeResult[], timeoutMs: number): VerdictCheck {
   const label = familyLabel(family);
   const name = `probe-${family}`;
   const evidence = results.map(evidenceLine);
@@ -124,7 +124,7 @@ function failureSentence(result: ProbeResult, label: string, timeoutMs: number):
   }
 }
 
-export function listenerCheck(error: ListenError): Check {
+export function listenerCheck(error: ListenError): VerdictCheck {
   const where = `${error.family === 'ipv6' ? `[${error.address}]` : error.address}:${error.port}`;
   if (error.code === 'EADDRINUSE') {
     return failed(

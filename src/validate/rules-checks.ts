@@ -1,6 +1,6 @@
 import type { ValidateConfig } from '../config/validate-config.js';
 import { isReason, type Reason } from '../reason/reason.js';
-import { failed, passed, type Check } from '../verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../verdict/check.js';
 import { PRECEDENCE } from './probe-checks.js';
 import type { RulesInspectionResult } from './rules-port.js';
 
@@ -9,7 +9,7 @@ function reasonOr(reason: string | undefined, fallback: Reason): Reason {
 }
 
 /** The rules inspection as a check: only 'passed' passes; what was not read is said, never counted. */
-export function rulesCheck(result: RulesInspectionResult, mode: ValidateConfig['rules']): Check {
+export function rulesCheck(result: RulesInspectionResult, mode: ValidateConfig['rules']): VerdictCheck {
   const required = mode === 'required';
   switch (result.status) {
     case 'passed':

@@ -11,7 +11,7 @@ import type { ProbeTiming, ProbeHooks } from '../probe/probe-loop.js';
 import type { Proof } from '../probe/proof.js';
 import type { Logger } from '../output/logger.js';
 import { probeLogHooks } from './probe-log-hooks.js';
-import { failed, passed, type Check } from '../verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../verdict/check.js';
 import { decideVerdict, type Verdict } from '../verdict/decide-verdict.js';
 import type { ProofObligations } from '../verdict/proof-obligations.js';
 import { describeTarget, familyProbeCheck, listenerCheck, PRECEDENCE } from './probe-checks.js';
@@ -52,7 +52,7 @@ export async function runValidate(config: ValidateConfig, env: ValidateEnvironme
   const started = performance.now();
   const { deadline, progress } = env;
   const settleMs = settleWindowMs(config.timeoutMs);
-  const checks: Check[] = [];
+  const checks: VerdictCheck[] = [];
   const unproven = (): Verdict =>
     decideVerdict({ checks, obligations: undefined, proofs: [], interruptedBy: interruption(env.signal) });
 
@@ -85,7 +85,7 @@ const interruption = (signal: AbortSignal): string | undefined =>
 
 /** What the run gathered up to the verdict: the checks before the probe, its plan and its results. */
 interface Gathered {
-  readonly checks: readonly Check[];
+  readonly checks: readonly VerdictCheck[];
   readonly assessment: NetworkAssessment;
   readonly plan: Extract<ProbePlan, { ok: true }>;
   readonly probe: ProbeOutcome;
@@ -166,7 +166,7 @@ async function readRulesAndProbe(
   return { probe, rules: await rulesPromise };
 }
 
-function podNetworkCheck(assessment: NetworkAssessment): Check {
+function podNetworkCheck(assessment: NetworkAssessment): VerdictCheck {
   if (assessment.problems.length > 0) {
     return failed(
       'pod-network',
@@ -205,7 +205,7 @@ function planFor(
   return plan.ok ? { ...plan, notes: [...plan.notes, config.probeSpreadWhy] } : plan;
 }
 
-function familyChecks(families: readonly Family[], results: readonly ProbeResult[], timeoutMs: number): Check[] {
+function familyChecks(families: readonly Family[], results: readonly ProbeResult[], timeoutMs: number): VerdictCheck[] {
   return families.map((family) =>
     familyProbeCheck(
       family,

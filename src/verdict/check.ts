@@ -9,7 +9,7 @@ export type CheckStatus = 'passed' | 'failed' | 'not-inspected' | 'not-run';
 /** Which exit class a failed check belongs to: the pod is unmeshed, the validator is misconfigured, or it has a bug. */
 export type FailureClass = 'validation' | 'configuration' | 'internal';
 
-export interface Check {
+export interface VerdictCheck {
   readonly name: string;
   readonly status: CheckStatus;
   /** Set on failures (and on passes worth naming). */
@@ -22,7 +22,7 @@ export interface Check {
   readonly required: boolean;
 }
 
-export function passed(name: string, message: string, evidence: readonly string[] = []): Check {
+export function passed(name: string, message: string, evidence: readonly string[] = []): VerdictCheck {
   return { name, status: 'passed', message, evidence, required: true };
 }
 
@@ -33,6 +33,6 @@ export function failed(
   evidence: readonly string[] = [],
   failureClass: FailureClass = 'validation',
   precedence = 50,
-): Check {
+): VerdictCheck {
   return { name, status: 'failed', reason, message, evidence, failureClass, precedence, required: true };
 }

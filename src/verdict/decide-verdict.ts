@@ -1,6 +1,6 @@
 import type { Proof } from '../probe/proof.js';
 import type { Reason } from '../reason/reason.js';
-import type { Check } from './check.js';
+import type { VerdictCheck } from './check.js';
 import { unmetObligation, type ProofObligations } from './proof-obligations.js';
 
 export type VerdictOutcome = 'pass' | 'fail' | 'config' | 'internal' | 'interrupted';
@@ -10,11 +10,11 @@ export interface Verdict {
   readonly reason: Reason;
   readonly message: string;
   readonly evidence: readonly string[];
-  readonly checks: readonly Check[];
+  readonly checks: readonly VerdictCheck[];
 }
 
 export interface VerdictInput {
-  readonly checks: readonly Check[];
+  readonly checks: readonly VerdictCheck[];
   /** Undefined when the run stopped before a plan existed: then nothing can pass. */
   readonly obligations: ProofObligations | undefined;
   readonly proofs: readonly Proof[];
@@ -88,22 +88,22 @@ function verdict(
   reason: Reason,
   message: string,
   evidence: readonly string[],
-  checks: readonly Check[],
+  checks: readonly VerdictCheck[],
 ): Verdict {
   return Object.freeze({ outcome, reason, message, evidence, checks });
 }
 
 /** One line per check, all alike: `<check> <status>[ <Reason>]: <sentence>`. */
-function checkLine(check: Check, sentence: string): string {
+function checkLine(check: VerdictCheck, sentence: string): string {
   return `${check.name} ${check.status}${check.reason && check.status !== 'passed' ? ` ${check.reason}` : ''}: ${sentence}`;
 }
 
 /** The deciding check: its sentence is the message's, so its line points up and its evidence follows, indented. */
-function failedCheckLines(check: Check): string[] {
+function failedCheckLines(check: VerdictCheck): string[] {
   if (check.evidence.length === 0) return [];
   return [checkLine(check, 'as above'), ...check.evidence.map((line) => `  ${line}`)];
 }
 
-function evidenceOf(checks: readonly Check[]): string[] {
+function evidenceOf(checks: readonly VerdictCheck[]): string[] {
   return checks.map((check) => checkLine(check, check.message));
 }

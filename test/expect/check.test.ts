@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Family } from '../../src/addr/ip.js';
 import { PRESETS, type InterceptionSpec } from '../../src/config/interception.js';
-import type { CheckResult } from '../../src/expect/check.js';
+import type { SpaceCheckResult } from '../../src/expect/check.js';
 import { verifyRuleset } from '../../src/expect/verify.js';
 import { analyzeDumps, type Dump } from '../../src/rules-check/analyze.js';
 import { describeOutcome } from '../../src/trace/outcome.js';
@@ -19,7 +19,7 @@ const IGNORE_LOOPBACK = '-A PROXY_INIT_OUTPUT -o lo -m comment --comment "proxy-
 const IGNORE_INBOUND =
   '-A PROXY_INIT_REDIRECT -p tcp -m multiport --dports 4191,4190 -m comment --comment "proxy-init/ignore-port-4191,4190" -j RETURN';
 
-function analyse(spec: InterceptionSpec, dumps: readonly Dump[], families: readonly Family[]): CheckResult {
+function analyse(spec: InterceptionSpec, dumps: readonly Dump[], families: readonly Family[]): SpaceCheckResult {
   const analysis = analyzeDumps(spec, dumps, { families });
   if (analysis.kind !== 'checked') throw new Error('the dumps must parse');
   return analysis.check;
@@ -94,7 +94,7 @@ describe('what each expected answer accepts', () => {
 });
 
 describe('what each expected answer accepts, at the port it names', () => {
-  const messagesOf = (result: CheckResult, id: string) =>
+  const messagesOf = (result: SpaceCheckResult, id: string) =>
     result.findings.filter((finding) => finding.expectation.id === id).map((finding) => finding.message);
 
   it('TPROXY: diverted to the inbound port passes; to another port fails', () => {

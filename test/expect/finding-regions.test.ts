@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckResult } from '../../src/expect/check.js';
+import type { SpaceCheckResult } from '../../src/expect/check.js';
 import type { Finding } from '../../src/expect/finding.js';
 import { reportOf } from '../../src/rules-check/report.js';
 import { analyseLinkerd, linkerd, REDIRECT_OUT } from './linkerd-dump.js';
@@ -11,7 +11,7 @@ import { analyseLinkerd, linkerd, REDIRECT_OUT } from './linkerd-dump.js';
 
 const FIRST_RULE = '-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102';
 
-const check = (text: string): CheckResult => analyseLinkerd(text).check;
+const check = (text: string): SpaceCheckResult => analyseLinkerd(text).check;
 
 /** Linkerd's dump with `rules` in place of its outbound REDIRECT (after the proxy's and loopback's RETURNs). */
 const insteadOfRedirect = (rules: readonly string[]): string =>
@@ -41,7 +41,7 @@ const jumpsToNoop = (count: number, firstOctet = 10): string[] =>
   );
 
 /** The result's one finding; fails the test if it has none or several. */
-function onlyFinding(result: CheckResult): Finding {
+function onlyFinding(result: SpaceCheckResult): Finding {
   expect(result.findings).toHaveLength(1);
   return result.findings[0] as Finding;
 }

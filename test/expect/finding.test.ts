@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PRESETS, type InterceptionSpec } from '../../src/config/interception.js';
 import type { Family } from '../../src/addr/ip.js';
-import type { CheckResult } from '../../src/expect/check.js';
+import type { SpaceCheckResult } from '../../src/expect/check.js';
 import { describeExpected } from '../../src/expect/expected.js';
 import { describeRule, findingMessage } from '../../src/expect/finding.js';
 import { analyzeDumps, type Dump } from '../../src/rules-check/analyze.js';
@@ -20,13 +20,13 @@ function check(
   text: string,
   family: Family = 'ipv4',
   options: { workLimit?: number; spec?: InterceptionSpec } = {},
-): CheckResult {
+): SpaceCheckResult {
   return analyseLinkerd(text, family, options).check;
 }
 
 /** The dump with a rule inserted before Linkerd's ignore-loopback RETURN. */
 const beforeLoopback = (...rules: string[]) => linkerd.replace(IGNORE_LOOPBACK, [...rules, IGNORE_LOOPBACK].join('\n'));
-const messages = (result: CheckResult) => result.findings.map((finding) => finding.message);
+const messages = (result: SpaceCheckResult) => result.findings.map((finding) => finding.message);
 
 describe('a mismatch names the packets, the deciding rule and what was expected', () => {
   it('the outbound REDIRECT removed: the chain policy decides', () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nodeAgentChecks } from '../../src/install-check/check-node-agent.js';
-import type { Found, InstallSnapshot } from '../../src/install-check/check-snapshot.js';
+import { nodeAgentChecks } from '../../src/install-check/node-agent-checks.js';
+import type { Found, InstallSnapshot } from '../../src/install-check/install-snapshot.js';
 import { nodeAgentManifest } from '../../src/node-agent/manifest.js';
 import { MESH_CONDITION } from '../../src/node-agent/node-gate.js';
 

@@ -4,7 +4,7 @@ import { newHandshake } from '../../src/probe/handshake.js';
 import { certifyArrival, type Proof } from '../../src/probe/proof.js';
 import type { ProbeTarget } from '../../src/probe/probe-plan.js';
 import { PRECEDENCE } from '../../src/validate/probe-checks.js';
-import { failed, passed, type Check } from '../../src/verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../../src/verdict/check.js';
 import { decideVerdict, isCertifiedPass, type Verdict, type VerdictInput } from '../../src/verdict/decide-verdict.js';
 import type { ProofObligations } from '../../src/verdict/proof-obligations.js';
 import {
@@ -18,21 +18,21 @@ const network = passed('pod-network', 'IPv4: 10.0.0.2/24 on eth0');
 const probe4 = passed('probe-ipv4', 'IPv4 intercepted at 192.0.2.1:20001');
 const probe6 = passed('probe-ipv6', 'IPv6 intercepted at [2001:db8::1]:20001');
 /** As src/validate/probe-checks.ts reports a probe the run stopped before it ended. */
-const notRun6: Check = {
+const notRun6: VerdictCheck = {
   name: 'probe-ipv6',
   status: 'not-run',
   message: 'IPv6 probe was interrupted',
   evidence: [],
   required: true,
 };
-const notInspected: Check = {
+const notInspected: VerdictCheck = {
   name: 'rules',
   status: 'not-inspected',
   message: 'no CAP_NET_ADMIN',
   evidence: [],
   required: false,
 };
-const rulesPassed: Check = { ...passed('rules', 'every question answered'), required: true };
+const rulesPassed: VerdictCheck = { ...passed('rules', 'every question answered'), required: true };
 
 /** An outbound target as planOutbound makes one (Linkerd: outbound port 4140). */
 function outbound(family: 'ipv4' | 'ipv6', destination: string, port: number): ProbeTarget {
@@ -72,7 +72,7 @@ function obligedTo(...targets: ProbeTarget[]): ProofObligations {
 }
 
 function decide(
-  checks: readonly Check[],
+  checks: readonly VerdictCheck[],
   obligations: ProofObligations | undefined,
   proofs: readonly Proof[],
   interruptedBy?: string,
@@ -179,7 +179,7 @@ describe('the verdict fails closed', () => {
   });
 
   it('a required check that did not run is not a pass', () => {
-    const notRun: Check = {
+    const notRun: VerdictCheck = {
       name: 'probe-ipv6',
       status: 'not-run',
       message: 'interrupted',
@@ -324,7 +324,7 @@ describe('which failure leads', () => {
   });
 
   it('a failed check that names no reason still fails, as ValidationFailed', () => {
-    const bare: Check = {
+    const bare: VerdictCheck = {
       name: 'probe-ipv4',
       status: 'failed',
       message: 'not redirected',
@@ -378,7 +378,7 @@ describe('the words an operator reads', () => {
       'validation',
       PRECEDENCE.probe,
     );
-    const rulesSkipped: Check = {
+    const rulesSkipped: VerdictCheck = {
       name: 'rules',
       status: 'not-inspected',
       reason: 'RulesNotInspected',
@@ -411,7 +411,7 @@ describe('the words an operator reads', () => {
 
   it("a pass: Intercepted, with every probe's sentence and no other check's, and a named pass reason is not shown as a cause", () => {
     const targets = [outbound('ipv4', '192.0.2.1', 20001), outbound('ipv6', '2001:db8::1', 20001)];
-    const named: Check = { ...probe6, reason: 'Intercepted' };
+    const named: VerdictCheck = { ...probe6, reason: 'Intercepted' };
     const verdict = decide([network, probe4, named], obligedTo(...targets), targets.map(proofOf));
     expect(verdict.outcome).toBe('pass');
     expect(formatTerminationMessage(verdict)).toBe(

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { Pod } from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { selects } from '../../src/install-check/check-label-selector.js';
+import { selects } from '../../src/install-check/label-selector.js';
 import { runManifest } from '../../src/cli/commands/manifest/run.js';
 import { makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { admissionReview, meshPods } from '../../scripts/mesh-pods.mjs';

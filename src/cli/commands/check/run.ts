@@ -4,9 +4,9 @@ import { EXIT } from '../../../config/exit-codes.js';
 import { parseCommandLine } from '../../../config/parse-command-line.js';
 import { flagValue } from '../../../config/parsed-flags.js';
 import { kubeconfigAccess } from '../../../kube/kubeconfig.js';
-import { renderChecks } from '../../../install-check/check-report.js';
-import { runChecks } from '../../../install-check/check-run.js';
-import { getter, readInstall } from '../../../install-check/check-snapshot.js';
+import { renderChecks } from '../../../install-check/report.js';
+import { judgeInstall } from '../../../install-check/judge-install.js';
+import { getter, readInstall } from '../../../install-check/install-snapshot.js';
 import { commandError } from '../../command-error.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
@@ -27,7 +27,7 @@ export async function runCheck(
   const node = flagValue(parsed.value, NODE_NAMESPACE_FLAG);
   const namespaces = { ...(webhook === undefined ? {} : { webhook }), ...(node === undefined ? {} : { node }) };
   const snapshot = await readInstall(getter(access.value), access.value, namespaces, now());
-  const results = runChecks(snapshot);
+  const results = judgeInstall(snapshot);
   const failed = results.some((result) => result.status === 'fail');
   return {
     exitCode: failed ? EXIT.checkFailed : EXIT.pass,

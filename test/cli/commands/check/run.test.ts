@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCheck } from '../../../../src/cli/commands/check/run.js';
-import type { CheckResult } from '../../../../src/install-check/check-result.js';
+import type { InstallCheckResult } from '../../../../src/install-check/install-check-result.js';
 import { makeAuthority, removeAuthority, type Authority } from '../../../harness/certs.js';
 import { writeKubeconfig } from '../../../harness/kube-api/kubeconfig.js';
 import { startKubeApi, type KubeApi } from '../../../harness/kube-api/server.js';
@@ -66,17 +66,17 @@ function controllersDone(): void {
   for (const node of ['node-a', 'node-b']) put('pods', readyPod(node));
 }
 
-async function checkNow(at = new Date()): Promise<{ exitCode: number; results: CheckResult[]; stdout: string }> {
+async function checkNow(at = new Date()): Promise<{ exitCode: number; results: InstallCheckResult[]; stdout: string }> {
   const outcome = await runCheck(['-o', 'json'], { KUBECONFIG: env.kubeconfig }, () => at);
   expect(outcome.stderr).toBe('');
   return {
     exitCode: outcome.exitCode,
-    results: (JSON.parse(outcome.stdout) as { checks: CheckResult[] }).checks,
+    results: (JSON.parse(outcome.stdout) as { checks: InstallCheckResult[] }).checks,
     stdout: outcome.stdout,
   };
 }
 
-const statusOf = (results: readonly CheckResult[], id: string) => results.find((result) => result.id === id);
+const statusOf = (results: readonly InstallCheckResult[], id: string) => results.find((result) => result.id === id);
 
 beforeAll(async () => {
   execFileSync('bash', [join(REPO_ROOT, 'scripts/ensure-kubectl.sh')], { stdio: 'ignore' });
@@ -131,7 +131,7 @@ describe('interlock check', () => {
     expect(text.stdout).toMatch(/^all checks passed, 0 warnings, \d+ passed, 0 skipped$/m);
     const json = await shell(`${INTERLOCK} check -o json`);
     expect(json.code).toBe(0);
-    const { checks } = JSON.parse(json.stdout) as { checks: CheckResult[] };
+    const { checks } = JSON.parse(json.stdout) as { checks: InstallCheckResult[] };
     expect(checks.map((result) => result.id).sort()).toEqual(
       [
         'cluster.reachable',
@@ -374,7 +374,10 @@ describe('interlock check on a fresh cluster without cert-manager', () => {
     const bareEnv = { kubeconfig: writeKubeconfig(join(dir, 'bare-kubeconfig'), bare.url), home: dir };
     const checkBare = async () => {
       const outcome = await runCheck(['-o', 'json'], { KUBECONFIG: bareEnv.kubeconfig });
-      return { exitCode: outcome.exitCode, results: (JSON.parse(outcome.stdout) as { checks: CheckResult[] }).checks };
+      return {
+        exitCode: outcome.exitCode,
+        results: (JSON.parse(outcome.stdout) as { checks: InstallCheckResult[] }).checks,
+      };
     };
     try {
       // kubectl looks for a kind missing from OpenAPI v3 in OpenAPI v2, which the stand-in does not

@@ -3,20 +3,18 @@ import type { Family } from '../../addr/ip.js';
 import { fail, ok } from '../../reason/result.js';
 import {
   classifyToolRun,
-  legacyListingOf,
   legacyNamesPath,
   outputCapOf,
   type NamesRead,
   type ReadOutcome,
 } from '../../rules/read/classify.js';
-import type { Backend } from '../../rules/model.js';
-
-interface Tool {
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly backend: Backend;
-  readonly family?: Family;
-}
+import {
+  isReaderCommand,
+  legacyReader,
+  NFT_READER,
+  nftSaveReader,
+  type ReaderCommand,
+} from '../../rules/read/reader-plan.js';
 
 /** The tools' environment: the C locale, and a PATH that finds the savers in /usr/sbin (nsenter execs by PATH). */
 const TOOL_ENV = {
@@ -89,7 +87,7 @@ function inNetns(netnsPath: string, file: string, args: readonly string[], cap: 
   });
 }
 
-async function runTool(netnsPath: string, tool: Tool, timeoutMs: number): Promise<ReadOutcome> {
+async function runTool(netnsPath: string, tool: ReaderCommand, timeoutMs: number): Promise<ReadOutcome> {
   const label = `nsenter --net=${netnsPath} ${[...LIMIT, ...DROP, tool.file, ...tool.args].join(' ')}`;
   const run = await inNetns(netnsPath, tool.file, tool.args, outputCapOf(tool.backend), timeoutMs);
   const outcome = classifyToolRun(
@@ -116,40 +114,22 @@ async function legacyNames(netnsPath: string, path: string, timeoutMs: number): 
 }
 
 /**
- * The pod's rules, as validate's reader reads its own (src/rules/read/read-live.ts): every
- * backend, legacy only where /proc lists legacy tables (never `-t nat`, which would create one),
- * each read in a child that entered the pod's namespace, never in the agent's process.
+ * The pod's rules, by the plan validate's reader follows (src/rules/read/reader-plan.ts), each
+ * read in a child that entered the pod's namespace, never in the agent's process.
  */
 export async function readPodRules(
   netnsPath: string,
   families: readonly Family[],
   timeoutMs: number,
 ): Promise<ReadOutcome[]> {
-  const nft: Tool = { file: 'nft', args: ['-j', 'list', 'ruleset'], backend: 'nftables' };
   const perFamily = families.map(async (family) => {
-    const prefix = family === 'ipv4' ? 'iptables' : 'ip6tables';
     const [saved, names] = await Promise.all([
-      runTool(netnsPath, { file: `${prefix}-nft-save`, args: [], backend: 'iptables-nft', family }, timeoutMs),
+      runTool(netnsPath, nftSaveReader(family), timeoutMs),
       legacyNames(netnsPath, legacyNamesPath(family), timeoutMs),
     ]);
-    const listing = legacyListingOf(family, names);
-    const legacy = `${prefix}-legacy-save`;
-    if (listing.kind === 'tables')
-      return [
-        saved,
-        await runTool(netnsPath, { file: legacy, args: [], backend: 'iptables-legacy', family }, timeoutMs),
-      ];
-    if (listing.kind === 'none') return [saved, { kind: 'skipped', command: legacy, why: listing.why } as const];
-    const notListable: ReadOutcome = {
-      kind: 'not-listable',
-      command: legacy,
-      family,
-      path: legacyNamesPath(family),
-      uid: process.getuid?.(),
-      why: listing.why,
-    };
-    return [saved, notListable];
+    const legacy = legacyReader(family, names);
+    return [saved, isReaderCommand(legacy) ? await runTool(netnsPath, legacy, timeoutMs) : legacy];
   });
-  const [nftOutcome, ...familyOutcomes] = await Promise.all([runTool(netnsPath, nft, timeoutMs), ...perFamily]);
+  const [nftOutcome, ...familyOutcomes] = await Promise.all([runTool(netnsPath, NFT_READER, timeoutMs), ...perFamily]);
   return [...familyOutcomes.flat(), nftOutcome];
 }

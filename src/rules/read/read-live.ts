@@ -2,25 +2,10 @@ import { readFile } from 'node:fs/promises';
 import { execa } from 'execa';
 import type { Family } from '../../addr/ip.js';
 import { fail, ok } from '../../reason/result.js';
-import type { Backend } from '../model.js';
-import {
-  classifyToolRun,
-  legacyListingOf,
-  legacyNamesPath,
-  outputCapOf,
-  type NamesRead,
-  type ReadOutcome,
-} from './classify.js';
+import { classifyToolRun, legacyNamesPath, outputCapOf, type NamesRead, type ReadOutcome } from './classify.js';
+import { isReaderCommand, legacyReader, NFT_READER, nftSaveReader, type ReaderCommand } from './reader-plan.js';
 
 export type { ReadOutcome } from './classify.js';
-
-/** One save/list tool to run. */
-export interface ReaderCommand {
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly backend: Backend;
-  readonly family?: Family;
-}
 
 /**
  * Reads every backend the kernel may hold rules in. Never `-t nat` for legacy: that creates the
@@ -31,23 +16,12 @@ export async function readLiveRules(families: readonly Family[], timeoutMs: numb
   const commands: ReaderCommand[] = [];
   const outcomes: ReadOutcome[] = [];
   for (const family of families) {
-    const prefix = family === 'ipv4' ? 'iptables' : 'ip6tables';
-    commands.push({ file: `${prefix}-nft-save`, args: [], backend: 'iptables-nft', family });
-    const listing = legacyListingOf(family, await readNames(legacyNamesPath(family)));
-    const legacy = `${prefix}-legacy-save`;
-    if (listing.kind === 'tables') commands.push({ file: legacy, args: [], backend: 'iptables-legacy', family });
-    else if (listing.kind === 'none') outcomes.push({ kind: 'skipped', command: legacy, why: listing.why });
-    else
-      outcomes.push({
-        kind: 'not-listable',
-        command: legacy,
-        family,
-        path: legacyNamesPath(family),
-        uid: process.getuid?.(),
-        why: listing.why,
-      });
+    commands.push(nftSaveReader(family));
+    const legacy = legacyReader(family, await readNames(legacyNamesPath(family)));
+    if (isReaderCommand(legacy)) commands.push(legacy);
+    else outcomes.push(legacy);
   }
-  commands.push({ file: 'nft', args: ['-j', 'list', 'ruleset'], backend: 'nftables' });
+  commands.push(NFT_READER);
   const results = await Promise.all(commands.map((command) => runReader(command, timeoutMs)));
   return [...results, ...outcomes];
 }

@@ -4,7 +4,7 @@ import { capturingMesh, type Mesh } from '../mesh/meshes.js';
 import { VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podinfoMount } from '../inject/podinfo.js';
 import { podIdentityEnv, validatorContainer } from '../inject/validator-container.js';
-import { isRecord, sameJson, type JsonPatchOp } from './json-patch.js';
+import { fieldOps, isRecord, sameJson, type JsonPatchOp } from './json-patch.js';
 import {
   appendedByName,
   podLevelPatch,
@@ -87,11 +87,7 @@ function denied(denial: string): PodPatch {
  */
 function existingValidatorOps(container: Json, at: string, variants: readonly Json[]): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
-  const set = (field: string, value: unknown) => {
-    if (value === undefined) {
-      if (container[field] !== undefined) ops.push({ op: 'remove', path: `${at}/${field}` });
-    } else if (!sameJson(container[field], value)) ops.push({ op: 'add', path: `${at}/${field}`, value });
-  };
+  const set = (field: string, value: unknown) => ops.push(...fieldOps(container, at, field, value));
   const shape = variants.find((variant) => sameJson(variant.args, container.args)) ?? variants[0]!;
   set('image', shape.image);
   set('command', undefined);

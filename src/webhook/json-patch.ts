@@ -29,3 +29,13 @@ export function sameJson(a: unknown, b: unknown): boolean {
 export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
+
+/**
+ * The op that makes `container[field]` (at `at`) hold `value`, or none when it already does: an
+ * undefined value removes the field. Only what differs is written, so patching a pod patched
+ * before (or defaulted by the API server since) gives no op.
+ */
+export function fieldOps(container: Record<string, unknown>, at: string, field: string, value: unknown): JsonPatchOp[] {
+  if (value === undefined) return container[field] === undefined ? [] : [{ op: 'remove', path: `${at}/${field}` }];
+  return sameJson(container[field], value) ? [] : [{ op: 'add', path: `${at}/${field}`, value }];
+}

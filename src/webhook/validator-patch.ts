@@ -4,7 +4,7 @@ import { containerValidatorConfig } from '../compat/validator-config.js';
 import { dropInMeshes, meshIdentity, meshOfContainer, type Mesh } from '../mesh/meshes.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
-import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
+import { fieldOps, isRecord, pointerSegment, type JsonPatchOp } from './json-patch.js';
 import { PODINFO, podinfoEnv, podinfoMount, podinfoVolume } from '../inject/podinfo.js';
 
 /**
@@ -131,11 +131,7 @@ function containerPatch(
   settings: PatchSettings,
 ): JsonPatchOp[] {
   const ops: JsonPatchOp[] = [];
-  const set = (field: string, value: unknown) => {
-    if (value === undefined) {
-      if (container[field] !== undefined) ops.push({ op: 'remove', path: `${at}/${field}` });
-    } else if (!sameJson(container[field], value)) ops.push({ op: 'add', path: `${at}/${field}`, value });
-  };
+  const set = (field: string, value: unknown) => ops.push(...fieldOps(container, at, field, value));
   // The mesh's args follow unchanged and src/compat maps them.
   const command = meshIdentity(mode).dropIn?.command;
   set('image', settings.image);

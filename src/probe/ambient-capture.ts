@@ -85,6 +85,8 @@ function judgeConnected(
       row.remote.port === source.port &&
       sameIp(unmapped(row.remote.address), unmapped(source.address)),
   );
+  const forged = accepted ? forgeryTell(accepted, source, rows) : undefined;
+  if (forged) return { kind: 'not-theirs', sentence: forged };
   if (accepted && missing.length === 0) return { kind: 'captured', accepted, source };
   if (accepted)
     return {
@@ -101,6 +103,27 @@ function judgeConnected(
     `a peer outside the pod accepted it: no connection from the probe socket ${describe(source)} reached port ${ports.outbound}, where nothing listens`,
   );
 }
+
+/**
+ * The two tells of a forged accept (issue 43): REDIRECT delivers locally generated traffic to the
+ * loopback address, so the accepted end's local address is 127.0.0.1 (or ::1); and only the probe
+ * holds its own address and port. Assumes no other process shares the pod's network namespace
+ * with a socket the kernel let it bind there.
+ */
+function forgeryTell(accepted: SocketRow, source: TableEndpoint, rows: readonly SocketRow[]): string | undefined {
+  const local = unmapped(accepted.local.address);
+  const loopback = local.family === 'ipv4' ? LOOPBACK_V4 : 1n;
+  if (local.value !== loopback)
+    return `the connection on port ${accepted.local.port} has local address ${formatIp(local)}, not the loopback address (127.0.0.1 or ::1) a REDIRECT gives: not a redirect of the probe`;
+  const holders = rows.filter(
+    (row) => row.local.port === source.port && sameIp(unmapped(row.local.address), unmapped(source.address)),
+  );
+  if (holders.length > 1)
+    return `${holders.length} sockets hold the probe socket's address ${describe(source)}: another socket shares it, so the accepted connection may not be the probe's`;
+  return undefined;
+}
+
+const LOOPBACK_V4 = 0x7f000001n;
 
 /**
  * A listener on `port` that can take a connection of `family`: an IPv6 listener ([::]) also takes

@@ -5,7 +5,7 @@ import { pollAmbientCapture } from '../../src/probe/ambient-loop.js';
 import type { Clock } from '../../src/probe/clock.js';
 import type { ProbeTarget } from '../../src/probe/probe-plan.js';
 import { isProof } from '../../src/probe/proof.js';
-import { TCP_STATE, type SocketRow } from '../../src/probe/proc-net-tcp.js';
+import { parseProcNetTcp, TCP_STATE, type SocketRow } from '../../src/probe/proc-net-tcp.js';
 
 const PORTS = { outbound: 15001, inbound: 15006, tunnel: 15008 };
 const ip = (text: string): IpAddress => {
@@ -179,5 +179,48 @@ describe('pollAmbientCapture', () => {
     const result = await pollAmbientCapture(target, timing, launch, clock, new AbortController().signal);
     expect(result.status).toBe('failed');
     expect(result.proof).toBeUndefined();
+  });
+});
+
+/** /proc/net/tcp as a little-endian kernel prints it (header and row shape of net/ipv4/tcp_ipv4.c). */
+const HEADER_LINE = '  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode';
+const tcpRow = (sl: number, local: string, remote: string, state: string, inode: number): string =>
+  `  ${sl}: ${local} ${remote} ${state} 00000000:00000000 00:00000000 00000000     0        0 ${inode} 1 0000000000000000 20 4 30 10 -1`;
+const LISTENERS = [
+  tcpRow(0, '00000000:3A99', '00000000:0000', '0A', 101),
+  tcpRow(1, '00000000:3A9E', '00000000:0000', '0A', 102),
+  tcpRow(2, '00000000:3AA0', '00000000:0000', '0A', 103),
+];
+/** The probe's own socket: 10.1.0.2:40001 to 10.96.0.1:80 as it was dialled. */
+const PROBE_ROW = tcpRow(3, '0200010A:9C41', '0100600A:0050', '01', 104);
+const table = (...rows: string[]): SocketRow[] => {
+  const parsed = parseProcNetTcp([HEADER_LINE, ...rows].join('\n') + '\n', 'ipv4', true);
+  if (!parsed.ok) throw new Error(parsed.message);
+  return [...parsed.rows];
+};
+
+describe('judgeAmbient against a forged socket table (issue 43 item 2)', () => {
+  it('a real REDIRECT: the accepted end is local 127.0.0.1 and only the probe holds its port', () => {
+    const rows = table(...LISTENERS, PROBE_ROW, tcpRow(4, '0100007F:3A99', '0200010A:9C41', '01', 105));
+    expect(judgeAmbient(connected, rows, 'ipv4', PORTS).kind).toBe('captured');
+  });
+
+  it('forged: the accepted row has the pod address as its local address', () => {
+    const rows = table(...LISTENERS, PROBE_ROW, tcpRow(4, '0200010A:3A99', '0200010A:9C41', '01', 105));
+    const seen = judgeAmbient(connected, rows, 'ipv4', PORTS);
+    expect(seen.kind).toBe('not-theirs');
+    expect(seen).toMatchObject({ sentence: expect.stringContaining('127.0.0.1') });
+  });
+
+  it('forged: a second socket holds the probe address and port', () => {
+    const rows = table(
+      ...LISTENERS,
+      PROBE_ROW,
+      tcpRow(4, '0200010A:9C41', '0100007F:3A99', '01', 106),
+      tcpRow(5, '0100007F:3A99', '0200010A:9C41', '01', 105),
+    );
+    const seen = judgeAmbient(connected, rows, 'ipv4', PORTS);
+    expect(seen.kind).toBe('not-theirs');
+    expect(seen).toMatchObject({ sentence: expect.stringContaining('10.1.0.2:40001') });
   });
 });

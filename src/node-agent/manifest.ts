@@ -175,7 +175,6 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
   const namespace = options.namespace ?? 'interlock-system';
   const labels = interlockLabels(NODE_AGENT_NAME, 'node-agent');
   const metadata = { name: NODE_AGENT_NAME, labels };
-  const volumes = [...cniVolumes(options).volumes, ...recheckVolumes(options).volumes];
   return [
     {
       apiVersion: 'v1',
@@ -202,33 +201,39 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }],
     },
     ...nodeScopePolicy(options.action ?? 'delete', { name: NODE_AGENT_NAME, namespace }, labels),
-    {
-      apiVersion: 'apps/v1',
-      kind: 'DaemonSet',
-      metadata: { ...metadata, namespace },
-      spec: {
-        selector: { matchLabels: { 'app.kubernetes.io/name': NODE_AGENT_NAME } },
-        updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
-        template: {
-          metadata: { labels: { ...labels, [ADMISSION_OPT_OUT.key]: ADMISSION_OPT_OUT.value } },
-          spec: {
-            serviceAccountName: NODE_AGENT_NAME,
-            hostNetwork: true,
-            dnsPolicy: 'ClusterFirstWithHostNet',
-            priorityClassName: 'system-node-critical',
-            terminationGracePeriodSeconds: 10,
-            // It must stay on, and come back to, the node it tainted.
-            tolerations: [
-              { key: NODE_TAINT.key, operator: 'Exists', effect: NODE_TAINT.effect },
-              { operator: 'Exists', effect: 'NoSchedule' },
-              // The node is born with the start-up taint, whatever its effect, and the agent is what lifts it.
-              ...(options.gate?.startupTaint ? [{ key: options.gate.startupTaint, operator: 'Exists' }] : []),
-            ],
-            containers: [agentContainer(options)],
-            ...(volumes.length > 0 ? { volumes } : {}),
-          },
+    daemonSet(options, { ...metadata, namespace }, labels),
+  ];
+}
+
+/** The agent's DaemonSet: on the host network, tolerating the taints it must outlive. */
+function daemonSet(options: NodeAgentManifestOptions, metadata: object, labels: Record<string, string>): object {
+  const volumes = [...cniVolumes(options).volumes, ...recheckVolumes(options).volumes];
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'DaemonSet',
+    metadata,
+    spec: {
+      selector: { matchLabels: { 'app.kubernetes.io/name': NODE_AGENT_NAME } },
+      updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
+      template: {
+        metadata: { labels: { ...labels, [ADMISSION_OPT_OUT.key]: ADMISSION_OPT_OUT.value } },
+        spec: {
+          serviceAccountName: NODE_AGENT_NAME,
+          hostNetwork: true,
+          dnsPolicy: 'ClusterFirstWithHostNet',
+          priorityClassName: 'system-node-critical',
+          terminationGracePeriodSeconds: 10,
+          // It must stay on, and come back to, the node it tainted.
+          tolerations: [
+            { key: NODE_TAINT.key, operator: 'Exists', effect: NODE_TAINT.effect },
+            { operator: 'Exists', effect: 'NoSchedule' },
+            // The node is born with the start-up taint, whatever its effect, and the agent is what lifts it.
+            ...(options.gate?.startupTaint ? [{ key: options.gate.startupTaint, operator: 'Exists' }] : []),
+          ],
+          containers: [agentContainer(options)],
+          ...(volumes.length > 0 ? { volumes } : {}),
         },
       },
     },
-  ];
+  };
 }

@@ -86,11 +86,11 @@ up() {
   setsid unshare -m --propagation private bash "$repo/scripts/cluster-node.sh" "$CLUSTER_STATE" "$bin" \
     </dev/null >>"$CLUSTER_STATE/logs/node.log" 2>&1 &
   echo $! >"$CLUSTER_STATE/supervisor.pid"
-  wait_for "the supervisor's mount namespace" 50 test -s "$CLUSTER_STATE/mntns"
-  wait_for "containerd" 300 test -S "$CLUSTER_STATE/containerd.sock"
+  wait_for "the supervisor's mount namespace" 30 test -s "$CLUSTER_STATE/mntns"
+  wait_for "containerd" 120 test -S "$CLUSTER_STATE/containerd.sock"
   images
-  wait_for "the API server" 1200 healthy
-  wait_for "node $CLUSTER_NODE Ready" 1800 node_ready
+  wait_for "the API server" 300 healthy
+  wait_for "node $CLUSTER_NODE Ready" 300 node_ready
   log "up in ${SECONDS}s"
   echo "KUBECONFIG=$CLUSTER_STATE/admin.kubeconfig"
 }
@@ -102,15 +102,16 @@ node_ready() {
     -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]
 }
 
-# wait_for WHAT TENTHS COMMAND...: polls every 0.1 s; on timeout names what and shows the logs.
+# wait_for WHAT SECONDS COMMAND...: polls until COMMAND succeeds; past the deadline (wall clock:
+# a loaded machine makes each poll slow) names what and shows the logs' tails.
 wait_for() {
-  local what=$1 tenths=$2
+  local what=$1 deadline=$((SECONDS + $2))
   shift 2
-  for ((i = 0; i < tenths; i++)); do
+  while ((SECONDS < deadline)); do
     "$@" && return 0
     [ -f "$CLUSTER_STATE/supervisor.pid" ] && ! kill -0 "$(cat "$CLUSTER_STATE/supervisor.pid")" 2>/dev/null &&
       break
-    sleep 0.1
+    sleep 0.2
   done
   for f in "$CLUSTER_STATE"/logs/*.log; do
     [ -f "$f" ] && { echo "--- $f" >&2; tail -8 "$f" >&2; }

@@ -155,7 +155,7 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
     // Only the head is copied: the uid is in its first KiB.
     const held = chunks.reduce((total, chunk) => total + chunk.length, 0);
     const head = Buffer.concat(chunks, Math.min(held, 1024)).toString('utf8');
-    answer(refuse(leadingUid(head), cause, message, options.onError), true);
+    answer(refuse(leadingUid(head), cause, message, options.onError, scope), true);
   };
   const timer = setTimeout(
     () => cut('deadline', `the request body was not complete within ${options.deadlineMs} ms`),
@@ -196,7 +196,7 @@ function decide(options: WebhookServerOptions, body: string, scope: AdmissionSco
     return admit(body, options.settings, options.onError, options.budget.shape, scope);
   } catch (error) {
     const message = `the request could not be decided (${String((error as Error).message).slice(0, 120)})`;
-    return refuse(leadingUid(body), 'internal', message, options.onError);
+    return refuse(leadingUid(body), 'internal', message, options.onError, scope);
   }
 }
 

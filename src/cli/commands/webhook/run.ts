@@ -18,6 +18,7 @@ import { IMAGE_FLAG } from '../../flags/image-flag.js';
 import {
   BIND_FLAG,
   CLIENT_CA_FLAG,
+  CLIENT_NAME_FLAG,
   DRAIN_TIMEOUT_FLAG,
   MAX_REQUEST_BYTES_FLAG,
   METRICS_BIND_FLAG,
@@ -52,6 +53,9 @@ export async function runWebhookCommand(
   if (!tls.ok) return commandError('webhook', EXIT.noInput, tls.error);
   const clientCa = await loadClientCa(flagValue(parsed.value, CLIENT_CA_FLAG));
   if (!clientCa.ok) return commandError('webhook', EXIT.noInput, clientCa.error);
+  const clientNames = flagValue(parsed.value, CLIENT_NAME_FLAG);
+  if (clientNames && !clientCa.value)
+    return usage('--client-name needs --client-ca: a name is only worth checking on a certificate the CA verified');
   const log = createLogger('json', get(LOG_LEVEL_FLAG));
   const registry = new Registry();
   const metrics = promWebhookMetrics(registry);
@@ -62,6 +66,7 @@ export async function runWebhookCommand(
     port,
     tls: tls.value,
     ...(clientCa.value ? { clientCa: clientCa.value } : {}),
+    ...(clientNames ? { clientNames } : {}),
     settings: { image: get(IMAGE_FLAG), annotations: {} },
     onError: get(ON_ERROR_FLAG),
     deadlineMs: get(REQUEST_DEADLINE_FLAG),
@@ -81,7 +86,13 @@ export async function runWebhookCommand(
   }
   const watch = watchPair(paths, tls.value, server, metrics, log);
   const image = get(IMAGE_FLAG);
-  const listening = { host, port: server.port, metricsPort: metricsServer.port, clientAuth: Boolean(clientCa.value) };
+  const listening = {
+    host,
+    port: server.port,
+    metricsPort: metricsServer.port,
+    clientAuth: Boolean(clientCa.value),
+    clientNames,
+  };
   log.info({ ...listening, image }, 'webhook listening');
   if (flagSource(parsed.value, IMAGE_FLAG) === undefined) log.warn({ image }, defaultImageWarning('webhook').trim());
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));

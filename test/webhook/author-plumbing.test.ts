@@ -280,9 +280,12 @@ describe('/ambient: the validator is Interlock’s exactly, first, and an unread
     });
     const admission = admit(admissionReview(pod, 'u4'), SETTINGS, 'deny', SHAPE, 'ambient');
     expect(admission.outcome).toBe('patched');
-    const patch = JSON.parse(Buffer.from(String(admission.response.response.patch), 'base64').toString('utf8')) as Json[];
+    const patch = JSON.parse(
+      Buffer.from(String(admission.response.response.patch), 'base64').toString('utf8'),
+    ) as Json[];
     expect(patch).toContainEqual({ op: 'move', from: '/spec/initContainers/1', path: '/spec/initContainers/0' });
-    const patched = fastJsonPatch.applyPatch(structuredClone(pod), structuredClone(patch)).newDocument as Json;
+    const patched = fastJsonPatch.applyPatch(structuredClone(pod), structuredClone(patch) as fastJsonPatch.Operation[])
+      .newDocument as Json;
     expect((patched.spec.initContainers as Json[]).map((c) => c.name)).toEqual(['istio-ambient-validation', 'fetch']);
   });
 

@@ -25,7 +25,10 @@ export async function attemptAmbient(
   // second socket with SO_REUSEADDR may then bind the probe's own address and port and forge the
   // accepted row (issue 43). Bound by connect() itself, the socket is not SO_REUSEADDR, the kernel
   // skips every port another socket bound, and while the probe holds its port any bind() of it
-  // (SO_REUSEADDR, SO_REUSEPORT, the wildcard address) fails EADDRINUSE.
+  // (SO_REUSEADDR, SO_REUSEPORT, the wildcard address) fails EADDRINUSE. connect()'s choice may,
+  // rarely, share the port with another connected socket (a probe of another target): the pass
+  // then refuses (two sockets on the probe's address and port) and the next attempt, a fresh
+  // port, decides.
   const socket = connect({
     host: formatIp(target.destination),
     port: target.port,

@@ -18,6 +18,8 @@ export interface WebhookManifestOptions {
   readonly apiServerCidrs?: readonly string[];
   /** The CA of the API server's client certificate: the webhook then requires one (--client-ca). */
   readonly clientCaPem?: string;
+  /** With clientCaPem: the names the client certificate must carry (--client-name). */
+  readonly clientNames?: readonly string[];
   /** Also add Interlock's validator to the pods a node dataplane captures (`--mesh istio-ambient`): its selection. */
   readonly capturedPods?: CapturedPods;
 }
@@ -143,6 +145,9 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
       `--bind=0.0.0.0:${PORT}`,
       `--metrics-bind=0.0.0.0:${METRICS_PORT}`,
       ...(options.clientCaPem === undefined ? [] : [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`]),
+      ...(options.clientCaPem === undefined || options.clientNames === undefined
+        ? []
+        : [`--client-name=${options.clientNames.join(',')}`]),
     ],
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },

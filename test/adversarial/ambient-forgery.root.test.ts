@@ -19,6 +19,8 @@ const SQUATTER = resolve(REPO_ROOT, 'test/harness/probe-squatter.py');
 
 interface Outcome {
   readonly port: number;
+  /** The probe held the port (SYN_SENT or connected) before and after the binds were tried. */
+  readonly held: boolean;
   readonly reuseaddr: string;
   readonly reuseport: string;
   readonly wildcard: string;
@@ -56,9 +58,13 @@ describe('the ambient forgery with CAP_NET_RAW', () => {
     expect(verdictLine(run.terminationMessage), why).toMatch(/^ZtunnelArrivalUnseen: /);
     // The squatter saw the probe's SYNs and spoofed each one's SYN-ACK, so the probe connected...
     expect(binds.length, why).toBeGreaterThan(0);
-    expect(run.terminationMessage, why).not.toMatch(/no answer in/);
+    // ZtunnelArrivalUnseen already says an attempt connected (the spoofed SYN-ACK) and was refused;
+    // on a loaded machine another attempt may have timed out before its spoof, which is no matter.
+    expect(run.terminationMessage, why).toMatch(/not-theirs x\d+/);
     // ...but the kernel refused every bind on the probe's port, however it was asked.
-    for (const bind of binds)
+    const whileHeld = binds.filter((bind) => bind.held);
+    expect(whileHeld.length, why).toBeGreaterThan(0);
+    for (const bind of whileHeld)
       expect(bind, why).toMatchObject({ reuseaddr: 'EADDRINUSE', reuseport: 'EADDRINUSE', wildcard: 'EADDRINUSE' });
   });
 });

@@ -66,23 +66,38 @@ def listeners():
     return held
 
 
+def probe_holds(port):
+    """Whether a socket still connects (SYN_SENT) or is connected from `port`: the probe's."""
+    with open('/proc/net/tcp') as table:
+        for line in table.readlines()[1:]:
+            fields = line.split()
+            if int(fields[1].split(':')[1], 16) == port and fields[3] in ('01', '02'):
+                return True
+    return False
+
+
 def forge(pkt, pod_ip, raw, held):
     ihl = (pkt[0] & 0x0F) * 4
     src, dst = socket.inet_ntoa(pkt[12:16]), socket.inet_ntoa(pkt[16:20])
     sport, dport, seq = struct.unpack('!HHI', pkt[ihl:ihl + 8])
-    outcome = {'port': sport}
+    # On a loaded machine the SYN may be read after the probe gave the attempt up: a bind of a port
+    # nobody holds any more proves nothing, so whether the probe held it throughout is reported.
+    outcome = {'port': sport, 'held': probe_holds(sport)}
     for name, address, options in (
         ('reuseaddr', (src, sport), [socket.SO_REUSEADDR]),
         ('reuseport', (src, sport), [SO_REUSEPORT]),
         ('wildcard', ('0.0.0.0', sport), [socket.SO_REUSEADDR]),
     ):
         outcome[name], sock = try_bind(address, options)
-        if sock is not None and name == 'reuseaddr':
+        if sock is not None:
+            held.append(sock)
+    # Checked again before anything of ours connects: a socket only bound is in no table.
+    outcome['held'] = outcome['held'] and probe_holds(sport)
+    forged = held[-3:] if outcome['reuseaddr'] == 'bound' else []
+    for sock in forged:
+        if sock.getsockname() == (src, sport):
             sock.setblocking(False)
             sock.connect_ex(('127.0.0.1', 15001))
-            held.append(sock)
-        elif sock is not None:
-            held.append(sock)
     raw.sendto(syn_ack(dst, src, dport, sport, (seq + 1) & 0xFFFFFFFF), (pod_ip, 0))
     return outcome
 

@@ -128,6 +128,13 @@ function certManagerDocuments(namespace: string, meta: (extra?: Document) => Doc
   ];
 }
 
+/** --client-ca on the mounted ConfigMap, and --client-name with it. */
+function clientAuthArgs(options: WebhookManifestOptions): string[] {
+  if (options.clientCaPem === undefined) return [];
+  const names = options.clientNames === undefined ? [] : [`--client-name=${options.clientNames.join(',')}`];
+  return [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`, ...names];
+}
+
 function deployment(options: WebhookManifestOptions, metadata: Document): Document {
   // On the metrics port: the kubelet presents no client certificate, which --client-ca requires.
   const probe = (path: string) => ({
@@ -144,11 +151,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
       `--image=${options.image}`,
       `--bind=0.0.0.0:${PORT}`,
       `--metrics-bind=0.0.0.0:${METRICS_PORT}`,
-      ...(options.clientCaPem === undefined ? [] : [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`]),
-      ...(options.clientCaPem === undefined || options.clientNames === undefined
-        ? []
-        : [`--client-name=${options.clientNames.join(',')}`]),
-    ],
+    ].concat(clientAuthArgs(options)),
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },

@@ -9,6 +9,7 @@ import { countExpectations, expectationsText } from '../expect/count.js';
 
 type NotListable = Extract<ReadOutcome, { kind: 'not-listable' }>;
 type Unreadable = Extract<ReadOutcome, { kind: 'unreadable' }>;
+type TooLarge = Extract<ReadOutcome, { kind: 'too-large' }>;
 type Checked = Extract<Analysis, { kind: 'checked' }>;
 
 /** What the summary and report say about a legacy backend that could not be listed. */
@@ -50,6 +51,8 @@ export function decideInspection(
   options: Omit<InspectOptions, 'timeoutMs'>,
 ): RulesInspection {
   const set = readSetOf(outcomes);
+  const large = outcomes.find((outcome): outcome is TooLarge => outcome.kind === 'too-large');
+  if (large) return refusedTooLarge(large, set, options.mode);
   if (set.dumps.length === 0) {
     const why =
       set.failed.length > 0
@@ -84,6 +87,19 @@ function readSetOf(outcomes: readonly ReadOutcome[]): ReadSet {
 
 function failedWhy(failed: readonly Unreadable[]): string {
   return failed.map((outcome) => `${outcome.command} failed (${outcome.why})`).join('; ');
+}
+
+/**
+ * A saver printed more than a pod's rules may take, or ran out of memory listing them: nothing is
+ * analysed (a part could hide what the rest holds), `required` fails with RulesTooLarge naming
+ * the table and the size, `auto` leaves the verdict to the probe and says why.
+ */
+function refusedTooLarge(large: TooLarge, set: ReadSet, mode: InspectOptions['mode']): RulesInspection {
+  const family = large.family === undefined ? '' : ` (${large.family === 'ipv4' ? 'IPv4' : 'IPv6'})`;
+  const table = large.table === undefined ? 'the rules' : `the ${large.table} table`;
+  const message = `${table} of this pod${family} ${large.table === undefined ? 'are' : 'is'} too large to inspect: ${large.command} ${large.why}; refused unread, nothing of it was analysed`;
+  const inspection = cannotRead(mode, message, set.report, [message, ...set.unreadNotes]);
+  return mode === 'required' ? { ...inspection, reason: 'RulesTooLarge', message } : inspection;
 }
 
 /** A dump that does not parse is undecided; one over the size caps was not read in full. */
@@ -236,6 +252,7 @@ function describeRead(outcome: ReadOutcome): string {
     case 'skipped':
       return `${outcome.command}: skipped, ${outcome.why}`;
     case 'unreadable':
+    case 'too-large':
       return `${outcome.command}: ${outcome.why}`;
     case 'not-listable':
       return `${outcome.command}: not run, legacy tables not listable by ${uidText(outcome.uid)} (${outcome.path}: ${outcome.why})`;

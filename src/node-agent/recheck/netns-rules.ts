@@ -53,8 +53,7 @@ async function runTool(netnsPath: string, tool: ReaderCommand, timeoutMs: number
     run,
   );
   // setpriv could not exec the tool: not installed, as ENOENT says without nsenter.
-  return outcome.kind === 'unreadable' &&
-    WRAPPER_NOT_FOUND.test(outcome.why)
+  return outcome.kind === 'unreadable' && WRAPPER_NOT_FOUND.test(outcome.why)
     ? { kind: 'absent', command: label }
     : outcome;
 }

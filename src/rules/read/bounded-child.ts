@@ -44,10 +44,16 @@ export function runBoundedChild(file: string, args: readonly string[], bounds: C
     let timedOut = false;
     let code: string | undefined;
     const child = spawn(file, args, { env: bounds.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    // A grandchild holding the pipes (a shell's pipeline) must not keep the read open past the stop.
+    const stop = () => {
+      child.kill('SIGKILL');
+      child.stdout.destroy();
+      child.stderr.destroy();
+    };
     const timer = setTimeout(
       () => {
         timedOut = true;
-        child.kill('SIGKILL');
+        stop();
       },
       Math.max(1, Math.ceil(bounds.timeoutMs)),
     );
@@ -58,7 +64,7 @@ export function runBoundedChild(file: string, args: readonly string[], bounds: C
       carry = seen.slice(-CARRY);
       if (outBytes + chunk.length > bounds.stdoutCap) {
         overflowed = true;
-        child.kill('SIGKILL');
+        stop();
         return;
       }
       out.push(chunk);

@@ -112,8 +112,13 @@ export function outputCapOf(backend: Backend): number {
   return backend === 'nftables' ? MAX_NFT_JSON_BYTES : MAX_LIVE_DUMP_BYTES;
 }
 
-/** What a tool prints when it cannot allocate under its address-space limit (nft: `utils.c:38: Memory allocation failure`). */
-const OUT_OF_MEMORY = /memory allocation failure|cannot allocate memory|out of memory|std::bad_alloc/i;
+/**
+ * What a tool prints when it cannot allocate under its address-space limit: nft's `utils.c:38:
+ * Memory allocation failure`, or its JSON writer's assertion that jansson returned an object
+ * (`json.c:572: payload_expr_json: Assertion \`__out' failed.`, then SIGABRT).
+ */
+const OUT_OF_MEMORY =
+  /memory allocation failure|cannot allocate memory|out of memory|json\.c:\d+: \w+: Assertion `__out' failed/i;
 
 /** Over the output cap, or out of memory listing the rules: too large, naming the table and the size. */
 function tooLarge(command: CommandSpec, run: ToolRun): ReadOutcome | undefined {

@@ -58,7 +58,13 @@ export async function runReader(command: ReaderCommand, timeoutMs: number): Prom
   });
   // The wrapper itself missing is no verdict on the tool: its bound could not be applied.
   if (run.code === 'ENOENT')
-    return { kind: 'unreadable', command: label, why: `${wrapper} is not installed: every reader runs under its memory limit` };
+    return {
+      kind: 'unreadable',
+      command: label,
+      why: `${wrapper} is not installed: every reader runs under its memory limit`,
+    };
   const outcome = classifyToolRun(spec, run);
-  return outcome.kind === 'unreadable' && WRAPPER_NOT_FOUND.test(outcome.why) ? { kind: 'absent', command: label } : outcome;
+  return outcome.kind === 'unreadable' && WRAPPER_NOT_FOUND.test(outcome.why)
+    ? { kind: 'absent', command: label }
+    : outcome;
 }

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { memoryCgroup, type MemoryCgroup } from '../harness/memory-cgroup.js';
+import { MAX_LIVE_DUMP_BYTES } from '../../src/rules/limits.js';
 import { corpusFile, usePods, verdictLine } from '../harness/pod-namespace.js';
 
 // Issue #43, item 5: a tenant with NET_ADMIN writes 20,000 scattered RETURNs into Linkerd's own
@@ -46,5 +47,27 @@ describe(`a hostile nat table inside a ${LIMIT_MIB} MiB memory cgroup (uid 65534
     expect(cgroup.oomKills()).toBe(0);
     expect(peak).toBeLessThan(LIMIT_MIB * 1024 * 1024);
     expect(verdictLine(run.terminationMessage)).toMatch(/^RulesTooLarge: .*\bnat\b.*table.*\d+(?:\.\d+)? (?:MiB|KiB)/);
+  }, 60_000);
+
+  it('a table just under the cap, analysed until its deadline, stays inside the limit with a verdict', async () => {
+    const ns = pod({ sink: 'reject' });
+    // Legacy as root: nft lists nothing of it, so the whole 1 MiB goes through the analysis.
+    const table = withScatteredReturns(9_000);
+    expect(Buffer.byteLength(table)).toBeLessThan(MAX_LIVE_DUMP_BYTES);
+    ns.applyRulesText(table, 'legacy');
+    cgroup = memoryCgroup(`interlock-hostile-rules-${process.pid}`, LIMIT_MIB * 1024 * 1024);
+    const run = await ns.runInterlock(['--mesh', 'linkerd', '--rules', 'required', '--timeout', '5s'], {
+      uid: 0,
+      caps: true,
+      cgroup,
+    });
+    const peak = cgroup.peakBytes();
+    console.log(
+      `hostile rules under the cap: cgroup v${cgroup.version} peak ${(peak / 1048576).toFixed(1)} MiB of ${LIMIT_MIB}, exit ${String(run.exitCode)}: ${verdictLine(run.terminationMessage).slice(0, 200)}`,
+    );
+    expect(run.exitCode, run.stderr).toBe(95);
+    expect(cgroup.oomKills()).toBe(0);
+    expect(peak).toBeLessThan(LIMIT_MIB * 1024 * 1024);
+    expect(verdictLine(run.terminationMessage)).toMatch(/^Rules(?:UnknownMatch|Mismatch): /);
   }, 60_000);
 });

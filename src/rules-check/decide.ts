@@ -1,6 +1,6 @@
 import type { Family } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
-import { analyzeDumps, type Analysis, type Dump } from './analyze.js';
+import { parseDumps, verifyParsed, type Analysis, type Dump } from './analyze.js';
 import { cannotRead, type InspectOptions, type RulesInspection } from './inspection.js';
 import type { ParseError, Table } from '../rules/model.js';
 import type { ReadOutcome } from '../rules/read/classify.js';
@@ -50,26 +50,53 @@ export function decideInspection(
   outcomes: readonly ReadOutcome[],
   options: Omit<InspectOptions, 'timeoutMs'>,
 ): RulesInspection {
+  return decideVariants([spec], outcomes, options, () => true)[0]!;
+}
+
+/**
+ * decideInspection for each configuration a pod may have, in order, until `enough` says so: the
+ * dumps are parsed once for all of them (the node agent's re-check of an ambient pod has four).
+ */
+export function decideVariants(
+  specs: readonly InterceptionSpec[],
+  outcomes: readonly ReadOutcome[],
+  options: Omit<InspectOptions, 'timeoutMs'>,
+  enough: (inspection: RulesInspection) => boolean,
+): RulesInspection[] {
   const set = readSetOf(outcomes);
+  const early = beforeAnalysis(outcomes, set, options);
+  if (early) return [early];
+  const parsed = parseDumps(set.dumps);
+  if (parsed.kind === 'parse-error') return [unparseable(parsed.error, set, options.mode)];
+  const deadline =
+    options.analysisDeadline === undefined
+      ? {}
+      : { deadline: { at: options.analysisDeadline, now: () => performance.now() } };
+  const answers: RulesInspection[] = [];
+  for (const spec of specs) {
+    const analysis = verifyParsed(spec, parsed.merged, { families: options.families, ...deadline });
+    answers.push(judge(analysis, set, options));
+    if (enough(answers.at(-1)!)) break;
+  }
+  return answers;
+}
+
+/** What is decided before any dump is parsed: one refused as too large, or none read at all. */
+function beforeAnalysis(
+  outcomes: readonly ReadOutcome[],
+  set: ReadSet,
+  options: Omit<InspectOptions, 'timeoutMs'>,
+): RulesInspection | undefined {
   const large = outcomes.find((outcome): outcome is TooLarge => outcome.kind === 'too-large');
   if (large) return refusedTooLarge(large, set, options.mode);
-  if (set.dumps.length === 0) {
-    const why =
-      set.failed.length > 0
-        ? failedWhy(set.failed)
-        : set.gap
-          ? legacyUnlistedWhy(set.gap, set.gap.families)
-          : 'neither iptables-save nor nft is installed';
-    return cannotRead(options.mode, why, set.report, set.failed.length > 0 ? set.unreadNotes : [why]);
-  }
-  const analysis = analyzeDumps(spec, set.dumps, {
-    families: options.families,
-    ...(options.analysisDeadline === undefined
-      ? {}
-      : { deadline: { at: options.analysisDeadline, now: () => performance.now() } }),
-  });
-  if (analysis.kind === 'parse-error') return unparseable(analysis.error, set, options.mode);
-  return judge(analysis, set, options);
+  if (set.dumps.length > 0) return undefined;
+  const why =
+    set.failed.length > 0
+      ? failedWhy(set.failed)
+      : set.gap
+        ? legacyUnlistedWhy(set.gap, set.gap.families)
+        : 'neither iptables-save nor nft is installed';
+  return cannotRead(options.mode, why, set.report, set.failed.length > 0 ? set.unreadNotes : [why]);
 }
 
 function readSetOf(outcomes: readonly ReadOutcome[]): ReadSet {

@@ -7,20 +7,22 @@ import { criClient } from '../../../node-agent/cri/cri-client.js';
 import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
 import { namespaceMetaOf, type NamespaceMeta } from '../../../node-agent/recheck/meshed-pod.js';
 import { RecheckLoop } from '../../../node-agent/recheck/recheck-loop.js';
+import { analyseInWorker, rulesWorkerFile } from '../../../node-agent/recheck/worker-analysis.js';
 import { promRecheckMetrics } from '../../../node-agent/recheck/recheck-metrics.js';
 import type { RecheckRoster } from '../../../node-agent/recheck/roster.js';
 import type { NodeRecheck } from './config.js';
 
 /**
  * The re-check's edges, composed: the runtime's CRI socket, the namespace reader, the rules read
- * in a child that entered the pod's namespace, and the validator's own engine (loaded on first
- * use, as validate loads it).
+ * in a child that entered the pod's namespace, and the validator's own engine, run for each pod in
+ * a worker thread with a heap cap (src/node-agent/recheck/rules-worker.ts, bundled beside the CLI).
  */
 export function startRecheck(
   recheck: NodeRecheck,
   parts: { access: ClusterAccess; agent: NodeAgent; roster: RecheckRoster; registry: Registry; log: AgentLog },
 ): RecheckLoop {
   const runtime = criClient(recheck.socketPath);
+  const workerFile = rulesWorkerFile();
   const namespace = async (name: string): Promise<NamespaceMeta | undefined> => {
     const answer = await getNamespace(parts.access, name, 5000);
     if (answer.ok) return namespaceMetaOf(answer.value);
@@ -34,8 +36,7 @@ export function startRecheck(
       runtime,
       namespace,
       readRules: readPodRules,
-      decide: async (spec, outcomes, options) =>
-        (await import('../../../rules-check/decide.js')).decideInspection(spec, outcomes, options),
+      analyse: (request, deadlineMs) => analyseInWorker(workerFile, request, deadlineMs),
       now: () => performance.now(),
     },
     reporter: parts.agent,

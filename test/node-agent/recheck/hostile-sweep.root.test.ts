@@ -10,7 +10,10 @@ import type { RuntimeClient } from '../../../src/node-agent/cri/cri-client.js';
 import { namespaceMetaOf, recheckPodOf, type RecheckPod } from '../../../src/node-agent/recheck/meshed-pod.js';
 import { readPodRules } from '../../../src/node-agent/recheck/netns-rules.js';
 import { sweep, type SweepOutcome } from '../../../src/node-agent/recheck/sweep.js';
-import { analyseInWorker } from '../../../src/node-agent/recheck/worker-analysis.js';
+import { expectationOf } from '../../../src/node-agent/recheck/expectations.js';
+import { ANALYSIS_WORKER_LIMITS, analyseInWorker } from '../../../src/node-agent/recheck/worker-analysis.js';
+import type { InterceptionSpec } from '../../../src/config/interception.js';
+import type { ReadOutcome } from '../../../src/rules/read/classify.js';
 import { makeNamespace, removeNamespace } from '../../ambient/dumps.js';
 import { corpusFile, REPO_ROOT } from '../../harness/pod-namespace.js';
 
@@ -50,6 +53,12 @@ function linkerdPod(name: string): RecheckPod {
 }
 
 const pods: TestPod[] = [];
+
+function linkerdSpec(): InterceptionSpec {
+  const expectation = expectationOf('linkerd', linkerdPod('spec'), namespaceMetaOf({}));
+  if (expectation.kind !== 'spec') throw new Error(expectation.why);
+  return expectation.specs[0]!;
+}
 
 /** The runtime, answering each pod's uid with its sandbox and its namespace's path. */
 function runtimeOf(byUid: ReadonlyMap<string, string>): RuntimeClient {
@@ -150,4 +159,49 @@ describe(`one re-check sweep over ${HOSTILE} hostile pods beside ${CLEAN} clean 
     expect(probes.length).toBeGreaterThan(0);
     expect(probes.every(Boolean)).toBe(true);
   }, 180_000);
+});
+
+describe('the analysis worker is bounded by the pod’s deadline and its heap cap', () => {
+  const spec = linkerdSpec();
+  const read = (text: string): ReadOutcome[] => [
+    { kind: 'read', dump: { backend: 'iptables-nft', family: 'ipv4', source: 'iptables-nft-save', text } },
+  ];
+
+  it('answers a clean pod', async () => {
+    const outcome = await analyseInWorker(
+      WORKER,
+      { specs: [spec], outcomes: read(LINKERD), families: ['ipv4'], remainingMs: 30_000 },
+      30_000,
+    );
+    expect(outcome.kind === 'answered' && outcome.answer.inspections.map((inspection) => inspection.status)).toEqual([
+      'passed',
+    ]);
+  });
+
+  it('is terminated at the deadline, whatever the analysis’s own', async () => {
+    // The analysis would stop itself only after a minute: the worker is stopped at 300 ms.
+    const request = {
+      specs: [spec],
+      outcomes: read(hostileTable(3_000, true)),
+      families: ['ipv4' as const],
+      remainingMs: 60_000,
+    };
+    expect(await analyseInWorker(WORKER, request, 300)).toEqual({ kind: 'deadline', ms: 300 });
+  });
+
+  it('is stopped at its heap cap: too large, never the agent’s heap', async () => {
+    // 100,000 rules (6 MB): under the parsers' own caps, far over the worker's heap.
+    const rules = Array.from(
+      { length: 100_000 },
+      (_, i) =>
+        `-A OUTPUT -d 10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}/32 -p tcp -m tcp --dport ${1 + (i % 60000)} -j RETURN`,
+    );
+    const text = `*nat\n:OUTPUT ACCEPT [0:0]\n${rules.join('\n')}\nCOMMIT\n`;
+    const request = { specs: [spec], outcomes: read(text), families: ['ipv4' as const], remainingMs: 60_000 };
+    const outcome = await analyseInWorker(WORKER, request, 60_000);
+    expect(outcome).toEqual({
+      kind: 'too-large',
+      message: `the analysis passed its ${ANALYSIS_WORKER_LIMITS.maxOldGenerationSizeMb} MiB heap cap and was stopped`,
+    });
+  }, 60_000);
 });

@@ -3,12 +3,12 @@ import { decideVariants } from '../../rules-check/decide.js';
 import type { AnalysisAnswer, AnalysisRequest } from './analysis-request.js';
 
 /**
- * The re-check's rules analysis, in a worker thread of its own (src/node-agent/recheck/
- * worker-analysis.ts starts one per pod, with a heap cap, and terminates it at the pod's
- * deadline): the agent's event loop never parses or verifies a tenant's rules. The dumps are
- * parsed once for every configuration the pod may have; the first that passes ends the work.
+ * The re-check's rules analysis, in a worker thread (src/node-agent/recheck/worker-analysis.ts
+ * starts it with a heap cap, sends it one pod at a time and terminates it at a pod's deadline):
+ * the agent's event loop never parses or verifies a tenant's rules. The dumps are parsed once for
+ * every configuration the pod may have; the first that passes ends the work.
  */
-parentPort?.once('message', (request: AnalysisRequest) => {
+parentPort?.on('message', (request: AnalysisRequest) => {
   // The deadline arrives as time left: a worker's performance.now() has its own origin.
   const analysisDeadline = performance.now() + request.remainingMs;
   const inspections = decideVariants(

@@ -8,7 +8,7 @@ import type { AnalysisAnswer, AnalysisRequest } from './analysis-request.js';
  * MiB; the live readers accept at most 1 MiB of iptables-save and 2 MiB of nft JSON
  * (src/rules/limits.ts). A worker's heap past this is stopped by V8 (ERR_WORKER_OUT_OF_MEMORY) and
  * the pod is unknown, too large, never the agent's OOM: with the sweep's 4 pods at once, the
- * workers take at most 4 x (32 + 4) MiB beside the agent's own heap.
+ * workers' heaps take at most 4 x (32 + 4) MiB beside the agent's own.
  */
 export const ANALYSIS_WORKER_LIMITS = { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 4, stackSizeMb: 4 };
 
@@ -28,39 +28,75 @@ export function rulesWorkerFile(): string {
   return fileURLToPath(new URL('./rules-worker.js', import.meta.url));
 }
 
+/** How long an idle worker is kept for the next pod: a sweep reuses them, the time between sweeps does not. */
+const IDLE_MS = 2000;
+
 /**
- * Runs one pod's analysis in a worker thread of its own, with a heap cap, and terminates it when
- * `deadlineMs` passes: the agent's event loop only copies the request and the answer. Never rejects.
+ * The re-check's analysis workers: at most one per pod checked at once, each reused pod after pod
+ * within a sweep (a worker's start costs about 30 ms of CPU) and ended when idle. A worker that
+ * passes the pod's deadline or its heap cap is terminated and never reused. The agent's event loop
+ * only copies the request and the answer.
  */
-export function analyseInWorker(file: string, request: AnalysisRequest, deadlineMs: number): Promise<WorkerOutcome> {
-  return new Promise((resolve) => {
-    let settled = false;
-    const worker = new Worker(file, { resourceLimits: ANALYSIS_WORKER_LIMITS });
-    const settle = (outcome: WorkerOutcome) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      void worker.terminate();
-      resolve(outcome);
-    };
-    const timer = setTimeout(
-      () => settle({ kind: 'deadline', ms: Math.round(deadlineMs) }),
-      Math.max(1, Math.ceil(deadlineMs)),
-    );
-    worker.once('message', (answer: AnalysisAnswer) => settle({ kind: 'answered', answer }));
-    worker.once('error', (error: Error & { code?: string }) =>
-      settle(
-        error.code === 'ERR_WORKER_OUT_OF_MEMORY'
-          ? {
-              kind: 'too-large',
-              message: `the analysis passed its ${ANALYSIS_WORKER_LIMITS.maxOldGenerationSizeMb} MiB heap cap and was stopped`,
-            }
-          : { kind: 'failed', message: error.message },
-      ),
-    );
-    worker.once('exit', (code) =>
-      settle({ kind: 'failed', message: `the analysis worker exited ${code} without an answer` }),
-    );
-    worker.postMessage(request);
-  });
+export class AnalysisWorkers {
+  private readonly idle: Worker[] = [];
+  private idleTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly file: string) {}
+
+  /** One pod's analysis, stopped at `deadlineMs`. Never rejects. */
+  analyse(request: AnalysisRequest, deadlineMs: number): Promise<WorkerOutcome> {
+    const worker = this.idle.pop() ?? this.start();
+    return new Promise((resolve) => {
+      let settled = false;
+      const onMessage = (answer: AnalysisAnswer) => settle({ kind: 'answered', answer }, true);
+      const onError = (error: Error & { code?: string }) => settle(failureOf(error), false);
+      const onExit = (code: number) =>
+        settle({ kind: 'failed', message: `the analysis worker exited ${code} without an answer` }, false);
+      // Only these three: Node's own listeners on a Worker carry its messages.
+      const settle = (outcome: WorkerOutcome, reuse: boolean) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        worker.off('message', onMessage).off('error', onError).off('exit', onExit);
+        if (reuse) this.park(worker);
+        else void worker.terminate();
+        resolve(outcome);
+      };
+      const timer = setTimeout(
+        () => settle({ kind: 'deadline', ms: Math.round(deadlineMs) }, false),
+        Math.max(1, Math.ceil(deadlineMs)),
+      );
+      worker.on('message', onMessage).on('error', onError).on('exit', onExit);
+      worker.postMessage(request);
+    });
+  }
+
+  /** Ends every idle worker (a busy one ends with its pod). */
+  close(): void {
+    clearTimeout(this.idleTimer);
+    for (const worker of this.idle.splice(0)) void worker.terminate();
+  }
+
+  private start(): Worker {
+    const worker = new Worker(this.file, { resourceLimits: ANALYSIS_WORKER_LIMITS });
+    // Never what keeps the agent's process alive.
+    worker.unref();
+    return worker;
+  }
+
+  private park(worker: Worker): void {
+    this.idle.push(worker);
+    clearTimeout(this.idleTimer);
+    this.idleTimer = setTimeout(() => this.close(), IDLE_MS);
+    this.idleTimer.unref();
+  }
+}
+
+function failureOf(error: Error & { code?: string }): WorkerOutcome {
+  return error.code === 'ERR_WORKER_OUT_OF_MEMORY'
+    ? {
+        kind: 'too-large',
+        message: `the analysis passed its ${ANALYSIS_WORKER_LIMITS.maxOldGenerationSizeMb} MiB heap cap and was stopped`,
+      }
+    : { kind: 'failed', message: error.message };
 }

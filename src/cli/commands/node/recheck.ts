@@ -7,7 +7,7 @@ import { criClient } from '../../../node-agent/cri/cri-client.js';
 import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
 import { namespaceMetaOf, type NamespaceMeta } from '../../../node-agent/recheck/meshed-pod.js';
 import { RecheckLoop } from '../../../node-agent/recheck/recheck-loop.js';
-import { analyseInWorker, rulesWorkerFile } from '../../../node-agent/recheck/worker-analysis.js';
+import { AnalysisWorkers, rulesWorkerFile } from '../../../node-agent/recheck/worker-analysis.js';
 import { promRecheckMetrics } from '../../../node-agent/recheck/recheck-metrics.js';
 import type { RecheckRoster } from '../../../node-agent/recheck/roster.js';
 import type { NodeRecheck } from './config.js';
@@ -22,7 +22,7 @@ export function startRecheck(
   parts: { access: ClusterAccess; agent: NodeAgent; roster: RecheckRoster; registry: Registry; log: AgentLog },
 ): RecheckLoop {
   const runtime = criClient(recheck.socketPath);
-  const workerFile = rulesWorkerFile();
+  const workers = new AnalysisWorkers(rulesWorkerFile());
   const namespace = async (name: string): Promise<NamespaceMeta | undefined> => {
     const answer = await getNamespace(parts.access, name, 5000);
     if (answer.ok) return namespaceMetaOf(answer.value);
@@ -36,7 +36,7 @@ export function startRecheck(
       runtime,
       namespace,
       readRules: readPodRules,
-      analyse: (request, deadlineMs) => analyseInWorker(workerFile, request, deadlineMs),
+      analyse: (request, deadlineMs) => workers.analyse(request, deadlineMs),
       now: () => performance.now(),
     },
     reporter: parts.agent,

@@ -27,6 +27,36 @@ function lastTable(text: string, previous: string | undefined): string | undefin
   return table;
 }
 
+/** Stdout as it arrives: counted against the cap, the table being printed noted, kept only under the cap. */
+class StdoutCap {
+  private readonly chunks: Buffer[] = [];
+  private carry = '';
+  bytes = 0;
+  table: string | undefined;
+  overflowed = false;
+
+  constructor(private readonly cap: number) {}
+
+  /** false once the output passed the cap (nothing more is kept). */
+  push(chunk: Buffer): boolean {
+    if (this.overflowed) return false;
+    const seen = this.carry + chunk.toString('latin1');
+    this.table = lastTable(seen, this.table);
+    this.carry = seen.slice(-CARRY);
+    if (this.bytes + chunk.length > this.cap) {
+      this.overflowed = true;
+      return false;
+    }
+    this.chunks.push(chunk);
+    this.bytes += chunk.length;
+    return true;
+  }
+
+  text(): string {
+    return this.overflowed ? '' : Buffer.concat(this.chunks, this.bytes).toString('utf8');
+  }
+}
+
 /**
  * Runs one reading tool, streaming its output: stdout is counted as it arrives and the child is
  * killed (SIGKILL) the moment it passes `stdoutCap` or the deadline, so the reader never holds
@@ -35,12 +65,8 @@ function lastTable(text: string, previous: string | undefined): string | undefin
 export function runBoundedChild(file: string, args: readonly string[], bounds: ChildBounds): Promise<ToolRun> {
   const started = performance.now();
   return new Promise((resolve) => {
-    const out: Buffer[] = [];
-    let outBytes = 0;
+    const out = new StdoutCap(bounds.stdoutCap);
     let err = '';
-    let carry = '';
-    let table: string | undefined;
-    let overflowed = false;
     let timedOut = false;
     let code: string | undefined;
     const child = spawn(file, args, { env: bounds.env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -58,17 +84,7 @@ export function runBoundedChild(file: string, args: readonly string[], bounds: C
       Math.max(1, Math.ceil(bounds.timeoutMs)),
     );
     child.stdout.on('data', (chunk: Buffer) => {
-      if (overflowed) return;
-      const seen = carry + chunk.toString('latin1');
-      table = lastTable(seen, table);
-      carry = seen.slice(-CARRY);
-      if (outBytes + chunk.length > bounds.stdoutCap) {
-        overflowed = true;
-        stop();
-        return;
-      }
-      out.push(chunk);
-      outBytes += chunk.length;
+      if (!out.overflowed && !out.push(chunk)) stop();
     });
     child.stderr.on('data', (chunk: Buffer) => {
       if (err.length < STDERR_CAP) err += chunk.toString('utf8').slice(0, STDERR_CAP - err.length);
@@ -81,13 +97,13 @@ export function runBoundedChild(file: string, args: readonly string[], bounds: C
       resolve({
         ...(code !== undefined ? { code } : {}),
         timedOut,
-        overflowed,
+        overflowed: out.overflowed,
         exitCode: exitCode ?? undefined,
         ...(signal ? { signal } : {}),
-        stdout: overflowed ? '' : Buffer.concat(out, outBytes).toString('utf8'),
-        stdoutBytes: outBytes,
+        stdout: out.text(),
+        stdoutBytes: out.bytes,
         stderr: err,
-        ...(table !== undefined ? { table } : {}),
+        ...(out.table !== undefined ? { table: out.table } : {}),
         elapsedMs: performance.now() - started,
       });
     });

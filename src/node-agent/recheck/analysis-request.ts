@@ -16,3 +16,15 @@ export interface AnalysisRequest {
 export interface AnalysisAnswer {
   readonly inspections: readonly Pick<RulesInspection, 'status' | 'reason' | 'message' | 'evidence'>[];
 }
+
+/** The answer as the agent keeps it: each inspection's verdict and its first evidence lines. */
+export function answerOf(inspections: readonly RulesInspection[]): AnalysisAnswer {
+  return {
+    inspections: inspections.map(({ status, reason, message, evidence }) => ({
+      status,
+      ...(reason !== undefined ? { reason } : {}),
+      message,
+      evidence: evidence.slice(0, 5),
+    })),
+  };
+}

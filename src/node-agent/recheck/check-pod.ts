@@ -46,8 +46,15 @@ async function locate(
   return { id: ready[0]!.id, path: path.value };
 }
 
-/** How much earlier than the pod's deadline the analysis gives up by itself. */
+/** How much earlier than its worker is stopped the analysis gives up by itself. */
 const ANALYSIS_MARGIN_MS = 250;
+
+/**
+ * The least time the analysis is given, even when reading used up the pod's deadline (a starved
+ * node): a pod's few rules are judged in milliseconds, and a message to the worker and back must
+ * not lose its answer. It stays within the sweep's 500 ms grace past the pod's deadline.
+ */
+const MIN_ANALYSIS_MS = 400;
 
 /**
  * The rules against each configuration the pod may have, parsed once in the analysis worker: the
@@ -60,10 +67,11 @@ async function judge(
   ports: CheckPorts,
   leftMs: number,
 ): Promise<PodCheck> {
+  const workerMs = Math.max(leftMs, MIN_ANALYSIS_MS);
   // The analysis stops itself a little before the worker is stopped, so its answer says where it was.
-  const remainingMs = Math.max(1, leftMs - ANALYSIS_MARGIN_MS);
+  const remainingMs = Math.max(1, workerMs - ANALYSIS_MARGIN_MS);
   const request = { specs: expectation.specs, outcomes, families: expectation.families, remainingMs };
-  const outcome = await ports.analyse(request, leftMs);
+  const outcome = await ports.analyse(request, workerMs);
   switch (outcome.kind) {
     case 'deadline':
       return unknown('deadline', `the rules analysis did not finish within its ${outcome.ms} ms and was stopped`);

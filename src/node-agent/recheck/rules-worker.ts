@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
 import { decideVariants } from '../../rules-check/decide.js';
-import type { AnalysisAnswer, AnalysisRequest } from './analysis-request.js';
+import { answerOf, type AnalysisRequest } from './analysis-request.js';
 
 /**
  * The re-check's rules analysis, in a worker thread (src/node-agent/recheck/worker-analysis.ts
@@ -17,13 +17,5 @@ parentPort?.on('message', (request: AnalysisRequest) => {
     { families: request.families, mode: 'required', analysisDeadline },
     (inspection) => inspection.status === 'passed',
   );
-  const answer: AnalysisAnswer = {
-    inspections: inspections.map(({ status, reason, message, evidence }) => ({
-      status,
-      ...(reason !== undefined ? { reason } : {}),
-      message,
-      evidence: evidence.slice(0, 5),
-    })),
-  };
-  parentPort?.postMessage(answer);
+  parentPort?.postMessage(answerOf(inspections));
 });

@@ -31,11 +31,15 @@ export function rulesWorkerFile(): string {
 /** How long an idle worker is kept for the next pod: a sweep reuses them, the time between sweeps does not. */
 const IDLE_MS = 2000;
 
+/** How long past a pod's deadline a worker may still answer (and be kept) before it is terminated. */
+const LATE_GRACE_MS = 2000;
+
 /**
- * The re-check's analysis workers: at most one per pod checked at once, each reused pod after pod
- * within a sweep (a worker's start costs about 30 ms of CPU) and ended when idle. A worker that
- * passes the pod's deadline or its heap cap is terminated and never reused. The agent's event loop
- * only copies the request and the answer.
+ * The re-check's analysis workers: one per pod checked at once, each reused pod after pod within
+ * a sweep (a worker's start costs about 30 ms of CPU: on a starved node, more than a pod's
+ * deadline leaves) and ended when idle. A worker still busy 2 s past the pod's deadline, or past
+ * its heap cap, is terminated, never reused, and a successor started at once. The agent's event
+ * loop only copies the request and the answer.
  */
 export class AnalysisWorkers {
   private readonly idle: Worker[] = [];
@@ -43,28 +47,35 @@ export class AnalysisWorkers {
 
   constructor(private readonly file: string) {}
 
-  /** One pod's analysis, stopped at `deadlineMs`. Never rejects. */
+  /**
+   * One pod's analysis, answered by `deadlineMs` (a late worker is the pod's `deadline`). The
+   * analysis stops itself before then; a worker that still answers within LATE_GRACE_MS is kept
+   * (a starved node must not pay a cold start per pod), one that does not is terminated. Never rejects.
+   */
   analyse(request: AnalysisRequest, deadlineMs: number): Promise<WorkerOutcome> {
     const worker = this.idle.pop() ?? this.start();
     return new Promise((resolve) => {
-      let settled = false;
-      const onMessage = (answer: AnalysisAnswer) => settle({ kind: 'answered', answer }, true);
-      const onError = (error: Error & { code?: string }) => settle(failureOf(error), false);
+      let done = false;
+      const onMessage = (answer: AnalysisAnswer) => finish({ kind: 'answered', answer }, true);
+      const onError = (error: Error & { code?: string }) => finish(failureOf(error), false);
       const onExit = (code: number) =>
-        settle({ kind: 'failed', message: `the analysis worker exited ${code} without an answer` }, false);
-      // Only these three: Node's own listeners on a Worker carry its messages.
-      const settle = (outcome: WorkerOutcome, reuse: boolean) => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
+        finish({ kind: 'failed', message: `the analysis worker exited ${code} without an answer` }, false);
+      // The first outcome is the pod's (a Promise settles once); the worker is dealt with once.
+      const finish = (outcome: WorkerOutcome, reuse: boolean) => {
+        resolve(outcome);
+        if (done) return;
+        done = true;
+        clearTimeout(late);
+        clearTimeout(stop);
         worker.off('message', onMessage).off('error', onError).off('exit', onExit);
         if (reuse) this.park(worker);
-        else void worker.terminate();
-        resolve(outcome);
+        else this.replace(worker);
       };
-      const timer = setTimeout(
-        () => settle({ kind: 'deadline', ms: Math.round(deadlineMs) }, false),
-        Math.max(1, Math.ceil(deadlineMs)),
+      const ms = Math.max(1, Math.ceil(deadlineMs));
+      const late = setTimeout(() => resolve({ kind: 'deadline', ms: Math.round(deadlineMs) }), ms);
+      const stop = setTimeout(
+        () => finish({ kind: 'deadline', ms: Math.round(deadlineMs) }, false),
+        ms + LATE_GRACE_MS,
       );
       worker.on('message', onMessage).on('error', onError).on('exit', onExit);
       worker.postMessage(request);
@@ -82,6 +93,12 @@ export class AnalysisWorkers {
     // Never what keeps the agent's process alive.
     worker.unref();
     return worker;
+  }
+
+  /** Ends a worker that cannot be reused and starts its successor now, off the next pod's clock. */
+  private replace(worker: Worker): void {
+    void worker.terminate();
+    this.park(this.start());
   }
 
   private park(worker: Worker): void {

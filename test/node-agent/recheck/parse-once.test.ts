@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import { corpusFile } from '../../harness/pod-namespace.js';
 import { namespaceMetaOf, recheckPodOf } from '../../../src/node-agent/recheck/meshed-pod.js';
 import { expectationOf } from '../../../src/node-agent/recheck/expectations.js';
+import { analysePod, IN_THREAD_MAX_BYTES } from '../../../src/node-agent/recheck/pod-analysis.js';
 import { podShareMs } from '../../../src/node-agent/recheck/sweep.js';
+import type { AnalysisWorkers } from '../../../src/node-agent/recheck/worker-analysis.js';
 import type { ReadOutcome } from '../../../src/rules/read/classify.js';
 import { decideVariants } from '../../../src/rules-check/decide.js';
 import * as analyze from '../../../src/rules-check/analyze.js';
@@ -64,5 +66,44 @@ describe('each pod gets at most its share of a sweep', () => {
     expect(podShareMs({ ...settings, sweepBudgetMs: 60_000 }, 80)).toBe(3000);
     expect(podShareMs({ ...settings, sweepBudgetMs: 8000 }, 110)).toBe(1000);
     expect(podShareMs(settings, 110)).toBe(5000);
+  });
+});
+
+describe('a pod’s few KB of rules are judged on the event loop, anything larger in a worker', () => {
+  const linkerd = recheckPodOf({
+    metadata: { name: 'web', namespace: 'shop', uid: 'u3' },
+    spec: { initContainers: [{ name: 'linkerd-network-validator' }], containers: [{ name: 'app' }] },
+    status: { phase: 'Running', podIP: '10.1.0.5', podIPs: [{ ip: '10.1.0.5' }] },
+  })!;
+  const expectation = expectationOf('linkerd', linkerd, namespaceMetaOf({}));
+  const specs = expectation.kind === 'spec' ? expectation.specs : [];
+  const read = (text: string): ReadOutcome[] => [
+    { kind: 'read', dump: { backend: 'iptables-nft', family: 'ipv4', source: 'iptables-nft-save', text } },
+  ];
+  const sent: number[] = [];
+  const workers = {
+    analyse: async (request: { outcomes: readonly ReadOutcome[] }) => {
+      sent.push(request.outcomes.length);
+      return { kind: 'deadline' as const, ms: 1 };
+    },
+  } as unknown as AnalysisWorkers;
+
+  it('the corpus table on the event loop; over 64 KiB to the worker', async () => {
+    const text = readFileSync(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'utf8');
+    const small = await analysePod(
+      workers,
+      { specs, outcomes: read(text), families: ['ipv4'], remainingMs: 5000 },
+      5000,
+    );
+    expect(small.kind === 'answered' && small.answer.inspections.map((answer) => answer.status)).toEqual(['passed']);
+    expect(sent).toEqual([]);
+    const large = `${text}${'#'.repeat(IN_THREAD_MAX_BYTES)}\n`;
+    const big = await analysePod(
+      workers,
+      { specs, outcomes: read(large), families: ['ipv4'], remainingMs: 5000 },
+      5000,
+    );
+    expect(big).toEqual({ kind: 'deadline', ms: 1 });
+    expect(sent).toEqual([1]);
   });
 });

@@ -8,14 +8,16 @@ import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
 import { namespaceMetaOf, type NamespaceMeta } from '../../../node-agent/recheck/meshed-pod.js';
 import { RecheckLoop } from '../../../node-agent/recheck/recheck-loop.js';
 import { AnalysisWorkers, rulesWorkerFile } from '../../../node-agent/recheck/worker-analysis.js';
+import { analysePod } from '../../../node-agent/recheck/pod-analysis.js';
 import { promRecheckMetrics } from '../../../node-agent/recheck/recheck-metrics.js';
 import type { RecheckRoster } from '../../../node-agent/recheck/roster.js';
 import type { NodeRecheck } from './config.js';
 
 /**
  * The re-check's edges, composed: the runtime's CRI socket, the namespace reader, the rules read
- * in a child that entered the pod's namespace, and the validator's own engine, run for each pod in
- * a worker thread with a heap cap (src/node-agent/recheck/rules-worker.ts, bundled beside the CLI).
+ * in a child that entered the pod's namespace, and the validator's own engine: on the event loop
+ * for a pod's few KB of rules, in a worker thread with a heap cap for more
+ * (src/node-agent/recheck/pod-analysis.ts; rules-worker.ts, bundled beside the CLI).
  */
 export function startRecheck(
   recheck: NodeRecheck,
@@ -36,7 +38,7 @@ export function startRecheck(
       runtime,
       namespace,
       readRules: readPodRules,
-      analyse: (request, deadlineMs) => workers.analyse(request, deadlineMs),
+      analyse: (request, deadlineMs) => analysePod(workers, request, deadlineMs),
       now: () => performance.now(),
     },
     reporter: parts.agent,

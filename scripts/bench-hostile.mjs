@@ -139,6 +139,7 @@ async function sweepStep() {
   const { sweep } = await dist('node-agent/recheck/sweep.js');
   const { readPodRules } = await dist('node-agent/recheck/netns-rules.js');
   const { AnalysisWorkers } = await dist('node-agent/recheck/worker-analysis.js');
+  const { analysePod } = await dist('node-agent/recheck/pod-analysis.js');
   const { recheckPodOf, namespaceMetaOf } = await dist('node-agent/recheck/meshed-pod.js');
   const { decideVariants } = await dist('rules-check/decide.js');
   const { startHealthServer } = await dist('node-agent/health-server.js');
@@ -185,9 +186,9 @@ async function sweepStep() {
   });
   const out = [];
   for (const [label, analyse] of [
-    ['workers', (r, ms) => workers.analyse(r, ms)],
+    ['workers', (r, ms) => analysePod(workers, r, ms)],
     ['event loop (before)', inThread],
-    ['workers', (r, ms) => workers.analyse(r, ms)],
+    ['workers', (r, ms) => analysePod(workers, r, ms)],
   ]) {
     const server = await startHealthServer(new Registry(), () => true, '127.0.0.1', 0);
     const port = server.address().port;

@@ -11,6 +11,7 @@ import { namespaceMetaOf, recheckPodOf, type RecheckPod } from '../../../src/nod
 import { readPodRules } from '../../../src/node-agent/recheck/netns-rules.js';
 import { sweep, type SweepOutcome } from '../../../src/node-agent/recheck/sweep.js';
 import { expectationOf } from '../../../src/node-agent/recheck/expectations.js';
+import { analysePod } from '../../../src/node-agent/recheck/pod-analysis.js';
 import { ANALYSIS_WORKER_LIMITS, AnalysisWorkers } from '../../../src/node-agent/recheck/worker-analysis.js';
 import type { InterceptionSpec } from '../../../src/config/interception.js';
 import type { ReadOutcome } from '../../../src/rules/read/classify.js';
@@ -18,9 +19,10 @@ import { makeNamespace, removeNamespace } from '../../ambient/dumps.js';
 import { corpusFile, REPO_ROOT } from '../../harness/pod-namespace.js';
 
 // Issue #43, item 4: tenants with NET_ADMIN write huge rulesets into their own pods. One sweep of
-// the re-check, with its real reader (nsenter children) and its real analysis worker (the built
-// dist/node-agent/recheck/rules-worker.js), over a dozen hostile pods beside clean ones, while the
-// agent's health endpoint is probed as the kubelet probes it (1 s, its default timeoutSeconds).
+// the re-check, with its real reader (nsenter children) and its real analysis (a pod's few KB on the
+// event loop, more in the built dist/node-agent/recheck/rules-worker.js), over a dozen hostile pods
+// beside clean ones, while the agent's health endpoint is probed as the kubelet probes it (1 s, its
+// default timeoutSeconds).
 // Before, the analysis ran on the agent's event loop past each pod's deadline: /healthz went
 // unanswered for seconds at a time and a sweep took minutes.
 const LINKERD = readFileSync(corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt'), 'utf8');
@@ -130,7 +132,7 @@ describe(`one re-check sweep over ${HOSTILE} hostile pods beside ${CLEAN} clean 
           runtime: runtimeOf(new Map(pods.map(({ pod, namespace }) => [pod.uid, namespace]))),
           namespace: async () => namespaceMetaOf({}),
           readRules: readPodRules,
-          analyse: (analysis, deadlineMs) => workers.analyse(analysis, deadlineMs),
+          analyse: (analysis, deadlineMs) => analysePod(workers, analysis, deadlineMs),
           now: () => performance.now(),
         },
         { concurrency: 4, podDeadlineMs: 5000, sweepBudgetMs: 30_000 },

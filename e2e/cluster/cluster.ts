@@ -6,12 +6,12 @@ import { fileURLToPath } from 'node:url';
 
 /** Where scripts/cluster-env.sh keeps the running cluster (CLUSTER_STATE overrides it there too). */
 export const STATE = process.env['CLUSTER_STATE'] ?? '/var/lib/interlock-cluster';
-export const KUBECONFIG = join(STATE, 'admin.kubeconfig');
+const KUBECONFIG = join(STATE, 'admin.kubeconfig');
 /** The Kubernetes v1.33.13 kubectl built with the cluster: the same version as its API server. */
 const KUBECTL = (): string => join(readFileSync(join(STATE, 'bin'), 'utf8').trim(), 'kubectl');
-export const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 export const IMAGE = `docker.io/library/${process.env['INTERLOCK_IMAGE'] ?? 'mesh-interlock:dev'}`;
-export const NODE = 'interlock-node';
+
 const STANDIN = fileURLToPath(new URL('../../test/fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
 export const CORPUS = fileURLToPath(new URL('../../test/fixtures/corpus/', import.meta.url));
 
@@ -21,7 +21,7 @@ export interface Ran {
   readonly stderr: string;
 }
 
-export function run(command: string, args: readonly string[], input?: string): Promise<Ran> {
+function run(command: string, args: readonly string[], input?: string): Promise<Ran> {
   return new Promise((resolve) => {
     const child = execFile(
       command,

@@ -5,6 +5,7 @@ import { parsePortSet, type PortSet } from '../addr/port-set.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { formatDuration, parseDurationMs } from './duration.js';
 import { quoted } from './echo-value.js';
+import { PLATFORMS, type Platform } from './platform.js';
 
 /** A flag value parser: the failure's message is the problem alone (`expected 1-65535`). */
 export type FlagParser<T> = (text: string) => Result<T, 'ConfigInvalid'>;
@@ -41,6 +42,9 @@ export function oneOf<T extends string>(allowed: readonly T[], wording: OneOfWor
     return (allowed as readonly string[]).includes(value) ? ok(value as T) : problem(message);
   };
 }
+
+/** --platform: kubernetes or openshift. */
+export const parsePlatform: FlagParser<Platform> = oneOf(PLATFORMS, { say: 'or' });
 
 /** Where a server listens. */
 export interface ListenAddress {

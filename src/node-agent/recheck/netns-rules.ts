@@ -56,7 +56,7 @@ const LIMIT = ['prlimit', `--as=${CHILD_ADDRESS_SPACE_BYTES}`, '--'];
  * node:child_process, not execa: a sweep of 110 pods spawns 330 children, and execa costs the
  * agent twice the CPU per spawn.
  */
-function inNetns(netnsPath: string, file: string, args: readonly string[], cap: number, timeoutMs: number) {
+export function inNetns(netnsPath: string, file: string, args: readonly string[], cap: number, timeoutMs: number) {
   const started = performance.now();
   return new Promise<ChildRun>((resolve) => {
     execFile(

@@ -168,7 +168,7 @@ export const RECHECK_INTERVAL_FLAG: FlagDef<number> = {
   kind: 'value',
   env: 'INTERLOCK_RECHECK_INTERVAL',
   placeholder: 'DURATION',
-  help: 'Re-check every running meshed pod of this node this often (`1m`; off by default): its rules, read in its network namespace found through the runtime (--cri-endpoint), checked as its validator checks them. Two sweeps in a row that find the capture lost post a CaptureLost Warning on the pod. Needs the privileged agent (`manifest --node-agent --recheck-interval`, docs/node-agent.md).',
+  help: "Re-check every running meshed pod of this node this often (`1m`; off by default): its rules, read in its network namespace found through the runtime (--cri-endpoint), checked as its validator checks them. Two sweeps in a row that find the capture lost post a CaptureLost Warning on the pod (ZtunnelNotListening: an ambient pod's rules intact, its listeners gone). Needs the privileged agent (`manifest --node-agent --recheck-interval`, docs/node-agent.md).",
   parse: parseDuration(1000, 86_400_000),
 };
 

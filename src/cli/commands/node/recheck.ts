@@ -5,6 +5,7 @@ import type { NodeAgent } from '../../../node-agent/agent.js';
 import { REAL_CLOCK, type AgentLog } from '../../../node-agent/agent-settings.js';
 import { criClient } from '../../../node-agent/cri/cri-client.js';
 import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
+import { readPodSockets } from '../../../node-agent/recheck/netns-sockets.js';
 import { namespaceMetaOf, type NamespaceMeta } from '../../../node-agent/recheck/meshed-pod.js';
 import { RecheckLoop } from '../../../node-agent/recheck/recheck-loop.js';
 import { promRecheckMetrics } from '../../../node-agent/recheck/recheck-metrics.js';
@@ -13,7 +14,7 @@ import type { NodeRecheck } from './config.js';
 
 /**
  * The re-check's edges, composed: the runtime's CRI socket, the namespace reader, the rules read
- * in a child that entered the pod's namespace, and the validator's own engine (loaded on first
+ * (and an ambient pod's listeners) in a child that entered the pod's namespace, and the validator's own engine (loaded on first
  * use, as validate loads it).
  */
 export function startRecheck(
@@ -34,6 +35,7 @@ export function startRecheck(
       runtime,
       namespace,
       readRules: readPodRules,
+      readSockets: readPodSockets,
       decide: async (spec, outcomes, options) =>
         (await import('../../../rules-check/decide.js')).decideInspection(spec, outcomes, options),
       now: () => performance.now(),

@@ -43,6 +43,12 @@ export function oneOf<T extends string>(allowed: readonly T[], wording: OneOfWor
   };
 }
 
+/** A release's MAJOR.MINOR (`1.24`, `1.24.3`, `v1.24.0`: the patch is read and dropped). */
+export const parseMinorVersion: FlagParser<readonly [number, number]> = (text) => {
+  const match = /^v?(\d{1,3})\.(\d{1,3})(?:\.\d{1,4})?$/.exec(text.trim());
+  return match ? ok([Number(match[1]), Number(match[2])] as const) : problem('expected MAJOR.MINOR (1.24 or 1.24.3)');
+};
+
 /** --platform: kubernetes or openshift. */
 export const parsePlatform: FlagParser<Platform> = oneOf(PLATFORMS, { say: 'or' });
 

@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { nodeConfigOf } from '../../src/cli/commands/node/config.js';
 import { parseMinorVersion } from '../../src/config/flag-parsers.js';
 import { ambientAnnotationsRead, type AmbientPodAnnotation } from '../../src/mesh/istio-ambient.js';
 
@@ -59,5 +60,18 @@ describe("istio-cni's reading of ambient pods' annotations, per tag", () => {
     expect(parseMinorVersion('1.24')).toEqual({ ok: true, value: [1, 24] });
     expect(parseMinorVersion('v1.25.3')).toEqual({ ok: true, value: [1, 25] });
     for (const bad of ['', '1', '1.x', '1.24.0-beta.1', 'latest']) expect(parseMinorVersion(bad).ok, bad).toBe(false);
+  });
+
+  it('node --istio-cni-version hands its reading to the re-check (the newest without it)', () => {
+    const recheck = (extra: string[]) => {
+      const config = nodeConfigOf(
+        ['--node-name', 'n', '--mesh', 'istio-ambient', '--recheck-interval', '1m', ...extra],
+        {},
+      );
+      if (typeof config === 'string') throw new Error(config);
+      return [...(config.recheck?.ambientReads ?? [])].sort();
+    };
+    expect(recheck(['--istio-cni-version', '1.24'])).toEqual(['bypassInboundCapture']);
+    expect(recheck([])).toEqual(['bypassInboundCapture', 'dnsCapture', 'rerouteVirtualInterfaces']);
   });
 });

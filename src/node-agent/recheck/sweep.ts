@@ -1,3 +1,4 @@
+import type { AmbientPodAnnotation } from '../../mesh/istio-ambient.js';
 import { agree, type Memory, type SweepResult } from './agreement.js';
 import { checkPod, type CheckPorts } from './check-pod.js';
 import { meshIdentity } from '../../mesh/meshes.js';
@@ -15,6 +16,8 @@ export interface SweepSettings {
   readonly concurrency: number;
   /** Each pod's deadline, runtime calls, reading and analysis included. */
   readonly podDeadlineMs: number;
+  /** The ambient pod annotations the node's istio-cni reads (its version's); unset, the newest's. */
+  readonly ambientReads?: ReadonlySet<AmbientPodAnnotation>;
 }
 
 /** What one sweep found, for the reporter: the agreement and the count of each answer. */
@@ -60,7 +63,7 @@ async function checkTarget(target: Target, ports: SweepPorts, settings: SweepSet
   // Linkerd's exclusions fall back to the namespace's annotations: unread, the expectation is not known.
   if (mode !== AMBIENT && meshIdentity(mode).namespaceAnnotationFallback && !namespace)
     return unknown('no-expectation', `namespace ${pod.namespace} could not be read`);
-  const expectation = expectationOf(mode, pod, namespace);
+  const expectation = expectationOf(mode, pod, namespace, settings.ambientReads);
   const work = checkPod(pod, expectation, ports, settings.podDeadlineMs).catch((error: unknown) =>
     unknown('rules-undecided', `the check failed: ${error instanceof Error ? error.message : String(error)}`),
   );

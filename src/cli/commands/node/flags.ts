@@ -16,7 +16,7 @@ import {
   type ListenAddress,
   type TaintMatch,
 } from '../../../config/flag-parsers.js';
-import { MESH_FLAG } from '../../../config/interception-flags.js';
+import { MESH_FLAG, ISTIO_CNI_VERSION_FLAG } from '../../../config/interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
 import { meshIdentities } from '../../../mesh/meshes.js';
 import { NODE_ACTIONS, type NodeAction } from '../../../node-agent/decide.js';
@@ -241,6 +241,7 @@ export const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
   RECHECK_INTERVAL_FLAG,
   CRI_ENDPOINT_FLAG,
   RECHECK_ACTION_FLAG,
+  ISTIO_CNI_VERSION_FLAG,
   REPORT_CONDITION_FLAG,
   STARTUP_TAINT_FLAG,
   CONDITION_INTERVAL_FLAG,

@@ -18,6 +18,12 @@ npm run lint --silent
 
 results=$(mktemp -d)
 status=0
+# The suite's temporary files go to a directory of its own (sticky and world-writable, like /tmp,
+# for the tests that run as other uids), so that what a test leaves behind is seen and named at the
+# end, and a run beside other work on the machine does not count their files as ours.
+suite_tmp=$(mktemp -d /tmp/interlock-suite.XXXXXX)
+chmod 1777 "$suite_tmp"
+export TMPDIR=$suite_tmp
 json() { echo --reporter=default --reporter=json --outputFile="$results/$1.json"; }
 # The projects of vitest.config.ts, each once what it needs is ready. Unit tests run without any
 # capability: one that needs root fails there (scripts/test-unit.sh).
@@ -46,4 +52,13 @@ node -e '
   console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
 ' "$results"/{unit,root,containers,cri}.json
 rm -rf "$results"
+
+# A test that leaves a temporary directory behind fails the run, naming it.
+leftovers=$(find "$suite_tmp" -mindepth 1 -maxdepth 1 -name 'interlock-*' -printf '%f\n' | sort)
+if [ -n "$leftovers" ]; then
+  echo "the suite left $(echo "$leftovers" | wc -l) temporary directories behind in $suite_tmp:" >&2
+  echo "$leftovers" | sed 's/^/  /' >&2
+  status=1
+fi
+rm -rf --one-file-system "$suite_tmp"
 exit $status

@@ -11,6 +11,7 @@ import { runInject } from '../../src/cli/commands/inject/run.js';
 import { podPatch } from '../../src/webhook/validator-patch.js';
 import { ambientPatch } from '../../src/webhook/ambient-patch.js';
 import { expectGolden } from '../harness/golden.js';
+import { withoutFixedUid } from '../../src/inject/validator-container.js';
 
 // Issue #44, item 7: OpenShift's restricted-v2 SCC refuses a fixed runAsUser outside the
 // namespace's range (linkerd/linkerd2#11520), at admission and after the webhook's mutation
@@ -168,5 +169,24 @@ describe("inject and the webhook on OpenShift: a mesh validator's fixed uid goes
       .newDocument as Plain;
     expect(uidFields(patched)).toEqual([]);
     expect(JSON.stringify(ambientPatch(pod, { image: IMAGE, annotations: {} }).ops)).toContain('runAsUser');
+  });
+});
+
+describe('withoutFixedUid', () => {
+  it("removes only the mesh's fixed validator uid, only on OpenShift; a range uid and odd values stay", () => {
+    const linkerd = { runAsUser: 65534, runAsGroup: 65534, runAsNonRoot: true };
+    expect(withoutFixedUid(linkerd, 'linkerd', 'openshift')).toEqual({ runAsNonRoot: true });
+    expect(withoutFixedUid(linkerd, 'linkerd', 'kubernetes')).toBe(linkerd);
+    const ranged = { runAsUser: 1000680000, runAsGroup: 1000680000 };
+    expect(withoutFixedUid(ranged, 'istio', 'openshift')).toBe(ranged);
+    expect(withoutFixedUid({ runAsUser: 1337 }, 'istio', 'openshift')).toEqual({});
+    for (const odd of [undefined, null, 'x']) expect(withoutFixedUid(odd, 'linkerd', 'openshift')).toBe(odd);
+  });
+
+  it('the webhook on kubernetes keeps its fixed uid 65532', async () => {
+    const result = await runManifest(['--webhook', '--mesh', 'istio-ambient', '--image', IMAGE], {});
+    const deployment = documents(result.stdout).find((object) => object.kind === 'Deployment')!;
+    expect(uidFields(deployment).length).toBe(2);
+    expect(JSON.stringify(deployment)).toContain('"runAsUser":65532');
   });
 });

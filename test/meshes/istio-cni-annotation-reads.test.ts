@@ -52,6 +52,7 @@ describe("istio-cni's reading of ambient pods' annotations, per tag", () => {
 
   it('a version before 1.21 reads none, one after the newest row reads all three, no version the newest', () => {
     expect(ambientAnnotationsRead([1, 20]).size).toBe(0);
+    expect(ambientAnnotationsRead([0, 99]).size).toBe(0);
     expect(ambientAnnotationsRead([2, 0]).size).toBe(3);
     expect([...ambientAnnotationsRead()]).toEqual([...ambientAnnotationsRead([1, 30])]);
   });
@@ -59,6 +60,11 @@ describe("istio-cni's reading of ambient pods' annotations, per tag", () => {
   it('--istio-cni-version takes MAJOR.MINOR with or without a patch, and refuses anything else', () => {
     expect(parseMinorVersion('1.24')).toEqual({ ok: true, value: [1, 24] });
     expect(parseMinorVersion('v1.25.3')).toEqual({ ok: true, value: [1, 25] });
+    expect(parseMinorVersion(' 10.24.1000 ')).toEqual({ ok: true, value: [10, 24] });
+    expect(parseMinorVersion('x1.24')).toMatchObject({
+      ok: false,
+      error: { message: expect.stringContaining('MAJOR.MINOR') },
+    });
     for (const bad of ['', '1', '1.x', '1.24.0-beta.1', 'latest']) expect(parseMinorVersion(bad).ok, bad).toBe(false);
   });
 

@@ -72,7 +72,11 @@ describe('manifest --platform openshift: the validator', () => {
   it('--rules-check keeps uid 0: only root gets effective capabilities from the kubelet', async () => {
     const argv = ['--mesh', 'istio-ambient', '--image', IMAGE, '--platform', 'openshift', '--rules-check'];
     const [container] = documents((await runManifest(argv, {})).stdout);
-    expect(container!.securityContext).toMatchObject({ runAsUser: 0, runAsNonRoot: false });
+    expect(container!.securityContext).toMatchObject({
+      runAsUser: 0,
+      runAsNonRoot: false,
+      capabilities: { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] },
+    });
   });
 
   it('refuses a platform it does not know', async () => {

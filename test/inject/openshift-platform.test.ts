@@ -147,6 +147,23 @@ describe("inject and the webhook on OpenShift: a mesh validator's fixed uid goes
     expect(uidFields(validatorOf(kubernetes.spec.template, 'linkerd-network-validator'))).not.toEqual([]);
   });
 
+  it('inject --mesh istio-ambient --platform openshift adds a validator without a uid', async () => {
+    const pod = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'web', labels: { 'istio.io/dataplane-mode': 'ambient' } },
+      spec: { containers: [{ name: 'app', image: 'app' }] },
+    });
+    const run = (platform: string) =>
+      runInject(['--mesh', 'istio-ambient', '--image', IMAGE, '--platform', platform], {}, () => Buffer.from(pod));
+    const openshift = await run('openshift');
+    expect(openshift.exitCode, openshift.stderr).toBe(0);
+    const injected = JSON.parse(openshift.stdout) as Plain;
+    expect(validatorOf(injected, 'istio-ambient-validation')).toBeDefined();
+    expect(uidFields(injected)).toEqual([]);
+    expect(uidFields(JSON.parse((await run('kubernetes')).stdout))).not.toEqual([]);
+  });
+
   it("the webhook's patch of Linkerd's validator leaves no uid, and the patched pod is valid", () => {
     const deployment = documents(readFileSync(LINKERD_POD, 'utf8'))[0] as { spec: { template: Plain } };
     const pod = { apiVersion: 'v1', kind: 'Pod', ...deployment.spec.template } as Plain;

@@ -6,7 +6,7 @@ import { namespaceMetaOf, recheckPodOf, type RecheckPod } from '../../../src/nod
 import { readPodRules } from '../../../src/node-agent/recheck/netns-rules.js';
 import { readPodSockets } from '../../../src/node-agent/recheck/netns-sockets.js';
 import type { PodCheck } from '../../../src/node-agent/recheck/pod-check.js';
-import { decideInspection } from '../../../src/rules-check/decide.js';
+import { decideVariants } from '../../../src/rules-check/decide.js';
 import { ambientGoldens, flushAll, loadIptablesGolden } from '../../ambient/goldens.js';
 import { makeNamespace, removeNamespace } from '../../ambient/dumps.js';
 
@@ -44,7 +44,18 @@ const PORTS: CheckPorts = {
   },
   readRules: readPodRules,
   readSockets: readPodSockets,
-  decide: decideInspection,
+  // In the test's own thread: the agent's worker runs the same decideVariants (rules-worker.ts).
+  analyse: async (request) => ({
+    kind: 'answered',
+    answer: {
+      inspections: decideVariants(
+        request.specs,
+        request.outcomes,
+        { families: request.families, mode: 'required' },
+        (inspection) => inspection.status === 'passed',
+      ),
+    },
+  }),
   now: () => performance.now(),
 };
 

@@ -17,7 +17,7 @@ export const REASONS = {
   RulesUnknown: 'the rules could not be decided; never a pass',
   RulesUnparseable: 'a dump of the rules does not parse',
   RulesTooLarge:
-    'a dump of the rules is over the size caps (16 MiB of iptables-save, 2 MiB of nft JSON, 128 MiB of estimated memory for one analysis); refused, never half-read (explain exits 65)',
+    "a dump of the rules is over the size caps (a pod's live rules: 1 MiB of iptables-save, 2 MiB of nft JSON, a reading child's 64 MiB of memory; explain's files: 16 MiB; 128 MiB of estimated memory for one analysis): the sentence names the table and the size; refused, never half-read (validate exits with the failure code, explain 65)",
   RulesUnreadable: '--rules required and the rules cannot be read',
   RulesNotInspected: 'the rules were not read (no capability, --rules auto); the probe alone decided',
   RulesEngineError: 'the rules engine failed; an internal error, never a pass',

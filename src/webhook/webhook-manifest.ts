@@ -18,6 +18,8 @@ export interface WebhookManifestOptions {
   readonly apiServerCidrs?: readonly string[];
   /** The CA of the API server's client certificate: the webhook then requires one (--client-ca). */
   readonly clientCaPem?: string;
+  /** With clientCaPem: the names the client certificate must carry (--client-name). */
+  readonly clientNames?: readonly string[];
   /** Also add Interlock's validator to the pods a node dataplane captures (`--mesh istio-ambient`): its selection. */
   readonly capturedPods?: CapturedPods;
 }
@@ -126,6 +128,13 @@ function certManagerDocuments(namespace: string, meta: (extra?: Document) => Doc
   ];
 }
 
+/** --client-ca on the mounted ConfigMap, and --client-name with it. */
+function clientAuthArgs(options: WebhookManifestOptions): string[] {
+  if (options.clientCaPem === undefined) return [];
+  const names = options.clientNames === undefined ? [] : [`--client-name=${options.clientNames.join(',')}`];
+  return [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`, ...names];
+}
+
 function deployment(options: WebhookManifestOptions, metadata: Document): Document {
   // On the metrics port: the kubelet presents no client certificate, which --client-ca requires.
   const probe = (path: string) => ({
@@ -142,8 +151,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
       `--image=${options.image}`,
       `--bind=0.0.0.0:${PORT}`,
       `--metrics-bind=0.0.0.0:${METRICS_PORT}`,
-      ...(options.clientCaPem === undefined ? [] : [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`]),
-    ],
+    ].concat(clientAuthArgs(options)),
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },

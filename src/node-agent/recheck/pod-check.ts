@@ -20,6 +20,8 @@ export type UnknownCause =
   | 'runtime-timeout'
   | 'runtime-error'
   | 'rules-unreadable'
+  /** Over the readers' output cap, a child's memory limit, or the analysis worker's heap cap. */
+  | 'rules-too-large'
   | 'rules-undecided'
   | 'no-expectation'
   | 'deadline';
@@ -29,7 +31,8 @@ export function unknown(cause: UnknownCause, message: string): PodCheck {
 }
 
 /** The rules check's answer (read with `required`, so nothing unread ever passes) as a pod check. */
-export function podCheckOf(inspection: RulesInspection): PodCheck {
+export function podCheckOf(inspection: Pick<RulesInspection, 'status' | 'reason' | 'message' | 'evidence'>): PodCheck {
+  if (inspection.reason === 'RulesTooLarge') return unknown('rules-too-large', inspection.message);
   switch (inspection.status) {
     case 'passed':
       return { kind: 'captured', message: inspection.message };

@@ -67,7 +67,10 @@ export class RecheckLoop {
   /** One sweep and its reports (exported for tests and the benchmark). */
   async once(): Promise<SweepOutcome> {
     const started = this.deps.clock.now();
-    const outcome = await sweep(this.deps.pods(), this.memory, this.deps.ports, this.settings);
+    const outcome = await sweep(this.deps.pods(), this.memory, this.deps.ports, {
+      ...this.settings,
+      sweepBudgetMs: this.settings.intervalMs,
+    });
     this.memory = outcome.memory;
     this.sequence += 1;
     await this.report(outcome, (this.deps.clock.now() - started) / 1000);

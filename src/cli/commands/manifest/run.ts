@@ -74,6 +74,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
     'api-server-cidr',
     'metrics-namespace',
     'webhook-client-ca',
+    'webhook-client-name',
   ],
   monitoring: ['monitoring', 'webhook-namespace', 'node-namespace', 'output'],
 };

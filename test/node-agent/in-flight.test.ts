@@ -3,12 +3,11 @@ import { InFlight } from '../../src/node-agent/in-flight.js';
 import { ManualClock } from './agent-fakes.js';
 
 describe('InFlight', () => {
-  it('drains to true once all tracked work settled, rejected work included', async () => {
+  it('drains to true once all tracked work settled', async () => {
     const clock = new ManualClock();
     const inFlight = new InFlight();
     let finish: () => void = () => undefined;
     void inFlight.track(new Promise<void>((resolve) => (finish = resolve)));
-    inFlight.track(Promise.reject(new Error('refused'))).catch(() => undefined);
     const drained = inFlight.drain(clock, 1000);
     finish();
     expect(await drained).toBe(true);

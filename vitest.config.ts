@@ -46,7 +46,7 @@ export default defineConfig({
         test: {
           name: 'containers',
           include: ['e2e/**/*.test.ts'],
-          exclude: ['e2e/cri/**'],
+          exclude: ['e2e/cri/**', 'e2e/cluster/**'],
           // One file at a time, tests within a file in order: the machine has 2 cores, and the
           // tests share one Docker engine.
           fileParallelism: false,
@@ -73,6 +73,20 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           sequence: { groupOrder: 3 },
+        },
+      },
+      {
+        // Kubernetes itself: etcd, the API server, controller manager, scheduler, kube-proxy and
+        // the kubelet v1.33.13 built from their Go modules (scripts/cluster.sh), on a containerd of
+        // their own. One cluster for the project, started and removed by the global setup.
+        test: {
+          name: 'cluster',
+          include: ['e2e/cluster/**/*.test.ts'],
+          globalSetup: ['e2e/cluster/global-setup.ts'],
+          fileParallelism: false,
+          testTimeout: 300_000,
+          hookTimeout: 300_000,
+          sequence: { groupOrder: 4 },
         },
       },
     ],

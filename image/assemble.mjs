@@ -5,6 +5,7 @@
 //   interlock.commands.cjs  every command but validate, loaded from beside the blob when used
 //                    (the blob holds only the init container's path);
 //   netlink.node     netlink's linux N-API prebuild, which no snapshot can hold;
+//   rules-worker.cjs the node agent's rules analysis, run in a worker thread;
 //   bin/interlock    the command: node started from the snapshot;
 //   THIRD_PARTY_NOTICES.txt  licences of the packages compiled into the snapshot.
 // Used by the Dockerfile's build stage; runnable on a host too:
@@ -33,6 +34,7 @@ try {
   await cp(path.join(work, 'interlock.blob'), path.join(out, 'interlock.blob'));
   await cp(path.join(work, 'interlock.commands.cjs'), path.join(out, 'interlock.commands.cjs'));
   await cp(path.join(work, 'netlink.node'), path.join(out, 'netlink.node'));
+  await cp(path.join(work, 'rules-worker.cjs'), path.join(out, 'rules-worker.cjs'));
   await cp(path.join(work, 'node-flags'), path.join(out, 'node-flags'));
 
   // import() with a computed specifier is left alone by esbuild, and its target is then missing

@@ -5,6 +5,8 @@
 #      wall, CPU, peak RSS, ratio and target; then issue #37's storm (100 pods at once, idle);
 #   2. the rules engine: the sample tracer on synthetic 1k/10k/100k-rule nat tables, and the complete
 #      analysis of every corpus case, of the synthetic tables and of a hostile 2,000-RETURN table;
+#      then hostile rules (issue #43): validate in a 128 MiB memory cgroup on 20,000 RETURNs, and a
+#      re-check sweep of 12 hostile pods beside 4 clean ones (scripts/bench-hostile.mjs);
 #   3. `interlock node` against the API stand-in: reaction, footprint (110/5,000 pods), 50-pod storm;
 #   4. `interlock cni-check` on a directory of 50 CNI configuration files;
 #   4b. `interlock webhook`: 1,000 admissions at 50 concurrent over TLS, p50/p99 and peak RSS;
@@ -30,6 +32,8 @@ if [ "${BENCH_ONLY:-}" = startup ]; then
   exit 0
 fi
 [ -f scripts/bench-rules.mjs ] && node $(cat dist/snapshot/node-flags) scripts/bench-rules.mjs  # the heap cap the image runs with
+# Hostile rules (issue #43): validate in a 128 MiB memory cgroup, and a re-check sweep beside them.
+node scripts/bench-hostile.mjs
 # cni-check on 50 files: the audit itself, the VERSION queries, the CLI (needs the CNI plugins).
 bash scripts/ensure-containerd.sh
 node scripts/bench-cni.mjs

@@ -59,6 +59,13 @@ await build({
   ],
 });
 // The launcher wraps the bundle in a function: main.ts's shebang line would not parse there.
+// The node agent's rules analysis runs in a worker thread, from this file beside the bundle
+// (src/node-agent/recheck/worker-analysis.ts finds it through __dirname).
+await build({
+  entryPoints: [path.join(root, 'src/node-agent/recheck/rules-worker.ts')],
+  outfile: path.join(out, 'rules-worker.cjs'),
+  ...CLI_BUNDLE_OPTIONS,
+});
 const source = readFileSync(bundle, 'utf8').replace(/^#!.*\n/, '');
 // A vm.Script has no dynamic import() to give the bundle: each must have become a require().
 if (/\bimport\(/.test(source)) throw new Error('bin: the bundle kept a dynamic import()');

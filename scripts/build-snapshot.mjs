@@ -150,6 +150,12 @@ await build({
   // esbuild drops a bare `import 'node:dns'` as free of side effects, so they are required by hand.
   banner: { js: 'require("node:dns"); require("node:cluster");' },
 });
+// The node agent's rules analysis, run in a worker thread from beside interlock.commands.cjs.
+await build({
+  ...CLI_BUNDLE_OPTIONS,
+  entryPoints: [path.join(root, 'src/node-agent/recheck/rules-worker.ts')],
+  outfile: path.join(out, 'rules-worker.cjs'),
+});
 writeFileSync(bundle, asciiOnly(readFileSync(bundle, 'utf8')));
 writeFileSync(commands, asciiOnly(readFileSync(commands, 'utf8')));
 copyFileSync(addon, path.join(out, 'netlink.node'));

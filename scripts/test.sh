@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, as CI runs it: the four vitest projects (vitest.config.ts) in order: unit
+# The whole test suite, as CI runs it: the five vitest projects (vitest.config.ts) in order: unit
 # and root (test/), then containers (testcontainers, e2e/) against the freshly built image, then
-# the CRI runtime (e2e/cri/). Installs what it needs.
+# the CRI runtime (e2e/cri/), then a real Kubernetes (e2e/cluster/). Installs what it needs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +18,12 @@ npm run lint --silent
 
 results=$(mktemp -d)
 status=0
+# The suite's temporary files go to a directory of its own (sticky and world-writable, like /tmp,
+# for the tests that run as other uids), so that what a test leaves behind is seen and named at the
+# end, and a run beside other work on the machine does not count their files as ours.
+suite_tmp=$(mktemp -d /tmp/interlock-suite.XXXXXX)
+chmod 1777 "$suite_tmp"
+export TMPDIR=$suite_tmp
 json() { echo --reporter=default --reporter=json --outputFile="$results/$1.json"; }
 # The projects of vitest.config.ts, each once what it needs is ready. Unit tests run without any
 # capability: one that needs root fails there (scripts/test-unit.sh).
@@ -33,6 +39,10 @@ INTERLOCK_IMAGE=$image npx vitest run --project containers $(json containers) ||
 # The kubelet's path: containerd's CRI plugin, real CNI plugins, the API stand-in and kubectl (e2e/cri/).
 bash scripts/ensure-kubectl.sh
 INTERLOCK_IMAGE=$image npx vitest run --project cri $(json cri) || status=$?
+# Kubernetes itself (e2e/cluster/): v1.33.13 built from its Go modules into a cache on the first run
+# (several minutes on a fresh machine), started and removed by the project (scripts/cluster.sh).
+command -v go >/dev/null || { echo "test: Go is needed to build the cluster (cluster/kube/go.mod)" >&2; exit 1; }
+INTERLOCK_IMAGE=$image npx vitest run --project cluster $(json cluster) || status=$?
 
 # One closing line for all projects, so a reader (or CI) sees the total at the end.
 node -e '
@@ -44,6 +54,15 @@ node -e '
     passed += r.numPassedTests; failed += r.numFailedTests; skipped += r.numPendingTests + r.numTodoTests;
   }
   console.log(`${passed} passed, ${failed} failed` + (skipped ? `, ${skipped} skipped` : ""));
-' "$results"/{unit,root,containers,cri}.json
+' "$results"/{unit,root,containers,cri,cluster}.json
 rm -rf "$results"
+
+# A test that leaves a temporary directory behind fails the run, naming it.
+leftovers=$(find "$suite_tmp" -mindepth 1 -maxdepth 1 -name 'interlock-*' -printf '%f\n' | sort)
+if [ -n "$leftovers" ]; then
+  echo "the suite left $(echo "$leftovers" | wc -l) temporary directories behind in $suite_tmp:" >&2
+  echo "$leftovers" | sed 's/^/  /' >&2
+  status=1
+fi
+rm -rf --one-file-system "$suite_tmp"
 exit $status

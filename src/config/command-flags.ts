@@ -9,12 +9,12 @@ export const HELP_FLAG: FlagDef<boolean> = {
   name: 'help',
   short: 'h',
   kind: 'switch',
-  help: 'Print this help and exit 0.',
+  help: 'Print this help and exit 0 (validate: 64, not a verdict).',
   parse: parseArgvOnly,
 };
 export const VERSION_FLAG: FlagDef<boolean> = {
   name: 'version',
   kind: 'switch',
-  help: 'Print the version and exit 0.',
+  help: 'Print the version and exit 0 (validate: 64, not a verdict).',
   parse: parseArgvOnly,
 };

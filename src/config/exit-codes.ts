@@ -22,7 +22,7 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
   crash:
     'never returned by Interlock: what Node.js returns when the process dies before Interlock can choose a code; reserved so a crash never looks like a verdict',
   invalidConfig:
-    'invalid flags, environment or configuration (`ConfigInvalid`, also `ProbeIdentityExcluded`, `NothingToProbe`)',
+    'invalid flags, environment or configuration (`ConfigInvalid`, also `ProbeIdentityExcluded`, `NothingToProbe`); `validate --help`, `-h` and `--version` print, then exit 64 too: not a verdict',
   dataError:
     '`explain`: a dump that does not parse, or dumps larger than the 16 MiB input cap (all together); `inject`: input that does not parse, is too large, or is refused (`Manifest*` reasons)',
   noInput:

@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import { scalarText, type Plain } from './plain.js';
 import { PODINFO } from './podinfo.js';
 import { podIdentityEnv } from './validator-container.js';
+import { validatorFieldProblem } from './validator-fields.js';
 
 /** Every setting of `interlock validate` has an environment variable with this prefix (envOf). */
 const SETTING_PREFIX = 'INTERLOCK_';
@@ -49,7 +50,7 @@ export function authorPlumbingProblem(
   const mount = listOf(validator.volumeMounts).find((item) => !isPodInfoMount(item) && touchesPodInfo(item));
   if (mount)
     return `container ${name} mounts ${scalarText(mount.name)} at ${scalarText(mount.mountPath)}, over ${PODINFO.mountPath} where the validator reads the pod's annotations: remove it`;
-  return undefined;
+  return validatorFieldProblem(validator, isPodInfoMount);
 }
 
 /** Interlock's downward-API volume, also as the API server returns it (defaultMode, fieldRef.apiVersion filled in). */
@@ -75,7 +76,8 @@ function isPodInfoVolume(volume: Plain): boolean {
   );
 }
 
-function isPodInfoMount(mount: Plain): boolean {
+/** Interlock's read-only mount of its podinfo volume, exactly. */
+export function isPodInfoMount(mount: Plain): boolean {
   return (
     mount.name === PODINFO.volume &&
     mount.mountPath === PODINFO.mountPath &&

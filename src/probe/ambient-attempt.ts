@@ -21,13 +21,18 @@ export async function attemptAmbient(
   readTables: ReadSocketTables,
 ): Promise<AmbientAttempt> {
   if (signal.aborted) return { kind: 'aborted' };
-  // Bound to the wildcard first: the kernel gives a source port no other socket holds, so the
-  // 4-tuple the redirect keeps is ours alone.
+  // No localAddress: Node binds one with SO_REUSEADDR (libuv sets it on every TCP bind), and a
+  // second socket with SO_REUSEADDR may then bind the probe's own address and port and forge the
+  // accepted row (issue 43). Bound by connect() itself, the socket is not SO_REUSEADDR, the kernel
+  // skips every port another socket bound, and while the probe holds its port any bind() of it
+  // (SO_REUSEADDR, SO_REUSEPORT, the wildcard address) fails EADDRINUSE. connect()'s choice may,
+  // rarely, share the port with another connected socket (a probe of another target): the pass
+  // then refuses (two sockets on the probe's address and port) and the next attempt, a fresh
+  // port, decides.
   const socket = connect({
     host: formatIp(target.destination),
     port: target.port,
     family: target.family === 'ipv4' ? 4 : 6,
-    localAddress: target.family === 'ipv4' ? '0.0.0.0' : '::',
   });
   try {
     const connection = await awaitConnection(socket, timeoutMs, signal);

@@ -160,7 +160,7 @@ export const REASON_GUIDE: Readonly<Record<Reason, ReasonGuide>> = {
   ConfigInvalid: {
     failed: "the validator's flags or environment are invalid",
     check: 'fix the container args named below',
-    run: 'interlock validate --help',
+    run: 'interlock help validate',
   },
   InternalError: {
     failed: 'the validator failed unexpectedly',

@@ -17,14 +17,14 @@ export const REASONS = {
   RulesUnknown: 'the rules could not be decided; never a pass',
   RulesUnparseable: 'a dump of the rules does not parse',
   RulesTooLarge:
-    'a dump of the rules is over the size caps (16 MiB of iptables-save, 2 MiB of nft JSON, 128 MiB of estimated memory for one analysis); refused, never half-read (explain exits 65)',
+    "a dump of the rules is over the size caps (a pod's live rules: 1 MiB of iptables-save, 2 MiB of nft JSON, a reading child's 64 MiB of memory; explain's files: 16 MiB; 128 MiB of estimated memory for one analysis): the sentence names the table and the size; refused, never half-read (validate exits with the failure code, explain 65)",
   RulesUnreadable: '--rules required and the rules cannot be read',
   RulesNotInspected: 'the rules were not read (no capability, --rules auto); the probe alone decided',
   RulesEngineError: 'the rules engine failed; an internal error, never a pass',
   AmbientNotCaptured:
     "Istio ambient: the probe connection was not redirected into ztunnel's port 15001 in the pod (it left the pod: an ICMP error, silence, or a peer outside answered); retried until --timeout",
   ZtunnelNotListening:
-    "Istio ambient: ztunnel's ports (15001, 15006, 15008) are not all listening in the pod: a redirected probe was refused, or a port is unbound",
+    "Istio ambient: ztunnel's ports (15001, 15006, 15008) are not all listening in the pod: a redirected probe was refused, or a port is unbound; the node agent's re-check posts it as a Warning when a running pod's rules are intact and a listener is gone: an outage, not CaptureLost",
   ZtunnelArrivalUnseen:
     "Istio ambient: something accepted the probe and ztunnel's port listens, but the pod's socket tables hold no connection on it from the probe's socket (a relay, a stranger, or a capture elsewhere)",
   SocketTableUnreadable: "Istio ambient: the pod's /proc/net/tcp or tcp6 cannot be read or parsed; never a pass",

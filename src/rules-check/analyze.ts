@@ -29,8 +29,13 @@ export interface AnalysisOptions {
   readonly deadline?: { readonly at: number; readonly now: () => number };
 }
 
-/** Parse every dump, merge the backends, verify every expectation over every packet. Pure. */
-export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], options: AnalysisOptions): Analysis {
+/** Every dump parsed and the backends merged, once, whatever number of expectations it is checked against. */
+export type Parsed =
+  | { readonly kind: 'parse-error'; readonly error: ParseError }
+  | { readonly kind: 'parsed'; readonly merged: MergedRules };
+
+/** Parse every dump and merge the backends, within one memory budget for them all. Pure. */
+export function parseDumps(dumps: readonly Dump[]): Parsed {
   const sources: RuleSource[] = [];
   // One budget for every dump: the caps bound the whole model, not each dump's share of it.
   const budget = TermBudget.forTexts(dumps.map((dump) => dump.text));
@@ -47,7 +52,15 @@ export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], opt
     if (!parsed.ok) return { kind: 'parse-error', error: parsed.error };
     sources.push({ backend: dump.backend, ...(dump.family ? { family: dump.family } : {}), tables: parsed.tables });
   }
-  const merged = mergeRuleSources(sources);
+  return { kind: 'parsed', merged: mergeRuleSources(sources) };
+}
+
+/** One expectation over every packet of rules already parsed. Pure. */
+export function verifyParsed(
+  spec: InterceptionSpec,
+  merged: MergedRules,
+  options: AnalysisOptions,
+): Extract<Analysis, { kind: 'checked' }> {
   const families = options.families === 'auto' ? familiesCovered(merged.ruleset.tables) : options.families;
   return {
     kind: 'checked',
@@ -55,6 +68,12 @@ export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], opt
     families,
     check: verifyRuleset(merged.ruleset, spec, families, options.workLimit, options.deadline),
   };
+}
+
+/** Parse every dump, merge the backends, verify every expectation over every packet. Pure. */
+export function analyzeDumps(spec: InterceptionSpec, dumps: readonly Dump[], options: AnalysisOptions): Analysis {
+  const parsed = parseDumps(dumps);
+  return parsed.kind === 'parse-error' ? parsed : verifyParsed(spec, parsed.merged, options);
 }
 
 /**

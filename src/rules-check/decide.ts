@@ -1,6 +1,6 @@
 import type { Family } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
-import { analyzeDumps, type Analysis, type Dump } from './analyze.js';
+import { parseDumps, verifyParsed, type Analysis, type Dump } from './analyze.js';
 import { cannotRead, type InspectOptions, type RulesInspection } from './inspection.js';
 import type { ParseError, Table } from '../rules/model.js';
 import type { ReadOutcome } from '../rules/read/classify.js';
@@ -9,6 +9,7 @@ import { countExpectations, expectationsText } from '../expect/count.js';
 
 type NotListable = Extract<ReadOutcome, { kind: 'not-listable' }>;
 type Unreadable = Extract<ReadOutcome, { kind: 'unreadable' }>;
+type TooLarge = Extract<ReadOutcome, { kind: 'too-large' }>;
 type Checked = Extract<Analysis, { kind: 'checked' }>;
 
 /** What the summary and report say about a legacy backend that could not be listed. */
@@ -49,24 +50,53 @@ export function decideInspection(
   outcomes: readonly ReadOutcome[],
   options: Omit<InspectOptions, 'timeoutMs'>,
 ): RulesInspection {
+  return decideVariants([spec], outcomes, options, () => true)[0]!;
+}
+
+/**
+ * decideInspection for each configuration a pod may have, in order, until `enough` says so: the
+ * dumps are parsed once for all of them (the node agent's re-check of an ambient pod has four).
+ */
+export function decideVariants(
+  specs: readonly InterceptionSpec[],
+  outcomes: readonly ReadOutcome[],
+  options: Omit<InspectOptions, 'timeoutMs'>,
+  enough: (inspection: RulesInspection) => boolean,
+): RulesInspection[] {
   const set = readSetOf(outcomes);
-  if (set.dumps.length === 0) {
-    const why =
-      set.failed.length > 0
-        ? failedWhy(set.failed)
-        : set.gap
-          ? legacyUnlistedWhy(set.gap, set.gap.families)
-          : 'neither iptables-save nor nft is installed';
-    return cannotRead(options.mode, why, set.report, set.failed.length > 0 ? set.unreadNotes : [why]);
-  }
-  const analysis = analyzeDumps(spec, set.dumps, {
-    families: options.families,
-    ...(options.analysisDeadline === undefined
+  const early = beforeAnalysis(outcomes, set, options);
+  if (early) return [early];
+  const parsed = parseDumps(set.dumps);
+  if (parsed.kind === 'parse-error') return [unparseable(parsed.error, set, options.mode)];
+  const deadline =
+    options.analysisDeadline === undefined
       ? {}
-      : { deadline: { at: options.analysisDeadline, now: () => performance.now() } }),
-  });
-  if (analysis.kind === 'parse-error') return unparseable(analysis.error, set, options.mode);
-  return judge(analysis, set, options);
+      : { deadline: { at: options.analysisDeadline, now: () => performance.now() } };
+  const answers: RulesInspection[] = [];
+  for (const spec of specs) {
+    const analysis = verifyParsed(spec, parsed.merged, { families: options.families, ...deadline });
+    answers.push(judge(analysis, set, options));
+    if (enough(answers.at(-1)!)) break;
+  }
+  return answers;
+}
+
+/** What is decided before any dump is parsed: one refused as too large, or none read at all. */
+function beforeAnalysis(
+  outcomes: readonly ReadOutcome[],
+  set: ReadSet,
+  options: Omit<InspectOptions, 'timeoutMs'>,
+): RulesInspection | undefined {
+  const large = outcomes.find((outcome): outcome is TooLarge => outcome.kind === 'too-large');
+  if (large) return refusedTooLarge(large, set, options.mode);
+  if (set.dumps.length > 0) return undefined;
+  const why =
+    set.failed.length > 0
+      ? failedWhy(set.failed)
+      : set.gap
+        ? legacyUnlistedWhy(set.gap, set.gap.families)
+        : 'neither iptables-save nor nft is installed';
+  return cannotRead(options.mode, why, set.report, set.failed.length > 0 ? set.unreadNotes : [why]);
 }
 
 function readSetOf(outcomes: readonly ReadOutcome[]): ReadSet {
@@ -84,6 +114,19 @@ function readSetOf(outcomes: readonly ReadOutcome[]): ReadSet {
 
 function failedWhy(failed: readonly Unreadable[]): string {
   return failed.map((outcome) => `${outcome.command} failed (${outcome.why})`).join('; ');
+}
+
+/**
+ * A saver printed more than a pod's rules may take, or ran out of memory listing them: nothing is
+ * analysed (a part could hide what the rest holds), `required` fails with RulesTooLarge naming
+ * the table and the size, `auto` leaves the verdict to the probe and says why.
+ */
+function refusedTooLarge(large: TooLarge, set: ReadSet, mode: InspectOptions['mode']): RulesInspection {
+  const family = large.family === undefined ? '' : ` (${large.family === 'ipv4' ? 'IPv4' : 'IPv6'})`;
+  const table = large.table === undefined ? 'the rules' : `the ${large.table} table`;
+  const message = `${table} of this pod${family} ${large.table === undefined ? 'are' : 'is'} too large to inspect: ${large.command} ${large.why}; refused unread, nothing of it was analysed`;
+  const inspection = cannotRead(mode, message, set.report, [message, ...set.unreadNotes]);
+  return mode === 'required' ? { ...inspection, reason: 'RulesTooLarge', message } : inspection;
 }
 
 /** A dump that does not parse is undecided; one over the size caps was not read in full. */
@@ -236,6 +279,7 @@ function describeRead(outcome: ReadOutcome): string {
     case 'skipped':
       return `${outcome.command}: skipped, ${outcome.why}`;
     case 'unreadable':
+    case 'too-large':
       return `${outcome.command}: ${outcome.why}`;
     case 'not-listable':
       return `${outcome.command}: not run, legacy tables not listable by ${uidText(outcome.uid)} (${outcome.path}: ${outcome.why})`;

@@ -13,6 +13,24 @@
 /** The largest dump (one iptables-save output, or any file or tool output read as rules), in bytes. */
 export const MAX_DUMP_BYTES = 16 * 1024 * 1024;
 
+/**
+ * The most one saver may print of a pod's live rules, in bytes (validate, the node agent's
+ * re-check): a pod's NAT rules are a few kilobytes (the corpus's largest iptables-save is under
+ * 8 KB), and a validator or the agent reads them inside a 128 MiB memory cgroup, children and page
+ * cache included. More is refused unread as RulesTooLarge. Files given to `explain` keep
+ * MAX_DUMP_BYTES.
+ */
+export const MAX_LIVE_DUMP_BYTES = 1024 * 1024;
+
+/**
+ * Each reading child's address space (`prlimit --as`). `nft -j` builds its whole listing in memory
+ * before printing (166 MB of RSS for 20,000 rules, 2026-11-28, the 2-core build machine), so the
+ * output cap bounds what Interlock reads, not what the child takes from the pod's cgroup: past
+ * this the tool fails to allocate and its read is refused as too large, never the cgroup's OOM.
+ * The tools list a few-hundred-rule mesh ruleset in under 16 MiB.
+ */
+export const READER_ADDRESS_SPACE_BYTES = 64 * 1024 * 1024;
+
 /** The largest `nft -j list ruleset` document, in bytes: a parsed JSON tree takes ~10x its text. */
 export const MAX_NFT_JSON_BYTES = 2 * 1024 * 1024;
 

@@ -25,6 +25,15 @@ function evidenceLine(result: AmbientResult): string {
 }
 
 /**
+ * What a pass does not show, said with it (issue 43): the socket tables name no program, so the
+ * listener is not proven to be ztunnel, and a process sharing the pod's network namespace with
+ * CAP_NET_RAW could answer the probe itself (it cannot bind the probe's port: the probe socket
+ * is not SO_REUSEADDR, and a second socket on it fails the pass).
+ */
+const ASSUMED =
+  "this assumes no other process in the pod's network namespace (the socket tables name no program: the listener is not proven to be ztunnel)";
+
+/**
  * One check per family: it passes only when every port's probe was seen accepted on ztunnel's
  * port from the probe's own socket. A miss is retried up to the deadline (ambient may capture a
  * running pod late), so a failure says what the last telling attempt showed.
@@ -59,13 +68,14 @@ export function ambientFamilyCheck(
   const arrival = first.proof?.arrival;
   const seen =
     first.last?.kind === 'captured'
-      ? `accepted on ${arrival?.localAddress ?? '?'}:${arrival?.listenerPort ?? first.target.expectedPort} from the probe socket ${arrival ? `${arrival.remote.address}:${arrival.remote.port}` : '?'}`
+      ? `accepted on ${arrival?.localAddress ?? '?'}:${arrival?.listenerPort ?? first.target.expectedPort} from the probe socket ${arrival ? `${arrival.remote.address}:${arrival.remote.port}` : '?'}, the only socket on that address and port`
       : 'accepted';
   const waited =
     first.attempts > 1
       ? `captured after ${formatElapsed(first.elapsedMs)}, attempt ${first.attempts}: it was not captured at first`
       : `captured at once (${formatElapsed(first.elapsedMs)})`;
   const others = results.slice(1).map((result) => String(result.target.port));
-  const head = `${label} connection to ${describeTarget(first.target)} was redirected into ztunnel's port ${first.target.expectedPort} in the pod (${seen}; ${ports.outbound}, ${ports.inbound} and ${ports.tunnel} listen), ${waited}`;
-  return passed(name, others.length > 0 ? `${head}; ports ${others.join(', ')} too` : head, evidence);
+  const head = `${label} connection to ${describeTarget(first.target)} was redirected in the pod to the listener on ztunnel's port ${first.target.expectedPort} (${seen}; ${ports.outbound}, ${ports.inbound} and ${ports.tunnel} listen), ${waited}`;
+  const all = others.length > 0 ? `${head}; ports ${others.join(', ')} too` : head;
+  return passed(name, `${all}; ${ASSUMED}`, evidence);
 }

@@ -47,9 +47,9 @@ export function admit(
   scope: AdmissionScope = 'validators',
 ): Admission {
   const problem = jsonShapeProblem(body, shape);
-  if (problem) return refuse(leadingUid(body), 'too-complex', problem, onError);
+  if (problem) return refuse(leadingUid(body), 'too-complex', problem, onError, scope);
   const review = readReview(body);
-  if (!review.ok) return refuse(leadingUid(body), 'malformed', review.error.message, onError);
+  if (!review.ok) return refuse(leadingUid(body), 'malformed', review.error.message, onError, scope);
   const request = review.value;
   if (!isPodCreate(request))
     return { response: reviewResponse(request.uid, { allowed: true }), outcome: 'skipped', containers: [] };
@@ -74,9 +74,25 @@ export function admit(
   };
 }
 
-/** The configured decision for a request that was not read (cut off, oversized, too slow, or over the budget). */
-export function refuse(uid: string, cause: InvalidCause, message: string, onError: OnError): Admission {
-  const sentence = `interlock webhook: ${message}; ${onError === 'allow' ? 'admitted unchanged (the mesh validator stays)' : 'denied (--on-error deny)'}`;
+/** What admitting an unread request unchanged leaves the pod with, by the path it came on. */
+const UNREAD_ALLOWED: Readonly<Record<AdmissionScope, string>> = {
+  validators:
+    "admitted unchanged: no Interlock validator was put in (a mesh's own validator, if the pod has one, stays)",
+  ambient: 'admitted unchanged: no validator was added (Istio ambient renders none of its own)',
+};
+
+/**
+ * The configured decision for a request that was not read (cut off, oversized, too slow, or over
+ * the budget): it says which, and that no validator was added.
+ */
+export function refuse(
+  uid: string,
+  cause: InvalidCause,
+  message: string,
+  onError: OnError,
+  scope: AdmissionScope = 'validators',
+): Admission {
+  const sentence = `interlock webhook: ${message}; ${onError === 'allow' ? UNREAD_ALLOWED[scope] : 'denied (--on-error deny): no validator was added'}`;
   return {
     response: reviewResponse(uid, { allowed: onError === 'allow', message: sentence }),
     outcome: 'invalid',

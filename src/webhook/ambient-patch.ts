@@ -1,5 +1,6 @@
 import { captureExclusion } from '../inject/ambient-enrolment.js';
-import { authorPlumbingProblem } from '../inject/author-plumbing.js';
+import { authorPlumbingProblem, isPodInfoMount } from '../inject/author-plumbing.js';
+import { foreignSettingProblem } from '../inject/validator-fields.js';
 import { capturingMesh, type Mesh } from '../mesh/meshes.js';
 import { VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podinfoMount } from '../inject/podinfo.js';
@@ -18,9 +19,12 @@ const listOf = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(
 const nameOf = (item: Json): string => (typeof item.name === 'string' ? item.name : '');
 
 /** The validator as printed, with and without the rules check and the Event: the four shapes Interlock ships. */
-function printedVariants(mesh: Mesh, image: string): Json[] {
+function printedVariants(mesh: Mesh, settings: PatchSettings): Json[] {
+  const { image, platform } = settings;
   return [false, true].flatMap((rulesCheck) =>
-    [false, true].map((reportEvent) => validatorContainer({ mesh, image, rulesCheck, reportEvent })),
+    [false, true].map((reportEvent) =>
+      validatorContainer({ mesh, image, rulesCheck, reportEvent, ...(platform ? { platform } : {}) }),
+    ),
   );
 }
 
@@ -44,6 +48,7 @@ export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
     image: settings.image,
     rulesCheck: false,
     reportEvent: false,
+    ...(settings.platform ? { platform: settings.platform } : {}),
   });
   const name = nameOf(canonical);
   const inits = listOf(spec.initContainers);
@@ -52,7 +57,9 @@ export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
       `container ${name} is an app container, not an init container; it is not Interlock's validator: rename it`,
     );
   const index = inits.findIndex((item) => nameOf(item) === name);
-  const denial = authorPlumbingProblem(spec, index >= 0 ? inits[index]! : canonical);
+  const existing = index >= 0 ? inits[index]! : canonical;
+  const denial =
+    authorPlumbingProblem(spec, existing) ?? foreignSettingProblem(existing, podIdentityEnv(), isPodInfoMount);
   if (denial) return denied(denial);
   const ops: JsonPatchOp[] = [];
   let decision: ContainerDecision;
@@ -65,9 +72,15 @@ export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
     decision = { index: 0, name, outcome: 'patched' };
   } else {
     const at = `/spec/initContainers/${index}`;
-    const containerOps = existingValidatorOps(inits[index]!, at, printedVariants(capturing.mesh, settings.image));
+    const containerOps = existingValidatorOps(existing, at, printedVariants(capturing.mesh, settings));
     if (containerOps.length) ops.push({ op: 'test', path: `${at}/name`, value: name }, ...containerOps);
-    decision = { index, name, outcome: containerOps.length ? 'patched' : 'unchanged' };
+    // First, as when added: an init container of the pod's own must not reach the network before capture is proven.
+    if (index > 0)
+      ops.push(
+        { op: 'test', path: `${at}/name`, value: name },
+        { op: 'move', from: at, path: '/spec/initContainers/0' },
+      );
+    decision = { index: 0, name, outcome: ops.length ? 'patched' : 'unchanged' };
   }
   // The volume index shifts nothing: it is added by name, and annotations by key.
   ops.push(...podLevelPatch(root, spec, settings));

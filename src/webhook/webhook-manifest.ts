@@ -1,11 +1,14 @@
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
+import type { Platform } from '../config/platform.js';
 import type { CapturedPods } from '../mesh/mesh-identity.js';
 import { SCOPE_PATHS } from './admit.js';
 import { WEBHOOK_MEMORY_LIMIT_MIB } from './webhook-budget.js';
 
 export interface WebhookManifestOptions {
   readonly image: string;
+  /** openshift: the webhook's container has no uid, and it gives the validators it writes none. */
+  readonly platform?: Platform;
   readonly namespace: string;
   readonly failurePolicy: 'Ignore' | 'Fail';
   /** The CA that signed the serving certificate, PEM; without it cert-manager issues and injects it. */
@@ -18,6 +21,8 @@ export interface WebhookManifestOptions {
   readonly apiServerCidrs?: readonly string[];
   /** The CA of the API server's client certificate: the webhook then requires one (--client-ca). */
   readonly clientCaPem?: string;
+  /** With clientCaPem: the names the client certificate must carry (--client-name). */
+  readonly clientNames?: readonly string[];
   /** Also add Interlock's validator to the pods a node dataplane captures (`--mesh istio-ambient`): its selection. */
   readonly capturedPods?: CapturedPods;
 }
@@ -126,6 +131,13 @@ function certManagerDocuments(namespace: string, meta: (extra?: Document) => Doc
   ];
 }
 
+/** --client-ca on the mounted ConfigMap, and --client-name with it. */
+function clientAuthArgs(options: WebhookManifestOptions): string[] {
+  if (options.clientCaPem === undefined) return [];
+  const names = options.clientNames === undefined ? [] : [`--client-name=${options.clientNames.join(',')}`];
+  return [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`, ...names];
+}
+
 function deployment(options: WebhookManifestOptions, metadata: Document): Document {
   // On the metrics port: the kubelet presents no client certificate, which --client-ca requires.
   const probe = (path: string) => ({
@@ -140,10 +152,10 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
     args: [
       'webhook',
       `--image=${options.image}`,
+      ...(options.platform === 'openshift' ? ['--platform=openshift'] : []),
       `--bind=0.0.0.0:${PORT}`,
       `--metrics-bind=0.0.0.0:${METRICS_PORT}`,
-      ...(options.clientCaPem === undefined ? [] : [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`]),
-    ],
+    ].concat(clientAuthArgs(options)),
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
@@ -155,7 +167,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
       { name: 'tls', mountPath: '/etc/interlock/tls', readOnly: true },
       ...(options.clientCaPem === undefined ? [] : [{ name: 'client-ca', mountPath: CLIENT_CA.dir, readOnly: true }]),
     ],
-    securityContext: workloadSecurityContext(),
+    securityContext: workloadSecurityContext(options.platform),
   };
   return {
     apiVersion: 'apps/v1',

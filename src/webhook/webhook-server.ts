@@ -1,6 +1,8 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
+import { clientNamed } from './client-identity.js';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../output/logger.js';
 import { leadingUid } from './admission-review.js';
@@ -30,6 +32,8 @@ export interface WebhookServerOptions {
   readonly tls: TlsPair;
   /** PEM CAs a client certificate must chain to; without it any client may call (docs/admission.md). */
   readonly clientCa?: Buffer;
+  /** With clientCa: the names (CN or DNS SAN) a client certificate must carry; others are closed at once. */
+  readonly clientNames?: readonly string[];
   readonly settings: PatchSettings;
   readonly onError: OnError;
   /** Every request is answered within this, on the monotonic clock: a slow client gets the --on-error decision. */
@@ -95,6 +99,16 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     socket.once('close', () => state.sockets.delete(socket));
   });
   server.on('tlsClientError', (error) => options.log.debug({ err: error.message }, 'TLS handshake failed'));
+  const names = options.clientNames;
+  if (names)
+    server.on('secureConnection', (socket: TLSSocket) => {
+      if (clientNamed(socket.getPeerCertificate(), names)) return;
+      options.log.warn(
+        { remote: socket.remoteAddress, names },
+        'client certificate names none of --client-name; closed',
+      );
+      socket.destroy();
+    });
   const port = await listenOn(server, options.host, options.port);
   return {
     port,
@@ -126,6 +140,13 @@ function route(state: ServerState, req: IncomingMessage, res: ServerResponse): v
   const path = (req.url ?? '/').split('?', 1)[0];
   if (state.draining) res.setHeader('connection', 'close');
   const scope = SCOPES.get(path ?? '');
+  const names = state.options.clientNames;
+  // Also per request: no admission is answered for a certificate the connection check let by.
+  if (names && !clientNamed((req.socket as TLSSocket).getPeerCertificate(), names)) {
+    req.resume();
+    res.setHeader('connection', 'close');
+    return plain(res, 403, 'client certificate not allowed\n');
+  }
   if (scope && req.method === 'POST') return admitRequest(state, req, res, scope);
   if (path === '/healthz') return plain(res, 200, 'ok\n');
   if (path === '/readyz') return state.draining ? plain(res, 503, 'draining\n') : plain(res, 200, 'ok\n');
@@ -155,7 +176,7 @@ function admitRequest(state: ServerState, req: IncomingMessage, res: ServerRespo
     // Only the head is copied: the uid is in its first KiB.
     const held = chunks.reduce((total, chunk) => total + chunk.length, 0);
     const head = Buffer.concat(chunks, Math.min(held, 1024)).toString('utf8');
-    answer(refuse(leadingUid(head), cause, message, options.onError), true);
+    answer(refuse(leadingUid(head), cause, message, options.onError, scope), true);
   };
   const timer = setTimeout(
     () => cut('deadline', `the request body was not complete within ${options.deadlineMs} ms`),
@@ -196,7 +217,7 @@ function decide(options: WebhookServerOptions, body: string, scope: AdmissionSco
     return admit(body, options.settings, options.onError, options.budget.shape, scope);
   } catch (error) {
     const message = `the request could not be decided (${String((error as Error).message).slice(0, 120)})`;
-    return refuse(leadingUid(body), 'internal', message, options.onError);
+    return refuse(leadingUid(body), 'internal', message, options.onError, scope);
   }
 }
 

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { corpusFile, usePods, verdictLine } from '../harness/pod-namespace.js';
+import { collect, corpusFile, usePods, verdictLine } from '../harness/pod-namespace.js';
 import { runCommand } from './cli-run.js';
 
 const pod = usePods(afterEach);
@@ -28,6 +28,30 @@ describe('switches are argv-only and take no value (validate in a pod without me
       const run = await ns.runInterlock([...LINKERD, flag]);
       expect(run.exitCode, run.stdout + run.stderr).toBe(64);
       expect(verdictLine(run.terminationMessage)).toMatch(/^ConfigInvalid: .*--(help|version|tproxy)/);
+    });
+  }
+});
+
+// Issue 43, item 7: the image's entrypoint is `interlock validate`, so a container whose args are
+// ["--help"] runs exactly `interlock validate --help`. No TTY check tells a person from such a pod
+// (a pod may ask for `tty: true`), so a lone switch prints what was asked and still exits 64.
+describe('a lone --help, -h or --version to validate in a pod: printed, never exit 0', () => {
+  for (const [flag, printed] of [
+    ['--help', /^Usage: interlock validate/],
+    ['-h', /^Usage: interlock validate/],
+    ['--version', /^interlock \d+\.\d+\.\d+\ncommit: /],
+  ] as const) {
+    it(`args ["${flag}"]: exit 64, ConfigInvalid in the termination message`, async () => {
+      const ns = pod();
+      // Exactly the pod's argv: the termination log's path comes from the environment.
+      const child = ns.spawnInterlock(['validate', flag], { env: { INTERLOCK_TERMINATION_LOG: ns.terminationLog } });
+      const run = await collect(child, ns.terminationLog);
+      expect(run.exitCode, run.stdout + run.stderr).toBe(64);
+      expect(run.stdout).toMatch(printed);
+      expect(verdictLine(run.terminationMessage)).toMatch(
+        new RegExp(`^ConfigInvalid: validate ${flag} prints the (usage|version) and exits without a verdict`),
+      );
+      expect(run.stderr).toContain("'interlock help validate'");
     });
   }
 });

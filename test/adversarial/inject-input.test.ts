@@ -1,15 +1,16 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { parseAllDocuments } from 'yaml';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runInject } from '../../src/cli/commands/inject/run.js';
 import { readStdinBounded } from '../../src/cli/input/read-manifest-input.js';
 
 const MAIN = join(import.meta.dirname, '../../dist/cli/main.js');
 const dir = mkdtempSync(join(tmpdir(), `interlock-inject-${process.pid}-`));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `kubectl get deploy -A -o yaml` of a mid-size cluster: a List of `count` Deployments. */
 function deploymentList(count: number): string {

@@ -1,7 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { PRESETS } from '../../src/config/interception.js';
 import { parseIptablesSave } from '../../src/rules/iptables-save/parse-iptables-save.js';
-import { MAX_DUMP_BYTES, MAX_JSON_DEPTH, MAX_NFT_JSON_BYTES, MAX_RULESET_BYTES } from '../../src/rules/limits.js';
+import {
+  MAX_DUMP_BYTES,
+  MAX_JSON_DEPTH,
+  MAX_LIVE_DUMP_BYTES,
+  MAX_NFT_JSON_BYTES,
+  MAX_RULESET_BYTES,
+} from '../../src/rules/limits.js';
 import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { classifyToolRun } from '../../src/rules/read/classify.js';
 import { runReader } from '../../src/rules/read/read-live.js';
@@ -15,6 +21,7 @@ const HEAD = '*nat\n:PREROUTING ACCEPT [0:0]\n:OUTPUT ACCEPT [0:0]\n:M - [0:0]\n
 describe('input size is capped with a distinct reason', () => {
   it('the caps are what the documentation says', () => {
     expect(MAX_DUMP_BYTES).toBe(16 * 1024 * 1024);
+    expect(MAX_LIVE_DUMP_BYTES).toBe(1024 * 1024);
     expect(MAX_NFT_JSON_BYTES).toBe(2 * 1024 * 1024);
     expect(MAX_RULESET_BYTES).toBe(128 * 1024 * 1024);
     expect(MAX_JSON_DEPTH).toBe(64);
@@ -105,34 +112,68 @@ describe('a reader cut short says what happened and is never analysed', () => {
     });
   });
 
-  it('output over the cap is a failed read naming the cap, never a truncated dump', () => {
+  it('output over the live cap is refused as too large, naming the table and the cap, never half-read', () => {
     const outcome = classifyToolRun(spec, {
       timedOut: false,
       overflowed: true,
       exitCode: undefined,
-      stdout: 'x'.repeat(10),
+      signal: 'SIGKILL',
+      stdout: '',
+      stdoutBytes: MAX_LIVE_DUMP_BYTES,
+      table: 'nat',
       stderr: '',
       elapsedMs: 10,
     });
-    expect(outcome.kind).toBe('unreadable');
-    if (outcome.kind === 'unreadable')
-      expect(outcome.why).toMatch(
-        /printed more than 16 MiB \(the limit for one dump\); stopped, the partial output was not analysed/,
-      );
+    expect(outcome).toEqual({
+      kind: 'too-large',
+      command: 'iptables-nft-save',
+      backend: 'iptables-nft',
+      family: 'ipv4',
+      table: 'nat',
+      why: "printed more than 1 MiB (stopped in the nat table), the limit for one pod's rules; a pod's NAT rules are a few kilobytes",
+    });
   });
 
-  it('for real: a reader printing past the cap is stopped and reported', async () => {
+  it('a tool that runs out of its memory limit listing the rules is refused as too large', () => {
+    for (const stderr of [
+      'utils.c:38: Memory allocation failure\n',
+      "nft: json.c:572: payload_expr_json: Assertion `__out' failed.\n",
+    ]) {
+      const outcome = classifyToolRun(
+        { label: 'nft -j list ruleset', backend: 'nftables' },
+        { timedOut: false, exitCode: undefined, signal: 'SIGABRT', stdout: '', stdoutBytes: 0, stderr, elapsedMs: 10 },
+      );
+      expect(outcome.kind).toBe('too-large');
+      if (outcome.kind === 'too-large')
+        expect(outcome.why).toMatch(/^ran out of its 64 MiB memory limit listing its rules/);
+    }
+  });
+
+  it('a tool killed by a signal says which, never "exit undefined"', () => {
+    const outcome = classifyToolRun(spec, {
+      timedOut: false,
+      exitCode: undefined,
+      signal: 'SIGSEGV',
+      stdout: '',
+      stderr: '',
+      elapsedMs: 10,
+    });
+    expect(outcome).toEqual({ kind: 'unreadable', command: 'iptables-nft-save', why: 'killed by SIGSEGV' });
+  });
+
+  it('for real: a reader printing past the live cap is stopped and refused, naming its table', async () => {
     const outcome = await runReader(
       {
         file: 'sh',
-        args: ['-c', `head -c ${MAX_DUMP_BYTES + 1000} /dev/zero | tr '\\0' x`],
+        args: ['-c', `printf '*nat\\n'; head -c ${MAX_LIVE_DUMP_BYTES + 1000} /dev/zero | tr '\\0' x`],
         backend: 'iptables-nft',
         family: 'ipv4',
       },
       10_000,
     );
-    expect(outcome.kind).toBe('unreadable');
-    if (outcome.kind === 'unreadable') expect(outcome.why).toMatch(/printed more than 16 MiB/);
+    expect(outcome).toMatchObject({ kind: 'too-large', table: 'nat' });
+    if (outcome.kind === 'too-large')
+      expect(outcome.why).toMatch(/printed more than 1 MiB \(stopped in the nat table\)/);
   });
 
   it('for real: a reader that hangs after printing is reported with its byte count', async () => {

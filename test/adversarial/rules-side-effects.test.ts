@@ -1,6 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runExplain } from '../../src/cli/commands/explain/run.js';
 import { corpusFile } from '../harness/pod-namespace.js';
 
@@ -12,10 +13,11 @@ import { corpusFile } from '../harness/pod-namespace.js';
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/conntrack');
 const LINKERD = corpusFile('linkerd/cni-default', 'iptables-nft-save.v4.txt');
 
+const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-side-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
 async function explainText(text: string, name: string): Promise<{ exitCode: number; stdout: string }> {
-  const { mkdtempSync, writeFileSync } = await import('node:fs');
-  const { tmpdir } = await import('node:os');
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'interlock-side-')), name);
+  const file = path.join(scratch, name);
   writeFileSync(file, text);
   return runExplain(['--mesh', 'linkerd', '--iptables-save', file], {});
 }

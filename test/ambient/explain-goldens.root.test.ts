@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -9,6 +9,7 @@ import { ambientGoldens, goldenEnv, goldenFlags, TEST_PROBE_V6 } from './goldens
 const namespace = makeNamespace('amb-explain');
 afterAll(() => removeNamespace(namespace));
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-ambient-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const goldens = ambientGoldens();
 
 describe('explain --mesh istio-ambient passes istio-cni’s own goldens, loaded by the real tools', () => {

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -16,6 +16,7 @@ import { iptablesMutants, nftMutants, type AmbientMutant } from './mutants.js';
 const namespace = makeNamespace('amb-mutants');
 afterAll(() => removeNamespace(namespace));
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-ambient-mutants-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let counter = 0;
 const tally = { killed: 0, equivalentPassed: 0 };
 afterAll(() => console.log(`ambient mutants: ${tally.killed} killed, ${tally.equivalentPassed} equivalent passed`));

@@ -6,7 +6,7 @@ import { connect, flush, wire, type KernelCase } from '../kernel/semantics-harne
 import { dumpOf, goldenEnv, goldenFlags, loadIptablesGolden, loadNftGolden, type AmbientGolden } from './goldens.js';
 import { ambientGoldens } from './goldens.js';
 import { iptablesMutants, nftMutants, type AmbientMutant, type Leak } from './mutants.js';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
@@ -21,6 +21,7 @@ import path from 'node:path';
 let pod: PodNamespace;
 let listeners: ChildProcess[] = [];
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-ambient-kernel-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let counter = 0;
 const tally = { mutants: 0, equivalent: 0 };
 

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import type { Family } from '../../src/addr/ip.js';
 import { runExplain } from '../../src/cli/commands/explain/run.js';
 import type { InterceptionSpec } from '../../src/config/interception.js';
@@ -17,6 +17,7 @@ import { CORPUS } from '../explain/corpus.js';
 import { specFromFlags } from '../harness/spec.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-expect-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 /** As a ruleset with `eth+` and the kernel's `lo` cuts the interface names. */
 const wildcardAtoms = buildInterfaceAtoms(['eth+', 'lo']);
 const space = (ctstates: number): Region => ({ ...connectionSpace('ipv4', wildcardAtoms.all), ctstates });

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runExplain } from '../../src/cli/commands/explain/run.js';
 import { CORPUS } from './corpus.js';
 
@@ -11,6 +11,7 @@ import { CORPUS } from './corpus.js';
  */
 const LINKERD = readFileSync(path.join(CORPUS, 'linkerd/cni-default/iptables-nft-save.v4.txt'), 'utf8');
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-bypass-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 function insertFirst(chain: string, rule: string): string {
   const lines = LINKERD.split('\n');

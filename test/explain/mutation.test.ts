@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { runExplain } from '../../src/cli/commands/explain/run.js';
 import { prng } from '../harness/prng.js';
 import { dumpSets, explainArgv, flagsFor, loadManifest, type CorpusCase, type DumpSet } from './corpus.js';
@@ -17,6 +17,7 @@ import {
 
 const cases = loadManifest();
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-mutants-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 let counter = 0;
 
 function flagValue(argv: readonly string[], name: string): string {

@@ -78,3 +78,31 @@ export function installPair(dir: string, authority: Authority): { cert: string; 
 export function removeAuthority(authority: Authority): void {
   rmSync(authority.dir, { recursive: true, force: true });
 }
+
+/** Another certificate signed by `authority`'s CA (a client of the same CA with another name). */
+export function issueCertificate(authority: Authority, name: ServingName): { cert: Buffer; key: Buffer } {
+  const base = `issued-${name.commonName.replace(/[^A-Za-z0-9-]/g, '_')}-${Math.random().toString(16).slice(2, 8)}`;
+  openssl(['req', ...newKey(`${base}.key`), '-out', `${base}.csr`, '-subj', `/CN=${name.commonName}`], authority.dir);
+  const ext = `${base}.cnf`;
+  writeFileSync(join(authority.dir, ext), name.altNames.length ? `subjectAltName=${name.altNames.join(',')}\n` : '\n');
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      `${base}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${base}.crt`,
+    ].concat(['-days', DAYS, '-extfile', ext]),
+    authority.dir,
+  );
+  return {
+    cert: readFileSync(join(authority.dir, `${base}.crt`)),
+    key: readFileSync(join(authority.dir, `${base}.key`)),
+  };
+}

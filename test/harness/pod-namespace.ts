@@ -193,6 +193,8 @@ export class PodNamespace {
       nodeFlags?: readonly string[];
       /** Run before node, after the uid change (`env LD_PRELOAD=...`: only node gets it, not ip or setpriv). */
       prefix?: readonly string[];
+      /** A memory cgroup the run and every child it starts are charged to, as a container's are. */
+      cgroup?: { readonly enter: string };
     } = {},
   ): ChildProcess {
     const uid = options.uid ?? 65534;
@@ -203,9 +205,11 @@ export class PodNamespace {
       kept.length > 0
         ? [`--inh-caps=${plus}`, `--ambient-caps=${plus}`, `--bounding-set=-all,${plus}`]
         : ['--inh-caps=-all', '--bounding-set=-all'];
+    const inCgroup = options.cgroup ? ['-c', `${options.cgroup.enter} && exec "$@"`, 'sh', 'ip'] : [];
     return spawn(
-      'ip',
+      options.cgroup ? '/bin/sh' : 'ip',
       [
+        ...inCgroup,
         'netns',
         'exec',
         this.pod,

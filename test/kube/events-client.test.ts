@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,7 @@ import { kubeRequest } from '../../src/kube/request.js';
 import type { ClusterAccess } from '../../src/kube/cluster-access.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'interlock-kube-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 function kubeconfig(name: string, body: string): string {
   const path = join(dir, name);

@@ -1,7 +1,7 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { portSetHas } from '../../src/addr/port-set.js';
 import { validateConfigWithPodMetadata } from '../../src/cli/commands/validate/pod-metadata-files.js';
 import { parseDownwardApiFile } from '../../src/config/downward-api.js';
@@ -9,6 +9,7 @@ import { parseCommandLine } from '../../src/config/parse-command-line.js';
 import { VALIDATE_FLAGS } from '../../src/config/validate-config.js';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'interlock-podinfo-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 let files = 0;
 
 /** A downward-API file as the kubelet writes it: sorted `key="value"` lines, values Go-quoted. */

@@ -135,6 +135,10 @@ describe('interlock node --report-condition --startup-taint: a node broken from 
     expect((patch?.body as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion).toMatch(/^\d+$/);
     await waitFor('the condition True', () => condition()?.status === 'True', WAIT_MS);
     expect(condition()?.reason).toBe('MeshCNIReady');
+    // The Event is posted after the patch that lifts the taint, on its own write: wait for it,
+    // then see that no second one follows.
+    await waitFor('the taint-removed Event', () => nodeEvents('InterlockStartupTaintRemoved').length > 0, WAIT_MS);
+    await new Promise((resolve) => setTimeout(resolve, 2 * INTERVAL_MS));
     expect(nodeEvents('InterlockStartupTaintRemoved')).toHaveLength(1);
   });
 

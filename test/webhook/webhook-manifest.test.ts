@@ -272,6 +272,24 @@ describe('interlock manifest --webhook', () => {
     expect(byKind(await printed(), 'ConfigMap')).toBeUndefined();
   });
 
+  it('--webhook-client-name runs the webhook with --client-name, read back by its own parser', async () => {
+    const documents = await printed(
+      '--webhook-client-ca',
+      caFile,
+      '--webhook-client-name',
+      'kube-apiserver,front-proxy-client',
+    );
+    const [, ...flags] = byKind(documents, 'Deployment').spec.template.spec.containers[0].args as string[];
+    const parsed = parseCommandLine('webhook', flags, {}, WEBHOOK_COMMAND_FLAGS);
+    expect(parsed.ok ? parsed.value.values.get('client-name') : undefined).toEqual([
+      'kube-apiserver',
+      'front-proxy-client',
+    ]);
+    const alone = await runManifest(['--webhook', '--webhook-client-name', 'kube-apiserver'], {});
+    expect(alone.exitCode).toBe(64);
+    expect(alone.stderr).toMatch(/--webhook-client-name needs --webhook-client-ca/);
+  });
+
   it('refuses a CA file without a certificate, a missing one and a bad policy, exit 64', async () => {
     const bad = join(ca, 'bad.pem');
     writeFileSync(bad, 'hello');

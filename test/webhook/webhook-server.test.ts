@@ -7,7 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:tls';
 import { Pod } from 'kubernetes-models/v1';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installPair, makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
+import { installPair, issueCertificate, makeAuthority, removeAuthority, type Authority } from '../harness/certs.js';
 import { admissionReview, meshPods } from '../../scripts/mesh-pods.mjs';
 import { get, patchOf, send, tlsConnect, type Review, type WebhookProcess } from './webhook-client.js';
 import { startWebhook } from './webhook-process.js';
@@ -158,7 +158,7 @@ describe('bad input: a clear decision, never a crash, and the server stays up', 
 });
 
 /** A request with a client certificate (or none): resolves with the status, rejects on a refused handshake. */
-function sendAs(port: number, body: string, client?: Authority): Promise<number> {
+function sendAs(port: number, body: string, client?: Pick<Authority, 'cert' | 'key'>): Promise<number> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       {
@@ -203,6 +203,48 @@ describe('--client-ca: only a caller with a certificate of that CA reaches /muta
       removeAuthority(apiServer);
       removeAuthority(stranger);
     }
+  });
+
+  it('--client-name: of the CA’s certificates only those naming the API server (CN or DNS SAN) are answered', async () => {
+    const clients = makeAuthority('front-proxy');
+    const byCn = issueCertificate(clients, { commonName: 'kube-apiserver-webhook-client', altNames: [] });
+    const bySan = issueCertificate(clients, { commonName: 'x', altNames: ['DNS:front-proxy-client'] });
+    const sibling = issueCertificate(clients, { commonName: 'some-tenant', altNames: ['DNS:some-tenant.shop.svc'] });
+    // A CN that only contains an allowed name, and a SAN entry a comma would split, match nothing.
+    const lookalike = issueCertificate(clients, {
+      commonName: 'kube-apiserver-webhook-client.evil',
+      altNames: ['DNS:front-proxy-client.evil'],
+    });
+    const guarded = await startWebhook(join(authority.dir, 'tls.crt'), join(authority.dir, 'tls.key'), [
+      '--client-ca',
+      join(clients.dir, 'ca.crt'),
+      '--client-name',
+      'kube-apiserver-webhook-client,front-proxy-client',
+    ]);
+    try {
+      const body = admissionReview(pods.find((p) => p.validator)!.pod, 'u-named');
+      expect(await sendAs(guarded.port, body, byCn)).toBe(200);
+      expect(await sendAs(guarded.port, body, bySan)).toBe(200);
+      await expect(sendAs(guarded.port, body, sibling)).rejects.toThrow();
+      await expect(sendAs(guarded.port, body, lookalike)).rejects.toThrow();
+      await expect(sendAs(guarded.port, body)).rejects.toThrow();
+      expect(guarded.logs.find((entry) => entry.msg === 'webhook listening')?.clientNames).toEqual([
+        'kube-apiserver-webhook-client',
+        'front-proxy-client',
+      ]);
+      expect(guarded.logs.some((entry) => String(entry.msg).includes('names none of --client-name'))).toBe(true);
+      expect(guarded.child.exitCode).toBeNull();
+    } finally {
+      guarded.child.kill('SIGKILL');
+      await guarded.exited;
+      removeAuthority(clients);
+    }
+  });
+
+  it('--client-name without --client-ca stops the start (exit 64)', async () => {
+    await expect(
+      startWebhook(join(authority.dir, 'tls.crt'), join(authority.dir, 'tls.key'), ['--client-name', 'kube-apiserver']),
+    ).rejects.toThrow(/exited 64.*--client-name needs --client-ca/s);
   });
 
   it('a --client-ca file without a certificate stops the start, naming it (exit 66)', async () => {

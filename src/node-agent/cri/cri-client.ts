@@ -9,7 +9,7 @@ import {
   type SandboxEntry,
   type SandboxStatus,
 } from './cri-messages.js';
-import { grpcFrame, grpcMessage, MAX_MESSAGE_BYTES } from './grpc-frame.js';
+import { grpcFrame, grpcMessage, grpcStatusMessage, MAX_MESSAGE_BYTES } from './grpc-frame.js';
 
 export type RuntimeFailure = 'RuntimeUnreachable' | 'RuntimeTimeout' | 'RuntimeError' | 'RuntimeAnswerInvalid';
 
@@ -85,7 +85,7 @@ function call(
     );
     const headers = (fields: Record<string, unknown>) => {
       if (typeof fields['grpc-status'] === 'string') status = fields['grpc-status'];
-      if (typeof fields['grpc-message'] === 'string') message = decodeURIComponent(fields['grpc-message']);
+      if (typeof fields['grpc-message'] === 'string') message = grpcStatusMessage(fields['grpc-message']);
     };
     stream.on('response', headers);
     stream.on('trailers', headers);
@@ -101,8 +101,7 @@ function call(
     stream.on('end', () => {
       if (status === undefined)
         finish(fail('RuntimeUnreachable', `CRI ${method}: the answer ended without a gRPC status`));
-      else if (status !== '0')
-        finish(fail('RuntimeError', `CRI ${method}: gRPC status ${status}: ${message.slice(0, 300)}`));
+      else if (status !== '0') finish(fail('RuntimeError', `CRI ${method}: gRPC status ${status}: ${message}`));
       else {
         const body = grpcMessage(Buffer.concat(chunks));
         finish(body.ok ? body : fail('RuntimeAnswerInvalid', `CRI ${method}: ${body.error.message}`));

@@ -1,3 +1,4 @@
+import { safeSentence } from '../../config/echo-value.js';
 import { fail, ok, type Result } from '../../reason/result.js';
 
 /** The largest answer the re-check accepts from the runtime: a verbose sandbox status is a few KiB. */
@@ -23,4 +24,20 @@ export function grpcMessage(body: Uint8Array, cap = MAX_MESSAGE_BYTES): Result<U
   if (body.length !== 5 + length)
     return fail('RuntimeAnswerInvalid', `a gRPC answer of ${body.length} bytes for a frame of ${length}`);
   return ok(body.subarray(5));
+}
+
+/**
+ * The runtime's `grpc-message`, percent-encoded on the wire (gRPC over HTTP2, "Responses"). A
+ * malformed encoding (`%zz`, a lone `%`, a cut UTF-8 sequence) is kept as sent, as the protocol
+ * asks of a decoder, never thrown; control and bidirectional characters are escaped and the
+ * text cut at 300 code points, since it goes into the agent's log lines and reasons.
+ */
+export function grpcStatusMessage(raw: string): string {
+  let text = raw;
+  try {
+    text = decodeURIComponent(raw);
+  } catch {
+    // URIError: the raw form is the message.
+  }
+  return safeSentence(text);
 }

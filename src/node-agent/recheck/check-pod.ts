@@ -1,22 +1,26 @@
 import type { Family } from '../../addr/ip.js';
-import type { InterceptionSpec } from '../../config/interception.js';
 import type { ReadOutcome } from '../../rules/read/classify.js';
-import type { InspectOptions, RulesInspection } from '../../rules-check/inspection.js';
+import type { InterceptionSpec } from '../../config/interception.js';
+import { missingListeners, missingText } from '../../probe/ambient-capture.js';
+import type { TablesRead } from '../../probe/socket-tables.js';
 import type { RuntimeClient, RuntimeFailure } from '../cri/cri-client.js';
 import { sandboxNetnsPath } from '../cri/sandbox-netns.js';
+import type { AnalysisRequest } from './analysis-request.js';
 import type { PodExpectation } from './expectations.js';
 import type { RecheckPod } from './meshed-pod.js';
 import { podCheckOf, unknown, type PodCheck, type UnknownCause } from './pod-check.js';
+import type { WorkerOutcome } from './worker-analysis.js';
 
-/** The edges one pod's check goes through: the runtime, the reader in the pod's namespace, the engine. */
+/**
+ * The edges one pod's check goes through: the runtime, the reader in the pod's namespace, the
+ * engine (off the agent's event loop: a worker thread with a heap cap, stopped at `deadlineMs`).
+ */
 export interface CheckPorts {
   readonly runtime: RuntimeClient;
   readonly readRules: (netnsPath: string, families: readonly Family[], timeoutMs: number) => Promise<ReadOutcome[]>;
-  readonly decide: (
-    spec: InterceptionSpec,
-    outcomes: readonly ReadOutcome[],
-    options: Omit<InspectOptions, 'timeoutMs'>,
-  ) => RulesInspection | Promise<RulesInspection>;
+  readonly analyse: (request: AnalysisRequest, deadlineMs: number) => Promise<WorkerOutcome>;
+  /** The pod's TCP socket tables, read in its namespace: where ztunnel listens for an ambient pod. */
+  readonly readSockets: (netnsPath: string, timeoutMs: number) => Promise<TablesRead>;
   readonly now: () => number;
 }
 
@@ -47,28 +51,75 @@ async function locate(
   return { id: ready[0]!.id, path: path.value };
 }
 
+/** How much earlier than its worker is stopped the analysis gives up by itself. */
+const ANALYSIS_MARGIN_MS = 250;
+
 /**
- * The rules against each configuration the pod may have: the first that holds makes it captured;
- * lost only when every one found a region escaping; otherwise the first unknown.
+ * The least time the analysis is given, even when reading used up the pod's deadline (a starved
+ * node): a pod's few rules are judged in milliseconds, and a message to the worker and back must
+ * not lose its answer. It stays within the sweep's 500 ms grace past the pod's deadline.
+ */
+const MIN_ANALYSIS_MS = 400;
+
+/**
+ * The rules against each configuration the pod may have, parsed once in the analysis worker: the
+ * first that holds makes it captured; lost only when every one found a region escaping; otherwise
+ * the first unknown. A worker stopped at the deadline or at its heap cap is unknown, never lost.
  */
 async function judge(
   expectation: Extract<PodExpectation, { kind: 'spec' }>,
   outcomes: readonly ReadOutcome[],
   ports: CheckPorts,
-  end: number,
+  leftMs: number,
 ): Promise<PodCheck> {
-  const checks: PodCheck[] = [];
-  for (const spec of expectation.specs) {
-    const options = { families: expectation.families, mode: 'required' as const, analysisDeadline: end };
-    const check = podCheckOf(await ports.decide(spec, outcomes, options));
-    if (check.kind === 'captured') return check;
-    checks.push(check);
+  const workerMs = Math.max(leftMs, MIN_ANALYSIS_MS);
+  // The analysis stops itself a little before the worker is stopped, so its answer says where it was.
+  const remainingMs = Math.max(1, workerMs - ANALYSIS_MARGIN_MS);
+  const request = { specs: expectation.specs, outcomes, families: expectation.families, remainingMs };
+  const outcome = await ports.analyse(request, workerMs);
+  switch (outcome.kind) {
+    case 'deadline':
+      return unknown('deadline', `the rules analysis did not finish within its ${outcome.ms} ms and was stopped`);
+    case 'too-large':
+      return unknown('rules-too-large', outcome.message);
+    case 'failed':
+      return unknown('rules-undecided', `the rules analysis failed: ${outcome.message}`);
+    case 'answered': {
+      const checks = outcome.answer.inspections.map(podCheckOf);
+      return (
+        checks.find((check) => check.kind === 'captured') ??
+        checks.find((check) => check.kind === 'unknown') ??
+        checks[0] ??
+        unknown('no-expectation', 'no configuration to check')
+      );
+    }
   }
-  return (
-    checks.find((check) => check.kind === 'unknown') ??
-    checks[0] ??
-    unknown('no-expectation', 'no configuration to check')
-  );
+}
+
+/**
+ * An ambient pod whose rules hold: ztunnel's listeners read beside them. Rules that send the pod's
+ * traffic to ports where nothing listens are an outage (istio/istio#57285), not a capture lost;
+ * tables that cannot be read leave the pod unknown, never captured.
+ */
+async function listenersCheck(
+  spec: InterceptionSpec,
+  captured: PodCheck,
+  path: string,
+  ports: CheckPorts,
+  timeoutMs: number,
+): Promise<PodCheck> {
+  if (spec.dataplane !== 'ambient') return captured;
+  const tables = await ports.readSockets(path, timeoutMs);
+  if (!tables.ok) return unknown('sockets-unreadable', tables.message);
+  const ztunnel = { outbound: spec.outboundPort, inbound: spec.inboundPort, tunnel: spec.inboundTunnelPort };
+  const missing = missingListeners(tables.rows, ztunnel, 'ipv4');
+  if (missing.length === 0) return captured;
+  return {
+    kind: 'lost',
+    reason: 'ZtunnelNotListening',
+    message: `its rules are intact but ${missingText(missing)} in its network namespace: ztunnel no longer serves the pod, and the rules send its traffic to no one`,
+    evidence: missing.map((port) => `no TCP listener on port ${port}`),
+  };
 }
 
 /**
@@ -89,7 +140,11 @@ export async function checkPod(
   const found = await locate(pod, ports, left());
   if ('kind' in found) return found;
   const outcomes = await ports.readRules(found.path, expectation.families, left());
-  const check = await judge(expectation, outcomes, ports, end);
+  const judged = await judge(expectation, outcomes, ports, left());
+  const check =
+    judged.kind === 'captured' && expectation.specs[0]
+      ? await listenersCheck(expectation.specs[0], judged, found.path, ports, left())
+      : judged;
   if (check.kind !== 'lost') return check;
   const after = await ports.runtime.sandboxStatus(found.id, left());
   if (!after.ok || !after.value.ready)

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import type { Family } from '../../addr/ip.js';
 import { fail, ok } from '../../reason/result.js';
 import {
@@ -8,11 +7,14 @@ import {
   type NamesRead,
   type ReadOutcome,
 } from '../../rules/read/classify.js';
+import { runBoundedChild } from '../../rules/read/bounded-child.js';
 import {
   isReaderCommand,
   legacyReader,
   NFT_READER,
   nftSaveReader,
+  READER_LIMIT,
+  WRAPPER_NOT_FOUND,
   type ReaderCommand,
 } from '../../rules/read/reader-plan.js';
 
@@ -21,16 +23,6 @@ const TOOL_ENV = {
   LC_ALL: 'C',
   PATH: process.env.PATH ?? '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
 };
-
-interface ChildRun {
-  readonly code?: string;
-  readonly timedOut: boolean;
-  readonly overflowed: boolean;
-  readonly exitCode: number | undefined;
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly elapsedMs: number;
-}
 
 /**
  * Run between `setns` and the tool: the tool parses rules the pod's tenant wrote, so it gets
@@ -41,62 +33,27 @@ interface ChildRun {
 const DROP = ['setpriv', '--bounding-set=-sys_admin,-setpcap', '--inh-caps=-sys_admin,-setpcap', '--'];
 
 /**
- * Each reading child's address space. `nft -j` builds its whole listing in memory before printing
- * (46 MB of RSS for 5,000 rules, 2026-11-28, the 2-core build machine), so the output cap bounds
- * what the agent reads, not what the child takes from the agent's cgroup: past this, the tool
- * fails to allocate and its read is unreadable (`rules-unreadable`), never the agent's OOM. The
- * tools list a few-hundred-rule mesh ruleset in under 16 MiB.
- */
-const CHILD_ADDRESS_SPACE_BYTES = 64 * 1024 * 1024;
-const LIMIT = ['prlimit', `--as=${CHILD_ADDRESS_SPACE_BYTES}`, '--'];
-
-/**
  * One child that entered the pod's network namespace and ran one tool there: `nsenter
- * --net=PATH setpriv (drop SYS_ADMIN) TOOL`, with a deadline and an output cap.
- * node:child_process, not execa: a sweep of 110 pods spawns 330 children, and execa costs the
- * agent twice the CPU per spawn.
+ * --net=PATH prlimit (its memory limit) setpriv (drop SYS_ADMIN) TOOL`, its output streamed
+ * against the cap and the deadline (src/rules/read/bounded-child.ts).
  */
-function inNetns(netnsPath: string, file: string, args: readonly string[], cap: number, timeoutMs: number) {
-  const started = performance.now();
-  return new Promise<ChildRun>((resolve) => {
-    execFile(
-      'nsenter',
-      [`--net=${netnsPath}`, ...LIMIT, ...DROP, file, ...args],
-      {
-        timeout: Math.max(1, Math.ceil(timeoutMs)),
-        maxBuffer: cap,
-        env: TOOL_ENV,
-        encoding: 'utf8',
-        killSignal: 'SIGKILL',
-      },
-      (error, stdout, stderr) => {
-        const failure = error as (Error & { code?: string | number; killed?: boolean }) | null;
-        resolve({
-          ...(typeof failure?.code === 'string' && failure.code !== 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER'
-            ? { code: failure.code }
-            : {}),
-          timedOut: failure?.killed === true && failure.code !== 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER',
-          overflowed: failure?.code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER',
-          exitCode: failure ? (typeof failure.code === 'number' ? failure.code : undefined) : 0,
-          stdout: String(stdout),
-          stderr: String(stderr),
-          elapsedMs: performance.now() - started,
-        });
-      },
-    );
+export function inNetns(netnsPath: string, file: string, args: readonly string[], cap: number, timeoutMs: number) {
+  return runBoundedChild('nsenter', [`--net=${netnsPath}`, ...READER_LIMIT, ...DROP, file, ...args], {
+    stdoutCap: cap,
+    timeoutMs,
+    env: TOOL_ENV,
   });
 }
 
 async function runTool(netnsPath: string, tool: ReaderCommand, timeoutMs: number): Promise<ReadOutcome> {
-  const label = `nsenter --net=${netnsPath} ${[...LIMIT, ...DROP, tool.file, ...tool.args].join(' ')}`;
+  const label = `nsenter --net=${netnsPath} ${[...READER_LIMIT, ...DROP, tool.file, ...tool.args].join(' ')}`;
   const run = await inNetns(netnsPath, tool.file, tool.args, outputCapOf(tool.backend), timeoutMs);
   const outcome = classifyToolRun(
     { label, backend: tool.backend, ...(tool.family ? { family: tool.family } : {}) },
     run,
   );
   // setpriv could not exec the tool: not installed, as ENOENT says without nsenter.
-  return outcome.kind === 'unreadable' &&
-    /^exit 127: (?:nsenter|setpriv|prlimit): failed to execute \S+: No such file/.test(outcome.why)
+  return outcome.kind === 'unreadable' && WRAPPER_NOT_FOUND.test(outcome.why)
     ? { kind: 'absent', command: label }
     : outcome;
 }

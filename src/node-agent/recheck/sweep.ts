@@ -1,3 +1,4 @@
+import type { AmbientPodAnnotation } from '../../mesh/istio-ambient.js';
 import { agree, type Memory, type SweepResult } from './agreement.js';
 import { checkPod, type CheckPorts } from './check-pod.js';
 import { meshIdentity } from '../../mesh/meshes.js';
@@ -15,6 +16,24 @@ export interface SweepSettings {
   readonly concurrency: number;
   /** Each pod's deadline, runtime calls, reading and analysis included. */
   readonly podDeadlineMs: number;
+  /** The ambient pod annotations the node's istio-cni reads (its version's); unset, the newest's. */
+  readonly ambientReads?: ReadonlySet<AmbientPodAnnotation>;
+  /** What one sweep may take (the re-check's interval): each pod gets at most its share of it. */
+  readonly sweepBudgetMs?: number;
+}
+
+/** The least a pod's check is given, whatever its share: the runtime's calls and three children. */
+const MIN_POD_SHARE_MS = 1000;
+
+/**
+ * One pod's deadline in a sweep of `pods`: its share of the sweep's budget (`concurrency` checks at
+ * once), never more than the pod's own deadline nor less than MIN_POD_SHARE_MS. A dozen hostile
+ * pods each stopped at their share leave the sweep within its budget for the others.
+ */
+export function podShareMs(settings: SweepSettings, pods: number): number {
+  if (settings.sweepBudgetMs === undefined || pods === 0) return settings.podDeadlineMs;
+  const share = Math.floor((settings.sweepBudgetMs * settings.concurrency) / pods);
+  return Math.min(settings.podDeadlineMs, Math.max(MIN_POD_SHARE_MS, share));
 }
 
 /** What one sweep found, for the reporter: the agreement and the count of each answer. */
@@ -55,17 +74,22 @@ async function withDeadline(work: Promise<PodCheck>, ms: number): Promise<PodChe
   }
 }
 
-async function checkTarget(target: Target, ports: SweepPorts, settings: SweepSettings): Promise<PodCheck> {
+async function checkTarget(
+  target: Target,
+  ports: SweepPorts,
+  deadlineMs: number,
+  reads: SweepSettings['ambientReads'],
+): Promise<PodCheck> {
   const { pod, mode, namespace } = target;
   // Linkerd's exclusions fall back to the namespace's annotations: unread, the expectation is not known.
   if (mode !== AMBIENT && meshIdentity(mode).namespaceAnnotationFallback && !namespace)
     return unknown('no-expectation', `namespace ${pod.namespace} could not be read`);
-  const expectation = expectationOf(mode, pod, namespace);
-  const work = checkPod(pod, expectation, ports, settings.podDeadlineMs).catch((error: unknown) =>
+  const expectation = expectationOf(mode, pod, namespace, reads);
+  const work = checkPod(pod, expectation, ports, deadlineMs).catch((error: unknown) =>
     unknown('rules-undecided', `the check failed: ${error instanceof Error ? error.message : String(error)}`),
   );
   // A grace past the pod's own deadline: the readers and the analysis stop on theirs first.
-  return withDeadline(work, settings.podDeadlineMs + 500);
+  return withDeadline(work, deadlineMs + 500);
 }
 
 /** At most `limit` at once, in order; every item gets its answer. */
@@ -90,7 +114,10 @@ export async function sweep(
   settings: SweepSettings,
 ): Promise<SweepOutcome> {
   const targets = await targetsOf(pods, ports);
-  const checks = await pooled(targets, settings.concurrency, (target) => checkTarget(target, ports, settings));
+  const share = podShareMs(settings, targets.length);
+  const checks = await pooled(targets, settings.concurrency, (target) =>
+    checkTarget(target, ports, share, settings.ambientReads),
+  );
   const results = targets.map((target, index) => ({
     uid: target.pod.uid,
     mode: target.mode,

@@ -1,9 +1,17 @@
 import { readFile } from 'node:fs/promises';
-import { execa } from 'execa';
 import type { Family } from '../../addr/ip.js';
 import { fail, ok } from '../../reason/result.js';
 import { classifyToolRun, legacyNamesPath, outputCapOf, type NamesRead, type ReadOutcome } from './classify.js';
-import { isReaderCommand, legacyReader, NFT_READER, nftSaveReader, type ReaderCommand } from './reader-plan.js';
+import { runBoundedChild } from './bounded-child.js';
+import {
+  isReaderCommand,
+  legacyReader,
+  NFT_READER,
+  nftSaveReader,
+  READER_LIMIT,
+  WRAPPER_NOT_FOUND,
+  type ReaderCommand,
+} from './reader-plan.js';
 
 export type { ReadOutcome } from './classify.js';
 
@@ -35,33 +43,28 @@ async function readNames(path: string): Promise<NamesRead> {
   }
 }
 
-/** Runs one tool within `timeoutMs`, stopping it once it prints more than its cap. */
+/**
+ * Runs one tool within `timeoutMs` under its own memory limit (READER_LIMIT), streaming its
+ * output and stopping it once it prints more than a pod's rules may take.
+ */
 export async function runReader(command: ReaderCommand, timeoutMs: number): Promise<ReadOutcome> {
   const label = [command.file, ...command.args].join(' ');
   const spec = { label, backend: command.backend, ...(command.family ? { family: command.family } : {}) };
-  const started = performance.now();
-  try {
-    const result = await execa(command.file, command.args, {
-      reject: false,
-      timeout: timeoutMs,
-      maxBuffer: outputCapOf(command.backend),
-      stdin: 'ignore',
-      stripFinalNewline: false,
-      env: { LC_ALL: 'C' },
-    });
-    const code = (result as { code?: string }).code;
-    return classifyToolRun(spec, {
-      ...(code !== undefined ? { code } : {}),
-      timedOut: Boolean(result.timedOut),
-      overflowed: Boolean(result.isMaxBuffer),
-      exitCode: result.exitCode,
-      stdout: String(result.stdout ?? ''),
-      stderr: String(result.stderr ?? ''),
-      elapsedMs: performance.now() - started,
-    });
-  } catch (error) {
-    const code = (error as { code?: string }).code;
-    if (code === 'ENOENT') return { kind: 'absent', command: label };
-    return { kind: 'unreadable', command: label, why: error instanceof Error ? error.message : String(error) };
-  }
+  const [wrapper = 'prlimit', ...limit] = READER_LIMIT;
+  const run = await runBoundedChild(wrapper, [...limit, command.file, ...command.args], {
+    stdoutCap: outputCapOf(command.backend),
+    timeoutMs,
+    env: { LC_ALL: 'C', ...(process.env.PATH !== undefined ? { PATH: process.env.PATH } : {}) },
+  });
+  // The wrapper itself missing is no verdict on the tool: its bound could not be applied.
+  if (run.code === 'ENOENT')
+    return {
+      kind: 'unreadable',
+      command: label,
+      why: `${wrapper} is not installed: every reader runs under its memory limit`,
+    };
+  const outcome = classifyToolRun(spec, run);
+  return outcome.kind === 'unreadable' && WRAPPER_NOT_FOUND.test(outcome.why)
+    ? { kind: 'absent', command: label }
+    : outcome;
 }

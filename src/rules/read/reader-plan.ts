@@ -1,4 +1,5 @@
 import type { Family } from '../../addr/ip.js';
+import { READER_ADDRESS_SPACE_BYTES } from '../limits.js';
 import type { Backend } from '../model.js';
 import { legacyListingOf, legacyNamesPath, type NamesRead, type ReadOutcome } from './classify.js';
 
@@ -17,6 +18,15 @@ export interface ReaderCommand {
  * one nft listing of every table.
  */
 export const NFT_READER: ReaderCommand = { file: 'nft', args: ['-j', 'list', 'ruleset'], backend: 'nftables' };
+
+/**
+ * Run before every reading tool, wherever it runs: its own address-space limit, so a listing too
+ * large to build fails in the child (refused as too large) instead of filling the pod's cgroup.
+ */
+export const READER_LIMIT: readonly string[] = ['prlimit', `--as=${READER_ADDRESS_SPACE_BYTES}`, '--'];
+
+/** The tool was not found by the wrapper that execs it (prlimit, setpriv, nsenter): not installed. */
+export const WRAPPER_NOT_FOUND = /^exit 127: (?:nsenter|setpriv|prlimit): failed to execute \S+: No such file/;
 
 const savers = (family: Family): string => (family === 'ipv4' ? 'iptables' : 'ip6tables');
 

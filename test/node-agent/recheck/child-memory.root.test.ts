@@ -18,14 +18,14 @@ function hostileTable(rules: number): string {
 }
 
 describe('the re-check’s reading children run under their own memory limit', () => {
-  it('a ruleset too big to list within it is unreadable, named, and the small saver still reads', async () => {
+  it('a ruleset too big to list within it is refused as too large, named, and the small saver still reads', async () => {
     execFileSync('ip', ['netns', 'exec', namespace, 'iptables-nft-restore'], { input: hostileTable(12_000) });
     const outcomes = await readPodRules(`/run/netns/${namespace}`, ['ipv4'], 20_000);
     // readPodRules answers each family's saver first and the nft listing last.
     const nft = outcomes.at(-1)!;
-    expect(nft.kind).toBe('unreadable');
-    expect(nft.kind === 'unreadable' && nft.command).toContain('nft -j list ruleset');
-    expect(nft.kind === 'unreadable' && nft.why).toMatch(/signal|exit|more than/);
+    expect(nft.kind).toBe('too-large');
+    expect(nft.kind === 'too-large' && nft.command).toContain('nft -j list ruleset');
+    expect(nft.kind === 'too-large' && nft.why).toMatch(/^ran out of its 64 MiB memory limit listing /);
     expect(outcomes[0]!.kind).toBe('read');
   });
 });

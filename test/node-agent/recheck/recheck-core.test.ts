@@ -13,7 +13,7 @@ import {
   type RecheckPod,
 } from '../../../src/node-agent/recheck/meshed-pod.js';
 import type { PodCheck } from '../../../src/node-agent/recheck/pod-check.js';
-import { decideInspection } from '../../../src/rules-check/decide.js';
+import { decideInspection, decideVariants } from '../../../src/rules-check/decide.js';
 import type { ReadOutcome } from '../../../src/rules/read/classify.js';
 
 const CORPUS = fileURLToPath(new URL('../../fixtures/corpus/', import.meta.url));
@@ -240,7 +240,7 @@ describe('the network namespace, from the runtime only', () => {
 const lost = (uid: string): SweepResult => ({
   uid,
   mode: 'linkerd',
-  check: { kind: 'lost', message: 'm', evidence: [] },
+  check: { kind: 'lost', reason: 'CaptureLost', message: 'm', evidence: [] },
 });
 const captured = (uid: string): SweepResult => ({ uid, mode: 'linkerd', check: { kind: 'captured', message: 'ok' } });
 const unknownOf = (uid: string): SweepResult => ({
@@ -295,7 +295,19 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
         ...runtime,
       },
       readRules: async () => outcomes,
-      decide: decideInspection,
+      readSockets: async () => ({ ok: false, message: 'a sidecar pod: its sockets are never read' }),
+      // In the test's own thread: the worker runs the same decideVariants (rules-worker.ts).
+      analyse: async (request) => ({
+        kind: 'answered',
+        answer: {
+          inspections: decideVariants(
+            request.specs,
+            request.outcomes,
+            { families: request.families, mode: 'required' },
+            (inspection) => inspection.status === 'passed',
+          ),
+        },
+      }),
       now: () => performance.now(),
     };
   }

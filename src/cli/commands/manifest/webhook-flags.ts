@@ -1,5 +1,12 @@
 import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
-import { oneOf, parseCidrTexts, parseNamespaceName, parseNonBlank, parseSwitch } from '../../../config/flag-parsers.js';
+import {
+  oneOf,
+  parseCidrTexts,
+  parseNameList,
+  parseNamespaceName,
+  parseNonBlank,
+  parseSwitch,
+} from '../../../config/flag-parsers.js';
 
 // These flags are argv only (no `env`): what `manifest --webhook` prints is what its command line says.
 
@@ -60,6 +67,14 @@ export const WEBHOOK_CLIENT_CA_FLAG: FlagDef<string> = {
   parse: parseNonBlank('expected a file path'),
 };
 
+export const WEBHOOK_CLIENT_NAME_FLAG: FlagDef<readonly string[]> = {
+  name: 'webhook-client-name',
+  kind: 'value',
+  placeholder: 'NAME[,NAME]',
+  help: "With --webhook-client-ca: the names (CN or DNS SAN) the API server's client certificate must carry; the webhook's --client-name.",
+  parse: parseNameList,
+};
+
 /** `interlock manifest --webhook` and its options (docs/admission.md). */
 export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
   WEBHOOK_SWITCH,
@@ -69,4 +84,5 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
   API_SERVER_CIDR_FLAG,
   METRICS_NAMESPACE_FLAG,
   WEBHOOK_CLIENT_CA_FLAG,
+  WEBHOOK_CLIENT_NAME_FLAG,
 ] as readonly FlagDef[];

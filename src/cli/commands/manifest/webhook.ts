@@ -11,8 +11,10 @@ import {
   FAILURE_POLICY_FLAG,
   METRICS_NAMESPACE_FLAG,
   WEBHOOK_CLIENT_CA_FLAG,
+  WEBHOOK_CLIENT_NAME_FLAG,
 } from './webhook-flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { NAMESPACE_FLAG } from './flags.js';
 import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from '../../input/read-input-file.js';
@@ -34,6 +36,12 @@ export function webhookDocuments(parsed: ParsedFlags): Result<ManifestDocument[]
   if (!caBundlePem.ok) return caBundlePem;
   const clientCaPem = readPem('--webhook-client-ca', flagValue(parsed, WEBHOOK_CLIENT_CA_FLAG));
   if (!clientCaPem.ok) return clientCaPem;
+  const clientNames = flagValue(parsed, WEBHOOK_CLIENT_NAME_FLAG);
+  if (clientNames && clientCaPem.value === undefined)
+    return fail(
+      'ConfigInvalid',
+      '--webhook-client-name needs --webhook-client-ca: names are checked on certificates of that CA',
+    );
   const canary = flagValue(parsed, CANARY_NAMESPACE_FLAG);
   const apiServerCidrs = flagValue(parsed, API_SERVER_CIDR_FLAG);
   // manifest's --namespace has no declared default: each mode has its own (the webhook's is here).
@@ -49,12 +57,14 @@ export function webhookDocuments(parsed: ParsedFlags): Result<ManifestDocument[]
     );
   const documents = webhookManifest({
     image: flagValue(parsed, IMAGE_FLAG),
+    platform: flagValue(parsed, PLATFORM_FLAG),
     namespace,
     failurePolicy: flagValue(parsed, FAILURE_POLICY_FLAG),
     metricsNamespace: flagValue(parsed, METRICS_NAMESPACE_FLAG),
     ...(mesh !== undefined && capturing ? { capturedPods: capturing.capturedPods } : {}),
     ...(caBundlePem.value === undefined ? {} : { caBundlePem: caBundlePem.value }),
     ...(clientCaPem.value === undefined ? {} : { clientCaPem: clientCaPem.value }),
+    ...(clientNames === undefined ? {} : { clientNames }),
     ...(canary === undefined ? {} : { canaryNamespace: canary }),
     ...(apiServerCidrs === undefined ? {} : { apiServerCidrs }),
   });

@@ -5,22 +5,27 @@ import type { NodeAgent } from '../../../node-agent/agent.js';
 import { REAL_CLOCK, type AgentLog } from '../../../node-agent/agent-settings.js';
 import { criClient } from '../../../node-agent/cri/cri-client.js';
 import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
+import { readPodSockets } from '../../../node-agent/recheck/netns-sockets.js';
 import { namespaceMetaOf, type NamespaceMeta } from '../../../node-agent/recheck/meshed-pod.js';
 import { RecheckLoop } from '../../../node-agent/recheck/recheck-loop.js';
+import { AnalysisWorkers, rulesWorkerFile } from '../../../node-agent/recheck/worker-analysis.js';
+import { analysePod } from '../../../node-agent/recheck/pod-analysis.js';
 import { promRecheckMetrics } from '../../../node-agent/recheck/recheck-metrics.js';
 import type { RecheckRoster } from '../../../node-agent/recheck/roster.js';
 import type { NodeRecheck } from './config.js';
 
 /**
  * The re-check's edges, composed: the runtime's CRI socket, the namespace reader, the rules read
- * in a child that entered the pod's namespace, and the validator's own engine (loaded on first
- * use, as validate loads it).
+ * (and an ambient pod's listeners) in a child that entered the pod's namespace, and the validator's own engine: on the event loop
+ * for a pod's few KB of rules, in a worker thread with a heap cap for more
+ * (src/node-agent/recheck/pod-analysis.ts; rules-worker.ts, bundled beside the CLI).
  */
 export function startRecheck(
   recheck: NodeRecheck,
   parts: { access: ClusterAccess; agent: NodeAgent; roster: RecheckRoster; registry: Registry; log: AgentLog },
 ): RecheckLoop {
   const runtime = criClient(recheck.socketPath);
+  const workers = new AnalysisWorkers(rulesWorkerFile());
   const namespace = async (name: string): Promise<NamespaceMeta | undefined> => {
     const answer = await getNamespace(parts.access, name, 5000);
     if (answer.ok) return namespaceMetaOf(answer.value);
@@ -34,8 +39,8 @@ export function startRecheck(
       runtime,
       namespace,
       readRules: readPodRules,
-      decide: async (spec, outcomes, options) =>
-        (await import('../../../rules-check/decide.js')).decideInspection(spec, outcomes, options),
+      readSockets: readPodSockets,
+      analyse: (request, deadlineMs) => analysePod(workers, request, deadlineMs),
       now: () => performance.now(),
     },
     reporter: parts.agent,

@@ -6,11 +6,15 @@ import type { CommandOutcome } from '../../command-outcome.js';
 import { commandSpec } from '../../command-table.js';
 import { formatCommandHelp } from '../../help.js';
 import { isHelpOrVersionSwitch } from '../../help-switch.js';
+import { versionText } from '../version/run.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
 
 /**
- * `validate` with --help or --version beside other flags is a validator configured in a pod, not a
- * person asking: it must not exit 0 without a verdict. Undefined when the switches stand alone.
+ * `validate` with --help, -h or --version never exits 0: the image's entrypoint is `interlock
+ * validate`, so a container whose args are `["--help"]` runs exactly this, and nothing tells a
+ * person from such a pod (a pod may ask for a TTY). A lone switch still prints what was asked
+ * (the usage, the version) on stdout, then exits 64; `interlock help validate` is exit 0.
+ * Undefined when no switch is given.
  */
 export function validateSwitchRefusal(
   argv: readonly string[],
@@ -18,14 +22,25 @@ export function validateSwitchRefusal(
   width: number,
 ): CommandOutcome | undefined {
   const switches = argv.filter(isHelpOrVersionSwitch);
-  if (switches.length === 0 || switches.length === argv.length) return undefined;
+  const first = switches[0];
+  if (first === undefined) return undefined;
   const help = switches.some((arg) => !arg.startsWith('--version'));
-  return refuseValidate(
+  if (switches.length < argv.length)
+    return refuseValidate(
+      argv,
+      env,
+      `${first} beside other flags is not a verdict: validate exits 0 only on proof, so it refuses instead (run 'interlock help validate' for the usage)`,
+      help ? width : undefined,
+    );
+  // `--help=x` alone: the parser's own refusal (a switch takes no value) says it better.
+  if (first.includes('=')) return undefined;
+  const lone = refuseValidate(
     argv,
     env,
-    `${switches[0] ?? ''} beside other flags is not a verdict: validate exits 0 only on proof, so it refuses instead (run 'interlock validate --help' alone for the usage)`,
+    `validate ${first} prints the ${help ? 'usage' : 'version'} and exits without a verdict: a validator exits 0 only on proof, so this is exit 64 (for the usage with exit 0, run 'interlock help validate'; for the version, 'interlock version')`,
     help ? width : undefined,
   );
+  return help ? lone : { ...lone, stdout: versionText() };
 }
 
 /**

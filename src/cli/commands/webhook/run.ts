@@ -4,7 +4,7 @@ import { EXIT } from '../../../config/exit-codes.js';
 import { parseCommandLine } from '../../../config/parse-command-line.js';
 import { LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
 import type { DefaultedFlag } from '../../../config/flag-def.js';
-import { flagSource, flagValue } from '../../../config/parsed-flags.js';
+import { flagSource, flagValue, type ParsedFlags } from '../../../config/parsed-flags.js';
 import { createLogger, type Logger } from '../../../output/logger.js';
 import { startMetricsServer } from '../../../webhook/metrics-server.js';
 import { loadClientCa, loadTlsPair, watchTlsPair, type TlsPair, type TlsPaths } from '../../../webhook/tls-files.js';
@@ -15,9 +15,11 @@ import type { CommandOutcome } from '../../command-outcome.js';
 import { commandError } from '../../command-error.js';
 import { WEBHOOK_COMMAND_FLAGS } from './flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import {
   BIND_FLAG,
   CLIENT_CA_FLAG,
+  CLIENT_NAME_FLAG,
   DRAIN_TIMEOUT_FLAG,
   MAX_REQUEST_BYTES_FLAG,
   METRICS_BIND_FLAG,
@@ -38,6 +40,18 @@ const cannotListen = (host: string, port: number, error: Error): CommandOutcome 
 const usage = (message: string): CommandOutcome =>
   commandError('webhook', EXIT.invalidConfig, { reason: 'ConfigInvalid', message });
 
+/** --client-ca's bundle and --client-name's names; a name without a CA is a usage error. */
+async function clientAuth(
+  flags: ParsedFlags,
+): Promise<CommandOutcome | { clientCa?: Buffer; clientNames?: readonly string[] }> {
+  const clientCa = await loadClientCa(flagValue(flags, CLIENT_CA_FLAG));
+  if (!clientCa.ok) return commandError('webhook', EXIT.noInput, clientCa.error);
+  const clientNames = flagValue(flags, CLIENT_NAME_FLAG);
+  if (clientNames && !clientCa.value)
+    return usage('--client-name needs --client-ca: a name is only worth checking on a certificate the CA verified');
+  return { ...(clientCa.value ? { clientCa: clientCa.value } : {}), ...(clientNames ? { clientNames } : {}) };
+}
+
 /** `interlock webhook`: serves until `stop` aborts, then drains in-flight requests and exits 0. */
 export async function runWebhookCommand(
   argv: readonly string[],
@@ -50,8 +64,9 @@ export async function runWebhookCommand(
   const paths = { cert: get(TLS_CERT_FLAG), key: get(TLS_KEY_FLAG) };
   const tls = await loadTlsPair(paths);
   if (!tls.ok) return commandError('webhook', EXIT.noInput, tls.error);
-  const clientCa = await loadClientCa(flagValue(parsed.value, CLIENT_CA_FLAG));
-  if (!clientCa.ok) return commandError('webhook', EXIT.noInput, clientCa.error);
+  const client = await clientAuth(parsed.value);
+  if ('exitCode' in client) return client;
+  const { clientCa, clientNames } = client;
   const log = createLogger('json', get(LOG_LEVEL_FLAG));
   const registry = new Registry();
   const metrics = promWebhookMetrics(registry);
@@ -61,8 +76,9 @@ export async function runWebhookCommand(
     host,
     port,
     tls: tls.value,
-    ...(clientCa.value ? { clientCa: clientCa.value } : {}),
-    settings: { image: get(IMAGE_FLAG), annotations: {} },
+    ...(clientCa ? { clientCa } : {}),
+    ...(clientNames ? { clientNames } : {}),
+    settings: { image: get(IMAGE_FLAG), annotations: {}, platform: get(PLATFORM_FLAG) },
     onError: get(ON_ERROR_FLAG),
     deadlineMs: get(REQUEST_DEADLINE_FLAG),
     maxBodyBytes: get(MAX_REQUEST_BYTES_FLAG),
@@ -81,8 +97,8 @@ export async function runWebhookCommand(
   }
   const watch = watchPair(paths, tls.value, server, metrics, log);
   const image = get(IMAGE_FLAG);
-  const listening = { host, port: server.port, metricsPort: metricsServer.port, clientAuth: Boolean(clientCa.value) };
-  log.info({ ...listening, image }, 'webhook listening');
+  const listening = { host, port: server.port, metricsPort: metricsServer.port, clientAuth: Boolean(clientCa) };
+  log.info({ ...listening, clientNames, image }, 'webhook listening');
   if (flagSource(parsed.value, IMAGE_FLAG) === undefined) log.warn({ image }, defaultImageWarning('webhook').trim());
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   log.info({}, 'draining');

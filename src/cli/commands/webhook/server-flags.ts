@@ -5,6 +5,7 @@ import {
   parseDuration,
   parseNonBlank,
   parseListenAddress,
+  parseNameList,
   showListenAddress,
   type ListenAddress,
 } from '../../../config/flag-parsers.js';
@@ -43,6 +44,15 @@ export const CLIENT_CA_FLAG: FlagDef<string> = {
   placeholder: 'FILE',
   help: "PEM CAs the caller's client certificate must chain to; a caller without one fails the TLS handshake (default: any caller; docs/admission.md).",
   parse: parseNonBlank('expected a file path'),
+};
+
+export const CLIENT_NAME_FLAG: FlagDef<readonly string[]> = {
+  name: 'client-name',
+  kind: 'value',
+  env: 'INTERLOCK_WEBHOOK_CLIENT_NAME',
+  placeholder: 'NAME[,NAME]',
+  help: 'With --client-ca: the client certificate must also name one of these (its CN or a DNS SAN), else the connection is closed (default: any certificate of the CA).',
+  parse: parseNameList,
 };
 
 export const TLS_CERT_FLAG: DefaultedFlag<string> = {
@@ -112,6 +122,7 @@ export const WEBHOOK_FLAGS: readonly FlagDef[] = [
   BIND_FLAG,
   METRICS_BIND_FLAG,
   CLIENT_CA_FLAG,
+  CLIENT_NAME_FLAG,
   TLS_CERT_FLAG,
   TLS_KEY_FLAG,
   ON_ERROR_FLAG,

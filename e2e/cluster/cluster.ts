@@ -1,0 +1,102 @@
+import { execFile } from 'node:child_process';
+import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+
+/** Where scripts/cluster-env.sh keeps the running cluster (CLUSTER_STATE overrides it there too). */
+export const STATE = process.env['CLUSTER_STATE'] ?? '/var/lib/interlock-cluster';
+const KUBECONFIG = join(STATE, 'admin.kubeconfig');
+/** The Kubernetes v1.33.13 kubectl built with the cluster: the same version as its API server. */
+const KUBECTL = (): string => join(readFileSync(join(STATE, 'bin'), 'utf8').trim(), 'kubectl');
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+export const IMAGE = `docker.io/library/${process.env['INTERLOCK_IMAGE'] ?? 'mesh-interlock:dev'}`;
+
+const STANDIN = fileURLToPath(new URL('../../test/fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
+export const CORPUS = fileURLToPath(new URL('../../test/fixtures/corpus/', import.meta.url));
+
+export interface Ran {
+  readonly exitCode: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function run(command: string, args: readonly string[], input?: string): Promise<Ran> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      command,
+      args,
+      { env: { ...process.env, KUBECONFIG }, maxBuffer: 64 << 20, timeout: 120_000 },
+      (error, stdout, stderr) => {
+        const code = error && typeof error.code === 'number' ? error.code : error ? 1 : 0;
+        resolve({ exitCode: code, stdout, stderr });
+      },
+    );
+    if (input !== undefined) child.stdin?.end(input);
+  });
+}
+
+export async function kubectl(args: readonly string[], input?: string): Promise<string> {
+  const result = await run(KUBECTL(), args, input);
+  if (result.exitCode !== 0) throw new Error(`kubectl ${args.join(' ')}: exit ${result.exitCode}: ${result.stderr}`);
+  return result.stdout;
+}
+
+/** The shipped CLI, as an operator runs it to print what they apply. */
+export async function interlock(args: readonly string[], input?: string): Promise<string> {
+  const result = await run('node', [CLI, ...args], input);
+  if (result.exitCode !== 0) throw new Error(`interlock ${args.join(' ')}: exit ${result.exitCode}: ${result.stderr}`);
+  return result.stdout;
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, ms: number): Promise<T> {
+  const end = Date.now() + ms;
+  let last: unknown;
+  while (Date.now() < end) {
+    try {
+      const value = await probe();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    await sleep(500);
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+}
+
+/**
+ * The node's CNI chain: the real bridge plugin, and after it the mesh's plugin when `meshRules`
+ * names that mesh's ruleset (the stand-in that writes a ruleset the mesh's own tool wrote:
+ * linkerd-cni cannot be built here, docs/testing.md). containerd reloads the directory live.
+ */
+export function setChain(meshRules: string | undefined): void {
+  const plugin = join(STATE, 'cni-bin', 'linkerd-cni');
+  copyFileSync(STANDIN, plugin);
+  chmodSync(plugin, 0o755);
+  const file = join(STATE, 'net.d', '10-interlock-cluster.conflist');
+  const conf = JSON.parse(readFileSync(file, 'utf8')) as { plugins: Array<Record<string, unknown>> };
+  const plugins = conf.plugins.filter((plugin) => plugin['type'] !== 'linkerd-cni');
+  if (meshRules) plugins.push({ type: 'linkerd-cni', rulesFile: meshRules });
+  writeFileSync(file, JSON.stringify({ ...conf, plugins }, null, 2));
+}
+
+export interface PodStatus {
+  readonly metadata: { readonly name: string; readonly uid: string };
+  readonly status: {
+    readonly phase?: string;
+    readonly initContainerStatuses?: ReadonlyArray<{
+      readonly name: string;
+      readonly restartCount: number;
+      readonly state: { readonly waiting?: { readonly reason?: string }; readonly running?: unknown };
+      readonly lastState: { readonly terminated?: { readonly exitCode: number; readonly message?: string } };
+    }>;
+    readonly containerStatuses?: ReadonlyArray<{ readonly name: string; readonly ready: boolean }>;
+  };
+}
+
+export async function podsOf(namespace: string, selector: string): Promise<PodStatus[]> {
+  const list = JSON.parse(await kubectl(['get', 'pods', '-n', namespace, '-l', selector, '-o', 'json'])) as {
+    items: PodStatus[];
+  };
+  return list.items;
+}

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CORPUS, IMAGE, interlock, kubectl, podsOf, setChain, waitFor, type PodStatus } from './cluster.js';
+
+// The validator against the real Kubernetes v1.33.13 (scripts/cluster.sh): the kubelet runs the
+// init container `interlock inject` added, fills lastState.terminated.message from its
+// termination file, backs it off into Init:CrashLoopBackOff; the API server takes the Warning
+// Event it posts with the RBAC `interlock manifest --rbac` printed; the ReplicaSet controller
+// replaces the pod the operator deletes once the mesh's plugin runs.
+const NS = 'ilk-linkerd';
+const VALIDATOR = 'linkerd-network-validator';
+const LINKERD_RULES = `${CORPUS}linkerd/cni-default/iptables-nft-save.v4.txt`;
+const STAND_IN = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
+
+/** A Deployment meshed as Linkerd's injector shapes it: a linkerd-proxy (stand-in process) beside the app. */
+const deployment = `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: web, namespace: ${NS}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: web}}
+  template:
+    metadata: {labels: {app: web}, annotations: {linkerd.io/inject: enabled}}
+    spec:
+      securityContext: {runAsUser: 65534, runAsGroup: 65534}
+      containers:
+      - {name: linkerd-proxy, image: ${IMAGE}, command: ${JSON.stringify(STAND_IN)}}
+      - {name: app, image: ${IMAGE}, command: ${JSON.stringify(STAND_IN)}}
+`;
+
+const validatorOf = (pod: PodStatus) => pod.status.initContainerStatuses?.find((c) => c.name === VALIDATOR);
+
+beforeAll(async () => {
+  setChain(undefined);
+  // A cluster kept from an earlier run (INTERLOCK_CLUSTER_KEEP=1) may still hold the namespace.
+  await kubectl(['delete', 'namespace', NS, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+  await kubectl(['create', 'namespace', NS]);
+  await kubectl(['apply', '-f', '-'], await interlock(['manifest', '--rbac', '--namespace', NS]));
+}, 120_000);
+afterAll(async () => {
+  setChain(undefined);
+  await kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+});
+
+describe('Linkerd, on a real kubelet and API server', () => {
+  let blocked: PodStatus;
+
+  it('the mesh plugin never ran: Init:CrashLoopBackOff, exit 95 with the reason, and the Warning Event in kubectl describe', async () => {
+    const injected = await interlock(['inject', '--mesh', 'linkerd', '--report-event', '--image', IMAGE], deployment);
+    await kubectl(['apply', '-f', '-'], injected);
+    blocked = await waitFor(
+      'the validator backed off after failing twice',
+      async () => {
+        const [pod] = await podsOf(NS, 'app=web');
+        const validator = pod && validatorOf(pod);
+        return validator && validator.restartCount >= 1 && validator.state.waiting?.reason === 'CrashLoopBackOff'
+          ? pod
+          : undefined;
+      },
+      180_000,
+    );
+    const terminated = validatorOf(blocked)?.lastState.terminated;
+    expect(terminated?.exitCode).toBe(95);
+    expect(terminated?.message).toMatch(/InterceptionMissing/);
+    // The app never started.
+    expect(blocked.status.containerStatuses?.every((c) => !c.ready)).toBe(true);
+
+    const described = await waitFor(
+      "Interlock's Warning Event",
+      async () => {
+        const text = await kubectl(['describe', 'pod', '-n', NS, blocked.metadata.name]);
+        return /Warning\s+InterceptionMissing\s/.test(text) ? text : undefined;
+      },
+      60_000,
+    );
+    expect(described).toMatch(/Init:CrashLoopBackOff|CrashLoopBackOff/);
+    expect(described).toMatch(/Exit Code:\s+95/);
+    expect(described).toContain('InterceptionMissing');
+    const events = JSON.parse(
+      await kubectl([
+        'get',
+        'events',
+        '-n',
+        NS,
+        '--field-selector',
+        `involvedObject.uid=${blocked.metadata.uid}`,
+        '-o',
+        'json',
+      ]),
+    ) as {
+      items: Array<{
+        type: string;
+        reason: string;
+        source?: { component?: string };
+        reportingComponent?: string;
+        message: string;
+      }>;
+    };
+    const mine = events.items.filter((event) => event.type === 'Warning' && event.reason === 'InterceptionMissing');
+    expect(mine.length, JSON.stringify(events.items.map((e) => [e.type, e.reason, e.message]))).toBeGreaterThan(0);
+    // The validator's own words: the address it probed and that nothing redirected it.
+    expect(mine[0]?.message).toMatch(/was not redirected to port 4140/);
+  });
+
+  it('once the mesh plugin runs, the pod deleted is replaced by its ReplicaSet, and the new one passes and starts the app', async () => {
+    setChain(LINKERD_RULES);
+    await kubectl(['delete', 'pod', '-n', NS, blocked.metadata.name, '--wait=false']);
+    const running = await waitFor(
+      'a replacement pod whose app runs',
+      async () => {
+        const pods = await podsOf(NS, 'app=web');
+        return pods.find(
+          (pod) =>
+            pod.metadata.uid !== blocked.metadata.uid &&
+            pod.status.phase === 'Running' &&
+            pod.status.containerStatuses?.every((c) => c.ready),
+        );
+      },
+      180_000,
+    );
+    const validator = validatorOf(running);
+    expect(validator?.restartCount).toBe(0);
+    const terminated = JSON.parse(await kubectl(['get', 'pod', '-n', NS, running.metadata.name, '-o', 'json'])) as {
+      status: {
+        initContainerStatuses: Array<{ name: string; state: { terminated?: { exitCode: number; message?: string } } }>;
+      };
+    };
+    const state = terminated.status.initContainerStatuses.find((c) => c.name === VALIDATOR)?.state.terminated;
+    expect(state?.exitCode).toBe(0);
+  });
+});

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { CniVerdict } from '../../src/cni/audit-cni.js';
+import { runCniCheck } from '../../src/cli/commands/cni-check/run.js';
+import { nodeConfigOf } from '../../src/cli/commands/node/config.js';
 import { runCniAudit } from '../../src/cni/run-cni-audit.js';
 import { fixture } from './listing.js';
 
@@ -35,6 +37,19 @@ interface Node {
 }
 
 async function audit(node: Node): Promise<CniVerdict> {
+  const { confDir, binDir, multusConfDir } = await nodeDirs(node);
+  const verdict = await runCniAudit({
+    confDir,
+    binDirs: [binDir],
+    runtime: 'containerd',
+    meshPlugin: node.meshPlugin ?? 'linkerd-cni',
+    multusConfDir,
+  });
+  if (!verdict.ok) throw new Error(verdict.error.message);
+  return verdict.value;
+}
+
+async function nodeDirs(node: Node): Promise<{ confDir: string; binDir: string; multusConfDir: string }> {
   root ||= await mkdtemp(join(tmpdir(), 'interlock-multus-'));
   const base = join(root, String(count++));
   const confDir = join(base, 'net.d');
@@ -48,15 +63,7 @@ async function audit(node: Node): Promise<CniVerdict> {
   }
   for (const type of node.plugins ?? PLUGINS) await copyFile(STANDIN, join(binDir, type));
   await writeFile(join(binDir, 'multus'), MULTUS, { mode: 0o755 });
-  const verdict = await runCniAudit({
-    confDir,
-    binDirs: [binDir],
-    runtime: 'containerd',
-    meshPlugin: node.meshPlugin ?? 'linkerd-cni',
-    multusConfDir,
-  });
-  if (!verdict.ok) throw new Error(verdict.error.message);
-  return verdict.value;
+  return { confDir, binDir, multusConfDir };
 }
 
 const codes = (verdict: CniVerdict) => verdict.findings.map((finding) => `${finding.severity}:${finding.code}`);
@@ -186,5 +193,33 @@ describe('a non-chained mesh plugin: its own attachment in Multus directory', ()
     });
     expect(codes(verdict)).toEqual(['error:PluginMissing']);
     expect(verdict.findings[0]?.file).toMatch(/multus\/net\.d\/kuma-cni\.conf$/);
+  });
+});
+
+describe('the commands read Multus directory from --cni-multus-conf-dir', () => {
+  const istio = async (): Promise<Node> => ({
+    conf: { '00-multus.conf': await layout(SHIM), '10-calico.conflist': fixture('10-calico.conflist') },
+    multus: { 'istio-cni.conf': await layout('istio/1.30.3/istio-cni.conf') },
+    plugins: [...PLUGINS, 'istio-cni'],
+  });
+
+  it('cni-check: exit 0 with the attachment directory, 126 (MeshMissing) without it', async () => {
+    const { confDir, binDir, multusConfDir } = await nodeDirs(await istio());
+    const argv = ['--mesh', 'istio', '--cni-conf-dir', confDir, '--cni-bin-dir', binDir];
+    const env = {};
+    const judged = await runCniCheck([...argv, '--cni-multus-conf-dir', multusConfDir], env);
+    expect(judged.stdout).toContain('istio-cni is a network attachment of its own:');
+    expect(judged.exitCode).toBe(0);
+    const elsewhere = await runCniCheck([...argv, '--cni-multus-conf-dir', join(confDir, 'absent')], env);
+    expect(elsewhere.exitCode).toBe(126);
+    expect(elsewhere.stdout).toContain('MeshMissing');
+  });
+
+  it("the node agent's --cni-audit takes it too", () => {
+    const config = nodeConfigOf(
+      ['--node-name', 'n', '--mesh', 'istio', '--cni-audit', '--cni-multus-conf-dir', '/host/etc/cni/multus/net.d'],
+      {},
+    );
+    expect(typeof config === 'string' ? config : config.cniAudit?.multusConfDir).toBe('/host/etc/cni/multus/net.d');
   });
 });

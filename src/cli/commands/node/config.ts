@@ -16,6 +16,7 @@ import type { RecheckAction } from '../../../node-agent/recheck/recheck-action.j
 import {
   CNI_BIN_DIR_FLAG,
   CNI_CONF_DIR_FLAG,
+  CNI_MULTUS_CONF_DIR_FLAG,
   CRIO_DEFAULT_NETWORK_FLAG,
   MAX_CONF_NUM_FLAG,
   MESH_PLUGIN_FLAG,
@@ -157,6 +158,7 @@ function cniAuditOf(parsed: ParsedFlags): CniAuditOptions | string | undefined {
   const crioDefaultNetwork = flagValue(parsed, CRIO_DEFAULT_NETWORK_FLAG);
   return {
     confDir: flagValue(parsed, CNI_CONF_DIR_FLAG),
+    multusConfDir: flagValue(parsed, CNI_MULTUS_CONF_DIR_FLAG),
     binDirs: flagValue(parsed, CNI_BIN_DIR_FLAG),
     runtime: flagValue(parsed, RUNTIME_FLAG),
     meshPlugin,

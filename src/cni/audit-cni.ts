@@ -4,7 +4,7 @@ import { containerdLoad } from './containerd-model.js';
 import { crioLoad } from './crio-model.js';
 import { chainFindings } from './chain-findings.js';
 import { leftoverFindings } from './leftover-findings.js';
-import { meshFindings } from './mesh-findings.js';
+import { primaryFindings } from './primary-findings.js';
 import type { CniAuditInput } from './cni-audit-input.js';
 import { RUNTIME_LABEL, type RuntimeLoad, type RuntimeName } from './runtime-load.js';
 
@@ -27,17 +27,33 @@ export interface CniVerdict {
   readonly meshPlugin: string;
   readonly candidates: readonly string[];
   readonly loads?: WinningNetwork;
+  /** Where Multus (the file the runtime loads) sends the pods' primary network. */
+  readonly delegate?: { readonly file: string; readonly chain: readonly string[] };
+  /** The mesh plugin's own network attachment in Multus's directory (not chained). */
+  readonly attachment?: string;
   readonly findings: readonly CniFinding[];
 }
 
 /** What the runtime does with the directory, as a pure function of what is in it. */
-export function runtimeLoadOf(input: CniAuditInput): RuntimeLoad {
+function runtimeLoadOf(input: CniAuditInput): RuntimeLoad {
   if (input.runtime === 'crio')
     return crioLoad(input.listing, input.inventory, {
       binDirs: input.binDirs,
       ...(input.crioDefaultNetwork === undefined ? {} : { defaultNetwork: input.crioDefaultNetwork }),
     });
   return containerdLoad(input.listing, { ...(input.maxConfNum === undefined ? {} : { maxConfNum: input.maxConfNum }) });
+}
+
+/** The plugin types of every chain the audit judges: loaded, delegated to by Multus, attached. */
+export function judgedPluginTypes(input: CniAuditInput): Set<string> {
+  const types = new Set<string>();
+  const load = runtimeLoadOf(input);
+  if (!load.ok) return types;
+  const primary = primaryFindings(input, load, load.networks[0]);
+  const chains = [...load.networks, ...(primary.delegate ? [primary.delegate] : [])];
+  for (const network of chains) for (const plugin of network.list.plugins) types.add(plugin.type);
+  if (primary.attachment !== undefined) types.add(input.meshPlugin);
+  return types;
 }
 
 /**
@@ -59,7 +75,8 @@ export function auditCni(input: CniAuditInput): CniVerdict {
     return { ...base, healthy: false, findings: dedupe(findings) };
   }
   const [network] = load.networks;
-  findings.push(...meshFindings(input, load, network));
+  const primary = primaryFindings(input, load, network);
+  findings.push(...primary.findings);
   for (const loaded of load.networks) findings.push(...chainFindings(input, loaded));
   findings.push(...leftoverFindings(input, load));
   for (const skipped of load.passedOver) {
@@ -80,7 +97,16 @@ export function auditCni(input: CniAuditInput): CniVerdict {
     wrapped: network.wrapped,
   };
   const unique = dedupe(findings);
-  return { ...base, healthy: !unique.some((finding) => finding.severity === 'error'), loads, findings: unique };
+  return {
+    ...base,
+    healthy: !unique.some((finding) => finding.severity === 'error'),
+    loads,
+    ...(primary.delegate
+      ? { delegate: { file: primary.delegate.file, chain: primary.delegate.list.plugins.map((plugin) => plugin.type) } }
+      : {}),
+    ...(primary.attachment === undefined ? {} : { attachment: primary.attachment }),
+    findings: unique,
+  };
 }
 
 function loadFailureFinding(input: CniAuditInput, load: Extract<RuntimeLoad, { ok: false }>): CniFinding {

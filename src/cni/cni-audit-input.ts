@@ -14,4 +14,6 @@ export interface CniAuditInput {
   readonly reads?: number;
   readonly maxConfNum?: number;
   readonly crioDefaultNetwork?: string;
+  /** Multus's attachment directory (/etc/cni/multus/net.d), when the node has one. */
+  readonly multusListing?: CniListing;
 }

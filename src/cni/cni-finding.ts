@@ -6,6 +6,8 @@ export const CNI_FINDING_CODES = {
   MeshFirst:
     "the mesh plugin comes first in the winning chain (a standalone mesh file wins): linkerd2#2219's scenario 2",
   MeshMissing: "the winning file's chain has no mesh plugin: linkerd2#2219's scenario 3",
+  MultusDelegateMissing:
+    "the winning file is Multus's, and the network it delegates the pod's primary network to is not there",
   PluginMissing: 'a plugin of the winning chain has no binary',
   PluginNotExecutable: 'a plugin binary of the winning chain cannot be executed',
   PluginNameInvalid: 'a plugin type libcni refuses to look up',

@@ -13,12 +13,14 @@ export function meshFindings(
   input: CniAuditInput,
   load: Extract<RuntimeLoad, { ok: true }>,
   network: LoadedNetwork,
+  /** Who gives pods this chain, when it is not the file the runtime loads (Multus's delegate). */
+  via?: string,
 ): CniFinding[] {
   const runtime = RUNTIME_LABEL[input.runtime];
   const chain = network.list.plugins.map((plugin) => plugin.type);
   const position = chain.indexOf(input.meshPlugin);
   const elsewhere = filesWithMesh(input, network.file);
-  const order = sortNote(load, network.file, elsewhere[0]);
+  const loads = via ?? `${runtime} loads ${network.file}${sortNote(load, network.file, elsewhere[0])}`;
   const shown = `[${chain.join(', ')}]`;
   if (position < 0) {
     const where =
@@ -30,7 +32,7 @@ export function meshFindings(
         code: 'MeshMissing',
         severity: 'error',
         file: network.file,
-        message: `${runtime} loads ${network.file}${order}, whose chain ${shown} has no ${input.meshPlugin}: pods on this node start without the mesh's rules (unmeshed; the init container fails them with InterceptionMissing).${where}`,
+        message: `${loads}, whose chain ${shown} has no ${input.meshPlugin}: pods on this node start without the mesh's rules (unmeshed; the init container fails them with InterceptionMissing).${where}`,
       },
     ];
   }
@@ -44,7 +46,7 @@ export function meshFindings(
         code: 'MeshFirst',
         severity: 'error',
         file: network.file,
-        message: `${runtime} loads ${network.file}${order}, whose chain ${shown} starts with the mesh plugin, ${effect}`,
+        message: `${loads}, whose chain ${shown} starts with the mesh plugin, ${effect}`,
       },
     ];
   }

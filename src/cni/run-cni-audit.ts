@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ok, type Result } from '../reason/result.js';
-import { auditCni, runtimeLoadOf, type CniVerdict } from './audit-cni.js';
+import { auditCni, judgedPluginTypes, type CniVerdict } from './audit-cni.js';
 import type { CniAuditInput } from './cni-audit-input.js';
 import type { CniListing } from './cni-listing.js';
 import { confFiles } from './conf-files.js';
@@ -23,6 +23,8 @@ export interface CniAuditOptions {
   readonly partialRetryDelayMs?: number;
   readonly maxConfNum?: number;
   readonly crioDefaultNetwork?: string;
+  /** Multus's attachment directory; a directory that is not there is a node without one. */
+  readonly multusConfDir?: string;
   /** Aborted: every VERSION query under way is ended, its plugin's process group killed. */
   readonly signal?: AbortSignal;
 }
@@ -32,6 +34,7 @@ export async function runCniAudit(options: CniAuditOptions): Promise<Result<CniV
   const read = await readSettled(options);
   if (!read.ok) return read;
   const { listing, reads } = read.value;
+  const multus = options.multusConfDir === undefined ? undefined : await readCniDir(options.multusConfDir);
   const base: Omit<CniAuditInput, 'inventory'> = {
     listing,
     reads,
@@ -40,6 +43,7 @@ export async function runCniAudit(options: CniAuditOptions): Promise<Result<CniV
     binDirs: options.binDirs,
     ...(options.maxConfNum === undefined ? {} : { maxConfNum: options.maxConfNum }),
     ...(options.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: options.crioDefaultNetwork }),
+    ...(multus?.ok ? { multusListing: multus.value } : {}),
   };
   const inventory = await buildInventory(base, options.versionTimeoutMs ?? 2000, options.signal);
   return ok(auditCni({ ...base, inventory }));
@@ -77,12 +81,17 @@ async function buildInventory(
     const load = loadConfigFile(entry, libcni, base.listing.subdirectories);
     if (load.ok) for (const plugin of load.list.plugins) named.add(plugin.type);
   }
+  const attachments = base.multusListing ? confFiles(base.multusListing.entries) : [];
+  for (const entry of attachments) {
+    const load = loadConfigFile(entry, libcni);
+    if (load.ok) for (const plugin of load.list.plugins) if (plugin.type === base.meshPlugin) named.add(plugin.type);
+  }
   const asked = new Set<string>(named);
   if (base.runtime === 'containerd') {
     asked.clear();
-    const load = runtimeLoadOf({ ...base, inventory: new Map() });
-    if (load.ok) for (const network of load.networks) for (const plugin of network.list.plugins) asked.add(plugin.type);
+    for (const type of judgedPluginTypes({ ...base, inventory: new Map() })) asked.add(type);
   }
+  for (const type of asked) named.add(type);
   const binaries = await Promise.all(
     [...named].map(async (type): Promise<PluginBinary> => {
       const found = await findPluginBinary(type, base.binDirs);

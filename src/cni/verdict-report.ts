@@ -7,7 +7,7 @@ export function verdictText(verdict: CniVerdict): string {
   const errors = verdict.findings.filter((finding) => finding.severity === 'error');
   const lines = [
     verdict.healthy
-      ? `interlock cni-check: HEALTHY: ${runtime} loads ${verdict.loads?.file} and chains ${verdict.meshPlugin} after ${verdict.loads?.chain[0]}`
+      ? `interlock cni-check: HEALTHY: ${runtime} loads ${healthyPath(verdict)}`
       : `interlock cni-check: UNHEALTHY: ${errors.length} problem(s) in ${verdict.dir} for ${runtime}`,
   ];
   if (verdict.loads) {
@@ -16,6 +16,12 @@ export function verdictText(verdict: CniVerdict): string {
       `loads: ${loads.file} (network "${loads.networkName}", cniVersion ${loads.cniVersion || '(none)'}, ${loads.ifName}${loads.wrapped ? ', a single plugin wrapped into a list' : ''}): ${loads.chain.join(' -> ')}`,
     );
   }
+  if (verdict.delegate)
+    lines.push(
+      `multus delegates the primary network to: ${verdict.delegate.file}: ${verdict.delegate.chain.join(' -> ')}`,
+    );
+  if (verdict.attachment !== undefined)
+    lines.push(`${verdict.meshPlugin} is a network attachment of its own: ${verdict.attachment}`);
   lines.push(`order: ${verdict.candidates.join(', ') || '(no configuration files)'}`);
   for (const finding of verdict.findings)
     lines.push(`${finding.severity === 'error' ? 'ERROR  ' : 'warning'} ${finding.code}: ${finding.message}`);
@@ -25,4 +31,13 @@ export function verdictText(verdict: CniVerdict): string {
 /** The verdict as data (the node agent and tests read this shape). */
 export function verdictJson(verdict: CniVerdict, exitCode: number): string {
   return `${JSON.stringify({ ...verdict, exitCode }, null, 2)}\n`;
+}
+
+/** What a healthy node does with a pod: the chain, Multus's delegate, the mesh's own attachment. */
+function healthyPath(verdict: CniVerdict): string {
+  const chain = verdict.delegate ? verdict.delegate.chain : (verdict.loads?.chain ?? []);
+  const where = verdict.delegate ? `, Multus's, which delegates to ${verdict.delegate.file},` : '';
+  if (verdict.attachment !== undefined)
+    return `${verdict.loads?.file}${where} and ${verdict.meshPlugin} runs as its own attachment (${verdict.attachment})`;
+  return `${verdict.loads?.file}${where} and chains ${verdict.meshPlugin} after ${chain[0]}`;
 }

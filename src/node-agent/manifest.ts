@@ -16,7 +16,12 @@ export interface NodeAgentManifestOptions {
   /** `node` flags as the operator gave them to `manifest --node-agent`, passed to the agent verbatim. */
   readonly nodeArgs?: readonly string[];
   /** With `--cni-audit`: the directories the audit reads, mounted read-only at the same paths. */
-  readonly cni?: { readonly confDir: string; readonly binDirs: readonly string[] };
+  readonly cni?: {
+    readonly confDir: string;
+    readonly binDirs: readonly string[];
+    /** Multus's attachment directory, mounted only when the operator names it (it must exist). */
+    readonly multusConfDir?: string;
+  };
   /** The port of `--listen` when given (metrics and probes); 9477 otherwise. */
   readonly listenPort?: number;
   /** With `--recheck-interval`: the runtime's socket; the agent is then the privileged variant. */
@@ -111,7 +116,8 @@ function agentArgs(options: NodeAgentManifestOptions): string[] {
 /** Read-only hostPath volumes for the CNI audit: the agent must see the node's files, never change them. */
 function cniVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mounts: object[] } {
   if (!options.cni) return { volumes: [], mounts: [] };
-  const paths = [options.cni.confDir, ...options.cni.binDirs];
+  const { multusConfDir } = options.cni;
+  const paths = [options.cni.confDir, ...options.cni.binDirs, ...(multusConfDir === undefined ? [] : [multusConfDir])];
   return {
     volumes: paths.map((path, index) => ({
       name: `cni-${index}`,

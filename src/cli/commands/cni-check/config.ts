@@ -10,6 +10,7 @@ import {
   CNI_BIN_DIR_FLAG,
   CNI_CHECK_FLAGS,
   CNI_CONF_DIR_FLAG,
+  CNI_MULTUS_CONF_DIR_FLAG,
   CRIO_DEFAULT_NETWORK_FLAG,
   MAX_CONF_NUM_FLAG,
   MESH_PLUGIN_FLAG,
@@ -20,6 +21,7 @@ import {
 export interface CniCheckConfig {
   readonly mesh: Mesh;
   readonly confDir: string;
+  readonly multusConfDir: string;
   readonly binDirs: readonly string[];
   readonly runtime: RuntimeName;
   readonly meshPlugin: string;
@@ -50,6 +52,7 @@ export function parseCniCheckFlags(
     mesh,
     meshPlugin,
     confDir: flagValue(read, CNI_CONF_DIR_FLAG),
+    multusConfDir: flagValue(read, CNI_MULTUS_CONF_DIR_FLAG),
     binDirs: flagValue(read, CNI_BIN_DIR_FLAG),
     runtime: flagValue(read, RUNTIME_FLAG),
     versionTimeoutMs: flagValue(read, VERSION_TIMEOUT_FLAG),

@@ -83,6 +83,16 @@ export const CRIO_DEFAULT_NETWORK_FLAG: FlagDef<string> = {
   parse: parseNonBlank('expected a value', 'as given'),
 };
 
+export const CNI_MULTUS_CONF_DIR_FLAG: DefaultedFlag<string> = {
+  name: 'cni-multus-conf-dir',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_MULTUS_CONF_DIR',
+  placeholder: 'DIR',
+  help: "Multus's attachment directory, where a non-chained mesh plugin's conf lives (default {default}; absent: no Multus attachments).",
+  parse: parseNonBlank('expected a value', 'as given'),
+  default: '/etc/cni/multus/net.d',
+};
+
 /** What the audit reads: cni-check's and, for --cni-audit, node's. */
 export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
   CNI_CONF_DIR_FLAG,
@@ -92,6 +102,7 @@ export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
   VERSION_TIMEOUT_FLAG,
   MAX_CONF_NUM_FLAG,
   CRIO_DEFAULT_NETWORK_FLAG,
+  CNI_MULTUS_CONF_DIR_FLAG,
 ] as readonly FlagDef[];
 
 export const CNI_CHECK_FLAGS: readonly FlagDef[] = [

@@ -38,6 +38,7 @@ async function check(config: CniCheckConfig, signal: AbortSignal | undefined): P
   const { verdictJson, verdictText } = await import('../../../cni/verdict-report.js');
   const verdict = await runCniAudit({
     confDir: config.confDir,
+    multusConfDir: config.multusConfDir,
     binDirs: config.binDirs,
     runtime: config.runtime,
     meshPlugin: config.meshPlugin,

@@ -4,7 +4,7 @@ import type { CniAuditOptions } from '../../../cni/run-cni-audit.js';
 import { PRESETS, type Mesh } from '../../../config/interception.js';
 import type { ListenAddress } from '../../../config/flag-parsers.js';
 import { parseCommandLine } from '../../../config/parse-command-line.js';
-import { flagValue, type ParsedFlags } from '../../../config/parsed-flags.js';
+import { flagValue, givenValue, type ParsedFlags } from '../../../config/parsed-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG, type LogLevel } from '../../../config/validate-config.js';
 import { MESH_FLAG } from '../../../config/interception-flags.js';
 import { meshIdentity } from '../../../mesh/meshes.js';
@@ -18,6 +18,7 @@ import type { RecheckAction } from '../../../node-agent/recheck/recheck-action.j
 import {
   CNI_BIN_DIR_FLAG,
   CNI_CONF_DIR_FLAG,
+  CNI_MULTUS_CONF_DIR_FLAG,
   CRIO_DEFAULT_NETWORK_FLAG,
   MAX_CONF_NUM_FLAG,
   MESH_PLUGIN_FLAG,
@@ -162,6 +163,7 @@ function cniAuditOf(parsed: ParsedFlags): CniAuditOptions | string | undefined {
   const crioDefaultNetwork = flagValue(parsed, CRIO_DEFAULT_NETWORK_FLAG);
   return {
     confDir: flagValue(parsed, CNI_CONF_DIR_FLAG),
+    multusConfDir: flagValue(parsed, CNI_MULTUS_CONF_DIR_FLAG),
     binDirs: flagValue(parsed, CNI_BIN_DIR_FLAG),
     runtime: flagValue(parsed, RUNTIME_FLAG),
     meshPlugin,
@@ -221,11 +223,19 @@ export function agentManifestOptions(
     action: flagValue(parsed, ACTION_FLAG),
     taint: flagValue(parsed, TAINT_FLAG),
     ...(listenGiven ? { listenPort: flagValue(parsed, LISTEN_FLAG).port } : {}),
-    ...(flagValue(parsed, CNI_AUDIT_FLAG)
-      ? { cni: { confDir: flagValue(parsed, CNI_CONF_DIR_FLAG), binDirs: flagValue(parsed, CNI_BIN_DIR_FLAG) } }
-      : {}),
+    ...(flagValue(parsed, CNI_AUDIT_FLAG) ? { cni: cniPaths(parsed) } : {}),
     ...(socket?.ok ? { recheck: { socketPath: socket.value } } : {}),
     ...gateOption(parsed),
+  };
+}
+
+/** The host directories the audit reads; Multus's only when named (a hostPath that must exist). */
+function cniPaths(parsed: ParsedFlags): NonNullable<NodeAgentManifestOptions['cni']> {
+  const multusConfDir = givenValue(parsed, CNI_MULTUS_CONF_DIR_FLAG);
+  return {
+    confDir: flagValue(parsed, CNI_CONF_DIR_FLAG),
+    binDirs: flagValue(parsed, CNI_BIN_DIR_FLAG),
+    ...(multusConfDir === undefined ? {} : { multusConfDir }),
   };
 }
 

@@ -195,6 +195,25 @@ describe('interlock manifest', () => {
     expect(JSON.stringify(plain)).not.toContain('hostPath');
   });
 
+  it('--node-agent --cni-multus-conf-dir mounts Multus directory read-only too; without the flag it is not mounted', async () => {
+    const paths = async (extra: string[]) => {
+      const argv = ['--node-agent', '--mesh', 'istio', '--cni-audit', ...extra];
+      const objects = parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as KubeDocument);
+      const pod = objects.find((object) => object.kind === 'DaemonSet')!.spec.template!.spec as unknown as {
+        volumes: Array<{ hostPath: { path: string } }>;
+        containers: Array<{ volumeMounts: Array<{ mountPath: string; readOnly: boolean }> }>;
+      };
+      expect(pod.containers[0]!.volumeMounts.every((mount) => mount.readOnly)).toBe(true);
+      return pod.volumes.map((volume) => volume.hostPath.path);
+    };
+    expect(await paths(['--cni-multus-conf-dir', '/etc/cni/multus/net.d'])).toEqual([
+      '/etc/cni/net.d',
+      '/opt/cni/bin',
+      '/etc/cni/multus/net.d',
+    ]);
+    expect(await paths([])).toEqual(['/etc/cni/net.d', '/opt/cni/bin']);
+  });
+
   it('--mesh generic needs both ports, which reach validate; without them exit 64 (a generic validator without ports could only fail)', async () => {
     const container = parse(
       (await runManifest(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout,

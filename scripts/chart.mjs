@@ -20,13 +20,17 @@ const SENTINELS = [
   ['interlock-chart-agent-namespace', '{{ .Values.nodeAgent.namespace }}'],
   ['interlock-chart-webhook-namespace', '{{ .Values.webhook.namespace }}'],
   ['interlock-chart-metrics-namespace', '{{ .Values.webhook.metricsNamespace }}'],
+  ['/interlock-chart-cni-bin', '{{ .Values.nodeAgent.cniBinDir }}'],
+  ['/interlock-chart-cni-conf', '{{ .Values.nodeAgent.cniConfDir }}'],
 ];
 const POD_FIELDS = ['nodeSelector', 'tolerations', 'priorityClassName'];
 const FAILURE_POLICIES = ['Ignore', 'Fail'];
 
+class Refused extends Error {}
+
 async function render(argv) {
   const outcome = await runManifest(argv, {});
-  if (outcome.exitCode !== 0) throw new Error(`interlock manifest ${argv.join(' ')}: ${outcome.stderr}`);
+  if (outcome.exitCode !== 0) throw new Refused(outcome.stderr.split('\n')[0]);
   if (outcome.stdout.includes('{{'))
     throw new Error(`interlock manifest ${argv.join(' ')}: prints {{, which Helm would read`);
   return parseAllDocuments(outcome.stdout).map((document) => document.toJS());
@@ -95,14 +99,28 @@ async function nodeAgentTemplate() {
   const defaults = [];
   const blocks = [];
   for (const mesh of MESHES) {
-    const objects = await render([
-      '--node-agent',
-      `--mesh=${mesh}`,
-      `--image=${REPO}:${TAG}`,
-      '--namespace=interlock-chart-agent-namespace',
-    ]);
-    defaults.push(liftPlacement(objects, 'nodeAgent'));
-    blocks.push(block(['.Values.nodeAgent.enabled', meshIs(mesh)], templateText(objects, 'nodeAgent')));
+    for (const audit of [false, true]) {
+      const cni = audit
+        ? ['--cni-audit', '--cni-bin-dir=/interlock-chart-cni-bin', '--cni-conf-dir=/interlock-chart-cni-conf']
+        : [];
+      const auditClause = audit ? '.Values.nodeAgent.cniAudit' : '(not .Values.nodeAgent.cniAudit)';
+      const clauses = ['.Values.nodeAgent.enabled', meshIs(mesh), auditClause];
+      const objects = await render([
+        '--node-agent',
+        `--mesh=${mesh}`,
+        ...cni,
+        `--image=${REPO}:${TAG}`,
+        '--namespace=interlock-chart-agent-namespace',
+      ]).catch((error) => error);
+      // What manifest refuses, the chart refuses with manifest's own words.
+      if (objects instanceof Refused) {
+        blocks.push(`${condition(clauses)}\n{{- fail ${JSON.stringify(objects.message)} }}\n{{- end }}\n`);
+        continue;
+      }
+      if (objects instanceof Error) throw objects;
+      defaults.push(liftPlacement(objects, 'nodeAgent'));
+      blocks.push(block(clauses, templateText(objects, 'nodeAgent')));
+    }
   }
   return { text: blocks.join(''), defaults: sameDefaults(defaults) };
 }
@@ -157,7 +175,11 @@ function valuesText(agentDefaults, webhookDefaults) {
   const values = {
     mesh: 'generic',
     image: { repository, tag, pullPolicy: '' },
-    nodeAgent: part(true, 'interlock-system', agentDefaults, {}),
+    nodeAgent: part(true, 'interlock-system', agentDefaults, {
+      cniAudit: false,
+      cniBinDir: '/opt/cni/bin',
+      cniConfDir: '/etc/cni/net.d',
+    }),
     webhook: part(false, 'interlock-webhook', webhookDefaults, {
       failurePolicy: 'Ignore',
       metricsNamespace: 'monitoring',
@@ -168,7 +190,8 @@ function valuesText(agentDefaults, webhookDefaults) {
     `# mesh: ${MESHES.join(', ')} (the node agent's --mesh; the webhook takes it only for ${capturingMesh()?.mesh}).`,
     '# image: the repository and tag are published by you (npm run image, then push).',
     '# nodeAgent/webhook: manifest --node-agent / --webhook, each in its own namespace;',
-    "# placement defaults are the manifest's own.",
+    "# placement defaults are the manifest's own. nodeAgent.cniAudit: the agent's --cni-audit, with",
+    '# --cni-bin-dir and --cni-conf-dir from cniBinDir and cniConfDir (a platform file may pin them).',
     stringify(values, { lineWidth: 0 }),
   ].join('\n');
 }

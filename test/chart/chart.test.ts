@@ -41,6 +41,8 @@ interface Case {
   readonly webhook: boolean;
   readonly nodeAgent: boolean;
   readonly failurePolicy?: 'Fail';
+  /** nodeAgent.cniAudit, with the CNI bin directory a platform values file pins (or the default). */
+  readonly cniAudit?: { readonly valuesFile?: string; readonly binDir: string };
 }
 
 const CASES: readonly Case[] = [
@@ -51,11 +53,21 @@ const CASES: readonly Case[] = [
   { mesh: 'linkerd', webhook: false, nodeAgent: false },
   { mesh: 'kuma', webhook: true, nodeAgent: true, failurePolicy: 'Fail' },
   { mesh: 'generic', webhook: false, nodeAgent: true },
+  { mesh: 'istio', webhook: false, nodeAgent: true, cniAudit: { binDir: '/opt/cni/bin' } },
+  {
+    mesh: 'linkerd',
+    webhook: true,
+    nodeAgent: true,
+    cniAudit: { valuesFile: 'values-gke.yaml', binDir: '/home/kubernetes/bin' },
+  },
 ];
 
 async function expected(test: Case): Promise<string> {
   const image = `--image=${IMAGE}`;
-  const agent = test.nodeAgent ? await manifest(['--node-agent', `--mesh=${test.mesh}`, image]) : '';
+  const cni = test.cniAudit
+    ? ['--cni-audit', `--cni-bin-dir=${test.cniAudit.binDir}`, '--cni-conf-dir=/etc/cni/net.d']
+    : [];
+  const agent = test.nodeAgent ? await manifest(['--node-agent', `--mesh=${test.mesh}`, ...cni, image]) : '';
   const policy = test.failurePolicy ? [`--failure-policy=${test.failurePolicy}`] : [];
   const ambient = test.mesh === 'istio-ambient' ? [`--mesh=${test.mesh}`] : [];
   const webhook = test.webhook ? await manifest(['--webhook', ...ambient, image, ...policy]) : '';
@@ -86,6 +98,8 @@ describe('charts/interlock', () => {
       '--set',
       'image.repository=registry.example/team/mesh-interlock,image.tag=1.2.3',
       ...(test.failurePolicy ? ['--set', `webhook.failurePolicy=${test.failurePolicy}`] : []),
+      ...(test.cniAudit ? ['--set', 'nodeAgent.cniAudit=true'] : []),
+      ...(test.cniAudit?.valuesFile ? ['-f', join(chart, test.cniAudit.valuesFile)] : []),
     );
     const want = objects(await expected(test));
     const got = objects(rendered);
@@ -122,6 +136,12 @@ describe('charts/interlock', () => {
     };
     expect(webhook.spec.template.spec.priorityClassName).toBe('interlock-critical');
     expect(webhook.spec.template.spec.tolerations).toBeUndefined();
+  });
+
+  it('refuses what manifest refuses, in its words: the CNI audit of the generic mesh', () => {
+    expect(() => helm('template', 'interlock', chart, '--set', 'mesh=generic,nodeAgent.cniAudit=true')).toThrow(
+      /--cni-audit with --mesh generic needs --mesh-plugin/,
+    );
   });
 
   it('refuses a mesh it does not know, naming it', () => {

@@ -38,7 +38,8 @@ start kube-apiserver "$bin/kube-apiserver" --etcd-servers http://127.0.0.1:2379 
   --service-account-key-file "$pki/sa.pub" --service-account-signing-key-file "$pki/sa.key" \
   --service-account-issuer https://kubernetes.default.svc.cluster.local \
   --authorization-mode Node,RBAC --enable-admission-plugins NodeRestriction \
-  --enable-aggregator-routing=true --allow-privileged=true --profiling=false
+  --enable-aggregator-routing=true --allow-privileged=true --profiling=false \
+  --kubelet-preferred-address-types InternalIP
 start kube-controller-manager "$bin/kube-controller-manager" --kubeconfig "$state/admin.kubeconfig" \
   --bind-address 127.0.0.1 --leader-elect=false --service-account-private-key-file "$pki/sa.key" \
   --root-ca-file "$pki/ca.crt" --cluster-signing-cert-file "$pki/ca.crt" --cluster-signing-key-file "$pki/ca.key" \

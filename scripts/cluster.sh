@@ -127,6 +127,10 @@ network() {
   ip netns exec "$CLUSTER_NETNS" sysctl -q -w net.ipv4.ip_forward=1
   ip -n "$CLUSTER_NETNS" route add unreachable default
   ip -n "$CLUSTER_NETNS" -6 route add unreachable default
+  # Host-network pods (the node agent) reach Services as a node's processes do: the route lookup
+  # comes before kube-proxy's DNAT in nat OUTPUT, so the Service range needs a route; a local one
+  # ends anything kube-proxy does not translate on the node itself.
+  ip -n "$CLUSTER_NETNS" route add local "$CLUSTER_SERVICE_CIDR" dev lo
   ip link add "$CLUSTER_VETH_HOST" type veth peer name "$CLUSTER_VETH_NODE" netns "$CLUSTER_NETNS"
   ip addr add "$CLUSTER_HOST_IP/30" dev "$CLUSTER_VETH_HOST"
   ip link set "$CLUSTER_VETH_HOST" up

@@ -354,7 +354,7 @@ describe('the re-check through the CRI', () => {
     expect(metric(text, 'interlock_node_capture_lost_pods{mesh="istio"}')).toBe(0);
   }, 180_000);
 
-  it('an Istio ambient pod (its label only) is found captured, reported once its rules are flushed, and seen restored', async () => {
+  it('an Istio ambient pod (its label only) is found captured, reported once its rules are flushed, seen restored, then its listeners gone', async () => {
     const agent = await startAgent(recheck());
     await until(agent, 1);
     const sweepLines = () => agent.logs.filter((line) => line.msg === 're-check sweep finished');
@@ -400,6 +400,29 @@ describe('the re-check through the CRI', () => {
           line.msg === 'capture is back: the re-check finds the rules in place again' && line.pod === `default/${name}`,
       ),
     ).toBe(true);
+    // istio/istio#57285: the rules stay, ztunnel goes. Its stand-in killed, nothing listens in the
+    // pod: the real agent reads the pod's sockets through its nsenter child and reports the outage
+    // under ZtunnelNotListening, never as a second CaptureLost.
+    const pidFiles = readdirSync(node.root).filter((file) => /^ztunnel-.*\.pid$/.test(file));
+    expect(pidFiles).toHaveLength(1);
+    process.kill(Number(readFileSync(join(node.root, pidFiles[0]!), 'utf8')), 'SIGKILL');
+    const listenersGone = await waitFor(
+      'ZtunnelNotListening on the ambient pod',
+      () =>
+        api.store
+          .list('events')
+          .find(
+            (event) =>
+              event['reason'] === 'ZtunnelNotListening' && (event['involvedObject'] as { name?: string }).name === name,
+          ),
+      4 * INTERVAL_MS + 5000,
+    );
+    expect(listenersGone).toMatchObject({ type: 'Warning', involvedObject: { uid: ambient.pod.metadata.uid } });
+    expect(String(listenersGone['message'])).toMatch(
+      /^ztunnel's listeners gone after the pod started \(istio-ambient; two sweeps agree\): .*nothing listens on ports 15001, 15006, 15008/,
+    );
+    expect(metric(await agent.metrics(), 'interlock_node_capture_lost_pods{mesh="istio-ambient"}')).toBe(1);
+    expect(allCaptureLost().slice(eventsBefore)).toEqual([event]);
   });
 });
 

@@ -5,6 +5,7 @@ import { parsePortSet, type PortSet } from '../addr/port-set.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { formatDuration, parseDurationMs } from './duration.js';
 import { quoted } from './echo-value.js';
+import { PLATFORMS, type Platform } from './platform.js';
 
 /** A flag value parser: the failure's message is the problem alone (`expected 1-65535`). */
 export type FlagParser<T> = (text: string) => Result<T, 'ConfigInvalid'>;
@@ -41,6 +42,15 @@ export function oneOf<T extends string>(allowed: readonly T[], wording: OneOfWor
     return (allowed as readonly string[]).includes(value) ? ok(value as T) : problem(message);
   };
 }
+
+/** A release's MAJOR.MINOR (`1.24`, `1.24.3`, `v1.24.0`: the patch is read and dropped). */
+export const parseMinorVersion: FlagParser<readonly [number, number]> = (text) => {
+  const match = /^v?(\d{1,3})\.(\d{1,3})(?:\.\d{1,4})?$/.exec(text.trim());
+  return match ? ok([Number(match[1]), Number(match[2])] as const) : problem('expected MAJOR.MINOR (1.24 or 1.24.3)');
+};
+
+/** --platform: kubernetes or openshift. */
+export const parsePlatform: FlagParser<Platform> = oneOf(PLATFORMS, { say: 'or' });
 
 /** Where a server listens. */
 export interface ListenAddress {

@@ -13,6 +13,7 @@ import {
   parseInterfaces,
   parseIps,
   parseLoopbackCidr,
+  parseMinorVersion,
   parsePort,
   parsePortOrZero,
   parsePorts,
@@ -119,6 +120,12 @@ export const EXCLUDE_INTERFACES_FLAG = valueFlag<string[]>(
 );
 export const TPROXY_FLAG = toggle('tproxy', 'Inbound capture is TPROXY (mangle) instead of REDIRECT.');
 export const DNS_CAPTURE_FLAG = toggle('dns-capture', 'DNS is captured (to every server, or only to `--dns-servers`).');
+export const ISTIO_CNI_VERSION_FLAG = valueFlag<readonly [number, number]>(
+  'istio-cni-version',
+  'MAJOR.MINOR',
+  "istio-ambient: istio-cni's version, whose reading of the pod's own annotations sets the expected rules (1.21-1.23 read none, 1.24 only bypass-inbound-capture; default: the newest's, all three).",
+  parseMinorVersion,
+);
 export const DNS_SERVERS_FLAG = valueFlag<IpAddress[]>(
   'dns-servers',
   'ADDRS',
@@ -183,6 +190,7 @@ export const INTERCEPTION_FLAGS: readonly FlagDef[] = [
   EXCLUDE_INTERFACES_FLAG,
   TPROXY_FLAG,
   DNS_CAPTURE_FLAG,
+  ISTIO_CNI_VERSION_FLAG,
   DNS_SERVERS_FLAG,
   DNS_PORT_FLAG,
   INBOUND_TUNNEL_PORT_FLAG,

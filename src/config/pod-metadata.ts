@@ -1,4 +1,8 @@
-import { ISTIO_AMBIENT_POD_ANNOTATIONS } from '../mesh/istio-ambient.js';
+import {
+  ambientAnnotationsRead,
+  ISTIO_AMBIENT_POD_ANNOTATIONS,
+  type AmbientPodAnnotation,
+} from '../mesh/istio-ambient.js';
 import { meshIdentity } from '../mesh/meshes.js';
 import { ALL_PORTS, NO_PORTS, type PortSet } from '../addr/port-set.js';
 import { parseCidrs, parseCidrSet, parseIds, parseInterfaces, parsePorts, type FlagParser } from './flag-parsers.js';
@@ -36,11 +40,12 @@ export function applyPodMetadata(
   input: InterceptionSpec,
   metadata: PodMetadata,
   explicit: ReadonlySet<keyof InterceptionSpec>,
+  ambientReads: ReadonlySet<AmbientPodAnnotation> = ambientAnnotationsRead(),
 ): PodMetadataOutcome {
   const rules = meshIdentity(input.mesh).podMetadata;
   const spec =
     rules === 'istio-cni-ambient' && metadata.annotations
-      ? ambientOverrides(input, metadata.annotations, explicit)
+      ? ambientOverrides(input, metadata.annotations, explicit, ambientReads)
       : input;
   if (explicit.has('excludeOutboundPorts'))
     return { spec, exclusionsKnown: true, why: 'outbound exclusions given by --exclude-outbound-ports' };
@@ -146,14 +151,17 @@ function ambientOverrides(
   input: InterceptionSpec,
   annotations: ReadonlyMap<string, string>,
   explicit: ReadonlySet<keyof InterceptionSpec>,
+  reads: ReadonlySet<AmbientPodAnnotation>,
 ): InterceptionSpec {
   const spec: MutableSpec = { ...input };
   const names = ISTIO_AMBIENT_POD_ANNOTATIONS;
-  if (goBool(annotations.get(names.bypassInboundCapture)) === true && !explicit.has('includeInboundPorts'))
+  // The version's istio-cni reads only `reads`: any other annotation is as if absent.
+  const read = (key: AmbientPodAnnotation) => (reads.has(key) ? annotations.get(names[key]) : undefined);
+  if (goBool(read('bypassInboundCapture')) === true && !explicit.has('includeInboundPorts'))
     spec.includeInboundPorts = NO_PORTS;
-  const dns = ambientDnsOverride(annotations);
+  const dns = goBool(read('dnsCapture'));
   if (dns !== undefined) spec.dnsCapture = dns ? (input.dnsCapture ?? { servers: [] }) : undefined;
-  const reroute = annotations.get(names.rerouteVirtualInterfaces);
+  const reroute = read('rerouteVirtualInterfaces');
   const interfaces = reroute
     ?.split(',')
     .map((name) => name.trim())

@@ -9,7 +9,8 @@ import { envOf, valueFlag, type DefaultedFlag, type FlagDef } from './flag-def.j
 import { oneOf, parseAddressPerFamily, parseBoolean, parseDuration, parsePath, parsePort } from './flag-parsers.js';
 import { formatDuration } from './duration.js';
 import { PRESETS, type InterceptionSpec } from './interception.js';
-import { INTERCEPTION_FLAGS } from './interception-flags.js';
+import { INTERCEPTION_FLAGS, ISTIO_CNI_VERSION_FLAG } from './interception-flags.js';
+import { ambientAnnotationsRead } from '../mesh/istio-ambient.js';
 import { flagValue, type ParsedFlags } from './parsed-flags.js';
 import { applyPodMetadata, type PodMetadata } from './pod-metadata.js';
 
@@ -163,7 +164,12 @@ export function buildValidateConfig(
 ): ConfigResult<ValidateConfig> {
   const interception = buildInterceptionSpec(parsed);
   if (!interception.ok) return interception;
-  const withMetadata = applyPodMetadata(interception.value, metadata, explicitFields(parsed));
+  const withMetadata = applyPodMetadata(
+    interception.value,
+    metadata,
+    explicitFields(parsed),
+    ambientAnnotationsRead(flagValue(parsed, ISTIO_CNI_VERSION_FLAG)),
+  );
   const spec = withMetadata.spec;
   return ok({
     interception: spec,

@@ -1,3 +1,4 @@
+import type { Platform } from '../config/platform.js';
 import { compatToValidate } from '../compat/compat-argv.js';
 import { containerValidatorConfig } from '../compat/validator-config.js';
 import { GENERIC } from '../mesh/generic.js';
@@ -14,6 +15,7 @@ import {
   podIdentityEnv,
   readsPodInfo,
   securityContextOf,
+  withoutFixedUid,
   validatorArgs,
   validatorContainer,
 } from './validator-container.js';
@@ -31,6 +33,8 @@ export interface InjectOptions {
   readonly afterContainers?: readonly string[];
   /** validate flags as pairs (the generic preset's ports): a new container's; an existing one keeps its own and gains those it lacks. */
   readonly extraArgs?: readonly string[];
+  /** openshift: the validator gets no uid; a mesh validator's fixed one is removed. */
+  readonly platform?: Platform;
 }
 
 /** One pod template, as plain data. */
@@ -307,6 +311,8 @@ function updated(existing: Plain, mesh: Mesh, extraArgs: string[], options: Inje
   const present = new Set(env.map(nameOf));
   container.env = [...env, ...podIdentityEnv().filter((entry) => !present.has(nameOf(entry)))];
   if (options.rulesCheck) container.securityContext = securityContextOf(mesh, true);
+  else if (existing.securityContext !== undefined)
+    container.securityContext = withoutFixedUid(existing.securityContext, mesh, options.platform ?? 'kubernetes');
   const mounts = listOf(existing.volumeMounts);
   if (readsPodInfo(mesh) && !mounts.some((mount) => nameOf(mount) === PODINFO.volume))
     container.volumeMounts = [...mounts, podinfoMount()];

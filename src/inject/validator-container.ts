@@ -1,3 +1,4 @@
+import type { Platform } from '../config/platform.js';
 import { meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { PODINFO, podinfoMount } from './podinfo.js';
 import { VALIDATOR_RESOURCES } from './resources.js';
@@ -12,6 +13,8 @@ export interface ValidatorOptions {
   readonly reportEvent: boolean;
   /** Validate flags beyond `--mesh` (compat mapping of an existing validator's args, say). */
   readonly extraArgs?: readonly string[];
+  /** openshift: no runAsUser/runAsGroup, which restricted-v2 assigns from the namespace's range. */
+  readonly platform?: Platform;
 }
 
 export type Container = Record<string, unknown>;
@@ -42,12 +45,19 @@ export function podIdentityEnv(): Container[] {
   ];
 }
 
-export function securityContextOf(mesh: Mesh, rulesCheck: boolean): Container {
+/**
+ * The validator's securityContext. The rules check needs uid 0 on every platform (only root gets
+ * effective capabilities from the kubelet). Otherwise OpenShift gets no uid: restricted-v2 assigns
+ * one from the namespace's range at admission and refuses a fixed one outside it
+ * (linkerd/linkerd2#11520); ambient's and Linkerd's rules know no validator uid, and the range is
+ * never a proxy's fixed uid.
+ */
+export function securityContextOf(mesh: Mesh, rulesCheck: boolean, platform: Platform = 'kubernetes'): Container {
   const uid = rulesCheck ? 0 : meshIdentity(mesh).validatorUid;
+  const assigned = platform === 'openshift' && !rulesCheck;
   return {
     runAsNonRoot: !rulesCheck,
-    runAsUser: uid,
-    runAsGroup: uid,
+    ...(assigned ? {} : { runAsUser: uid, runAsGroup: uid }),
     allowPrivilegeEscalation: false,
     capabilities: rulesCheck ? { drop: ['ALL'], add: ['NET_ADMIN', 'NET_RAW'] } : { drop: ['ALL'] },
     readOnlyRootFilesystem: true,
@@ -64,8 +74,22 @@ export function validatorContainer(options: ValidatorOptions): Container {
     args: validatorArgs(options),
     env: podIdentityEnv(),
     resources: structuredClone(VALIDATOR_RESOURCES),
-    securityContext: securityContextOf(options.mesh, options.rulesCheck),
+    securityContext: securityContextOf(options.mesh, options.rulesCheck, options.platform),
     ...(readsPodInfo(options.mesh) ? { volumeMounts: [podinfoMount()] } : {}),
     terminationMessagePolicy: 'FallbackToLogsOnError',
   };
+}
+
+/**
+ * A mesh's own validator kept in place (inject, the webhook's drop-in) on OpenShift: the fixed uid
+ * its injector writes (Linkerd's 65534) is the one restricted-v2 refuses, so it goes and the SCC
+ * assigns one. A uid the injector took from the namespace's range (Istio on OpenShift) stays.
+ */
+export function withoutFixedUid(securityContext: unknown, mesh: Mesh, platform: Platform): unknown {
+  if (platform !== 'openshift' || typeof securityContext !== 'object' || securityContext === null)
+    return securityContext;
+  const context = securityContext as Container;
+  if (context.runAsUser !== meshIdentity(mesh).validatorUid) return securityContext;
+  const { runAsUser: _uid, runAsGroup: _gid, ...rest } = context;
+  return rest;
 }

@@ -80,3 +80,31 @@ export const ISTIO_AMBIENT_POD_ANNOTATIONS = {
   dnsCapture: 'ambient.istio.io/dns-capture',
   rerouteVirtualInterfaces: 'istio.io/reroute-virtual-interfaces',
 } as const;
+
+export type AmbientPodAnnotation = keyof typeof ISTIO_AMBIENT_POD_ANNOTATIONS;
+
+/**
+ * Which of those annotations istio-cni reads, from each minor on (its node agent's
+ * cni/pkg/nodeagent/net.go at every tag of test/fixtures/meshes/istio-ambient; pinned per tag as
+ * `pod-override` facts in test/fixtures/meshes/facts/istio-ambient.json): 1.21 to 1.23 read none,
+ * 1.24 bypass-inbound-capture alone (Go's strconv.ParseBool, an unparsable value ignored), 1.25 on
+ * all three. A version before the first row reads none; the last row is the newest's.
+ */
+const ISTIO_CNI_ANNOTATION_READS: readonly {
+  readonly since: readonly [major: number, minor: number];
+  readonly reads: readonly AmbientPodAnnotation[];
+}[] = [
+  { since: [1, 21], reads: [] },
+  { since: [1, 24], reads: ['bypassInboundCapture'] },
+  { since: [1, 25], reads: ['bypassInboundCapture', 'dnsCapture', 'rerouteVirtualInterfaces'] },
+];
+
+/** The annotations istio-cni of `version` (major, minor) reads; no version: the newest's. */
+export function ambientAnnotationsRead(version?: readonly [number, number]): ReadonlySet<AmbientPodAnnotation> {
+  const rows = ISTIO_CNI_ANNOTATION_READS;
+  if (version === undefined) return new Set(rows[rows.length - 1]?.reads ?? []);
+  const at = (since: readonly [number, number]) =>
+    version[0] > since[0] || (version[0] === since[0] && version[1] >= since[1]);
+  const row = [...rows].reverse().find((candidate) => at(candidate.since));
+  return new Set(row?.reads ?? []);
+}

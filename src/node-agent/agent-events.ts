@@ -1,3 +1,4 @@
+import type { LostReason } from './recheck/pod-check.js';
 import { createHash } from 'node:crypto';
 import type { PodView } from './pod-view.js';
 
@@ -124,7 +125,8 @@ export function nodeEvent(
 }
 
 /**
- * The re-check's Warning: the pod's capture is gone (reason `CaptureLost`), in the validator's own
+ * The re-check's Warning: the pod's capture is gone (reason `CaptureLost`) or, ambient, ztunnel's
+ * listeners in it (`ZtunnelNotListening`), in the validator's own
  * words. Named from the pod's uid and `key` like the other pod reports: posted once per loss.
  */
 export function captureLostEvent(
@@ -133,6 +135,7 @@ export function captureLostEvent(
   node: string,
   now: Date,
   key: string,
+  reason: LostReason = 'CaptureLost',
 ): AgentEvent {
   const involvedObject: InvolvedObject = {
     apiVersion: 'v1',
@@ -142,7 +145,7 @@ export function captureLostEvent(
     uid: pod.uid,
   };
   return agentEvent(
-    { involvedObject, namespace: pod.namespace, reason: 'CaptureLost', message, type: 'Warning' },
+    { involvedObject, namespace: pod.namespace, reason, message, type: 'Warning' },
     node,
     now,
     reportEventName(pod.name, pod.uid, key),

@@ -1,3 +1,4 @@
+import type { LostReason } from './recheck/pod-check.js';
 import type { ApiFailure, PodRef } from '../kube/pods-api.js';
 import type { PodEventType, PodWatchSink } from '../kube/watch-pods.js';
 import type { AgentApi } from './agent-api.js';
@@ -517,11 +518,17 @@ export class NodeAgent implements PodWatchSink {
    * A loss says the node's CNI state was lost, never counted toward the breaker: a pod's own
    * NET_ADMIN can flush its rules, and a tenant must not open the breaker for the node.
    */
-  async captureLost(pod: RecheckPod, message: string, key: string, action: 'report' | 'delete'): Promise<void> {
+  async captureLost(
+    pod: RecheckPod,
+    message: string,
+    key: string,
+    action: 'report' | 'delete',
+    reason: LostReason = 'CaptureLost',
+  ): Promise<void> {
     if (this.stopping) return;
     this.gate?.captureLost(ownerOf(lostView(pod)));
     const now = this.deps.clock.wall?.() ?? new Date(this.deps.clock.now());
-    await this.track(this.postEvent(captureLostEvent(pod, message, this.settings.node, now, key)));
+    await this.track(this.postEvent(captureLostEvent(pod, message, this.settings.node, now, key, reason)));
     if (action === 'delete') await this.track(this.recreateLost(pod, message));
   }
 

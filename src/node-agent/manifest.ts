@@ -1,4 +1,5 @@
 import type { Mesh } from '../config/interception.js';
+import type { Platform } from '../config/platform.js';
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { NODE_TAINT } from './agent-api.js';
@@ -22,6 +23,8 @@ export interface NodeAgentManifestOptions {
   readonly recheck?: { readonly socketPath: string };
   /** With `--report-condition` / `--startup-taint KEY`: the node gate's rights (and a toleration of that taint). */
   readonly gate?: NodeGateRights;
+  /** openshift: the privileged SCC (by RBAC) and the SELinux type spc_t. */
+  readonly platform?: Platform;
 }
 
 /** What the node gate does to its Node: write the condition, lift the start-up taint. */
@@ -36,8 +39,28 @@ const NODE_AGENT_METRICS_PORT = 9477;
 interface PolicyRule {
   apiGroups: string[];
   resources: string[];
+  resourceNames?: string[];
   verbs: string[];
 }
+
+/**
+ * On OpenShift: the agent's host network and hostPath volumes (and, re-checking, setns into pods'
+ * namespaces) are beyond every SCC but `privileged`, which a ServiceAccount gets by the `use` verb.
+ */
+const PRIVILEGED_SCC_RULE: PolicyRule = {
+  apiGroups: ['security.openshift.io'],
+  resources: ['securitycontextconstraints'],
+  resourceNames: ['privileged'],
+  verbs: ['use'],
+};
+
+/**
+ * Under SELinux a container_t process may neither read the host's CNI files nor enter other pods'
+ * network namespaces: spc_t, as Istio's istio-cni chart gives its privileged node agent on
+ * OpenShift (manifests/charts/istio-cni/files/profile-platform-openshift.yaml, 1.28.0; pinned in
+ * test/fixtures/meshes/facts/openshift.json).
+ */
+const OPENSHIFT_SELINUX = { type: 'spc_t' } as const;
 
 /**
  * Least privilege per action, equal to what the agent does (a test runs it against the API
@@ -141,6 +164,12 @@ function recheckSecurityContext(): Record<string, unknown> {
   };
 }
 
+/** Its uid stays on OpenShift too: the privileged SCC admits it (and the re-check needs uid 0). */
+function agentSecurityContext(options: NodeAgentManifestOptions): Record<string, unknown> {
+  const context = options.recheck ? recheckSecurityContext() : workloadSecurityContext();
+  return options.platform === 'openshift' ? { ...context, seLinuxOptions: { ...OPENSHIFT_SELINUX } } : context;
+}
+
 function agentContainer(options: NodeAgentManifestOptions): object {
   const port = options.listenPort ?? NODE_AGENT_METRICS_PORT;
   const mounts = [...cniVolumes(options).mounts, ...recheckVolumes(options).mounts];
@@ -160,7 +189,7 @@ function agentContainer(options: NodeAgentManifestOptions): object {
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),
     resources: { requests: { cpu: '10m', memory: '64Mi' }, limits: { memory: '128Mi' } },
-    securityContext: options.recheck ? recheckSecurityContext() : workloadSecurityContext(),
+    securityContext: agentSecurityContext(options),
     ...(mounts.length > 0 ? { volumeMounts: mounts } : {}),
   };
 }
@@ -186,12 +215,15 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata,
-      rules: nodeAgentRules(
-        options.action ?? 'delete',
-        options.taint === true,
-        options.recheck !== undefined,
-        options.gate,
-      ),
+      rules: [
+        ...nodeAgentRules(
+          options.action ?? 'delete',
+          options.taint === true,
+          options.recheck !== undefined,
+          options.gate,
+        ),
+        ...(options.platform === 'openshift' ? [{ ...PRIVILEGED_SCC_RULE }] : []),
+      ],
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',

@@ -43,9 +43,7 @@ export function judgeAmbient(
   ports: ZtunnelPorts,
 ): AmbientObservation {
   const outboundListens = listens(rows, ports.outbound, family);
-  const missing = [ports.outbound, ports.inbound, ports.tunnel].filter((port) =>
-    port === ports.outbound ? !outboundListens : !listens(rows, port, 'ipv4'),
-  );
+  const missing = missingListeners(rows, ports, family);
   switch (connection.kind) {
     case 'connected':
       return judgeConnected(connection.source, rows, ports, missing);
@@ -135,12 +133,22 @@ function listens(rows: readonly SocketRow[], port: number, family: Family): bool
   );
 }
 
-function notCaptured(sentence: string): AmbientObservation {
-  return { kind: 'not-captured', sentence };
+/**
+ * ztunnel's ports with no listener in these socket tables: the outbound one must take `family`;
+ * the inbound ones any listener (they are reached from outside the pod, by either family).
+ */
+export function missingListeners(rows: readonly SocketRow[], ports: ZtunnelPorts, family: Family): number[] {
+  return [ports.outbound, ports.inbound, ports.tunnel].filter(
+    (port) => !listens(rows, port, port === ports.outbound ? family : 'ipv4'),
+  );
 }
 
-function missingText(missing: readonly number[]): string {
+export function missingText(missing: readonly number[]): string {
   return `nothing listens on ${missing.length === 1 ? 'port' : 'ports'} ${missing.join(', ')}`;
+}
+
+function notCaptured(sentence: string): AmbientObservation {
+  return { kind: 'not-captured', sentence };
 }
 
 function listenerNote(missing: readonly number[]): string {

@@ -24,7 +24,7 @@ export const REASONS = {
   AmbientNotCaptured:
     "Istio ambient: the probe connection was not redirected into ztunnel's port 15001 in the pod (it left the pod: an ICMP error, silence, or a peer outside answered); retried until --timeout",
   ZtunnelNotListening:
-    "Istio ambient: ztunnel's ports (15001, 15006, 15008) are not all listening in the pod: a redirected probe was refused, or a port is unbound",
+    "Istio ambient: ztunnel's ports (15001, 15006, 15008) are not all listening in the pod: a redirected probe was refused, or a port is unbound; the node agent's re-check posts it as a Warning when a running pod's rules are intact and a listener is gone: an outage, not CaptureLost",
   ZtunnelArrivalUnseen:
     "Istio ambient: something accepted the probe and ztunnel's port listens, but the pod's socket tables hold no connection on it from the probe's socket (a relay, a stranger, or a capture elsewhere)",
   SocketTableUnreadable: "Istio ambient: the pod's /proc/net/tcp or tcp6 cannot be read or parsed; never a pass",

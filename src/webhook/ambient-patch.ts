@@ -19,9 +19,12 @@ const listOf = (value: unknown): Json[] => (Array.isArray(value) ? value.filter(
 const nameOf = (item: Json): string => (typeof item.name === 'string' ? item.name : '');
 
 /** The validator as printed, with and without the rules check and the Event: the four shapes Interlock ships. */
-function printedVariants(mesh: Mesh, image: string): Json[] {
+function printedVariants(mesh: Mesh, settings: PatchSettings): Json[] {
+  const { image, platform } = settings;
   return [false, true].flatMap((rulesCheck) =>
-    [false, true].map((reportEvent) => validatorContainer({ mesh, image, rulesCheck, reportEvent })),
+    [false, true].map((reportEvent) =>
+      validatorContainer({ mesh, image, rulesCheck, reportEvent, ...(platform ? { platform } : {}) }),
+    ),
   );
 }
 
@@ -45,6 +48,7 @@ export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
     image: settings.image,
     rulesCheck: false,
     reportEvent: false,
+    ...(settings.platform ? { platform: settings.platform } : {}),
   });
   const name = nameOf(canonical);
   const inits = listOf(spec.initContainers);
@@ -68,7 +72,7 @@ export function ambientPatch(pod: unknown, settings: PatchSettings): PodPatch {
     decision = { index: 0, name, outcome: 'patched' };
   } else {
     const at = `/spec/initContainers/${index}`;
-    const containerOps = existingValidatorOps(existing, at, printedVariants(capturing.mesh, settings.image));
+    const containerOps = existingValidatorOps(existing, at, printedVariants(capturing.mesh, settings));
     if (containerOps.length) ops.push({ op: 'test', path: `${at}/name`, value: name }, ...containerOps);
     // First, as when added: an init container of the pod's own must not reach the network before capture is proven.
     if (index > 0)

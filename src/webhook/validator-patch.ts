@@ -3,7 +3,8 @@ import { authorPlumbingProblem } from '../inject/author-plumbing.js';
 import { containerValidatorConfig } from '../compat/validator-config.js';
 import { dropInMeshes, meshIdentity, meshOfContainer, type Mesh } from '../mesh/meshes.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
-import { podIdentityEnv } from '../inject/validator-container.js';
+import type { Platform } from '../config/platform.js';
+import { podIdentityEnv, withoutFixedUid } from '../inject/validator-container.js';
 import { fieldOps, isRecord, pointerSegment, type JsonPatchOp } from './json-patch.js';
 import { PODINFO, podinfoEnv, podinfoMount, podinfoVolume } from '../inject/podinfo.js';
 
@@ -20,6 +21,8 @@ export interface PatchSettings {
   readonly image: string;
   /** Annotations set on every patched pod (the node agent's trust annotation). */
   readonly annotations: Readonly<Record<string, string>>;
+  /** openshift: the validators written carry no uid (restricted-v2 assigns one); unset, kubernetes. */
+  readonly platform?: Platform;
 }
 
 /** What the builder decided for one validator container, for logs and metrics. */
@@ -140,6 +143,7 @@ function containerPatch(
   ops.push(...appendedByName(container.volumeMounts, `${at}/volumeMounts`, [podinfoMount()]));
   set('resources', structuredClone(VALIDATOR_RESOURCES));
   set('terminationMessagePolicy', 'FallbackToLogsOnError');
+  set('securityContext', withoutFixedUid(container.securityContext, mode, settings.platform ?? 'kubernetes'));
   return ops;
 }
 

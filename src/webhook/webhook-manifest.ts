@@ -1,11 +1,14 @@
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
+import type { Platform } from '../config/platform.js';
 import type { CapturedPods } from '../mesh/mesh-identity.js';
 import { SCOPE_PATHS } from './admit.js';
 import { WEBHOOK_MEMORY_LIMIT_MIB } from './webhook-budget.js';
 
 export interface WebhookManifestOptions {
   readonly image: string;
+  /** openshift: the webhook's container has no uid, and it gives the validators it writes none. */
+  readonly platform?: Platform;
   readonly namespace: string;
   readonly failurePolicy: 'Ignore' | 'Fail';
   /** The CA that signed the serving certificate, PEM; without it cert-manager issues and injects it. */
@@ -149,6 +152,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
     args: [
       'webhook',
       `--image=${options.image}`,
+      ...(options.platform === 'openshift' ? ['--platform=openshift'] : []),
       `--bind=0.0.0.0:${PORT}`,
       `--metrics-bind=0.0.0.0:${METRICS_PORT}`,
     ].concat(clientAuthArgs(options)),
@@ -163,7 +167,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
       { name: 'tls', mountPath: '/etc/interlock/tls', readOnly: true },
       ...(options.clientCaPem === undefined ? [] : [{ name: 'client-ca', mountPath: CLIENT_CA.dir, readOnly: true }]),
     ],
-    securityContext: workloadSecurityContext(),
+    securityContext: workloadSecurityContext(options.platform),
   };
   return {
     apiVersion: 'apps/v1',

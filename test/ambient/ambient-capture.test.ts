@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseIp, type IpAddress } from '../../src/addr/ip.js';
-import { judgeAmbient, type AmbientConnection } from '../../src/probe/ambient-capture.js';
+import { judgeAmbient, missingListeners, type AmbientConnection } from '../../src/probe/ambient-capture.js';
 import { pollAmbientCapture } from '../../src/probe/ambient-loop.js';
 import type { Clock } from '../../src/probe/clock.js';
 import type { ProbeTarget } from '../../src/probe/probe-plan.js';
@@ -32,6 +32,15 @@ const ZTUNNEL = [listener(15001), listener(15006), listener(15008), listener(150
 const SOURCE = { address: ip('10.1.0.2'), port: 40001 };
 const connected: AmbientConnection = { kind: 'connected', source: SOURCE };
 const accepted = row('ipv6', '::ffff:127.0.0.1', 15001, '::ffff:10.1.0.2', 40001, TCP_STATE.established);
+
+describe('missingListeners (the re-check reads them too)', () => {
+  it('asks the outbound port for the probe family only: an IPv4-only 15006/15008 serves an IPv6 pod', () => {
+    const rows = [listener(15001), listener(15006, 'ipv4'), listener(15008, 'ipv4')];
+    expect(missingListeners(rows, PORTS, 'ipv6')).toEqual([]);
+    expect(missingListeners([listener(15001, 'ipv4'), ...rows.slice(1)], PORTS, 'ipv6')).toEqual([15001]);
+    expect(missingListeners([listener(15006)], PORTS, 'ipv4')).toEqual([15001, 15008]);
+  });
+});
 
 describe('judgeAmbient', () => {
   it('captured: a dual-stack listener holds the accepted row whose peer is the probe socket', () => {

@@ -1,5 +1,8 @@
 import type { Family } from '../../addr/ip.js';
 import type { ReadOutcome } from '../../rules/read/classify.js';
+import type { InterceptionSpec } from '../../config/interception.js';
+import { missingListeners, missingText } from '../../probe/ambient-capture.js';
+import type { TablesRead } from '../../probe/socket-tables.js';
 import type { RuntimeClient, RuntimeFailure } from '../cri/cri-client.js';
 import { sandboxNetnsPath } from '../cri/sandbox-netns.js';
 import type { AnalysisRequest } from './analysis-request.js';
@@ -16,6 +19,8 @@ export interface CheckPorts {
   readonly runtime: RuntimeClient;
   readonly readRules: (netnsPath: string, families: readonly Family[], timeoutMs: number) => Promise<ReadOutcome[]>;
   readonly analyse: (request: AnalysisRequest, deadlineMs: number) => Promise<WorkerOutcome>;
+  /** The pod's TCP socket tables, read in its namespace: where ztunnel listens for an ambient pod. */
+  readonly readSockets: (netnsPath: string, timeoutMs: number) => Promise<TablesRead>;
   readonly now: () => number;
 }
 
@@ -92,6 +97,32 @@ async function judge(
 }
 
 /**
+ * An ambient pod whose rules hold: ztunnel's listeners read beside them. Rules that send the pod's
+ * traffic to ports where nothing listens are an outage (istio/istio#57285), not a capture lost;
+ * tables that cannot be read leave the pod unknown, never captured.
+ */
+async function listenersCheck(
+  spec: InterceptionSpec,
+  captured: PodCheck,
+  path: string,
+  ports: CheckPorts,
+  timeoutMs: number,
+): Promise<PodCheck> {
+  if (spec.dataplane !== 'ambient') return captured;
+  const tables = await ports.readSockets(path, timeoutMs);
+  if (!tables.ok) return unknown('sockets-unreadable', tables.message);
+  const ztunnel = { outbound: spec.outboundPort, inbound: spec.inboundPort, tunnel: spec.inboundTunnelPort };
+  const missing = missingListeners(tables.rows, ztunnel, 'ipv4');
+  if (missing.length === 0) return captured;
+  return {
+    kind: 'lost',
+    reason: 'ZtunnelNotListening',
+    message: `its rules are intact but ${missingText(missing)} in its network namespace: ztunnel no longer serves the pod, and the rules send its traffic to no one`,
+    evidence: missing.map((port) => `no TCP listener on port ${port}`),
+  };
+}
+
+/**
  * One pod, within `deadlineMs`: find its namespace through the runtime, read its rules there,
  * check them as its validator would, then ask the runtime again: a sandbox that went away while
  * its rules were read may have been read half torn down, so that answer is unknown, never lost.
@@ -109,7 +140,11 @@ export async function checkPod(
   const found = await locate(pod, ports, left());
   if ('kind' in found) return found;
   const outcomes = await ports.readRules(found.path, expectation.families, left());
-  const check = await judge(expectation, outcomes, ports, left());
+  const judged = await judge(expectation, outcomes, ports, left());
+  const check =
+    judged.kind === 'captured' && expectation.specs[0]
+      ? await listenersCheck(expectation.specs[0], judged, found.path, ports, left())
+      : judged;
   if (check.kind !== 'lost') return check;
   const after = await ports.runtime.sandboxStatus(found.id, left());
   if (!after.ok || !after.value.ready)

@@ -1,6 +1,7 @@
 import type { Family } from '../../addr/ip.js';
 import { PRESETS, type InterceptionSpec } from '../../config/interception.js';
 import { ambientDnsOverride, applyPodMetadata } from '../../config/pod-metadata.js';
+import { ambientAnnotationsRead, type AmbientPodAnnotation } from '../../mesh/istio-ambient.js';
 import { meshIdentity, type Mesh } from '../../mesh/meshes.js';
 import type { MeshIdentity } from '../../mesh/mesh-identity.js';
 import { AMBIENT, type CaptureMode, type NamespaceMeta, type RecheckPod } from './meshed-pod.js';
@@ -20,7 +21,12 @@ export type PodExpectation =
  * (applyPodMetadata, the validator's own function), falling back to the namespace's where the
  * plugin does (linkerd-cni; `namespaceAnnotationFallback` in src/mesh/).
  */
-function presetExpectation(mesh: Mesh, pod: RecheckPod, namespace: NamespaceMeta | undefined): PodExpectation {
+function presetExpectation(
+  mesh: Mesh,
+  pod: RecheckPod,
+  namespace: NamespaceMeta | undefined,
+  reads: ReadonlySet<AmbientPodAnnotation>,
+): PodExpectation {
   if (pod.families.length === 0) return { kind: 'unknown', why: 'the pod has no IP yet, so its families are unknown' };
   const identity = meshIdentity(mesh);
   if (identity.podMetadata === undefined)
@@ -29,7 +35,7 @@ function presetExpectation(mesh: Mesh, pod: RecheckPod, namespace: NamespaceMeta
     identity.namespaceAnnotationFallback && namespace
       ? new Map([...meshAnnotations(identity, namespace.annotations), ...pod.annotations])
       : pod.annotations;
-  const applied = applyPodMetadata(PRESETS[mesh].spec, { annotations, labels: pod.labels }, new Set());
+  const applied = applyPodMetadata(PRESETS[mesh].spec, { annotations, labels: pod.labels }, new Set(), reads);
   return { kind: 'spec', specs: [applied.spec], families: pod.families };
 }
 
@@ -45,9 +51,14 @@ function meshAnnotations(identity: MeshIdentity, annotations: ReadonlyMap<string
  * 1.25; the pod's ambient.istio.io/dns-capture overrides it), and istio-cni 1.21 to 1.23 divert inbound by TPROXY in mangle where later tags REDIRECT in
  * nat (test/fixtures/meshes/facts/istio-ambient.json). The pod is captured when any one holds.
  */
-function chartVariants(spec: InterceptionSpec, pod: RecheckPod): InterceptionSpec[] {
-  // The pod's own ambient.istio.io/dns-capture wins over the chart's switch: no variant then.
-  const dns = ambientDnsOverride(pod.annotations) === undefined ? [spec, { ...spec, dnsCapture: undefined }] : [spec];
+function chartVariants(
+  spec: InterceptionSpec,
+  pod: RecheckPod,
+  reads: ReadonlySet<AmbientPodAnnotation>,
+): InterceptionSpec[] {
+  // The pod's own ambient.istio.io/dns-capture, where istio-cni reads it, wins over the chart's switch: no variant then.
+  const overridden = reads.has('dnsCapture') && ambientDnsOverride(pod.annotations) !== undefined;
+  const dns = overridden ? [spec] : [spec, { ...spec, dnsCapture: undefined }];
   return [...dns, ...dns.map((variant) => ({ ...variant, tproxy: true }))];
 }
 
@@ -59,8 +70,9 @@ export function expectationOf(
   mode: CaptureMode,
   pod: RecheckPod,
   namespace: NamespaceMeta | undefined,
+  reads: ReadonlySet<AmbientPodAnnotation> = ambientAnnotationsRead(),
 ): PodExpectation {
-  const expectation = presetExpectation(mode, pod, namespace);
+  const expectation = presetExpectation(mode, pod, namespace, reads);
   if (mode !== AMBIENT || expectation.kind !== 'spec') return expectation;
-  return { ...expectation, specs: expectation.specs.flatMap((spec) => chartVariants(spec, pod)) };
+  return { ...expectation, specs: expectation.specs.flatMap((spec) => chartVariants(spec, pod, reads)) };
 }

@@ -37,7 +37,7 @@ const DROP = ['setpriv', '--bounding-set=-sys_admin,-setpcap', '--inh-caps=-sys_
  * --net=PATH prlimit (its memory limit) setpriv (drop SYS_ADMIN) TOOL`, its output streamed
  * against the cap and the deadline (src/rules/read/bounded-child.ts).
  */
-function inNetns(netnsPath: string, file: string, args: readonly string[], cap: number, timeoutMs: number) {
+export function inNetns(netnsPath: string, file: string, args: readonly string[], cap: number, timeoutMs: number) {
   return runBoundedChild('nsenter', [`--net=${netnsPath}`, ...READER_LIMIT, ...DROP, file, ...args], {
     stdoutCap: cap,
     timeoutMs,

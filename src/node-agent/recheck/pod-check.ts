@@ -1,4 +1,12 @@
+import type { Reason } from '../../reason/reason.js';
 import type { RulesInspection } from '../../rules-check/inspection.js';
+
+/**
+ * Why a pod is lost: its rules let a region of packets escape (the Event `CaptureLost`), or, for
+ * an ambient pod, its rules are intact but ztunnel no longer listens in it (istio/istio#57285): an
+ * outage of the pod's traffic, not a capture gone, under the validator's own reason.
+ */
+export type LostReason = 'CaptureLost' | Extract<Reason, 'ZtunnelNotListening'>;
 
 /**
  * One pod's answer in one sweep. `lost` only when the rules were read whole and a region of
@@ -7,7 +15,12 @@ import type { RulesInspection } from '../../rules-check/inspection.js';
  */
 export type PodCheck =
   | { readonly kind: 'captured'; readonly message: string }
-  | { readonly kind: 'lost'; readonly message: string; readonly evidence: readonly string[] }
+  | {
+      readonly kind: 'lost';
+      readonly reason: LostReason;
+      readonly message: string;
+      readonly evidence: readonly string[];
+    }
   | { readonly kind: 'unknown'; readonly cause: UnknownCause; readonly message: string };
 
 /** The metric label of an unknown: a closed set, never text from a pod or the runtime. */
@@ -23,6 +36,7 @@ export type UnknownCause =
   /** Over the readers' output cap, a child's memory limit, or the analysis worker's heap cap. */
   | 'rules-too-large'
   | 'rules-undecided'
+  | 'sockets-unreadable'
   | 'no-expectation'
   | 'deadline';
 
@@ -37,7 +51,12 @@ export function podCheckOf(inspection: Pick<RulesInspection, 'status' | 'reason'
     case 'passed':
       return { kind: 'captured', message: inspection.message };
     case 'failed':
-      return { kind: 'lost', message: inspection.message, evidence: inspection.evidence.slice(0, 5) };
+      return {
+        kind: 'lost',
+        reason: 'CaptureLost',
+        message: inspection.message,
+        evidence: inspection.evidence.slice(0, 5),
+      };
     case 'unknown':
       return unknown('rules-undecided', inspection.message);
     default:

@@ -3,6 +3,7 @@ import type { Memory } from './agreement.js';
 import type { RecheckAction } from './recheck-action.js';
 import type { RecheckPod } from './meshed-pod.js';
 import type { RecheckMetrics } from './recheck-metrics.js';
+import type { LostReason } from './pod-check.js';
 import { sweep, type SweepOutcome, type SweepPorts, type SweepSettings } from './sweep.js';
 
 export interface RecheckSettings extends SweepSettings {
@@ -10,10 +11,16 @@ export interface RecheckSettings extends SweepSettings {
   readonly action: RecheckAction;
 }
 
-/** Where a confirmed loss goes: the agent posts the Event and, with `delete`, recreates. */
+/** Where a confirmed loss goes: the agent posts the Event (its reason the loss's) and, with `delete`, recreates. */
 export interface LossReporter {
-  captureLost(pod: RecheckPod, message: string, key: string, action: RecheckAction): Promise<void>;
+  captureLost(pod: RecheckPod, message: string, key: string, action: RecheckAction, reason?: LostReason): Promise<void>;
 }
+
+/** The Event's first words, per reason: a capture gone, or its listeners (an outage of the pod's traffic). */
+const LOST_WORDS: Readonly<Record<LostReason, string>> = {
+  CaptureLost: 'Capture lost after the pod started',
+  ZtunnelNotListening: "ztunnel's listeners gone after the pod started",
+};
 
 export interface RecheckDeps {
   readonly pods: () => readonly RecheckPod[];
@@ -114,10 +121,19 @@ export class RecheckLoop {
     const wall = (this.deps.clock.wall?.() ?? new Date()).getTime();
     for (const { pod, mode, check } of outcome.confirmed) {
       if (check.kind !== 'lost') continue;
-      const message = `Capture lost after the pod started (${mode}; two sweeps agree): ${check.message}`;
-      this.deps.log.warn({ pod: pod.key, uid: pod.uid, mesh: mode, evidence: check.evidence }, message);
+      const message = `${LOST_WORDS[check.reason]} (${mode}; two sweeps agree): ${check.message}`;
+      this.deps.log.warn(
+        { pod: pod.key, uid: pod.uid, mesh: mode, reason: check.reason, evidence: check.evidence },
+        message,
+      );
       if (!this.stopped)
-        await this.deps.reporter.captureLost(pod, message, `CaptureLost@${wall}`, this.settings.action);
+        await this.deps.reporter.captureLost(
+          pod,
+          message,
+          `${check.reason}@${wall}`,
+          this.settings.action,
+          check.reason,
+        );
     }
   }
 

@@ -1,3 +1,4 @@
+import type { AmbientPodAnnotation } from '../../mesh/istio-ambient.js';
 import { agree, type Memory, type SweepResult } from './agreement.js';
 import { checkPod, type CheckPorts } from './check-pod.js';
 import { meshIdentity } from '../../mesh/meshes.js';
@@ -15,6 +16,8 @@ export interface SweepSettings {
   readonly concurrency: number;
   /** Each pod's deadline, runtime calls, reading and analysis included. */
   readonly podDeadlineMs: number;
+  /** The ambient pod annotations the node's istio-cni reads (its version's); unset, the newest's. */
+  readonly ambientReads?: ReadonlySet<AmbientPodAnnotation>;
   /** What one sweep may take (the re-check's interval): each pod gets at most its share of it. */
   readonly sweepBudgetMs?: number;
 }
@@ -71,12 +74,17 @@ async function withDeadline(work: Promise<PodCheck>, ms: number): Promise<PodChe
   }
 }
 
-async function checkTarget(target: Target, ports: SweepPorts, deadlineMs: number): Promise<PodCheck> {
+async function checkTarget(
+  target: Target,
+  ports: SweepPorts,
+  deadlineMs: number,
+  reads: SweepSettings['ambientReads'],
+): Promise<PodCheck> {
   const { pod, mode, namespace } = target;
   // Linkerd's exclusions fall back to the namespace's annotations: unread, the expectation is not known.
   if (mode !== AMBIENT && meshIdentity(mode).namespaceAnnotationFallback && !namespace)
     return unknown('no-expectation', `namespace ${pod.namespace} could not be read`);
-  const expectation = expectationOf(mode, pod, namespace);
+  const expectation = expectationOf(mode, pod, namespace, reads);
   const work = checkPod(pod, expectation, ports, deadlineMs).catch((error: unknown) =>
     unknown('rules-undecided', `the check failed: ${error instanceof Error ? error.message : String(error)}`),
   );
@@ -107,7 +115,9 @@ export async function sweep(
 ): Promise<SweepOutcome> {
   const targets = await targetsOf(pods, ports);
   const share = podShareMs(settings, targets.length);
-  const checks = await pooled(targets, settings.concurrency, (target) => checkTarget(target, ports, share));
+  const checks = await pooled(targets, settings.concurrency, (target) =>
+    checkTarget(target, ports, share, settings.ambientReads),
+  );
   const results = targets.map((target, index) => ({
     uid: target.pod.uid,
     mode: target.mode,

@@ -3,6 +3,7 @@ import { expectationOf } from '../../../src/node-agent/recheck/expectations.js';
 import { namespaceMetaOf, recheckPodOf, type RecheckPod } from '../../../src/node-agent/recheck/meshed-pod.js';
 import { readPodRules } from '../../../src/node-agent/recheck/netns-rules.js';
 import { decideInspection } from '../../../src/rules-check/decide.js';
+import { ambientAnnotationsRead } from '../../../src/mesh/istio-ambient.js';
 import {
   flushAll,
   loadIptablesGolden,
@@ -70,5 +71,40 @@ describe("the re-check judges an ambient pod's rules as istio-cni writes them, e
     flushAll(namespace);
     loadIptablesGolden(namespace, { ...golden, text: cut }, 'nft');
     expect((await verdict()).every((status) => status === 'failed')).toBe(true);
+  });
+});
+
+describe("the re-check reads an ambient pod's annotations as the node's istio-cni version does", () => {
+  // istio-cni 1.24 reads neither dns-capture nor reroute-virtual-interfaces (facts/istio-ambient.json):
+  // its default golden is what it writes for a pod carrying them. The newest reading expects the
+  // rerouted interface's rule and finds the pod lost; 1.24's (`node --istio-cni-version 1.24`) does not.
+  const annotated: RecheckPod = recheckPodOf({
+    metadata: {
+      name: 'web',
+      namespace: 'shop',
+      uid: 'u2',
+      labels: { 'istio.io/dataplane-mode': 'ambient' },
+      annotations: { 'istio.io/reroute-virtual-interfaces': 'fake1s0f0', 'ambient.istio.io/dns-capture': 'true' },
+    },
+    spec: { containers: [{ name: 'app' }] },
+    status: { phase: 'Running', podIP: '10.1.0.5', podIPs: [{ ip: '10.1.0.5' }] },
+  })!;
+
+  async function statuses(version?: readonly [number, number]): Promise<string[]> {
+    const expectation = expectationOf('istio-ambient', annotated, namespaceMetaOf({}), ambientAnnotationsRead(version));
+    if (expectation.kind !== 'spec') throw new Error(expectation.why);
+    const outcomes = await readPodRules(netns, expectation.families, 5_000);
+    return expectation.specs.map(
+      (spec) => decideInspection(spec, outcomes, { families: expectation.families, mode: 'required' }).status,
+    );
+  }
+
+  it('1.24.0 default golden: captured as 1.24 reads the pod, lost as the newest would', async () => {
+    const golden = ambientGoldens().find(
+      (g) => g.tag === '1.24.0' && g.backend === 'iptables' && g.name === 'default',
+    )!;
+    load(golden);
+    expect(await statuses([1, 24])).toContain('passed');
+    expect((await statuses()).every((status) => status === 'failed')).toBe(true);
   });
 });

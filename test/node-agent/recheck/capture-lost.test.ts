@@ -67,6 +67,15 @@ const reasons = (events: AgentEvent[], name: string) =>
   events.filter((event) => event.involvedObject.name === name).map((event) => event.reason);
 
 describe('a confirmed loss, through the agent', () => {
+  it("an ambient pod's listeners gone (istio/istio#57285): the Warning says ZtunnelNotListening, not CaptureLost", async () => {
+    const { agent, events } = agentWith();
+    const message = "ztunnel's listeners gone after the pod started (istio-ambient; two sweeps agree): x";
+    await agent.captureLost(lostPod('mesh'), message, 'ZtunnelNotListening@1', 'report', 'ZtunnelNotListening');
+    expect(events.map((event) => [event.reason, event.type, event.message])).toEqual([
+      ['ZtunnelNotListening', 'Warning', message],
+    ]);
+  });
+
   it('report: one CaptureLost Warning on the pod, in the validator’s words, and nothing deleted', async () => {
     const { agent, deleted, events } = agentWith();
     await agent.captureLost(lostPod('web'), 'Capture lost after the pod started: x', 'CaptureLost@1', 'report');

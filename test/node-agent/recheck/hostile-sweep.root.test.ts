@@ -12,6 +12,7 @@ import { readPodRules } from '../../../src/node-agent/recheck/netns-rules.js';
 import { sweep, type SweepOutcome } from '../../../src/node-agent/recheck/sweep.js';
 import { expectationOf } from '../../../src/node-agent/recheck/expectations.js';
 import { analysePod } from '../../../src/node-agent/recheck/pod-analysis.js';
+import { readPodSockets } from '../../../src/node-agent/recheck/netns-sockets.js';
 import { ANALYSIS_WORKER_LIMITS, AnalysisWorkers } from '../../../src/node-agent/recheck/worker-analysis.js';
 import type { InterceptionSpec } from '../../../src/config/interception.js';
 import type { ReadOutcome } from '../../../src/rules/read/classify.js';
@@ -132,6 +133,7 @@ describe(`one re-check sweep over ${HOSTILE} hostile pods beside ${CLEAN} clean 
           runtime: runtimeOf(new Map(pods.map(({ pod, namespace }) => [pod.uid, namespace]))),
           namespace: async () => namespaceMetaOf({}),
           readRules: readPodRules,
+          readSockets: readPodSockets,
           analyse: (analysis, deadlineMs) => analysePod(workers, analysis, deadlineMs),
           now: () => performance.now(),
         },

@@ -240,7 +240,7 @@ describe('the network namespace, from the runtime only', () => {
 const lost = (uid: string): SweepResult => ({
   uid,
   mode: 'linkerd',
-  check: { kind: 'lost', message: 'm', evidence: [] },
+  check: { kind: 'lost', reason: 'CaptureLost', message: 'm', evidence: [] },
 });
 const captured = (uid: string): SweepResult => ({ uid, mode: 'linkerd', check: { kind: 'captured', message: 'ok' } });
 const unknownOf = (uid: string): SweepResult => ({
@@ -295,6 +295,7 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
         ...runtime,
       },
       readRules: async () => outcomes,
+      readSockets: async () => ({ ok: false, message: 'a sidecar pod: its sockets are never read' }),
       // In the test's own thread: the worker runs the same decideVariants (rules-worker.ts).
       analyse: async (request) => ({
         kind: 'answered',

@@ -1,6 +1,8 @@
 import type { Family } from '../../../addr/ip.js';
 import { buildInterceptionSpec, explicitFields } from '../../../config/build-interception.js';
 import { applyPodMetadata } from '../../../config/pod-metadata.js';
+import { ISTIO_CNI_VERSION_FLAG } from '../../../config/interception-flags.js';
+import { ambientAnnotationsRead } from '../../../mesh/istio-ambient.js';
 import { echoValue } from '../../../config/echo-value.js';
 import { EXIT } from '../../../config/exit-codes.js';
 import { EXPLAIN_FLAGS, FORMAT_FLAG } from '../../../config/explain-flags.js';
@@ -58,7 +60,8 @@ function explain(argv: readonly string[], env: Env): CommandOutcome {
   const annotations = podAnnotationsOf(parsed.value);
   if (!annotations.ok) return refuse(EXIT.invalidConfig, annotations.error.message);
   const metadata = { annotations: annotations.value, labels: undefined };
-  const spec = applyPodMetadata(built.value, metadata, explicitFields(parsed.value)).spec;
+  const reads = ambientAnnotationsRead(flagValue(parsed.value, ISTIO_CNI_VERSION_FLAG));
+  const spec = applyPodMetadata(built.value, metadata, explicitFields(parsed.value), reads).spec;
   const dumps = readDumps(parsed.value);
   if (!dumps.ok)
     return refuse(

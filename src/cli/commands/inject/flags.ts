@@ -4,6 +4,7 @@ import { parseAnyText, parseContainerNames } from '../../../config/flag-parsers.
 import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../../../config/interception-flags.js';
 import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { MAX_MANIFEST_BYTES, mebibytes } from '../../input/read-manifest-input.js';
 import { NATIVE_SIDECAR_FLAG, RULES_CHECK_FLAG } from '../manifest/flags.js';
 
@@ -29,6 +30,7 @@ export const INJECT_FLAGS: readonly FlagDef[] = [
   AFTER_CONTAINER_FLAG,
   MESH_FLAG,
   IMAGE_FLAG,
+  PLATFORM_FLAG,
   INBOUND_PORT_FLAG,
   OUTBOUND_PORT_FLAG,
   RULES_CHECK_FLAG,

@@ -11,6 +11,7 @@ import { parseCommandLine } from '../../../config/parse-command-line.js';
 import { flagSource, flagValue, givenValue } from '../../../config/parsed-flags.js';
 import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { AFTER_CONTAINER_FLAG, FILENAME_FLAG, INJECT_FLAGS } from './flags.js';
 import { commandError } from '../../command-error.js';
 import { defaultImageWarning } from '../../flags/default-image.js';
@@ -42,6 +43,7 @@ export async function runInject(
   const options = {
     ...(mesh === undefined ? {} : { mesh }),
     image: flagValue(values, IMAGE_FLAG),
+    platform: flagValue(values, PLATFORM_FLAG),
     rulesCheck: flagValue(values, RULES_CHECK_FLAG) === true,
     reportEvent: flagValue(values, REPORT_EVENT_FLAG),
     nativeSidecar: flagValue(values, NATIVE_SIDECAR_FLAG) === true,

@@ -5,6 +5,7 @@ import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../../../confi
 import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
 import { WEBHOOK_MANIFEST_FLAGS } from './webhook-flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import { NODE_COMMAND_FLAGS } from '../node/flags.js';
 
@@ -74,6 +75,7 @@ const MONITORING_FLAG: FlagDef<boolean> = {
 export const MANIFEST_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
   IMAGE_FLAG,
+  PLATFORM_FLAG,
   INBOUND_PORT_FLAG,
   OUTBOUND_PORT_FLAG,
   MANIFEST_OUTPUT_FLAG,

@@ -109,7 +109,7 @@ function recheckAlerts(): AlertRule[] {
       severity: 'critical',
       summary: 'Running {{ $labels.mesh }} pods on {{ $labels.node }} lost their capture',
       description:
-        'The re-check (--recheck-interval) found {{ $value }} running pods whose traffic no longer reaches the proxy: plaintext on the wire. kubectl get events --field-selector reason=CaptureLost names them.',
+        'The re-check (--recheck-interval) found {{ $value }} running pods whose traffic no longer reaches the proxy: plaintext on the wire, or (ambient, reason ZtunnelNotListening) sent to ztunnel ports where nothing listens. kubectl get events --field-selector reason=CaptureLost (or reason=ZtunnelNotListening) names them.',
     },
   ];
 }

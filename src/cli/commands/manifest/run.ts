@@ -9,6 +9,7 @@ import {
 } from '../../../inject/manifest.js';
 import { eventRbacDocuments } from '../../../inject/event-rbac.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { parseCommandLine } from '../../../config/parse-command-line.js';
 import { flagSource, flagValue, givenValue, type ParsedFlags } from '../../../config/parsed-flags.js';
 import { MESH_FLAG } from '../../../config/interception-flags.js';
@@ -53,6 +54,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
   container: [
     'mesh',
     'image',
+    'platform',
     'inbound-port',
     'outbound-port',
     'output',
@@ -61,11 +63,12 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
     'native-sidecar',
   ],
   rbac: ['rbac', 'namespace', 'service-account', 'output'],
-  'node-agent': ['node-agent', 'mesh', 'image', 'namespace', 'output'],
+  'node-agent': ['node-agent', 'mesh', 'image', 'platform', 'namespace', 'output'],
   webhook: [
     'webhook',
     'mesh',
     'image',
+    'platform',
     'namespace',
     'output',
     'ca-bundle',
@@ -156,6 +159,7 @@ async function modeDocuments(
     containerDocument({
       mesh,
       image: flagValue(values, IMAGE_FLAG),
+      platform: flagValue(values, PLATFORM_FLAG),
       extraArgs: ports.value,
       rulesCheck: flagValue(values, RULES_CHECK_FLAG) === true,
       reportEvent: flagValue(values, REPORT_EVENT_FLAG),
@@ -181,6 +185,7 @@ async function agentDocuments(
   const documents = await nodeAgent({
     image,
     mesh,
+    platform: flagValue(values, PLATFORM_FLAG),
     nodeArgs: [...agent, ...trustedImageArgs(agent, image)],
     ...(namespace ? { namespace } : {}),
     ...agentManifestOptions(

@@ -14,6 +14,7 @@ import {
   WEBHOOK_CLIENT_NAME_FLAG,
 } from './webhook-flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { NAMESPACE_FLAG } from './flags.js';
 import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from '../../input/read-input-file.js';
@@ -56,6 +57,7 @@ export function webhookDocuments(parsed: ParsedFlags): Result<ManifestDocument[]
     );
   const documents = webhookManifest({
     image: flagValue(parsed, IMAGE_FLAG),
+    platform: flagValue(parsed, PLATFORM_FLAG),
     namespace,
     failurePolicy: flagValue(parsed, FAILURE_POLICY_FLAG),
     metricsNamespace: flagValue(parsed, METRICS_NAMESPACE_FLAG),

@@ -1,3 +1,5 @@
+import { ambientAnnotationsRead, type AmbientPodAnnotation } from '../../../mesh/istio-ambient.js';
+import { ISTIO_CNI_VERSION_FLAG } from '../../../config/interception-flags.js';
 import type { CniAuditOptions } from '../../../cni/run-cni-audit.js';
 import { PRESETS, type Mesh } from '../../../config/interception.js';
 import type { ListenAddress } from '../../../config/flag-parsers.js';
@@ -69,6 +71,8 @@ export interface NodeRecheck {
   /** Pods checked at once, and each one's deadline: a sweep of 110 pods stays within seconds. */
   readonly concurrency: number;
   readonly podDeadlineMs: number;
+  /** The ambient pod annotations istio-cni of `--istio-cni-version` reads (the newest's without it). */
+  readonly ambientReads: ReadonlySet<AmbientPodAnnotation>;
 }
 
 /** The preset validator container and failure code of a mesh. */
@@ -89,6 +93,7 @@ function recheckOf(parsed: ParsedFlags): NodeRecheck | string | undefined {
     action: flagValue(parsed, RECHECK_ACTION_FLAG),
     concurrency: 4,
     podDeadlineMs: Math.min(5000, intervalMs),
+    ambientReads: ambientAnnotationsRead(flagValue(parsed, ISTIO_CNI_VERSION_FLAG)),
   };
 }
 

@@ -16,7 +16,7 @@ import {
   type ListenAddress,
   type TaintMatch,
 } from '../../../config/flag-parsers.js';
-import { MESH_FLAG } from '../../../config/interception-flags.js';
+import { MESH_FLAG, ISTIO_CNI_VERSION_FLAG } from '../../../config/interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
 import { meshIdentities } from '../../../mesh/meshes.js';
 import { NODE_ACTIONS, type NodeAction } from '../../../node-agent/decide.js';
@@ -168,7 +168,7 @@ export const RECHECK_INTERVAL_FLAG: FlagDef<number> = {
   kind: 'value',
   env: 'INTERLOCK_RECHECK_INTERVAL',
   placeholder: 'DURATION',
-  help: 'Re-check every running meshed pod of this node this often (`1m`; off by default): its rules, read in its network namespace found through the runtime (--cri-endpoint), checked as its validator checks them. Two sweeps in a row that find the capture lost post a CaptureLost Warning on the pod. Needs the privileged agent (`manifest --node-agent --recheck-interval`, docs/node-agent.md).',
+  help: "Re-check every running meshed pod of this node this often (`1m`; off by default): its rules, read in its network namespace found through the runtime (--cri-endpoint), checked as its validator checks them. Two sweeps in a row that find the capture lost post a CaptureLost Warning on the pod (ZtunnelNotListening: an ambient pod's rules intact, its listeners gone). Needs the privileged agent (`manifest --node-agent --recheck-interval`, docs/node-agent.md).",
   parse: parseDuration(1000, 86_400_000),
 };
 
@@ -241,6 +241,7 @@ export const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
   RECHECK_INTERVAL_FLAG,
   CRI_ENDPOINT_FLAG,
   RECHECK_ACTION_FLAG,
+  ISTIO_CNI_VERSION_FLAG,
   REPORT_CONDITION_FLAG,
   STARTUP_TAINT_FLAG,
   CONDITION_INTERVAL_FLAG,

@@ -5,6 +5,7 @@ import type { NodeAgent } from '../../../node-agent/agent.js';
 import { REAL_CLOCK, type AgentLog } from '../../../node-agent/agent-settings.js';
 import { criClient } from '../../../node-agent/cri/cri-client.js';
 import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
+import { readPodSockets } from '../../../node-agent/recheck/netns-sockets.js';
 import { namespaceMetaOf, type NamespaceMeta } from '../../../node-agent/recheck/meshed-pod.js';
 import { RecheckLoop } from '../../../node-agent/recheck/recheck-loop.js';
 import { AnalysisWorkers, rulesWorkerFile } from '../../../node-agent/recheck/worker-analysis.js';
@@ -15,7 +16,7 @@ import type { NodeRecheck } from './config.js';
 
 /**
  * The re-check's edges, composed: the runtime's CRI socket, the namespace reader, the rules read
- * in a child that entered the pod's namespace, and the validator's own engine: on the event loop
+ * (and an ambient pod's listeners) in a child that entered the pod's namespace, and the validator's own engine: on the event loop
  * for a pod's few KB of rules, in a worker thread with a heap cap for more
  * (src/node-agent/recheck/pod-analysis.ts; rules-worker.ts, bundled beside the CLI).
  */
@@ -38,6 +39,7 @@ export function startRecheck(
       runtime,
       namespace,
       readRules: readPodRules,
+      readSockets: readPodSockets,
       analyse: (request, deadlineMs) => analysePod(workers, request, deadlineMs),
       now: () => performance.now(),
     },

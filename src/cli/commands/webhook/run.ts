@@ -15,6 +15,7 @@ import type { CommandOutcome } from '../../command-outcome.js';
 import { commandError } from '../../command-error.js';
 import { WEBHOOK_COMMAND_FLAGS } from './flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
+import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import {
   BIND_FLAG,
   CLIENT_CA_FLAG,
@@ -77,7 +78,7 @@ export async function runWebhookCommand(
     tls: tls.value,
     ...(clientCa ? { clientCa } : {}),
     ...(clientNames ? { clientNames } : {}),
-    settings: { image: get(IMAGE_FLAG), annotations: {} },
+    settings: { image: get(IMAGE_FLAG), annotations: {}, platform: get(PLATFORM_FLAG) },
     onError: get(ON_ERROR_FLAG),
     deadlineMs: get(REQUEST_DEADLINE_FLAG),
     maxBodyBytes: get(MAX_REQUEST_BYTES_FLAG),

@@ -36,6 +36,12 @@ function combinations(): string[][] {
       const ports = mesh === 'generic' ? ['--inbound-port', '15006', '--outbound-port', '15001'] : [];
       out.push(['--mesh', mesh, ...ports, ...on], ['--mesh', mesh, ...ports, ...on, '--output', 'json']);
     }
+  // OpenShift (issue #44): every mesh's validator and the agent's variants, as printed for it.
+  for (const mesh of ['linkerd', 'istio', 'istio-ambient', 'kuma'])
+    for (const extra of [[], ['--rules-check'], ['--report-event', '--output', 'json']])
+      out.push(['--mesh', mesh, '--platform', 'openshift', ...extra]);
+  for (const extra of [[], ['--cni-audit'], ['--recheck-interval', '30s', '--taint']])
+    out.push(['--node-agent', '--mesh', 'istio-ambient', '--platform', 'openshift', ...extra]);
   for (const extra of [[], ['--namespace', 'shop'], ['--service-account', 'web,api'], ['--output', 'json']])
     out.push(['--rbac', ...extra]);
   for (const action of ['delete', 'label', 'none'])

@@ -1,0 +1,160 @@
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { meshPods } from '../../scripts/mesh-pods.mjs';
+import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
+import { CORPUS, IMAGE, interlock, kubectl, setChain, waitFor } from './cluster.js';
+
+// The admission path on a real API server: `interlock manifest --webhook --ca-bundle` applied as
+// printed, the webhook running as the Deployment it prints, and a pod exactly as Linkerd's injector
+// renders it (its own golden) created through the API: the API server calls the webhook, stores the
+// pod with Interlock in linkerd-network-validator, and the kubelet runs it.
+const FIXTURE = 'linkerd/edge-26.8.3/inject_emojivoto_deployment_no_init_container.golden.yml';
+const VALIDATOR = 'linkerd-network-validator';
+const WEBHOOK_NS = 'interlock-webhook';
+const LINKERD_RULES = `${CORPUS}linkerd/cni-default/iptables-nft-save.v4.txt`;
+const STAND_IN = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
+
+interface Container {
+  name: string;
+  image: string;
+  restartPolicy?: string;
+  securityContext?: unknown;
+}
+interface Pod {
+  metadata: { name?: string; namespace?: string; labels?: Record<string, string> };
+  spec: { initContainers?: Container[]; containers: Container[]; serviceAccountName?: string };
+}
+
+let authority: Authority;
+let printed: string;
+
+/** The golden pod: its validator as rendered, every other container a stand-in process of the image here. */
+function goldenPod(name: string, labels: Record<string, string> = {}): Pod {
+  const fixture = meshPods().find(
+    (c: { id: string; validator?: string }) => c.id.startsWith(`${FIXTURE}#`) && c.validator,
+  );
+  if (!fixture) throw new Error(`${FIXTURE}: no pod with a mesh validator`);
+  const pod = structuredClone(fixture.pod) as unknown as Pod;
+  const standIn = (c: Container): Container =>
+    ({
+      name: c.name,
+      image: IMAGE,
+      command: STAND_IN,
+      ...(c.securityContext ? { securityContext: c.securityContext } : {}),
+      ...(c.restartPolicy ? { restartPolicy: c.restartPolicy } : {}),
+    }) as Container;
+  pod.metadata = { ...pod.metadata, name, namespace: 'emojivoto', labels: { ...pod.metadata.labels, ...labels } };
+  pod.spec.initContainers = pod.spec.initContainers?.map((c) => (c.name === VALIDATOR ? c : standIn(c)));
+  pod.spec.containers = pod.spec.containers.map(standIn);
+  return pod;
+}
+
+const validatorImage = async (name: string): Promise<string> =>
+  kubectl([
+    'get',
+    'pod',
+    '-n',
+    'emojivoto',
+    name,
+    '-o',
+    `jsonpath={.spec.initContainers[?(@.name=="${VALIDATOR}")].image}`,
+  ]);
+
+beforeAll(async () => {
+  authority = makeAuthority('cluster-webhook', {
+    commonName: `interlock-webhook.${WEBHOOK_NS}.svc`,
+    altNames: [`DNS:interlock-webhook.${WEBHOOK_NS}.svc`],
+  });
+  printed = await interlock([
+    'manifest',
+    '--webhook',
+    '--ca-bundle',
+    join(authority.dir, 'ca.crt'),
+    '--image',
+    IMAGE,
+    '--api-server-cidr',
+    '10.231.0.2/32',
+  ]);
+  await kubectl(['apply', '-f', '-'], printed);
+  await kubectl([
+    'create',
+    'secret',
+    'tls',
+    'interlock-webhook-tls',
+    '-n',
+    WEBHOOK_NS,
+    '--cert',
+    join(authority.dir, 'tls.crt'),
+    '--key',
+    join(authority.dir, 'tls.key'),
+  ]);
+  await waitFor(
+    'a ready webhook replica',
+    async () =>
+      Number(
+        await kubectl([
+          'get',
+          'deploy',
+          'interlock-webhook',
+          '-n',
+          WEBHOOK_NS,
+          '-o',
+          'jsonpath={.status.readyReplicas}',
+        ]),
+      ) >= 1,
+    180_000,
+  );
+  await kubectl(['delete', 'namespace', 'emojivoto', '--ignore-not-found', '--wait=true', '--timeout=120s']);
+  await kubectl(['create', 'namespace', 'emojivoto']);
+  await kubectl(['create', 'serviceaccount', 'web', '-n', 'emojivoto']);
+  setChain(LINKERD_RULES);
+}, 300_000);
+afterAll(async () => {
+  setChain(undefined);
+  await kubectl(['delete', 'namespace', 'emojivoto', '--wait=false']).catch(() => undefined);
+  if (authority) removeAuthority(authority);
+});
+
+describe('the admission webhook, called by a real API server', () => {
+  it("stores Linkerd's injected pod with Interlock in linkerd-network-validator, and the kubelet runs it to a pass", async () => {
+    await kubectl(['apply', '-f', '-'], stringify(goldenPod('web-1')));
+    expect(await validatorImage('web-1')).toBe(IMAGE);
+    await waitFor(
+      'the pod to run once its validator passed',
+      async () => {
+        const pod = JSON.parse(await kubectl(['get', 'pod', '-n', 'emojivoto', 'web-1', '-o', 'json'])) as {
+          status: {
+            phase?: string;
+            initContainerStatuses?: Array<{ name: string; state: { terminated?: { exitCode: number } } }>;
+          };
+        };
+        const validator = pod.status.initContainerStatuses?.find((c) => c.name === VALIDATOR);
+        return pod.status.phase === 'Running' && validator?.state.terminated?.exitCode === 0;
+      },
+      180_000,
+    );
+  });
+
+  it('leaves a pod labelled interlock.dev/admission=disabled as the mesh rendered it', async () => {
+    await kubectl(['apply', '-f', '-'], stringify(goldenPod('web-2', { 'interlock.dev/admission': 'disabled' })));
+    expect(await validatorImage('web-2')).toMatch(/^cr\.l5d\.io\/linkerd\/proxy:/);
+    await kubectl(['delete', 'pod', '-n', 'emojivoto', 'web-2', '--wait=false']);
+  });
+
+  it("the documented uninstall (kubectl delete -f, the same output) leaves no object with Interlock's labels", async () => {
+    await kubectl(['delete', '-f', '-', '--wait=true', '--timeout=180s'], printed);
+    const left = await kubectl([
+      'get',
+      'mutatingwebhookconfigurations,validatingwebhookconfigurations,namespaces,clusterroles,clusterrolebindings',
+      '-l',
+      'app.kubernetes.io/part-of=interlock',
+      '-o',
+      'name',
+    ]);
+    expect(left.trim()).toBe('');
+    // The webhook is gone: a pod is admitted as the mesh rendered it.
+    await kubectl(['apply', '-f', '-'], stringify(goldenPod('web-3')));
+    expect(await validatorImage('web-3')).toMatch(/^cr\.l5d\.io\/linkerd\/proxy:/);
+  });
+});

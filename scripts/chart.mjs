@@ -10,6 +10,7 @@ import { parseAllDocuments, stringify } from 'yaml';
 import { runManifest } from '../dist/cli/commands/manifest/run.js';
 import { DEFAULT_IMAGE } from '../dist/inject/validator-container.js';
 import { MESHES, capturingMesh } from '../dist/mesh/meshes.js';
+import { PLATFORMS } from '../dist/config/platform.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = 'registry.invalid/interlock-chart-repository';
@@ -94,20 +95,22 @@ function sameDefaults(all) {
 const condition = (clauses) => `{{- if and ${clauses.join(' ')} }}`;
 const block = (clauses, text) => `${condition(clauses)}\n---\n${text.trimEnd()}\n{{- end }}\n`;
 const meshIs = (mesh) => `(eq .Values.mesh "${mesh}")`;
+const platformIs = (platform) => `(eq .Values.platform "${platform}")`;
 
 async function nodeAgentTemplate() {
   const defaults = [];
   const blocks = [];
-  for (const mesh of MESHES) {
+  for (const [mesh, platform] of MESHES.flatMap((m) => PLATFORMS.map((p) => [m, p]))) {
     for (const audit of [false, true]) {
       const cni = audit
         ? ['--cni-audit', '--cni-bin-dir=/interlock-chart-cni-bin', '--cni-conf-dir=/interlock-chart-cni-conf']
         : [];
       const auditClause = audit ? '.Values.nodeAgent.cniAudit' : '(not .Values.nodeAgent.cniAudit)';
-      const clauses = ['.Values.nodeAgent.enabled', meshIs(mesh), auditClause];
+      const clauses = ['.Values.nodeAgent.enabled', meshIs(mesh), platformIs(platform), auditClause];
       const objects = await render([
         '--node-agent',
         `--mesh=${mesh}`,
+        `--platform=${platform}`,
         ...cni,
         `--image=${REPO}:${TAG}`,
         '--namespace=interlock-chart-agent-namespace',
@@ -129,12 +132,13 @@ async function webhookTemplate() {
   const captured = capturingMesh()?.mesh;
   const defaults = [];
   const blocks = [];
-  for (const capturing of [false, true]) {
+  for (const [capturing, platform] of [false, true].flatMap((c) => PLATFORMS.map((p) => [c, p]))) {
     for (const policy of FAILURE_POLICIES) {
       const mesh = capturing ? [`--mesh=${captured}`] : [];
       const objects = await render([
         '--webhook',
         ...mesh,
+        `--platform=${platform}`,
         `--image=${REPO}:${TAG}`,
         '--namespace=interlock-chart-webhook-namespace',
         `--failure-policy=${policy}`,
@@ -142,7 +146,12 @@ async function webhookTemplate() {
       ]);
       defaults.push(liftPlacement(objects, 'webhook'));
       const meshClause = capturing ? meshIs(captured) : `(ne .Values.mesh "${captured}")`;
-      const clauses = ['.Values.webhook.enabled', meshClause, `(eq .Values.webhook.failurePolicy "${policy}")`];
+      const clauses = [
+        '.Values.webhook.enabled',
+        meshClause,
+        platformIs(platform),
+        `(eq .Values.webhook.failurePolicy "${policy}")`,
+      ];
       blocks.push(block(clauses, templateText(objects, 'webhook')));
     }
   }
@@ -156,6 +165,9 @@ const checks = () =>
     '{{- end }}',
     `{{- if not (has .Values.webhook.failurePolicy (list ${FAILURE_POLICIES.map((p) => `"${p}"`).join(' ')})) }}`,
     `{{- fail (printf "webhook.failurePolicy %q: expected ${FAILURE_POLICIES.join(' or ')}" .Values.webhook.failurePolicy) }}`,
+    '{{- end }}',
+    `{{- if not (has .Values.platform (list ${PLATFORMS.map((p) => `"${p}"`).join(' ')})) }}`,
+    `{{- fail (printf "platform %q: expected ${PLATFORMS.join(' or ')}" .Values.platform) }}`,
     '{{- end }}',
     '',
   ].join('\n');
@@ -174,6 +186,7 @@ function valuesText(agentDefaults, webhookDefaults) {
   });
   const values = {
     mesh: 'generic',
+    platform: 'kubernetes',
     image: { repository, tag, pullPolicy: '' },
     nodeAgent: part(true, 'interlock-system', agentDefaults, {
       cniAudit: false,

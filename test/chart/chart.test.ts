@@ -43,6 +43,8 @@ interface Case {
   readonly failurePolicy?: 'Fail';
   /** nodeAgent.cniAudit, with the CNI bin directory a platform values file pins (or the default). */
   readonly cniAudit?: { readonly valuesFile?: string; readonly binDir: string };
+  /** platform=openshift from values-openshift.yaml. */
+  readonly openshift?: true;
 }
 
 const CASES: readonly Case[] = [
@@ -54,6 +56,8 @@ const CASES: readonly Case[] = [
   { mesh: 'kuma', webhook: true, nodeAgent: true, failurePolicy: 'Fail' },
   { mesh: 'generic', webhook: false, nodeAgent: true },
   { mesh: 'istio', webhook: false, nodeAgent: true, cniAudit: { binDir: '/opt/cni/bin' } },
+  { mesh: 'istio-ambient', webhook: true, nodeAgent: true, openshift: true },
+  { mesh: 'kuma', webhook: true, nodeAgent: true, openshift: true, failurePolicy: 'Fail' },
   {
     mesh: 'linkerd',
     webhook: true,
@@ -64,13 +68,14 @@ const CASES: readonly Case[] = [
 
 async function expected(test: Case): Promise<string> {
   const image = `--image=${IMAGE}`;
+  const platform = test.openshift ? '--platform=openshift' : '--platform=kubernetes';
   const cni = test.cniAudit
     ? ['--cni-audit', `--cni-bin-dir=${test.cniAudit.binDir}`, '--cni-conf-dir=/etc/cni/net.d']
     : [];
-  const agent = test.nodeAgent ? await manifest(['--node-agent', `--mesh=${test.mesh}`, ...cni, image]) : '';
+  const agent = test.nodeAgent ? await manifest(['--node-agent', `--mesh=${test.mesh}`, ...cni, image, platform]) : '';
   const policy = test.failurePolicy ? [`--failure-policy=${test.failurePolicy}`] : [];
   const ambient = test.mesh === 'istio-ambient' ? [`--mesh=${test.mesh}`] : [];
-  const webhook = test.webhook ? await manifest(['--webhook', ...ambient, image, ...policy]) : '';
+  const webhook = test.webhook ? await manifest(['--webhook', ...ambient, image, platform, ...policy]) : '';
   return `${agent}\n---\n${webhook}`;
 }
 
@@ -99,6 +104,7 @@ describe('charts/interlock', () => {
       'image.repository=registry.example/team/mesh-interlock,image.tag=1.2.3',
       ...(test.failurePolicy ? ['--set', `webhook.failurePolicy=${test.failurePolicy}`] : []),
       ...(test.cniAudit ? ['--set', 'nodeAgent.cniAudit=true'] : []),
+      ...(test.openshift ? ['-f', join(chart, 'values-openshift.yaml')] : []),
       ...(test.cniAudit?.valuesFile ? ['-f', join(chart, test.cniAudit.valuesFile)] : []),
     );
     const want = objects(await expected(test));

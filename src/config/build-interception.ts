@@ -94,3 +94,24 @@ function checkSpec(spec: InterceptionSpec): ConfigResult<InterceptionSpec> {
     return configInvalid('--outbound-port', String(spec.outboundPort), 'must differ from --inbound-port');
   return ok(spec);
 }
+
+/** The spec field a flag sets and the flag's own parser: how a pod annotation naming the flag is read. */
+export interface FlagTarget<K extends keyof InterceptionSpec = keyof InterceptionSpec> {
+  readonly key: K;
+  readonly parse: (text: string) => { ok: true; value: InterceptionSpec[K] } | { ok: false };
+}
+
+/** The field and parser of `--name` (its FIELDS entry; `--dns-capture` turns capture on to every server). */
+export function flagTarget(flag: string): FlagTarget | undefined {
+  if (flag === `--${F.DNS_CAPTURE_FLAG.name}`)
+    return {
+      key: 'dnsCapture',
+      parse: (text) => {
+        const parsed = F.DNS_CAPTURE_FLAG.parse(text);
+        return parsed.ok ? { ok: true, value: parsed.value ? { servers: [] } : undefined } : { ok: false };
+      },
+    };
+  const item = FIELDS.find((entry) => `--${entry.flag.name}` === flag);
+  if (!item) return undefined;
+  return { key: item.key, parse: (text) => item.flag.parse(text) as ReturnType<FlagTarget['parse']> };
+}

@@ -1,5 +1,11 @@
 /** Longest piece of an operator's value a message repeats, in code points. */
 const ECHO_LIMIT = 64;
+/**
+ * Longest file path a message repeats: a kubelet's volume paths run past 100 characters, and a
+ * sentence that cuts the path does not name the file at fault. Well inside the 4 KiB termination
+ * message.
+ */
+const PATH_ECHO_LIMIT = 512;
 
 // C0 and C1 controls, DEL, the bidirectional marks, embeddings, overrides and isolates (a U+202E
 // in a termination message reverses what the operator reads), and the Unicode line separators.
@@ -26,6 +32,11 @@ export function echoValue(value: string, limit = ECHO_LIMIT): string {
 /** `"value"`, echoed safely. */
 export function quoted(value: string): string {
   return `"${echoValue(value)}"`;
+}
+
+/** `"path"`, echoed safely, whole up to PATH_ECHO_LIMIT. */
+export function quotedPath(path: string): string {
+  return `"${echoValue(path, PATH_ECHO_LIMIT)}"`;
 }
 
 /**

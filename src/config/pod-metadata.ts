@@ -4,8 +4,10 @@ import {
   type AmbientPodAnnotation,
 } from '../mesh/istio-ambient.js';
 import { meshIdentity } from '../mesh/meshes.js';
-import { ALL_PORTS, NO_PORTS, type PortSet } from '../addr/port-set.js';
-import { parseCidrs, parseCidrSet, parseIds, parseInterfaces, parsePorts, type FlagParser } from './flag-parsers.js';
+import type { AnnotationSwitch, MeshIdentity, PodAnnotation } from '../mesh/mesh-identity.js';
+import { formatPortSet, NO_PORTS, type PortSet } from '../addr/port-set.js';
+import { flagTarget } from './build-interception.js';
+import { parseInterfaces, parsePorts, type FlagParser } from './flag-parsers.js';
 import type { InterceptionSpec } from './interception.js';
 
 /** The pod's own metadata, read from downward-API files at run time; undefined when no file was given. */
@@ -25,16 +27,12 @@ export interface PodMetadataOutcome {
   readonly why: string;
 }
 
-const LINKERD_CONTROL_PLANE_LABEL = 'linkerd.io/control-plane-component';
-/** linkerd-cni's fallback for control-plane pods when the API server's ports cannot be read. */
-const LINKERD_API_SERVER_PORTS = [443, 6443];
-
 /**
  * Applies the pod's annotations and labels as the mesh's CNI plugin applies them when it writes
- * the pod's rules (linkerd-cni `cni-plugin/main.go`, istio-cni `cni/pkg/plugin/sidecar_redirect.go`;
- * test/fixtures/meshes/facts). A field the operator set by flag is kept. A value the plugin would
- * not accept leaves the field alone and the exclusions unknown: the probe then stays on the ports
- * the mesh guarantees, never failing a pod on a guess.
+ * the pod's rules, from the mesh module's data alone (podAnnotations, annotationSwitches,
+ * opaqueAnnotations, labelExclusions in src/mesh/), each value read by its flag's own parser. A
+ * field the operator set by flag is kept. A value the plugin would not accept leaves the spec
+ * alone and the exclusions unknown: the probe then stays on the ports the mesh guarantees.
  */
 export function applyPodMetadata(
   input: InterceptionSpec,
@@ -42,91 +40,110 @@ export function applyPodMetadata(
   explicit: ReadonlySet<keyof InterceptionSpec>,
   ambientReads: ReadonlySet<AmbientPodAnnotation> = ambientAnnotationsRead(),
 ): PodMetadataOutcome {
-  const rules = meshIdentity(input.mesh).podMetadata;
+  const identity = meshIdentity(input.mesh);
   const spec =
-    rules === 'istio-cni-ambient' && metadata.annotations
+    identity.podMetadata === 'istio-cni-ambient' && metadata.annotations
       ? ambientOverrides(input, metadata.annotations, explicit, ambientReads)
       : input;
   if (explicit.has('excludeOutboundPorts'))
     return { spec, exclusionsKnown: true, why: 'outbound exclusions given by --exclude-outbound-ports' };
   if (!metadata.annotations)
     return { spec, exclusionsKnown: false, why: 'outbound exclusions unknown (no --pod-annotations)' };
-  if (rules === 'linkerd-cni') return linkerdMetadata(spec, metadata.annotations, metadata.labels, explicit);
-  if (rules === 'istio-cni') return istioMetadata(spec, metadata.annotations, explicit);
-  return { spec, exclusionsKnown: false, why: `outbound exclusions unknown (--mesh ${spec.mesh} has no annotations)` };
+  if (identity.podMetadata !== 'annotations')
+    return {
+      spec,
+      exclusionsKnown: false,
+      why: `outbound exclusions unknown (--mesh ${spec.mesh} has no annotations)`,
+    };
+  return readAnnotations(spec, identity, metadata.annotations, metadata.labels, explicit);
 }
 
-function linkerdMetadata(
+function readAnnotations(
   input: InterceptionSpec,
+  identity: MeshIdentity,
   annotations: ReadonlyMap<string, string>,
   labels: ReadonlyMap<string, string> | undefined,
   explicit: ReadonlySet<keyof InterceptionSpec>,
 ): PodMetadataOutcome {
+  const unknown = (why: string): PodMetadataOutcome => ({ spec: input, exclusionsKnown: false, why });
+  const opaque = identity.opaqueAnnotations.find(({ key, values }) => {
+    const text = annotations.get(key);
+    return text !== undefined && text !== '' && (values === undefined || values.includes(text));
+  });
+  if (opaque) return unknown(`outbound exclusions unknown: the pod's ${opaque.key} sets rules not modelled here`);
   const spec: MutableSpec = { ...input };
-  const set = setter(spec, explicit);
-  // linkerd-cni: an empty annotation is absent; a pod's annotation wins over the namespace's.
-  const read = (key: string) => {
-    const text = annotations.get(`config.linkerd.io/${key}`);
-    return text === undefined || text === '' ? undefined : text;
-  };
-  let valid = set('proxyUids', read('proxy-uid'), parseIds);
-  valid = set('proxyGids', read('proxy-gid'), parseIds) && valid;
-  const inbound = read('skip-inbound-ports');
-  const inboundPorts =
-    inbound === undefined ? undefined : parsePorts(`${portsText(spec.excludeInboundPorts)},${inbound}`);
-  if (inboundPorts?.ok === false) valid = false;
-  else if (inboundPorts && !explicit.has('excludeInboundPorts')) spec.excludeInboundPorts = inboundPorts.value;
-  valid = set('excludeInboundCidrs', read('skip-subnets'), parseCidrs) && valid;
-  const outbound = read('skip-outbound-ports');
-  const outboundPorts = outbound === undefined ? undefined : parsePorts(outbound);
-  if (outboundPorts?.ok) spec.excludeOutboundPorts = outboundPorts.value;
-  const controlPlane = labels?.get(LINKERD_CONTROL_PLANE_LABEL);
-  if (controlPlane !== undefined && controlPlane !== '')
-    spec.excludeOutboundPorts = withPorts(spec.excludeOutboundPorts, LINKERD_API_SERVER_PORTS);
-  const why =
-    outboundPorts === undefined
-      ? 'outbound exclusions unknown: no config.linkerd.io/skip-outbound-ports on the pod (the namespace or linkerd-cni may set them)'
-      : !outboundPorts.ok || !valid
-        ? 'outbound exclusions unknown: an annotation linkerd-cni reads does not parse'
-        : labels === undefined
-          ? 'outbound exclusions unknown: no --pod-labels to tell whether the pod is a control-plane pod'
-          : controlPlane
-            ? "outbound exclusions unknown: a control-plane pod also skips the API server's ports"
-            : 'outbound exclusions from config.linkerd.io/skip-outbound-ports';
-  const known = why.startsWith('outbound exclusions from');
-  return { spec, exclusionsKnown: known, why };
+  const refused = [
+    ...identity.podAnnotations.filter((rule) => !applyRule(spec, rule, annotations.get(rule.key), explicit)),
+    ...identity.annotationSwitches.filter(
+      (rule) => !applySwitch(spec, rule, annotations.get(rule.annotation), explicit),
+    ),
+  ];
+  if (refused.length > 0)
+    return unknown(
+      `outbound exclusions unknown: an annotation ${identity.cniPlugin ?? 'the plugin'} reads does not parse`,
+    );
+  const outbound = identity.podAnnotations.find((rule) => flagTarget(rule.flag)?.key === 'excludeOutboundPorts');
+  const labelled = identity.labelExclusions.filter(({ label }) => (labels?.get(label) ?? '') !== '');
+  for (const { flag, value } of labelled)
+    applyRule(spec, { key: '', flag, merge: 'append', empty: 'value' }, value, new Set());
+  const result = (why: string) => ({ spec, exclusionsKnown: why.startsWith('outbound exclusions from'), why });
+  if (identity.namespaceAnnotationFallback && outbound && (annotations.get(outbound.key) ?? '') === '')
+    return result(
+      `outbound exclusions unknown: no ${outbound.key} on the pod (the namespace or ${identity.cniPlugin ?? 'the plugin'} may set them)`,
+    );
+  if (identity.labelExclusions.length > 0 && labels === undefined)
+    return result('outbound exclusions unknown: no --pod-labels to tell whether a label adds exclusions');
+  if (labelled.length > 0)
+    return result(
+      `outbound exclusions unknown: the pod's ${labelled[0]?.label ?? ''} label adds exclusions its metadata does not show`,
+    );
+  return result("outbound exclusions from the pod's annotations");
 }
 
-function istioMetadata(
-  input: InterceptionSpec,
-  annotations: ReadonlyMap<string, string>,
+/** One annotation, by its rule; false when the plugin would refuse its value. */
+function applyRule(
+  spec: MutableSpec,
+  rule: PodAnnotation,
+  given: string | undefined,
   explicit: ReadonlySet<keyof InterceptionSpec>,
-): PodMetadataOutcome {
-  const spec: MutableSpec = { ...input };
-  const set = setter(spec, explicit);
-  // istio-cni: an annotation, present even if empty, replaces the plugin's default.
-  const read = (key: string) => annotations.get(`traffic.sidecar.istio.io/${key}`);
-  let valid = set('includeOutboundCidrs', read('includeOutboundIPRanges') ?? '*', parseCidrSet);
-  valid = set('excludeOutboundCidrs', read('excludeOutboundIPRanges') ?? '', parseCidrs) && valid;
-  valid = set('includeInboundPorts', read('includeInboundPorts') ?? '*', parsePorts) && valid;
-  // The plugin always appends the status and metrics ports to the inbound exclusions.
-  valid =
-    set('excludeInboundPorts', `${read('excludeInboundPorts') ?? '15020'},15020,15021,15090`, parsePorts) && valid;
-  valid = set('excludeOutboundPorts', read('excludeOutboundPorts') ?? '15020', parsePorts) && valid;
-  valid = set('includeOutboundPorts', read('includeOutboundPorts') ?? '', parsePorts) && valid;
-  valid = set('excludeInterfaces', read('excludeInterfaces') ?? '', parseInterfaces) && valid;
-  const reroute = annotations.get('istio.io/reroute-virtual-interfaces') ?? read('kubevirtInterfaces') ?? '';
-  valid = set('rerouteInterfaces', reroute, parseInterfaces) && valid;
-  const mode = annotations.get('sidecar.istio.io/interceptionMode');
-  if (mode === 'TPROXY' && !explicit.has('tproxy')) spec.tproxy = true;
-  if (mode !== undefined && mode !== 'TPROXY' && mode !== 'REDIRECT') valid = false;
-  return valid
-    ? { spec, exclusionsKnown: true, why: "outbound exclusions from the pod's traffic.sidecar.istio.io annotations" }
-    : {
-        spec: input,
-        exclusionsKnown: false,
-        why: 'outbound exclusions unknown: an annotation istio-cni reads does not parse',
-      };
+): boolean {
+  let text = given;
+  if (text === '' && rule.empty === 'absent') text = undefined;
+  if (text === '' && rule.empty === 'refused') return false;
+  text ??= rule.absent;
+  if (text === undefined || text === rule.none) return true;
+  const target = flagTarget(rule.flag);
+  if (!target) throw new Error(`${rule.key}: no validate flag ${rule.flag}`);
+  const parsed = target.parse(text.replace(/\s+/g, ''));
+  if (!parsed.ok) return false;
+  if (explicit.has(target.key)) return true;
+  const value = rule.merge === 'append' ? merged(spec[target.key], parsed.value) : parsed.value;
+  (spec as Record<string, unknown>)[target.key] = value;
+  return true;
+}
+
+function applySwitch(
+  spec: MutableSpec,
+  rule: AnnotationSwitch,
+  text: string | undefined,
+  explicit: ReadonlySet<keyof InterceptionSpec>,
+): boolean {
+  if (text === undefined || rule.off.includes(text)) return true;
+  if (!rule.on.includes(text)) return false;
+  const target = flagTarget(rule.flag);
+  const parsed = target?.parse('true');
+  if (!target || !parsed?.ok) throw new Error(`${rule.annotation}: no validate switch ${rule.flag}`);
+  if (!explicit.has(target.key) && (target.key !== 'dnsCapture' || spec.dnsCapture === undefined))
+    (spec as Record<string, unknown>)[target.key] = parsed.value;
+  return true;
+}
+
+/** A value added to a field's: lists joined, port sets united. */
+function merged(current: unknown, added: unknown): unknown {
+  if (Array.isArray(current) && Array.isArray(added)) return [...(current as unknown[]), ...(added as unknown[])];
+  const ports = (value: unknown) => formatPortSet(value as PortSet);
+  const union = parsePorts([ports(current), ports(added)].filter((text) => text !== '').join(','));
+  return union.ok ? union.value : added;
 }
 
 /** Go's strconv.ParseBool, as istio-cni reads a boolean annotation; undefined when it does not parse. */
@@ -184,16 +201,4 @@ function setter(spec: MutableSpec, explicit: ReadonlySet<keyof InterceptionSpec>
     if (!explicit.has(key)) spec[key] = parsed.value;
     return true;
   };
-}
-
-function portsText(set: PortSet): string {
-  if (set.kind === 'all') return '*';
-  return set.ranges.map((range) => (range.from === range.to ? `${range.from}` : `${range.from}-${range.to}`)).join(',');
-}
-
-function withPorts(set: PortSet, ports: readonly number[]): PortSet {
-  if (set.kind === 'all') return ALL_PORTS;
-  const base = set.ranges.length === 0 ? NO_PORTS : set;
-  const parsed = parsePorts([portsText(base), ...ports].filter((text) => text !== '').join(','));
-  return parsed.ok ? parsed.value : set;
 }

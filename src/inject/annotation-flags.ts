@@ -13,12 +13,17 @@ export function annotationFlags(mesh: Mesh, metadata: Plain | undefined, args: r
   const given = new Set(args.map((arg) => arg.split('=')[0]));
   const out: string[] = [];
   const identity = meshIdentity(mesh);
-  for (const [annotation, flag] of Object.entries(identity.annotationFlags)) {
-    const value = (annotations as Plain)[annotation];
+  // A later annotation naming the same flag wins (istio.io/reroute-virtual-interfaces over kubevirtInterfaces).
+  const byFlag = new Map<string, string>();
+  for (const { key, flag, merge } of identity.podAnnotations) {
+    const value = (annotations as Plain)[key];
     if (value === undefined || value === null || given.has(flag)) continue;
-    out.push(`${flag}=${scalarText(value).replace(/\s+/g, '')}`);
+    const text = scalarText(value).replace(/\s+/g, '');
+    const before = byFlag.get(flag);
+    byFlag.set(flag, merge === 'append' && before !== undefined ? `${before},${text}` : text);
   }
-  for (const { annotation, value, flag } of identity.annotationSwitches)
-    if (scalarText((annotations as Plain)[annotation]) === value && !given.has(flag)) out.push(flag);
+  for (const [flag, value] of byFlag) out.push(`${flag}=${value}`);
+  for (const { annotation, on, flag } of identity.annotationSwitches)
+    if (on.includes(scalarText((annotations as Plain)[annotation])) && !given.has(flag)) out.push(flag);
   return out;
 }

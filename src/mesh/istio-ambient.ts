@@ -33,8 +33,10 @@ export const ISTIO_AMBIENT = {
   podMetadata: 'istio-cni-ambient',
   // istio-cni reads the pod's own ambient annotations, never its namespace's.
   namespaceAnnotationFallback: false,
-  annotationFlags: {},
+  podAnnotations: [],
   annotationSwitches: [],
+  opaqueAnnotations: [],
+  labelExclusions: [],
   admission: undefined,
   // istio-cni's PodRedirectionEnabled (1.22 to 1.26, cni/pkg/util/podutil.go) and, from 1.27, the
   // chart's default cni.ambient.enablementSelectors (manifests/charts/istio-cni/values.yaml): the

@@ -12,19 +12,67 @@ export const ISTIO = {
   // Istio's validator runs as the proxy's uid, which its rules treat specially.
   validatorUid: 1337,
   cniPlugin: 'istio-cni',
-  podMetadata: 'istio-cni',
+  podMetadata: 'annotations',
   namespaceAnnotationFallback: false,
-  annotationFlags: {
-    'traffic.sidecar.istio.io/includeInboundPorts': '--include-inbound-ports',
-    'traffic.sidecar.istio.io/excludeInboundPorts': '--exclude-inbound-ports',
-    'traffic.sidecar.istio.io/includeOutboundIPRanges': '--include-outbound-cidrs',
-    'traffic.sidecar.istio.io/excludeOutboundIPRanges': '--exclude-outbound-cidrs',
-    'traffic.sidecar.istio.io/includeOutboundPorts': '--include-outbound-ports',
-    'traffic.sidecar.istio.io/excludeOutboundPorts': '--exclude-outbound-ports',
-    'traffic.sidecar.istio.io/excludeInterfaces': '--exclude-interfaces',
-    'traffic.sidecar.istio.io/kubevirtInterfaces': '--reroute-interfaces',
-  },
-  annotationSwitches: [{ annotation: 'sidecar.istio.io/interceptionMode', value: 'TPROXY', flag: '--tproxy' }],
+  // istio-cni (cni/pkg/plugin/sidecar_redirect.go): an annotation, present even if empty, replaces
+  // the plugin's default (the preset's); the status and metrics ports are always added to the
+  // inbound exclusions; istio.io/reroute-virtual-interfaces wins over kubevirtInterfaces.
+  podAnnotations: [
+    {
+      key: 'traffic.sidecar.istio.io/includeInboundPorts',
+      flag: '--include-inbound-ports',
+      merge: 'replace',
+      empty: 'value',
+    },
+    {
+      key: 'traffic.sidecar.istio.io/excludeInboundPorts',
+      flag: '--exclude-inbound-ports',
+      merge: 'append',
+      empty: 'value',
+    },
+    {
+      key: 'traffic.sidecar.istio.io/includeOutboundIPRanges',
+      flag: '--include-outbound-cidrs',
+      merge: 'replace',
+      empty: 'value',
+    },
+    {
+      key: 'traffic.sidecar.istio.io/excludeOutboundIPRanges',
+      flag: '--exclude-outbound-cidrs',
+      merge: 'replace',
+      empty: 'value',
+    },
+    {
+      key: 'traffic.sidecar.istio.io/includeOutboundPorts',
+      flag: '--include-outbound-ports',
+      merge: 'replace',
+      empty: 'value',
+    },
+    {
+      key: 'traffic.sidecar.istio.io/excludeOutboundPorts',
+      flag: '--exclude-outbound-ports',
+      merge: 'replace',
+      empty: 'value',
+    },
+    {
+      key: 'traffic.sidecar.istio.io/excludeInterfaces',
+      flag: '--exclude-interfaces',
+      merge: 'replace',
+      empty: 'value',
+    },
+    {
+      key: 'traffic.sidecar.istio.io/kubevirtInterfaces',
+      flag: '--reroute-interfaces',
+      merge: 'replace',
+      empty: 'value',
+    },
+    { key: 'istio.io/reroute-virtual-interfaces', flag: '--reroute-interfaces', merge: 'replace', empty: 'value' },
+  ],
+  annotationSwitches: [
+    { annotation: 'sidecar.istio.io/interceptionMode', on: ['TPROXY'], off: ['REDIRECT'], flag: '--tproxy' },
+  ],
+  opaqueAnnotations: [],
+  labelExclusions: [],
   // The sidecar injector acts on `sidecar.istio.io/inject` (label, else annotation; `true` opts in,
   // anything else out) or a namespace label, and skips a pod carrying `sidecar.istio.io/status`.
   admission: {

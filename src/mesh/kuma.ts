@@ -17,14 +17,69 @@ export const KUMA = {
   // kuma-validation runs as the sidecar's uid (runAsUser/runAsGroup 5678 in the injector's goldens).
   validatorUid: 5678,
   cniPlugin: 'kuma-cni',
-  podMetadata: undefined,
+  podMetadata: 'annotations',
   namespaceAnnotationFallback: false,
-  annotationFlags: {
-    'traffic.kuma.io/exclude-inbound-ports': '--exclude-inbound-ports',
-    'traffic.kuma.io/exclude-outbound-ports': '--exclude-outbound-ports',
-    'traffic.kuma.io/exclude-outbound-ips': '--exclude-outbound-cidrs',
-  },
-  annotationSwitches: [],
+  // kuma-cni without a transparent-proxy config annotation (NewIntermediateConfig and mapToConfig,
+  // app/cni/pkg/cni/annotations_linux.go and injector_linux.go, v2.14.3; names from
+  // pkg/plugins/runtime/k8s/metadata/annotations.go): each annotation or its default; an empty or
+  // unparseable value fails the plugin, which then writes no rules. Both exclusion lists default to
+  // the Envoy admin port 9901; the application probe proxy port (default 9001, `0` none) is added to
+  // the inbound ones.
+  podAnnotations: [
+    { key: 'kuma.io/transparent-proxying-inbound-port', flag: '--inbound-port', merge: 'replace', empty: 'refused' },
+    { key: 'kuma.io/transparent-proxying-outbound-port', flag: '--outbound-port', merge: 'replace', empty: 'refused' },
+    { key: 'kuma.io/sidecar-uid', flag: '--proxy-uid', merge: 'replace', empty: 'refused' },
+    {
+      key: 'traffic.kuma.io/exclude-inbound-ports',
+      flag: '--exclude-inbound-ports',
+      merge: 'replace',
+      empty: 'refused',
+      absent: '9901',
+    },
+    {
+      key: 'kuma.io/application-probe-proxy-port',
+      flag: '--exclude-inbound-ports',
+      merge: 'append',
+      empty: 'refused',
+      absent: '9001',
+      none: '0',
+    },
+    {
+      key: 'traffic.kuma.io/exclude-outbound-ports',
+      flag: '--exclude-outbound-ports',
+      merge: 'replace',
+      empty: 'refused',
+      absent: '9901',
+    },
+    { key: 'traffic.kuma.io/exclude-inbound-ips', flag: '--exclude-inbound-cidrs', merge: 'replace', empty: 'refused' },
+    {
+      key: 'traffic.kuma.io/exclude-outbound-ips',
+      flag: '--exclude-outbound-cidrs',
+      merge: 'replace',
+      empty: 'refused',
+    },
+    { key: 'kuma.io/builtin-dns-port', flag: '--dns-port', merge: 'replace', empty: 'refused' },
+  ],
+  // GetEnabled: `enabled`/`true` on, `disabled`/`false` off (any case; another case is refused here).
+  annotationSwitches: [
+    { annotation: 'kuma.io/builtin-dns', on: ['enabled', 'true'], off: ['disabled', 'false'], flag: '--dns-capture' },
+    {
+      annotation: 'traffic.kuma.io/drop-invalid-packets',
+      on: ['enabled', 'true'],
+      off: ['disabled', 'false'],
+      flag: '--drop-invalid',
+    },
+  ],
+  // The whole config as YAML (the injector writes it when the control plane has a transparent-proxy
+  // ConfigMap: kuma-cni then reads only it), eBPF instead of iptables, per-uid exclusions, and a
+  // gateway's missing inbound redirect: rules the reader does not model.
+  opaqueAnnotations: [
+    { key: 'traffic.kuma.io/transparent-proxy-config' },
+    { key: 'kuma.io/transparent-proxying-ebpf', values: ['enabled', 'true'] },
+    { key: 'traffic.kuma.io/exclude-outbound-ports-for-uids' },
+    { key: 'kuma.io/gateway', values: ['enabled', 'true'] },
+  ],
+  labelExclusions: [],
   // The injector reads the `kuma.io/sidecar-injection` label, the pod's before the namespace's
   // (`enabled`, `true` or `yes` opt in: metadata.GetEnabled), and skips a pod with kuma-sidecar.
   admission: {

@@ -12,14 +12,30 @@ export const LINKERD = {
   // Linkerd's validator runs as nobody.
   validatorUid: 65534,
   cniPlugin: 'linkerd-cni',
-  podMetadata: 'linkerd-cni',
+  podMetadata: 'annotations',
   namespaceAnnotationFallback: true,
-  annotationFlags: {
-    'config.linkerd.io/skip-outbound-ports': '--exclude-outbound-ports',
-    'config.linkerd.io/skip-inbound-ports': '--exclude-inbound-ports',
-    'config.linkerd.io/skip-subnets': '--exclude-outbound-cidrs',
-  },
+  // linkerd-cni (cni-plugin/main.go): an empty annotation is absent; skip-inbound-ports adds to the
+  // proxy's own (4190, 4191); skip-subnets are sources whose inbound traffic proxy-init leaves alone
+  // (its --subnets-to-ignore, on the inbound redirect chain).
+  podAnnotations: [
+    { key: 'config.linkerd.io/proxy-uid', flag: '--proxy-uid', merge: 'replace', empty: 'absent' },
+    { key: 'config.linkerd.io/proxy-gid', flag: '--proxy-gid', merge: 'replace', empty: 'absent' },
+    {
+      key: 'config.linkerd.io/skip-outbound-ports',
+      flag: '--exclude-outbound-ports',
+      merge: 'replace',
+      empty: 'absent',
+    },
+    { key: 'config.linkerd.io/skip-inbound-ports', flag: '--exclude-inbound-ports', merge: 'append', empty: 'absent' },
+    { key: 'config.linkerd.io/skip-subnets', flag: '--exclude-inbound-cidrs', merge: 'replace', empty: 'absent' },
+  ],
   annotationSwitches: [],
+  opaqueAnnotations: [],
+  // Control-plane pods also skip the API server's ports (the `kubernetes` Service's port and target
+  // port; 443,6443 when linkerd-cni cannot read them), which no pod metadata shows.
+  labelExclusions: [
+    { label: 'linkerd.io/control-plane-component', flag: '--exclude-outbound-ports', value: '443,6443' },
+  ],
   // The proxy injector acts on `linkerd.io/inject: enabled|ingress` (pod, else namespace) and
   // skips a pod that has its proxy.
   admission: {

@@ -116,18 +116,65 @@ export interface AdmissionSelector {
   readonly injectedAnnotations: readonly string[];
 }
 
-/** A pod annotation value that turns on a validate switch (`sidecar.istio.io/interceptionMode: TPROXY`). */
+/**
+ * A pod annotation that turns on a validate switch (`sidecar.istio.io/interceptionMode: TPROXY`):
+ * one of `on` turns it on, one of `off` leaves the preset's value, any other value is one the
+ * plugin refuses (the pod's rules are then unknown).
+ */
 export interface AnnotationSwitch {
   readonly annotation: string;
-  readonly value: string;
+  readonly on: readonly string[];
+  readonly off: readonly string[];
   readonly flag: string;
 }
 
+/** What an empty annotation value means to the mesh's plugin: no annotation, the empty value itself, or an error. */
+export type EmptyAnnotation = 'absent' | 'value' | 'refused';
+
 /**
- * How the mesh's CNI plugin reads a pod's annotations and labels when it writes the pod's rules:
- * src/config/pod-metadata.ts applies each the plugin's way (code, keyed by this name).
+ * A pod annotation the mesh's CNI plugin (or injector) turns into a setting of the pod's rules, as
+ * data: the validate flag whose own parser reads its value and whose field it sets, how it meets
+ * the field's value (the preset's or an earlier annotation's), what an empty value means, and the
+ * plugin's value when the pod has none (undefined: the preset's stands).
  */
-export type PodMetadataRules = 'linkerd-cni' | 'istio-cni' | 'istio-cni-ambient';
+export interface PodAnnotation {
+  readonly key: string;
+  readonly flag: string;
+  /** `replace`: the value is the field; `append`: the value is added to what the field holds. */
+  readonly merge: 'replace' | 'append';
+  readonly empty: EmptyAnnotation;
+  readonly absent?: string;
+  /** A value that stands for nothing at all (Kuma's application probe port `0`). */
+  readonly none?: string;
+}
+
+/**
+ * An annotation under which the plugin writes rules the metadata reader does not model (a whole
+ * config, eBPF, per-uid exclusions): present and non-empty, with one of `values` when given, the
+ * pod's rules are unknown.
+ */
+export interface OpaqueAnnotation {
+  readonly key: string;
+  readonly values?: readonly string[];
+}
+
+/**
+ * A pod label under which the plugin adds exclusions the pod's metadata cannot show (linkerd-cni
+ * skips the API server's ports, `value` being its fallback, for control-plane pods).
+ */
+export interface LabelExclusion {
+  readonly label: string;
+  readonly flag: string;
+  readonly value: string;
+}
+
+/**
+ * How the mesh's CNI plugin reads a pod's metadata when it writes the pod's rules:
+ * `annotations`, by the module's data alone (podAnnotations, annotationSwitches, opaqueAnnotations,
+ * labelExclusions; src/config/pod-metadata.ts reads them generically); `istio-cni-ambient` also
+ * applies istio-cni's Go-boolean per-pod overrides of an ambient pod (code, keyed by this name).
+ */
+export type PodMetadataRules = 'annotations' | 'istio-cni-ambient';
 
 /** Everything that makes a mesh itself, as data: one module per mesh (src/mesh/), one registry line. */
 export interface MeshIdentity {
@@ -155,11 +202,14 @@ export interface MeshIdentity {
    */
   readonly namespaceAnnotationFallback: boolean;
   /**
-   * Pod annotations the mesh's injector or CNI plugin turns into exclusions, and the validate flag
-   * each becomes where the mesh's own argv does not carry them (inject), in this order.
+   * Pod annotations the mesh's injector or CNI plugin turns into settings of the pod's rules, read
+   * in this order (a later one meeting an earlier one's field by its merge rule); inject turns
+   * each present one into its flag where the mesh's own argv does not carry it.
    */
-  readonly annotationFlags: Readonly<Record<string, string>>;
+  readonly podAnnotations: readonly PodAnnotation[];
   readonly annotationSwitches: readonly AnnotationSwitch[];
+  readonly opaqueAnnotations: readonly OpaqueAnnotation[];
+  readonly labelExclusions: readonly LabelExclusion[];
   readonly admission: AdmissionSelector | undefined;
   /** The pods the mesh captures without an injector (ambient), to which Interlock adds its validator. */
   readonly capturedPods: CapturedPods | undefined;

@@ -117,7 +117,7 @@ describe('the mesh registry (src/mesh/)', () => {
       values.add(identity.name);
       for (const container of Object.values(identity.containers)) if (container) values.add(container);
       if (identity.cniPlugin) values.add(identity.cniPlugin);
-      for (const key of Object.keys(identity.annotationFlags)) values.add(key);
+      for (const { key } of identity.podAnnotations) values.add(key);
       for (const { annotation } of identity.annotationSwitches) values.add(annotation);
       for (const program of identity.dropIn?.programs ?? []) values.add(program);
       for (const where of [...(identity.admission?.podSwitch ?? []), ...(identity.admission?.namespaceSwitches ?? [])])
@@ -133,9 +133,7 @@ describe('the mesh registry (src/mesh/)', () => {
       'compat/linkerd-validator.ts',
     ];
     const allowed = (file: string, literal: string) =>
-      keyedCode.includes(file) ||
-      file === 'config/pod-metadata.ts' ||
-      (file === 'snapshot/rehearsal.ts' && literal === 'linkerd');
+      keyedCode.includes(file) || (file === 'snapshot/rehearsal.ts' && literal === 'linkerd');
     const found: string[] = [];
     for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
       if (!file.endsWith('.ts') || file.startsWith(`mesh${path.sep}`)) continue;
@@ -160,7 +158,7 @@ describe('the mesh registry (src/mesh/)', () => {
     for (const identity of meshIdentities().filter((mesh) => mesh.name !== 'generic')) {
       words.add(identity.name);
       for (const container of Object.values(identity.containers)) if (container) words.add(container);
-      for (const key of Object.keys(identity.annotationFlags)) words.add(key);
+      for (const { key } of identity.podAnnotations) words.add(key);
       for (const program of identity.dropIn?.programs ?? []) words.add(program);
       const { capture } = identity;
       for (const port of [capture.inboundPort, capture.outboundPort, capture.dnsPort, capture.inboundTunnelPort])
@@ -168,12 +166,11 @@ describe('the mesh registry (src/mesh/)', () => {
       for (const id of [...(capture.proxyUids ?? []), identity.validatorUid]) if (id !== 65534) words.add(String(id));
     }
     const listed: Record<string, readonly string[]> = {
-      // The argv mappings keyed by DropInArgv and the CNI plugins' metadata rules name their own mesh.
+      // The argv mappings keyed by DropInArgv name their own mesh (pod metadata is read from the modules).
       'compat/compat-argv.ts': [...words],
       'compat/istio-iptables.ts': [...words],
       'compat/kumactl-validator.ts': [...words],
       'compat/linkerd-validator.ts': [...words],
-      'config/pod-metadata.ts': [...words],
       'snapshot/rehearsal.ts': ['linkerd'],
       // Sentences about one mesh's behaviour, not figures a registry line could give.
       'config/interception-flags.ts': ['istio-ambient', 'istio', 'linkerd', '1337'],

@@ -7,7 +7,7 @@ import { NodeAgent } from '../../src/node-agent/agent.js';
 import { shippedValidator } from '../../src/cli/commands/node/shipped-validator.js';
 
 /** A clock the test moves by hand: timers fire only when `advance` passes them. */
-class ManualClock implements AgentClock {
+export class ManualClock implements AgentClock {
   time = 1_000_000;
   private timers: { at: number; fn: () => void }[] = [];
   now(): number {

@@ -1,5 +1,5 @@
 import { mebibytes } from './read-manifest-input.js';
-import { echoValue } from '../../config/echo-value.js';
+import { quotedPath } from '../../config/echo-value.js';
 import { describeProblem, readBoundedFile } from '../../file/read-bounded-file.js';
 import { fail, ok, type Result } from '../../reason/result.js';
 
@@ -21,7 +21,7 @@ export function readInputFile(
   path: string,
   budget = MAX_INPUT_BYTES,
 ): Result<string, 'RulesUnreadable' | 'RulesUnparseable'> {
-  const shown = `${source} "${echoValue(path)}"`;
+  const shown = `${source} ${quotedPath(path)}`;
   const read = readBoundedFile(path, budget);
   if (read.ok) return ok(read.bytes.toString('utf8'));
   if (read.error.kind === 'too-large') return tooLarge(shown);

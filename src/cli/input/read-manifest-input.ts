@@ -1,6 +1,6 @@
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { fileErrorSentence } from '../../file/file-error.js';
-import { echoValue } from '../../config/echo-value.js';
+import { quotedPath } from '../../config/echo-value.js';
 import { fail, ok, type Result } from '../../reason/result.js';
 
 /**
@@ -17,7 +17,7 @@ type Read = Result<Buffer, 'ManifestUnreadable' | 'ManifestTooLarge'>;
 
 /** Reads `-f FILE`: a regular file only (a FIFO or device is refused, never waited on), at most `cap` bytes. */
 export function readManifestFile(path: string, cap = MAX_MANIFEST_BYTES): Read {
-  const shown = `"${echoValue(path)}"`;
+  const shown = quotedPath(path);
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);

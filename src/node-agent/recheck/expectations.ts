@@ -41,7 +41,7 @@ function presetExpectation(
 
 /** The namespace's annotations under the mesh's own prefixes (`config.linkerd.io/`): the only ones its plugin reads. */
 function meshAnnotations(identity: MeshIdentity, annotations: ReadonlyMap<string, string>): [string, string][] {
-  const prefixes = new Set(Object.keys(identity.annotationFlags).map((key) => key.slice(0, key.indexOf('/') + 1)));
+  const prefixes = new Set(identity.podAnnotations.map(({ key }) => key.slice(0, key.indexOf('/') + 1)));
   return [...annotations].filter(([key]) => prefixes.has(key.slice(0, key.indexOf('/') + 1)));
 }
 

@@ -16,6 +16,10 @@ npm run typecheck --silent
 # docs/ARCHITECTURE.md (dependency-cruiser): a violation fails the run before any test starts.
 npm run lint --silent
 
+# The real helm for the chart's tests (test/chart/), built from tools/helm/go.mod once per machine.
+command -v go >/dev/null || { echo "test: Go is needed to build helm (tools/helm/go.mod)" >&2; exit 1; }
+bash scripts/ensure-helm.sh >/dev/null
+
 results=$(mktemp -d)
 status=0
 # The suite's temporary files go to a directory of its own (sticky and world-writable, like /tmp,

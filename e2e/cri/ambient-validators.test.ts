@@ -67,7 +67,7 @@ describe('istio-ambient through the CRI', () => {
     const run = await verdictOf(pod('ambient-captured'));
     expect(run.exitCode, run.message).toBe(0);
     expect(run.message).toMatch(/^Intercepted: /);
-    expect(run.message).toMatch(/redirected into ztunnel's port 15001 in the pod .*captured at once/);
+    expect(run.message).toMatch(/redirected in the pod to the listener on ztunnel's port 15001 .*captured at once/);
     expect(await run.run.outcome).toMatchObject({ kind: 'running' });
   });
 

@@ -1,8 +1,8 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
 import { reportFailureEvent } from '../../../../src/kube/report-failure-event.js';
 import { writeKubeconfig } from '../../../harness/kube-api/kubeconfig.js';
@@ -54,6 +54,9 @@ function granted(objects: readonly RbacObject[]): string[] {
 const printed = async (argv: string[]) =>
   parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as RbacObject);
 
+const scratch = mkdtempSync(join(tmpdir(), `interlock-rbac-${process.pid}-`));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
 let api: KubeApi;
 let agent: AgentProcess | undefined;
 beforeEach(async () => {
@@ -67,10 +70,7 @@ afterEach(async () => {
 
 describe('RBAC equals behaviour: every verb the code uses is granted by the printed role, and nothing more', () => {
   it('validate --report-event: create, then get and patch the existing Event on a repeated failure', async () => {
-    const kubeconfig = writeKubeconfig(
-      join(mkdtempSync(join(tmpdir(), `interlock-rbac-${process.pid}-`)), 'kc'),
-      api.url,
-    );
+    const kubeconfig = writeKubeconfig(join(scratch, 'kc'), api.url);
     const env = { KUBECONFIG: kubeconfig, POD_NAME: 'web-1', POD_NAMESPACE: 'shop', POD_UID: 'u-1' };
     const log = { info: () => undefined, warn: (_: object, message: string) => expect.fail(message) };
     for (let failure = 0; failure < 2; failure++) {

@@ -77,7 +77,8 @@ beforeAll(async () => {
     '10.231.0.2/32',
   ]);
   await kubectl(['apply', '-f', '-'], printed);
-  await kubectl([
+  // Applied, not created: a cluster kept from an earlier run may hold the Secret already.
+  const secret = await kubectl([
     'create',
     'secret',
     'tls',
@@ -88,7 +89,11 @@ beforeAll(async () => {
     join(authority.dir, 'tls.crt'),
     '--key',
     join(authority.dir, 'tls.key'),
+    '--dry-run=client',
+    '-o',
+    'yaml',
   ]);
+  await kubectl(['apply', '-f', '-'], secret);
   await waitFor(
     'a ready webhook replica',
     async () =>

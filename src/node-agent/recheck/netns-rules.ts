@@ -9,12 +9,12 @@ import {
 } from '../../rules/read/classify.js';
 import { runBoundedChild } from '../../rules/read/bounded-child.js';
 import {
+  absentWhenNotInstalled,
   isReaderCommand,
   legacyReader,
   NFT_READER,
   nftSaveReader,
   READER_LIMIT,
-  WRAPPER_NOT_FOUND,
   type ReaderCommand,
 } from '../../rules/read/reader-plan.js';
 
@@ -52,10 +52,7 @@ async function runTool(netnsPath: string, tool: ReaderCommand, timeoutMs: number
     { label, backend: tool.backend, ...(tool.family ? { family: tool.family } : {}) },
     run,
   );
-  // setpriv could not exec the tool: not installed, as ENOENT says without nsenter.
-  return outcome.kind === 'unreadable' && WRAPPER_NOT_FOUND.test(outcome.why)
-    ? { kind: 'absent', command: label }
-    : outcome;
+  return absentWhenNotInstalled(outcome, label);
 }
 
 /** The legacy table names as a child in the namespace sees them (/proc/net follows the reader's namespace). */

@@ -4,12 +4,12 @@ import { fail, ok } from '../../reason/result.js';
 import { classifyToolRun, legacyNamesPath, outputCapOf, type NamesRead, type ReadOutcome } from './classify.js';
 import { runBoundedChild } from './bounded-child.js';
 import {
+  absentWhenNotInstalled,
   isReaderCommand,
   legacyReader,
   NFT_READER,
   nftSaveReader,
   READER_LIMIT,
-  WRAPPER_NOT_FOUND,
   type ReaderCommand,
 } from './reader-plan.js';
 
@@ -63,8 +63,5 @@ export async function runReader(command: ReaderCommand, timeoutMs: number): Prom
       command: label,
       why: `${wrapper} is not installed: every reader runs under its memory limit`,
     };
-  const outcome = classifyToolRun(spec, run);
-  return outcome.kind === 'unreadable' && WRAPPER_NOT_FOUND.test(outcome.why)
-    ? { kind: 'absent', command: label }
-    : outcome;
+  return absentWhenNotInstalled(classifyToolRun(spec, run), label);
 }

@@ -26,7 +26,17 @@ export const NFT_READER: ReaderCommand = { file: 'nft', args: ['-j', 'list', 'ru
 export const READER_LIMIT: readonly string[] = ['prlimit', `--as=${READER_ADDRESS_SPACE_BYTES}`, '--'];
 
 /** The tool was not found by the wrapper that execs it (prlimit, setpriv, nsenter): not installed. */
-export const WRAPPER_NOT_FOUND = /^exit 127: (?:nsenter|setpriv|prlimit): failed to execute \S+: No such file/;
+const WRAPPER_NOT_FOUND = /^exit 127: (?:nsenter|setpriv|prlimit): failed to execute \S+: No such file/;
+
+/**
+ * A run the wrapper could not exec the tool for is the tool's absence, as ENOENT says without a
+ * wrapper: one reading for validate's reader and the re-check's.
+ */
+export function absentWhenNotInstalled(outcome: ReadOutcome, label: string): ReadOutcome {
+  return outcome.kind === 'unreadable' && WRAPPER_NOT_FOUND.test(outcome.why)
+    ? { kind: 'absent', command: label }
+    : outcome;
+}
 
 const savers = (family: Family): string => (family === 'ipv4' ? 'iptables' : 'ip6tables');
 

@@ -13,7 +13,40 @@ const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 export const IMAGE = `docker.io/library/${process.env['INTERLOCK_IMAGE'] ?? 'mesh-interlock:dev'}`;
 
 const STANDIN = fileURLToPath(new URL('../../test/fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
-export const CORPUS = fileURLToPath(new URL('../../test/fixtures/corpus/', import.meta.url));
+const CORPUS = fileURLToPath(new URL('../../test/fixtures/corpus/', import.meta.url));
+/** The ruleset linkerd-cni's own tool writes, which the mesh plugin stand-in writes into each pod. */
+export const LINKERD_RULES = `${CORPUS}linkerd/cni-default/iptables-nft-save.v4.txt`;
+export const LINKERD_VALIDATOR = 'linkerd-network-validator';
+/** A process the image has that holds a container open (the real proxies are not here). */
+export const STAND_IN = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
+
+/** A Deployment meshed as Linkerd's injector shapes it: a linkerd-proxy (stand-in process) beside the app. */
+export function linkerdDeployment(name: string, namespace: string, annotations = ''): string {
+  return `apiVersion: apps/v1
+kind: Deployment
+metadata: {name: ${name}, namespace: ${namespace}}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: ${name}}}
+  template:
+    metadata: {labels: {app: ${name}}${annotations ? `, annotations: {${annotations}}` : ''}}
+    spec:
+      securityContext: {runAsUser: 65534, runAsGroup: 65534}
+      containers:
+      - {name: linkerd-proxy, image: ${IMAGE}, command: ${JSON.stringify(STAND_IN)}}
+      - {name: app, image: ${IMAGE}, command: ${JSON.stringify(STAND_IN)}}
+`;
+}
+
+/**
+ * The namespace made anew (a cluster kept from an earlier run, INTERLOCK_CLUSTER_KEEP=1, may still
+ * hold it), with the Event RBAC `interlock manifest --rbac` prints for it.
+ */
+export async function freshNamespace(namespace: string): Promise<void> {
+  await kubectl(['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=120s']);
+  await kubectl(['create', 'namespace', namespace]);
+  await kubectl(['apply', '-f', '-'], await interlock(['manifest', '--rbac', '--namespace', namespace]));
+}
 
 export interface Ran {
   readonly exitCode: number;

@@ -1,28 +1,25 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORPUS, IMAGE, interlock, kubectl, podsOf, setChain, waitFor, type PodStatus } from './cluster.js';
+import {
+  freshNamespace,
+  IMAGE,
+  interlock,
+  kubectl,
+  linkerdDeployment,
+  LINKERD_RULES,
+  LINKERD_VALIDATOR,
+  podsOf,
+  setChain,
+  waitFor,
+  type PodStatus,
+} from './cluster.js';
 
 // The node agent as `interlock manifest --node-agent --mesh linkerd` prints it, on the real
 // kubelet and API server: it sees the validator's failure in the pod's status, deletes the pod
 // with preconditions, the ReplicaSet controller recreates it, and once the mesh's plugin runs the
 // new pod passes. The Events are the API server's, read back with kubectl.
 const NS = 'ilk-repair';
-const VALIDATOR = 'linkerd-network-validator';
-const LINKERD_RULES = `${CORPUS}linkerd/cni-default/iptables-nft-save.v4.txt`;
-const STAND_IN = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
-const deployment = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: api, namespace: ${NS}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: api}}
-  template:
-    metadata: {labels: {app: api}}
-    spec:
-      securityContext: {runAsUser: 65534, runAsGroup: 65534}
-      containers:
-      - {name: linkerd-proxy, image: ${IMAGE}, command: ${JSON.stringify(STAND_IN)}}
-      - {name: app, image: ${IMAGE}, command: ${JSON.stringify(STAND_IN)}}
-`;
+const VALIDATOR = LINKERD_VALIDATOR;
+const deployment = linkerdDeployment('api', NS);
 
 let agent: string;
 
@@ -49,9 +46,7 @@ beforeAll(async () => {
       ])) === '1',
     180_000,
   );
-  await kubectl(['delete', 'namespace', NS, '--ignore-not-found', '--wait=true', '--timeout=120s']);
-  await kubectl(['create', 'namespace', NS]);
-  await kubectl(['apply', '-f', '-'], await interlock(['manifest', '--rbac', '--namespace', NS]));
+  await freshNamespace(NS);
 }, 300_000);
 afterAll(async () => {
   setChain(undefined);

@@ -1,5 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CORPUS, IMAGE, interlock, kubectl, podsOf, setChain, waitFor, type PodStatus } from './cluster.js';
+import {
+  freshNamespace,
+  IMAGE,
+  interlock,
+  kubectl,
+  linkerdDeployment,
+  LINKERD_RULES,
+  LINKERD_VALIDATOR,
+  podsOf,
+  setChain,
+  waitFor,
+  type PodStatus,
+} from './cluster.js';
 
 // The validator against the real Kubernetes v1.33.13 (scripts/cluster.sh): the kubelet runs the
 // init container `interlock inject` added, fills lastState.terminated.message from its
@@ -7,34 +19,14 @@ import { CORPUS, IMAGE, interlock, kubectl, podsOf, setChain, waitFor, type PodS
 // Event it posts with the RBAC `interlock manifest --rbac` printed; the ReplicaSet controller
 // replaces the pod the operator deletes once the mesh's plugin runs.
 const NS = 'ilk-linkerd';
-const VALIDATOR = 'linkerd-network-validator';
-const LINKERD_RULES = `${CORPUS}linkerd/cni-default/iptables-nft-save.v4.txt`;
-const STAND_IN = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
-
-/** A Deployment meshed as Linkerd's injector shapes it: a linkerd-proxy (stand-in process) beside the app. */
-const deployment = `apiVersion: apps/v1
-kind: Deployment
-metadata: {name: web, namespace: ${NS}}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: web}}
-  template:
-    metadata: {labels: {app: web}, annotations: {linkerd.io/inject: enabled}}
-    spec:
-      securityContext: {runAsUser: 65534, runAsGroup: 65534}
-      containers:
-      - {name: linkerd-proxy, image: ${IMAGE}, command: ${JSON.stringify(STAND_IN)}}
-      - {name: app, image: ${IMAGE}, command: ${JSON.stringify(STAND_IN)}}
-`;
+const VALIDATOR = LINKERD_VALIDATOR;
+const deployment = linkerdDeployment('web', NS, 'linkerd.io/inject: enabled');
 
 const validatorOf = (pod: PodStatus) => pod.status.initContainerStatuses?.find((c) => c.name === VALIDATOR);
 
 beforeAll(async () => {
   setChain(undefined);
-  // A cluster kept from an earlier run (INTERLOCK_CLUSTER_KEEP=1) may still hold the namespace.
-  await kubectl(['delete', 'namespace', NS, '--ignore-not-found', '--wait=true', '--timeout=120s']);
-  await kubectl(['create', 'namespace', NS]);
-  await kubectl(['apply', '-f', '-'], await interlock(['manifest', '--rbac', '--namespace', NS]));
+  await freshNamespace(NS);
 }, 120_000);
 afterAll(async () => {
   setChain(undefined);

@@ -3,17 +3,15 @@ import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { meshPods } from '../../scripts/mesh-pods.mjs';
 import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
-import { CORPUS, IMAGE, interlock, kubectl, setChain, waitFor } from './cluster.js';
+import { IMAGE, interlock, kubectl, LINKERD_RULES, LINKERD_VALIDATOR, setChain, STAND_IN, waitFor } from './cluster.js';
 
 // The admission path on a real API server: `interlock manifest --webhook --ca-bundle` applied as
 // printed, the webhook running as the Deployment it prints, and a pod exactly as Linkerd's injector
 // renders it (its own golden) created through the API: the API server calls the webhook, stores the
 // pod with Interlock in linkerd-network-validator, and the kubelet runs it.
 const FIXTURE = 'linkerd/edge-26.8.3/inject_emojivoto_deployment_no_init_container.golden.yml';
-const VALIDATOR = 'linkerd-network-validator';
+const VALIDATOR = LINKERD_VALIDATOR;
 const WEBHOOK_NS = 'interlock-webhook';
-const LINKERD_RULES = `${CORPUS}linkerd/cni-default/iptables-nft-save.v4.txt`;
-const STAND_IN = ['node', '-e', 'setInterval(() => {}, 1 << 30)'];
 
 interface Container {
   name: string;

@@ -28,6 +28,11 @@ status=0
 suite_tmp=$(mktemp -d /tmp/interlock-suite.XXXXXX)
 chmod 1777 "$suite_tmp"
 export TMPDIR=$suite_tmp
+# Whatever ends the run (a failure under set -e, Ctrl-C, SIGTERM from CI), its temporary files go
+# with it: a test killed before its own cleanup leaves nothing in /tmp.
+trap 'rm -rf --one-file-system "$suite_tmp" "$results"' EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 json() { echo --reporter=default --reporter=json --outputFile="$results/$1.json"; }
 # The projects of vitest.config.ts, each once what it needs is ready. Unit tests run without any
 # capability: one that needs root fails there (scripts/test-unit.sh).
@@ -68,5 +73,4 @@ if [ -n "$leftovers" ]; then
   echo "$leftovers" | sed 's/^/  /' >&2
   status=1
 fi
-rm -rf --one-file-system "$suite_tmp"
 exit $status

@@ -65,6 +65,8 @@ up() {
   if [ -f "$CLUSTER_STATE/mntns" ]; then
     if healthy; then
       log "the cluster is already running: reusing it"
+      # An image rebuilt since (npm run image && npm run cluster) replaces the node's copy.
+      images
       echo "KUBECONFIG=$CLUSTER_STATE/admin.kubeconfig"
       return
     fi

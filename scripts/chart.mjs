@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { runManifest } from '../dist/cli/commands/manifest/run.js';
+import { INSTALL_RECORD_NAME } from '../dist/cli/commands/manifest/install-record.js';
 import { DEFAULT_IMAGE } from '../dist/inject/validator-container.js';
 import { MESHES, capturingMesh } from '../dist/mesh/meshes.js';
 import { PLATFORMS } from '../dist/config/platform.js';
@@ -38,7 +39,10 @@ async function render(argv) {
   if (outcome.exitCode !== 0) throw new Refused(outcome.stderr.split('\n')[0]);
   if (outcome.stdout.includes('{{'))
     throw new Error(`interlock manifest ${argv.join(' ')}: prints {{, which Helm would read`);
-  return parseAllDocuments(outcome.stdout).map((document) => document.toJS());
+  // manifest's install record is the chart's Helm release: helm keeps what it installed, with its values.
+  return parseAllDocuments(outcome.stdout)
+    .map((document) => document.toJS())
+    .filter((object) => object?.metadata?.labels?.['app.kubernetes.io/name'] !== INSTALL_RECORD_NAME);
 }
 
 /** Lifts the pod's placement and the main container's resources into values; returns their defaults. */

@@ -6,6 +6,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { chartFiles } from '../../scripts/chart.mjs';
 import { runManifest } from '../../src/cli/commands/manifest/run.js';
+import { INSTALL_RECORD_NAME } from '../../src/cli/commands/manifest/install-record.js';
 
 /**
  * charts/interlock against `interlock manifest`: the checked-in chart is what scripts/chart.mjs
@@ -29,10 +30,12 @@ function helm(...args: string[]): string {
 type K8sObject = { kind: string; metadata: { name: string; namespace?: string } };
 const key = (object: K8sObject) => `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
+/** The objects, without manifest's install record: the chart's is its Helm release. */
 function objects(text: string): Map<string, K8sObject> {
   const all = parseAllDocuments(text)
-    .map((document) => document.toJS() as K8sObject | null)
-    .filter((object): object is K8sObject => object !== null);
+    .map((document) => document.toJS() as (K8sObject & { metadata: { labels?: Record<string, string> } }) | null)
+    .filter((object): object is K8sObject => object !== null)
+    .filter((object) => object.metadata.labels?.['app.kubernetes.io/name'] !== INSTALL_RECORD_NAME);
   return new Map(all.map((object) => [key(object), object]));
 }
 

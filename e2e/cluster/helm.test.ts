@@ -8,6 +8,7 @@ import { makeAuthority, removeAuthority, type Authority } from '../../test/harne
 import {
   freshNamespace,
   IMAGE,
+  interlockObjects,
   kubectl,
   linkerdDeployment,
   LINKERD_VALIDATOR,
@@ -31,7 +32,6 @@ const RELEASE_NS = 'default';
 const WEBHOOK_NS = 'interlock-webhook';
 const AGENT_NS = 'interlock-system';
 const APP_NS = 'ilk-helm';
-const PART_OF = 'app.kubernetes.io/part-of=interlock';
 const [REPOSITORY, TAG] = [IMAGE.replace(/:[^/:]*$/, ''), IMAGE.replace(/^.*:/, '')];
 /** The upgrade's tag: the same image under another name, so the kubelet finds it without a registry. */
 const UPGRADE_TAG = `${TAG}-helm-upgrade`;
@@ -90,12 +90,6 @@ async function rolledOut(kind: 'deployment' | 'daemonset', name: string, namespa
       pods.items.filter((p) => !p.metadata.deletionTimestamp).flatMap((p) => p.spec.containers.map((c) => c.image)),
     ),
   ];
-}
-
-/** Every object of every listable kind, cluster-scoped or in any namespace, that carries Interlock's labels. */
-async function interlockObjects(): Promise<string> {
-  const kinds = (await kubectl(['api-resources', '--verbs=list', '-o', 'name'])).split('\n').filter(Boolean);
-  return (await kubectl(['get', kinds.join(','), '-A', '-l', PART_OF, '-o', 'name'])).trim();
 }
 
 beforeAll(async () => {

@@ -22,7 +22,7 @@ export interface InstallRecordInput {
 
 type Meta = { name?: unknown; namespace?: unknown };
 
-const metaOf = (value: Record<string, unknown>): Meta => (value['metadata'] ?? {});
+const metaOf = (value: Record<string, unknown>): Meta => value['metadata'] ?? {};
 
 /** A word as a POSIX shell reads it back: bare when safe, else single-quoted. */
 const shellWord = (word: string): string => (/^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replace(/'/g, `'\\''`)}'`);

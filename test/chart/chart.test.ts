@@ -27,13 +27,13 @@ function helm(...args: string[]): string {
   return execFileSync(binary, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-type K8sObject = { kind: string; metadata: { name: string; namespace?: string } };
+type K8sObject = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } };
 const key = (object: K8sObject) => `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
 /** The objects, without manifest's install record: the chart's is its Helm release. */
 function objects(text: string): Map<string, K8sObject> {
   const all = parseAllDocuments(text)
-    .map((document) => document.toJS() as (K8sObject & { metadata: { labels?: Record<string, string> } }) | null)
+    .map((document) => document.toJS() as K8sObject | null)
     .filter((object): object is K8sObject => object !== null)
     .filter((object) => object.metadata.labels?.['app.kubernetes.io/name'] !== INSTALL_RECORD_NAME);
   return new Map(all.map((object) => [key(object), object]));

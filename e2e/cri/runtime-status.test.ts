@@ -59,7 +59,8 @@ async function record(name: string): Promise<void> {
   const status = await node.cri.call('Status', { verbose: true });
   const info = status['info'] as Record<string, string>;
   const files: Record<string, string> = {};
-  for (const entry of (await readdir(node.confDir)).sort()) files[entry] = await readFile(join(node.confDir, entry), 'utf8');
+  for (const entry of (await readdir(node.confDir)).sort())
+    files[entry] = await readFile(join(node.confDir, entry), 'utf8');
   const captured = {
     containerd: (await run('containerd', ['--version'])).stdout.trim(),
     info: { cniconfig: info['cniconfig'], lastCNILoadStatus: info['lastCNILoadStatus'] },
@@ -71,7 +72,7 @@ async function record(name: string): Promise<void> {
 }
 
 describe("cni-check --cri-endpoint: the prediction against containerd's loaded configuration", () => {
-  it('agrees on a chained conflist; the plugin directory is containerd\'s, not the default /opt/cni/bin', async () => {
+  it("agrees on a chained conflist; the plugin directory is containerd's, not the default /opt/cni/bin", async () => {
     await node.writeConfig('10-primary.conflist', withMesh(1));
     await node.waitCniLoaded('ilkcri1');
     await record('conflist-loaded');
@@ -165,7 +166,9 @@ describe("cni-check --cri-endpoint: the prediction against containerd's loaded c
     expect(check.verdict.findings).toEqual([
       expect.objectContaining({
         code: 'RuntimeDisagrees',
-        message: expect.stringContaining(`containerd loads its CNI configuration from ${node.confDir}, not from ${other}`),
+        message: expect.stringContaining(
+          `containerd loads its CNI configuration from ${node.confDir}, not from ${other}`,
+        ),
       }),
     ]);
   });

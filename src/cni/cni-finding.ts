@@ -19,7 +19,7 @@ export const CNI_FINDING_CODES = {
   PassedOver: 'CRI-O skips a file it cannot load or validate',
   RuntimeDisagrees:
     'containerd (asked over the CRI) loaded another file, directory or plugin directory than the audit predicts',
-  RuntimeLoadFailed: "containerd reports that its last load of the CNI configuration failed (lastCNILoadStatus)",
+  RuntimeLoadFailed: 'containerd reports that its last load of the CNI configuration failed (lastCNILoadStatus)',
   RuntimeUnobserved: 'the audit was to ask containerd what it loaded, and got no usable answer',
 } as const;
 

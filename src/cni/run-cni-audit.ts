@@ -8,13 +8,7 @@ import { loadConfigFile } from './config-file.js';
 import { findPluginBinary } from './find-plugin-binary.js';
 import type { PluginBinary, PluginInventory } from './plugin-binary.js';
 import { queryPluginVersion } from './query-plugin-version.js';
-import {
-  followed,
-  observeRuntime,
-  withObservation,
-  type FollowRuntime,
-  type RuntimeAsker,
-} from './observe-runtime.js';
+import { followed, observeRuntime, withObservation, type FollowRuntime, type RuntimeAsker } from './observe-runtime.js';
 import { readCniDir } from './read-cni-dir.js';
 import type { RuntimeName } from './runtime-load.js';
 
@@ -47,7 +41,9 @@ export async function runCniAudit(given: CniAuditOptions): Promise<Result<CniVer
   const predicted = await predict(options);
   if (!predicted.ok) return predicted;
   const { verdict, listing } = predicted.value;
-  return ok(observed === undefined ? verdict : withObservation({ verdict, listing, binDirs: options.binDirs }, observed));
+  return ok(
+    observed === undefined ? verdict : withObservation({ verdict, listing, binDirs: options.binDirs }, observed),
+  );
 }
 
 async function predict(options: CniAuditOptions): Promise<Result<{ verdict: CniVerdict; listing: CniListing }>> {

@@ -12,12 +12,6 @@ export interface Prediction {
   readonly binDirs: readonly string[];
 }
 
-/** The file of the directory a held network came from: its exact text, else its name and chain. */
-interface HeldFile {
-  readonly file: string;
-  readonly exact: boolean;
-}
-
 const trimSlash = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path);
 const chainText = (chain: readonly string[]): string => `[${chain.join(' -> ')}]`;
 
@@ -53,7 +47,7 @@ export function runtimeAgreement(prediction: Prediction, held: RuntimeCniConfig)
   const network = held.networks[0];
   const predicted = verdict.loads?.file;
   if (network === undefined) {
-    if (predicted !== undefined && held.lastLoadStatus === 'OK')
+    if (predicted !== undefined)
       findings.push(
         disagrees(
           `containerd holds no pod network, but the audit predicts it loads ${predicted}: the runtime has not loaded the directory as it is now`,
@@ -62,45 +56,51 @@ export function runtimeAgreement(prediction: Prediction, held: RuntimeCniConfig)
     return findings;
   }
   const source = heldFile(network, prediction.listing);
-  const comparison = compareHeld(network, source, predicted, verdict.dir);
+  const comparison = compareHeld(network, source, verdict.loads, verdict.dir);
   if (comparison) findings.push(comparison);
   return findings;
 }
 
 function compareHeld(
   network: HeldNetwork,
-  source: HeldFile | undefined,
-  predicted: string | undefined,
+  source: string | undefined,
+  predicted: CniVerdict['loads'],
   dir: string,
 ): CniFinding | undefined {
   const what = `network "${network.name}" ${chainText(network.chain)}`;
   const outcome =
-    predicted === undefined ? 'the audit predicts it loads no network' : `the audit predicts ${predicted}`;
+    predicted === undefined ? 'the audit predicts it loads no network' : `the audit predicts ${predicted.file}`;
   const stale =
     'the runtime has not reloaded since the directory changed (containerd 1.6 ignores a file renamed into it until the next write there), and pods get what it holds';
-  if (source === undefined)
+  if (source === predicted?.file) return undefined;
+  if (source !== undefined)
+    return { ...disagrees(`containerd loaded ${source} (${what}), while ${outcome}: ${stale}`), file: source };
+  const sameShape =
+    predicted !== undefined &&
+    predicted.networkName === network.name &&
+    predicted.chain.join('\0') === network.chain.join('\0');
+  if (!sameShape)
     return disagrees(`containerd holds ${what}, which no file of ${dir} carries now, while ${outcome}: ${stale}`);
-  if (source.file !== predicted)
-    return { ...disagrees(`containerd loaded ${source.file} (${what}), while ${outcome}: ${stale}`), file: source.file };
-  if (source.exact) return undefined;
   return {
     code: 'RuntimeDisagrees',
     severity: 'warning',
-    file: source.file,
-    message: `containerd holds ${what} from ${source.file} as it was before its last change (the held text differs from the file's, the chain is the same): ${stale}`,
+    file: predicted.file,
+    message: `containerd holds ${what} with a text no file of ${dir} has now; ${predicted.file}, which the audit predicts, has the same name and chain: ${stale}`,
   };
 }
 
-function heldFile(network: HeldNetwork, listing: CniListing): HeldFile | undefined {
+/**
+ * The file a held network came from: a conflist by its exact text (libcni keeps the bytes it
+ * read); a single-plugin file, which libcni re-encodes into a list, by its name and plugin type.
+ */
+function heldFile(network: HeldNetwork, listing: CniListing): string | undefined {
   const entries = confFiles(listing.entries);
   const exact = entries.find((entry) => entry.text === network.source);
-  if (exact) return { file: exact.name, exact: true };
+  if (exact) return exact.name;
   for (const entry of entries) {
     const load = loadConfigFile(entry, '1.1');
-    if (!load.ok || load.list.name !== network.name) continue;
-    const chain = load.list.plugins.map((plugin) => plugin.type);
-    // A single-plugin file is re-encoded into a list by libcni: its text never matches, its shape does.
-    if (chain.join('\0') === network.chain.join('\0')) return { file: entry.name, exact: load.wrapped };
+    if (!load.ok || !load.wrapped || load.list.name !== network.name) continue;
+    if (network.chain.length === 1 && load.list.plugins[0]?.type === network.chain[0]) return entry.name;
   }
   return undefined;
 }

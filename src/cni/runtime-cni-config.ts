@@ -32,8 +32,7 @@ const invalid = (what: string) => fail<Invalid>('RuntimeAnswerInvalid', `contain
 /** Parses the verbose Status info map; anything not of go-cni's shape is refused, never guessed. */
 export function parseRuntimeCniConfig(info: ReadonlyMap<string, string>): Result<RuntimeCniConfig, Invalid> {
   const text = info.get('cniconfig');
-  if (text === undefined)
-    return invalid('no "cniconfig" entry (only containerd reports the configuration it loaded)');
+  if (text === undefined) return invalid('no "cniconfig" entry (only containerd reports the configuration it loaded)');
   const status = info.get('lastCNILoadStatus');
   if (status === undefined) return invalid('no "lastCNILoadStatus" entry');
   let value: unknown;
@@ -46,7 +45,8 @@ export function parseRuntimeCniConfig(info: ReadonlyMap<string, string>): Result
   const { PluginDirs: dirs, PluginConfDir: confDir, PluginMaxConfNum: max, Networks: networks } = value;
   if (!isStringArray(dirs)) return invalid('"cniconfig".PluginDirs is not a list of strings');
   if (typeof confDir !== 'string') return invalid('"cniconfig".PluginConfDir is not a string');
-  if (typeof max !== 'number' || !Number.isInteger(max)) return invalid('"cniconfig".PluginMaxConfNum is not an integer');
+  if (typeof max !== 'number' || !Number.isInteger(max))
+    return invalid('"cniconfig".PluginMaxConfNum is not an integer');
   if (networks !== null && !Array.isArray(networks)) return invalid('"cniconfig".Networks is not a list');
   const held: HeldNetwork[] = [];
   for (const [index, item] of (networks ?? []).entries()) {

@@ -99,7 +99,7 @@ export const CNI_CRI_ENDPOINT_FLAG: FlagDef<string> = {
   kind: 'value',
   env: 'INTERLOCK_CNI_CRI_ENDPOINT',
   placeholder: 'unix:///PATH',
-  help: "Also ask containerd over this CRI socket what it loaded (verbose Status, as `crictl info`): conf dir, plugin dirs and max_conf_num not given are taken from its answer, and where it disagrees with the prediction is a finding.",
+  help: 'Also ask containerd over this CRI socket what it loaded (verbose Status, as `crictl info`): conf dir, plugin dirs and max_conf_num not given are taken from its answer, and where it disagrees with the prediction is a finding.',
   parse: parseCriEndpoint,
 };
 

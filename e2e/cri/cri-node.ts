@@ -309,7 +309,13 @@ async function sweepOrphans(): Promise<void> {
   }
 }
 
-function containerdConfig(root: string, socket: string, name: string): string {
+/** Where the CRI plugin looks for CNI: this node's own directories unless told (a GKE node's bin dir). */
+export function containerdConfig(
+  root: string,
+  socket: string,
+  name: string,
+  cni: { readonly binDir: string; readonly confDir: string } = { binDir: `${root}/cni-bin`, confDir: `${root}/net.d` },
+): string {
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
   return `version = 2
 root = "${root}/containerd-root"
@@ -333,8 +339,8 @@ disabled_plugins = ["io.containerd.internal.v1.tracing", "io.containerd.tracing.
   enable_selinux = false
   # ${name}: the node this configuration belongs to.
 [${cri}.cni]
-  bin_dir = "${root}/cni-bin"
-  conf_dir = "${root}/net.d"
+  bin_dir = "${cni.binDir}"
+  conf_dir = "${cni.confDir}"
   max_conf_num = 1
 [${cri}.containerd]
   snapshotter = "overlayfs"

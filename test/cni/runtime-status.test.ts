@@ -214,11 +214,14 @@ describe('the prediction against what containerd holds', () => {
       'containerd loads its CNI configuration from <node-root>/net.d, not from /etc/cni/net.d, which this audit read: the prediction is about files the runtime does not use',
     ]);
     // GKE: containerd's plugins are in /home/kubernetes/bin; the default /opt/cni/bin is a guess.
-    const gke = { ...parsed('conflist-loaded'), pluginDirs: ['/home/kubernetes/bin'] };
-    const bins = runtimeAgreement(predicted(state, `${ROOT}/net.d`, ['/opt/cni/bin']), gke);
-    expect(bins.map((finding) => finding.message)).toEqual([
+    const gkeState = captured('gke-layout');
+    const gke = parsed('gke-layout');
+    expect(gke.pluginDirs).toEqual(['/home/kubernetes/bin']);
+    const guessed = runtimeAgreement(predicted(gkeState, `${ROOT}/net.d`, ['/opt/cni/bin']), gke);
+    expect(guessed.map((finding) => finding.message)).toEqual([
       expect.stringMatching(/^containerd looks for plugin binaries in \/home\/kubernetes\/bin, not in \/opt\/cni\/bin/),
     ]);
+    expect(runtimeAgreement(predicted(gkeState, `${ROOT}/net.d`, gke.pluginDirs), gke)).toEqual([]);
   });
 
   it("a failed last load: RuntimeLoadFailed with containerd's own sentence", () => {

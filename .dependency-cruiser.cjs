@@ -4,7 +4,7 @@
 /** rank -> folders under src/, exactly as the table in docs/ARCHITECTURE.md. */
 const LAYERS = [
   ['reason'],
-  ['addr', 'file'],
+  ['addr', 'file', 'serve'],
   ['mesh'],
   ['rules', 'config'],
   ['trace'],

@@ -2,8 +2,8 @@
 # Copies into DIR only what the image runs, so the image carries no package manager, shell
 # utilities, npm, docs or locales: node, the launcher's /bin/sh (dash), iptables-nft-save,
 # iptables-legacy-save (and ip6tables-*, the multi-call binaries with their modules), nft,
-# nsenter and cat (the node agent's re-check reads a pod's rules in a child that entered its
-# network namespace), and
+# nsenter, setpriv and cat (the node agent's re-check reads a pod's rules in a child that entered
+# its network namespace and dropped CAP_SYS_ADMIN), and
 # every shared library they load, then checks inside DIR that each one starts.
 #   sh image/runtime-rootfs.sh DIR   (run as root in the Dockerfile's tools stage)
 set -eu
@@ -31,7 +31,7 @@ add_chain() {
 node=$(command -v node)
 modules=$(dirname "$(find /usr/lib -path '*/xtables/libxt_REDIRECT.so' | head -n 1)")
 [ -d "$modules" ] || { echo "runtime-rootfs: no xtables modules directory" >&2; exit 1; }
-binaries="$node /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/nft /bin/dash /usr/bin/nsenter /bin/cat /opt/interlock/netlink.node"
+binaries="$node /usr/sbin/xtables-nft-multi /usr/sbin/xtables-legacy-multi /usr/sbin/nft /bin/dash /usr/bin/nsenter /usr/bin/setpriv /usr/bin/prlimit /bin/cat /opt/interlock/netlink.node"
 
 for file in $binaries "$modules"/*.so; do
   ldd "$file" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
@@ -60,6 +60,6 @@ chmod 1777 "$out/tmp"
 # Each must start inside DIR alone, or the image would fail in a pod instead of here.
 chroot "$out" /usr/local/bin/node -e 0 2>/dev/null || chroot "$out" "$node" -e 0
 for command in "iptables-nft-save --version" "iptables-legacy-save --version" "ip6tables-nft-save --version" \
-  "ip6tables-legacy-save --version" "nft --version"; do
+  "ip6tables-legacy-save --version" "nft --version" "setpriv --version" "prlimit --version"; do
   chroot "$out" /bin/sh -c "PATH=/usr/sbin:/usr/bin:/sbin:/bin $command" >/dev/null
 done

@@ -57,13 +57,48 @@ export class CriClient {
   }
 }
 
+/** grpc-go's names of the status codes (google.golang.org/grpc/codes, code_string.go), by number. */
+const GO_CODES = [
+  'OK',
+  'Canceled',
+  'Unknown',
+  'InvalidArgument',
+  'DeadlineExceeded',
+  'NotFound',
+  'AlreadyExists',
+  'PermissionDenied',
+  'ResourceExhausted',
+  'FailedPrecondition',
+  'Aborted',
+  'OutOfRange',
+  'Unimplemented',
+  'Internal',
+  'Unavailable',
+  'DataLoss',
+  'Unauthenticated',
+];
+
+/** A failed CRI call; `goText` is the error as the kubelet's Go client prints it (`%v` of a status error). */
+export class CriCallError extends Error {
+  constructor(
+    method: string,
+    message: string,
+    readonly goText: string,
+  ) {
+    super(`CRI ${method}: ${message}`);
+  }
+}
+
 function invoke(service: Service, method: string, request: Message, timeoutMs: number): Promise<Message> {
   const fn = service[method];
   if (typeof fn !== 'function') return Promise.reject(new Error(`the CRI has no method ${method}`));
   return new Promise((resolve, reject) => {
     fn.call(service, request, { deadline: Date.now() + timeoutMs }, (error, reply) => {
-      if (error) reject(new Error(`CRI ${method}: ${error.message}`));
-      else resolve(reply);
+      if (!error) return resolve(reply);
+      const status = error as Error & { code?: number; details?: string };
+      // status.Error() in grpc-go: "rpc error: code = %s desc = %s".
+      const goText = `rpc error: code = ${GO_CODES[status.code ?? 2] ?? 'Unknown'} desc = ${status.details ?? error.message}`;
+      reject(new CriCallError(method, error.message, goText));
     });
   });
 }

@@ -37,6 +37,8 @@ export const WITH_NET_ADMIN: SecurityContext = { user: '0:0', addCapabilities: [
 export interface InterlockOptions {
   readonly security: SecurityContext;
   readonly args?: readonly string[];
+  /** The container's `command:` in place of the image's entrypoint (a mesh's drop-in path). */
+  readonly entrypoint?: readonly string[];
   readonly env?: Readonly<Record<string, string>>;
   /** The pod's cpu.shares; Docker's default (1024) unless given. */
   readonly cpuShares?: number;
@@ -89,6 +91,7 @@ export async function startInterlock(pod: Pod, options: InterlockOptions): Promi
     .withCommand([...(options.args ?? [])])
     .withLabels({ 'io.mesh-interlock.e2e': 'interlock' })
     .withWaitStrategy(new StartedOnly());
+  if (options.entrypoint !== undefined) builder = builder.withEntrypoint([...options.entrypoint]);
   if (options.security.user !== undefined) builder = builder.withUser(options.security.user);
   if (options.cpuShares !== undefined) builder = builder.withCpuShares(options.cpuShares);
   if (options.security.addCapabilities.length > 0)

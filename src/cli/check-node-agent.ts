@@ -1,5 +1,6 @@
 import type { NodeAction } from '../node-agent/decide.js';
-import { NODE_AGENT_NAME, nodeAgentRules } from '../node-agent/manifest.js';
+import { NODE_AGENT_NAME, nodeAgentRules, type NodeGateRights } from '../node-agent/manifest.js';
+import { MESH_CONDITION } from '../node-agent/node-gate.js';
 import { at, count, list, record, text } from './check-json.js';
 import { check, type CheckResult } from './check-result.js';
 import { valueOf, type InstallSnapshot } from './check-snapshot.js';
@@ -14,7 +15,9 @@ export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
 export function nodeAgentChecks(snapshot: InstallSnapshot): CheckResult[] {
   if (!nodeAgentInstalled(snapshot))
     return [check('node-agent', 'installed', 'skip', `not installed (no DaemonSet ${NODE_AGENT_NAME})`, REINSTALL)];
-  return [namespaceCheck(snapshot), daemonSetCheck(snapshot), everyNodeCheck(snapshot), rbacCheck(snapshot)];
+  const checks = [namespaceCheck(snapshot), daemonSetCheck(snapshot), everyNodeCheck(snapshot), rbacCheck(snapshot)];
+  // The node gate's condition, per node, when the agents report it.
+  return agentMode(snapshot).gate.condition ? [...checks, meshConditionCheck(snapshot)] : checks;
 }
 
 function namespaceCheck(snapshot: InstallSnapshot): CheckResult {
@@ -90,14 +93,50 @@ function everyNodeCheck(snapshot: InstallSnapshot): CheckResult {
   );
 }
 
-/** The agent's `--action` and `--taint`, as its DaemonSet passes them. */
-function agentMode(snapshot: InstallSnapshot): { action: NodeAction; taint: boolean } {
+/** The agent's `--action`, `--taint` and node gate, as its DaemonSet passes them. */
+function agentMode(snapshot: InstallSnapshot): { action: NodeAction; taint: boolean; gate: NodeGateRights } {
   const args = list(at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0, 'args')).map(String);
-  const action = args.find((arg) => arg.startsWith('--action='))?.slice('--action='.length);
+  const argValue = (name: string): string | undefined => {
+    const index = args.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
+    if (index < 0) return undefined;
+    const arg = args[index] ?? '';
+    return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[index + 1];
+  };
+  const action = argValue('action');
   return {
     action: action === 'none' || action === 'label' ? action : 'delete',
     taint: args.includes('--taint'),
+    gate: { condition: args.includes('--report-condition'), startupTaint: argValue('startup-taint')?.split(':')[0] },
   };
+}
+
+/** `interlock.dev/MeshCNIReady` on each node, as the agents report it (`--report-condition`). */
+function meshConditionCheck(snapshot: InstallSnapshot): CheckResult {
+  if (snapshot.nodes.state !== 'found') return unreadable('node-agent', 'condition', 'the nodes', snapshot.nodes);
+  const rows = list(at(snapshot.nodes.value, 'items')).map((node) => {
+    const name = text(at(node, 'metadata', 'name')) ?? '';
+    const condition = list(at(node, 'status', 'conditions')).find((item) => at(item, 'type') === MESH_CONDITION);
+    const status = text(at(condition, 'status'));
+    return {
+      name,
+      status,
+      line: status ? `${name} ${status} (${text(at(condition, 'reason')) ?? ''})` : `${name} not reported`,
+    };
+  });
+  const ready = rows.filter((row) => row.status === 'True');
+  if (rows.length === 0) return check('node-agent', 'condition', 'warn', 'the cluster lists no node');
+  const bad = rows.filter((row) => row.status !== 'True');
+  const shown = [...bad, ...ready].slice(0, 10).map((row) => row.line);
+  const more = rows.length > 10 ? ` and ${rows.length - 10} more` : '';
+  const message = `${MESH_CONDITION}: ${shown.join(', ')}${more}`;
+  if (bad.length === 0) return check('node-agent', 'condition', 'pass', message);
+  return check(
+    'node-agent',
+    'condition',
+    'fail',
+    message,
+    `kubectl describe node NAME (the condition's message names the cause; the agent's Events say more)`,
+  );
 }
 
 const covers = (granted: readonly string[], wanted: string) => granted.includes('*') || granted.includes(wanted);
@@ -121,8 +160,8 @@ function rbacCheck(snapshot: InstallSnapshot): CheckResult {
   const rules = list(at(snapshot.clusterRoles.value, 'items'))
     .filter((role) => bound.includes(text(at(role, 'metadata', 'name'))))
     .flatMap((role) => list(at(role, 'rules')));
-  const { action, taint } = agentMode(snapshot);
-  const missing = nodeAgentRules(action, taint).flatMap((needed) =>
+  const { action, taint, gate } = agentMode(snapshot);
+  const missing = nodeAgentRules(action, taint, false, gate).flatMap((needed) =>
     needed.verbs.flatMap((verb) =>
       needed.resources
         .filter(
@@ -137,7 +176,7 @@ function rbacCheck(snapshot: InstallSnapshot): CheckResult {
         .map((resource) => `${verb} ${resource}`),
     ),
   );
-  const mode = `--action=${action}${taint ? ' --taint' : ''}`;
+  const mode = `--action=${action}${taint ? ' --taint' : ''}${gate.condition ? ' --report-condition' : ''}${gate.startupTaint ? ' --startup-taint' : ''}`;
   if (missing.length === 0)
     return check('node-agent', 'rbac', 'pass', `ServiceAccount ${account} may do all that ${mode} needs`);
   return check(

@@ -80,7 +80,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'manifest',
-    usage: `--mesh ${MESHES.join('|')} [flags]`,
+    usage: '--mesh MESH [flags]',
     summary:
       "Print the validator's init container for a pod spec, or objects for kubectl apply: its Event RBAC (--rbac), the node agent (--node-agent) or the admission webhook (--webhook).",
     description: [
@@ -125,7 +125,7 @@ export const COMMANDS: readonly CommandSpec[] = [
   },
   {
     name: 'cni-check',
-    usage: `--mesh ${MESHES.join('|')} [flags]`,
+    usage: '--mesh MESH [flags]',
     summary: 'Predict which CNI configuration the runtime loads and check the mesh plugin is chained.',
     description: [
       "Predicts which CNI configuration file the node's container runtime loads, exactly as the runtime does, and checks that pods landing here get the primary network and then the mesh plugin: the mesh plugin chained after the primary plugin in that file, every plugin binary present and executable, the file's cniVersion supported by every plugin (asked with CNI_COMMAND=VERSION).",

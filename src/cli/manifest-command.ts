@@ -12,6 +12,7 @@ import { HELP_FLAG, VERSION_FLAG } from '../config/command-flags.js';
 import type { NodeAction } from '../node-agent/decide.js';
 import type { NodeAgentManifestOptions } from '../node-agent/manifest.js';
 import { socketPathOf } from '../node-agent/cri/socket-path.js';
+import type { TaintMatch } from '../config/flag-parsers.js';
 import { NODE_COMMAND_FLAGS } from './node-command-flags.js';
 import { fail, ok, type Result } from '../reason/result.js';
 import { WEBHOOK_MANIFEST_FLAGS } from '../webhook/webhook-manifest-flags.js';
@@ -127,6 +128,11 @@ export function parseCommandFlags(
 /** The node agent's documents: Namespace, RBAC and DaemonSet, as plain data. */
 export type NodeAgentManifest = (options: NodeAgentManifestOptions) => Promise<readonly object[]>;
 
+/** manifest --webhook without --api-server-cidr: its NetworkPolicy opens the admission port to all. */
+async function openPortWarning(): Promise<string> {
+  return `interlock manifest: warning: ${(await import('../webhook/webhook-manifest.js')).OPEN_ADMISSION_PORT_WARNING}\n`;
+}
+
 const nodeAgentDocuments: NodeAgentManifest = async (options) =>
   (await import('../node-agent/manifest.js')).nodeAgentManifest(options);
 
@@ -185,7 +191,8 @@ export async function runManifest(
   const json = values.get('output') === 'json';
   const stdout = json ? renderJson(documents) : renderYaml(documents);
   const usesImage = mode !== 'rbac' && !parsed.value.imageGiven;
-  const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}`;
+  const openPort = mode === 'webhook' && !values.has('api-server-cidr') ? await openPortWarning() : '';
+  const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}${openPort}`;
   return { exitCode: 0, stdout, stderr };
 }
 
@@ -273,11 +280,19 @@ async function agentDocuments(
       ? { cni: { confDir: flags.get('cni-conf-dir') as string, binDirs: flags.get('cni-bin-dir') as string[] } }
       : {}),
     ...recheckOption(flags),
+    ...gateOption(flags),
   });
   return documents.map((value, index) => ({
     value: value as Record<string, unknown>,
     ...(index === 0 ? { comment: namespaceOwnership(namespace ?? 'interlock-system') } : {}),
   }));
+}
+
+/** With `--report-condition` or `--startup-taint`, the node gate's rights; without, nothing changes. */
+function gateOption(flags: FlagValues): Pick<NodeAgentManifestOptions, 'gate'> {
+  const condition = flags.get('report-condition') === true;
+  const startupTaint = (flags.get('startup-taint') as TaintMatch | undefined)?.key;
+  return condition || startupTaint ? { gate: { condition, startupTaint } } : {};
 }
 
 /** With `--recheck-interval`, the agent is the privileged variant and mounts the runtime's socket. */

@@ -2,7 +2,8 @@ import type { ManifestDocument } from '../inject/manifest.js';
 import { interlockLabels } from '../kube/interlock-labels.js';
 import { NODE_TAINT } from '../node-agent/agent-api.js';
 import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
-import { WEBHOOK_NAME, WEBHOOK_NAMESPACE, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
+import { MESH_CONDITION } from '../node-agent/node-gate.js';
+import { WEBHOOK_NAME, WEBHOOK_NAMESPACE } from '../webhook/webhook-manifest.js';
 
 export interface MonitoringOptions {
   readonly webhookNamespace?: string;
@@ -35,6 +36,8 @@ const nodeRelabeling = () => [
 export function alertRules(options: MonitoringOptions): AlertRule[] {
   return [
     ...agentAlerts(`${options.nodeNamespace ?? 'interlock-system'}/${NODE_AGENT_NAME}`),
+    ...recheckAlerts(),
+    ...gateAlerts(),
     ...webhookAlerts(options),
   ];
 }
@@ -92,6 +95,43 @@ function agentAlerts(agentJob: string): AlertRule[] {
       summary: 'The node agent is not scraped on every node',
       description:
         'Fewer agents answer than there are nodes (kube_node_info needs kube-state-metrics). Run interlock check.',
+    },
+  ];
+}
+
+/** The re-check's alert (`--recheck-interval`): silent while its gauge is absent. */
+function recheckAlerts(): AlertRule[] {
+  return [
+    {
+      alert: 'InterlockCaptureLost',
+      expr: 'max by (node, mesh) (interlock_node_capture_lost_pods) > 0',
+      for: '0m',
+      severity: 'critical',
+      summary: 'Running {{ $labels.mesh }} pods on {{ $labels.node }} lost their capture',
+      description:
+        'The re-check (--recheck-interval) found {{ $value }} running pods whose traffic no longer reaches the proxy: plaintext on the wire. kubectl get events --field-selector reason=CaptureLost names them.',
+    },
+  ];
+}
+
+/** The node gate's alerts (`--report-condition`, `--startup-taint`): silent while its metrics are absent. */
+function gateAlerts(): AlertRule[] {
+  return [
+    {
+      alert: 'InterlockMeshPluginFailing',
+      expr: 'sum by (node, cause) (increase(interlock_node_mesh_plugin_failures_total[10m])) > 0',
+      for: '0m',
+      severity: 'critical',
+      summary: "The mesh's CNI plugin fails pod sandboxes on {{ $labels.node }}: {{ $labels.cause }}",
+      description: `Pods there never start (kubelet FailedCreatePodSandBox). kubectl describe node shows the condition ${MESH_CONDITION} and the MeshPluginFailing Event with the plugin's message.`,
+    },
+    {
+      alert: 'InterlockNodeNotMeshReady',
+      expr: 'max by (node) (interlock_node_mesh_ready) == 0',
+      for: '5m',
+      severity: 'warning',
+      summary: 'Node {{ $labels.node }} is not ready for meshed pods',
+      description: `The node condition ${MESH_CONDITION} is False; its reason names the cause (CNIConfigBroken, MeshPluginFailing, BreakerOpen, CaptureLost).`,
     },
   ];
 }
@@ -157,15 +197,9 @@ export function monitoringDocuments(options: MonitoringOptions): ManifestDocumen
       ].join('\n'),
     },
     {
-      value: monitor(WEBHOOK_NAME, webhookNamespace, {
-        port: 'https',
-        scheme: 'https',
-        // The serving certificate's own CA: cert-manager writes ca.crt into the Secret.
-        tlsConfig: {
-          ca: { secret: { name: WEBHOOK_TLS_SECRET, key: 'ca.crt' } },
-          serverName: `${WEBHOOK_NAME}.${webhookNamespace}.svc`,
-        },
-      }),
+      // The metrics port (plain HTTP, like the kubelet's probes): the admission port answers 404 on
+      // /metrics, which kept InterlockWebhookDown firing.
+      value: monitor(WEBHOOK_NAME, webhookNamespace, { port: 'metrics' }),
     },
     {
       value: {

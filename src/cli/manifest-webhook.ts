@@ -2,7 +2,7 @@ import { flagValue, type ParsedFlags } from '../config/parsed-flags.js';
 import type { ManifestDocument } from '../inject/manifest.js';
 import { capturingMesh, type Mesh } from '../mesh/meshes.js';
 import { fail, ok, type Result } from '../reason/result.js';
-import { WEBHOOK_NAMESPACE, webhookManifest } from '../webhook/webhook-manifest.js';
+import { OPEN_ADMISSION_PORT_WARNING, WEBHOOK_NAMESPACE, webhookManifest } from '../webhook/webhook-manifest.js';
 import {
   API_SERVER_CIDR_FLAG,
   CA_BUNDLE_FLAG,
@@ -63,6 +63,9 @@ export function webhookDocuments(values: FlagValues): Result<ManifestDocument[],
   return ok(
     documents.map((value, index) => ({
       value,
+      ...(value.kind === 'NetworkPolicy' && apiServerCidrs === undefined
+        ? { comment: ` WARNING: ${OPEN_ADMISSION_PORT_WARNING}` }
+        : {}),
       ...(index === 0
         ? {
             comment: [caBundlePem.value === undefined ? CERT_MANAGER_COMMENT : '', namespaceOwnership(namespace)]

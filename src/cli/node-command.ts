@@ -8,7 +8,11 @@ import { listAllPods, watchPodsOnce, type PodWatchOptions } from '../kube/watch-
 import { createLogger, type Logger } from '../output/logger.js';
 import { NodeAgent } from '../node-agent/agent.js';
 import { kubeAgentApi } from '../node-agent/agent-api.js';
-import { promAgentMetrics } from '../node-agent/agent-metrics.js';
+import { promAgentMetrics, promGateMetrics } from '../node-agent/agent-metrics.js';
+import { patchNodeCondition, readNodeState } from '../kube/node-status.js';
+import { removeNodeTaints } from '../kube/nodes-taint.js';
+import { SandboxEventSink } from '../node-agent/sandbox-events.js';
+import { SANDBOX_FAILED_REASON } from '../node-agent/sandbox-failure.js';
 import type { CniAuditSource } from '../node-agent/cni-audit-source.js';
 import { REAL_CLOCK, type AgentSettings } from '../node-agent/agent-settings.js';
 import { startHealthServer } from '../node-agent/health-server.js';
@@ -49,6 +53,7 @@ export async function runNodeCommand(
     log,
     clock: REAL_CLOCK,
     random: Math.random,
+    ...(settings.gate ? { gate: gatePorts(access.value, settings, registry) } : {}),
   });
   const { host, port } = values.listen as { host: string; port: number };
   const server = await startHealthServer(registry, () => agent.synced, host, port).catch((error: Error) => error);
@@ -61,6 +66,13 @@ export async function runNodeCommand(
       failureExitCode: settings.failureExitCode,
       action: settings.action,
       taint: settings.taint,
+      gate: settings.gate
+        ? {
+            condition: settings.gate.condition,
+            startupTaint: settings.gate.startupTaint ?? 'none',
+            plugin: settings.gate.policy.plugin,
+          }
+        : 'off',
       trustedImages: settings.trustedImages,
       namespaces: settings.namespaces ?? 'all',
       recheck: config.recheck
@@ -76,6 +88,52 @@ export async function runNodeCommand(
     stopSignal,
   );
   return { exitCode: 0, stdout: '', stderr: '' };
+}
+
+/** The node gate's reads and writes of its own Node, and its metrics. */
+function gatePorts(access: ClusterAccess, settings: AgentSettings, registry: Registry) {
+  const taint = settings.gate?.startupTaint;
+  return {
+    readNode: () => readNodeState(access, settings.node, 10_000),
+    patchCondition: (condition: Parameters<typeof patchNodeCondition>[2]) =>
+      patchNodeCondition(access, settings.node, condition, 10_000),
+    removeStartupTaint: () =>
+      taint
+        ? removeNodeTaints(access, settings.node, taint, 10_000)
+        : Promise.resolve({ ok: true as const, value: 'unchanged' as const }),
+    metrics: promGateMetrics(registry),
+  };
+}
+
+/**
+ * The kubelet's FailedCreatePodSandBox Events, cluster-wide by reason (the API cannot select an
+ * Event by its source host), kept only for this node by the sink: the node gate's sight of a mesh
+ * plugin that fails before any validator can run.
+ */
+function watchSandboxEvents(running: Running, stopSignal: AbortSignal): Promise<void> | undefined {
+  const { settings, access, agent, log } = running;
+  if (!settings.gate) return undefined;
+  const sink = new SandboxEventSink(
+    settings.node,
+    settings.gate.policy.plugin,
+    (sighting) => agent.sandboxSighting(sighting),
+    (failure) => log.warn({ status: failure.status }, failure.message),
+  );
+  const options: PodWatchOptions = {
+    path: '/api/v1/events',
+    fieldSelector: `reason=${SANDBOX_FAILED_REASON},type=Warning`,
+    pageSize: 500,
+    requestTimeoutMs: 30_000,
+    watchTimeoutSeconds: 300 + Math.floor(Math.random() * 300),
+    idleMs: 10 * 60_000,
+  };
+  const ports = {
+    list: () => listAllPods(access, options),
+    watch: (rv: string, signal: AbortSignal) => watchPodsOnce(access, options, rv, sink, signal),
+  };
+  return runPodInformer(ports, sink, REAL_CLOCK, DEFAULT_RETRY, Math.random, stopSignal, () => {
+    agent.sandboxSynced = true;
+  });
 }
 
 /** In-flight actions get this long after SIGTERM; well inside the kubelet's default 30 s grace. */
@@ -116,6 +174,7 @@ async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Pro
     log.info({}, 'pods listed: ready'),
   );
   const worker = agent.run();
+  const sandboxWatch = watchSandboxEvents(running, stopSignal);
   const recheck =
     running.recheck && roster
       ? startRecheck(running.recheck, { access, agent, roster, registry: running.registry, log })
@@ -131,7 +190,7 @@ async function serveUntilStopped(running: Running, stopSignal: AbortSignal): Pro
   await Promise.race([recheck?.stop(), REAL_CLOCK.sleep(STOP_DEADLINE_MS)]);
   log.info({ deadlineMs: STOP_DEADLINE_MS }, 'stopping: finishing in-flight actions');
   const drained = await agent.stop(STOP_DEADLINE_MS);
-  await Promise.race([Promise.allSettled([informer, worker]), REAL_CLOCK.sleep(200)]);
+  await Promise.race([Promise.allSettled([informer, worker, sandboxWatch]), REAL_CLOCK.sleep(200)]);
   server.closeAllConnections();
   server.close();
   log.info(

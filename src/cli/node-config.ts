@@ -3,6 +3,9 @@ import type { RuntimeName } from '../cni/runtime-load.js';
 import { PRESETS, type Mesh } from '../config/interception.js';
 import { parseCommandLine } from '../config/parse-command-line.js';
 import type { AgentSettings } from '../node-agent/agent-settings.js';
+import { NODE_TAINT } from '../node-agent/agent-api.js';
+import type { TaintMatch } from '../config/flag-parsers.js';
+import type { GateSettings } from '../node-agent/node-gate.js';
 import { meshDefaults } from '../node-agent/node-flags.js';
 import { DEFAULT_RETRY } from '../node-agent/retry-delay.js';
 import { socketPathOf } from '../node-agent/cri/socket-path.js';
@@ -62,7 +65,39 @@ export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | st
   if (typeof cniAudit === 'string') return cniAudit;
   const recheck = recheckOf(values);
   if (typeof recheck === 'string') return recheck;
-  return { values, settings, cniAudit, recheck };
+  const gate = gateOf(values, settings, cniAudit);
+  if (typeof gate === 'string') return gate;
+  return { values, settings: gate ? { ...settings, gate } : settings, cniAudit, recheck };
+}
+
+/** Heartbeats of the condition, in intervals: 5 min at the default 10 s, as the kubelet reports its node status. */
+const HEARTBEAT_INTERVALS = 30;
+
+/**
+ * The node gate with `--report-condition` or `--startup-taint`. True is a claim that the node is
+ * ready for meshed pods, and the audit is its only positive evidence: both need `--cni-audit`.
+ */
+function gateOf(
+  values: Values,
+  settings: AgentSettings,
+  audit: CniAuditOptions | undefined,
+): GateSettings | string | undefined {
+  const condition = values['report-condition'] === true;
+  const startupTaint = values['startup-taint'] as TaintMatch | undefined;
+  if (!condition && !startupTaint) return undefined;
+  const flag = condition ? '--report-condition' : '--startup-taint';
+  if (!audit) return `${flag} needs --cni-audit: the node is ready for the mesh only on the CNI audit's clean verdict`;
+  if (startupTaint?.key === NODE_TAINT.key)
+    return `--startup-taint ${NODE_TAINT.key} is the breaker's own taint (--taint): give the key the kubelet registers nodes with`;
+  const intervalMs = values['condition-interval'] as number;
+  return {
+    condition,
+    startupTaint,
+    intervalMs,
+    heartbeatMs: intervalMs * HEARTBEAT_INTERVALS,
+    policy: { windowMs: settings.breaker.windowMs, plugin: audit.meshPlugin },
+    breaker: settings.breaker,
+  };
 }
 
 /** The CNI audit the agent runs with `--cni-audit`: the same options `interlock cni-check` takes. */

@@ -29,6 +29,7 @@ export function startRecheck(
   };
   const loop = new RecheckLoop(recheck, {
     pods: () => parts.roster.snapshot(),
+    overflow: () => parts.roster.overflow,
     ports: {
       runtime,
       namespace,

@@ -17,10 +17,13 @@ export function shippedValidator(mesh: Mesh): ShippedValidator {
     ),
   );
   const dropIn = meshIdentity(mesh).dropIn?.command;
+  const meshMounts = meshIdentity(mesh).dropIn?.mountPaths ?? [];
   return {
     configs: variants.flatMap((variant) => (variant.ok ? [variant.value.config] : [])),
     commands: [undefined, ...(dropIn ? [dropIn] : [])],
     env: [...podIdentityEnv(), ...podinfoEnv()],
-    mountPaths: [...new Set([podInfoMount(), podinfoMount()].map((mount) => String(mount.mountPath)))],
+    mountPaths: [
+      ...new Set([...[podInfoMount(), podinfoMount()].map((mount) => String(mount.mountPath)), ...meshMounts]),
+    ],
   };
 }

@@ -4,6 +4,7 @@ import { dropInMeshes, meshIdentity, type Mesh } from '../mesh/meshes.js';
 import { fail, type Result } from '../reason/result.js';
 import { dropInProgram, dropInProgramNames, looksLikeProgramName } from './drop-in-programs.js';
 import { istioIptablesToValidate, type ProcessIdentity } from './istio-iptables.js';
+import { kumactlValidatorToValidate } from './kumactl-validator.js';
 import { linkerdValidatorToValidate } from './linkerd-validator.js';
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -21,6 +22,7 @@ const MAPPINGS: Readonly<Record<DropInArgv, ArgvMapping>> = {
   'istio-iptables': (argv, env, identity) => istioIptablesToValidate(argv.slice(1), env, identity),
   'linkerd2-network-validator': (argv, env) =>
     linkerdValidatorToValidate((argv[0] ?? '').startsWith('--') ? argv : argv.slice(1), env),
+  kumactl: (argv) => kumactlValidatorToValidate(argv),
 };
 
 /**

@@ -212,3 +212,25 @@ export const parseCidrTexts: FlagParser<string[]> = (text) => {
     ? ok(list)
     : problem(`expected CIDR[,CIDR...] (10.0.0.0/24, fd00::/64), got ${JSON.stringify(bad)}`);
 };
+
+/** A taint the kubelet registers a node with, as named to remove it: `KEY` or `KEY:EFFECT` (no value). */
+export interface TaintMatch {
+  readonly key: string;
+  readonly effect?: 'NoSchedule' | 'PreferNoSchedule' | 'NoExecute';
+}
+
+const TAINT_EFFECTS = ['NoSchedule', 'PreferNoSchedule', 'NoExecute'] as const;
+// A qualified name as the API server takes a taint key: an optional DNS-subdomain prefix and a name.
+const TAINT_KEY =
+  /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+
+/** KEY[:EFFECT]: the taint's key as `--register-with-taints` wrote it, without its `=value`. */
+export const parseTaintMatch: FlagParser<TaintMatch> = (text) => {
+  const [key = '', effect, extra] = text.trim().split(':');
+  const refusal = 'expected a taint key, optionally with its effect (readiness.k8s.io/mesh-not-ready[:NoSchedule])';
+  if (extra !== undefined || key.length > 316 || !TAINT_KEY.test(key)) return problem(refusal);
+  if (effect === undefined) return ok({ key });
+  return (TAINT_EFFECTS as readonly string[]).includes(effect)
+    ? ok({ key, effect: effect as TaintMatch['effect'] })
+    : problem(`expected the effect NoSchedule, PreferNoSchedule or NoExecute after the key`);
+};

@@ -1,7 +1,7 @@
-import { MESHES, type Mesh } from '../mesh/meshes.js';
+import { MESHES, presetFiguresText, type Mesh } from '../mesh/meshes.js';
 import type { Cidr } from '../addr/cidr.js';
 import type { IpAddress } from '../addr/ip.js';
-import type { PortSet } from '../addr/port-set.js';
+import { formatPortSet, type PortSet } from '../addr/port-set.js';
 import { envOf, valueFlag, type FlagDef } from './flag-def.js';
 import {
   oneOf,
@@ -34,21 +34,21 @@ export const MESH_FLAG = valueFlag(
 export const INBOUND_PORT_FLAG = valueFlag<number>(
   'inbound-port',
   'PORT',
-  "Proxy's inbound redirect port (linkerd 4143, istio 15006).",
+  `Proxy's inbound redirect port (${presetFiguresText((capture) => String(capture.inboundPort))}).`,
   parsePort,
   {},
 );
 export const OUTBOUND_PORT_FLAG = valueFlag<number>(
   'outbound-port',
   'PORT',
-  "Proxy's outbound redirect port (linkerd 4140, istio 15001).",
+  `Proxy's outbound redirect port (${presetFiguresText((capture) => String(capture.outboundPort))}).`,
   parsePort,
   {},
 );
 export const PROXY_UID_FLAG = valueFlag<number[]>(
   'proxy-uid',
   'UID[,UID]',
-  "The proxy's uid(s): their traffic must not be redirected (linkerd 2102, istio 1337).",
+  `The proxy's uid(s): their traffic must not be redirected (${presetFiguresText((capture) => capture.proxyUids?.join(','))}).`,
   parseIds,
 );
 export const PROXY_GID_FLAG = valueFlag<number[]>(
@@ -66,7 +66,7 @@ export const INCLUDE_INBOUND_PORTS_FLAG = valueFlag<PortSet>(
 export const EXCLUDE_INBOUND_PORTS_FLAG = valueFlag<PortSet>(
   'exclude-inbound-ports',
   'PORTS',
-  'Inbound ports that must not be (linkerd 4190,4191; istio 15020,15021,15090).',
+  `Inbound ports that must not be (${presetFiguresText((capture) => capture.excludeInboundPorts && formatPortSet(capture.excludeInboundPorts), '; ')}).`,
   parsePorts,
 );
 export const EXCLUDE_INBOUND_CIDRS_FLAG = valueFlag<Cidr[]>(
@@ -96,7 +96,7 @@ export const INCLUDE_OUTBOUND_PORTS_FLAG = valueFlag<PortSet>(
 export const EXCLUDE_OUTBOUND_PORTS_FLAG = valueFlag<PortSet>(
   'exclude-outbound-ports',
   'PORTS',
-  'Destination ports not redirected (istio 15020).',
+  `Destination ports not redirected (${presetFiguresText((capture) => capture.excludeOutboundPorts && formatPortSet(capture.excludeOutboundPorts), '; ')}).`,
   parsePorts,
 );
 export const INCLUDE_OUTBOUND_GIDS_FLAG = valueFlag<IdSet>(
@@ -128,13 +128,13 @@ export const DNS_SERVERS_FLAG = valueFlag<IpAddress[]>(
 export const DNS_PORT_FLAG = valueFlag<number>(
   'dns-port',
   'PORT',
-  'Port captured DNS goes to (istio 15053).',
+  `Port captured DNS goes to (${presetFiguresText((capture) => capture.dnsPort?.toString())}).`,
   parsePortOrZero,
 );
 export const INBOUND_TUNNEL_PORT_FLAG = valueFlag<number>(
   'inbound-tunnel-port',
   'PORT',
-  'Inbound tunnel port never redirected (istio 15008); 0 for none.',
+  `Inbound tunnel port never redirected (${presetFiguresText((capture) => capture.inboundTunnelPort?.toString())}); 0 for none.`,
   parsePortOrZero,
 );
 export const HOST_LOOPBACK_CIDR_FLAG = valueFlag<Cidr>(

@@ -114,8 +114,9 @@ export async function listPodsPage(
   access: ClusterAccess,
   query: Record<string, string>,
   timeoutMs: number,
+  path = '/api/v1/pods',
 ): Promise<ApiResult<PodPage>> {
-  const answer = await call(access, { method: 'GET', path: '/api/v1/pods', query, timeoutMs }, [200]);
+  const answer = await call(access, { method: 'GET', path, query, timeoutMs }, [200]);
   if (!answer.ok) return answer;
   const body = answer.value.body as
     { items?: unknown[]; metadata?: { resourceVersion?: string; continue?: string } } | undefined;

@@ -16,6 +16,8 @@ export interface PodWatchSink {
 }
 
 export interface PodWatchOptions {
+  /** The collection listed and watched: `/api/v1/pods` unless given (`/api/v1/events` for the sandbox watch). */
+  readonly path?: string;
   readonly fieldSelector: string;
   readonly labelSelector?: string;
   readonly pageSize: number;
@@ -45,7 +47,7 @@ export async function listAllPods(
     const query: Record<string, string> = { fieldSelector: options.fieldSelector, limit: String(options.pageSize) };
     if (options.labelSelector) query.labelSelector = options.labelSelector;
     if (continueToken) query.continue = continueToken;
-    const page = await listPodsPage(access, query, options.requestTimeoutMs);
+    const page = await listPodsPage(access, query, options.requestTimeoutMs, options.path);
     if (!page.ok && page.error.status === 410 && continueToken && restarts++ < LIST_RESTARTS) {
       items.length = 0;
       continueToken = undefined;
@@ -118,12 +120,12 @@ function endOfState(state: WatchState): WatchEnd {
 }
 
 /** A watch answered with anything but 200: 410 is an expired version, the rest a failure. */
-function statusEnd(response: IncomingMessage, resourceVersion: string): WatchEnd {
+function statusEnd(response: IncomingMessage, resourceVersion: string, path: string): WatchEnd {
   const status = response.statusCode ?? 0;
   if (status === 410) return { kind: 'expired' };
   const header = response.headers['retry-after'];
   const retryAfter = header && /^\d+$/.test(header) ? Number(header) : undefined;
-  return failedEnd(status, `watch /api/v1/pods answered ${status}`, resourceVersion, retryAfter);
+  return failedEnd(status, `watch ${path} answered ${status}`, resourceVersion, retryAfter);
 }
 
 function watchQuery(options: PodWatchOptions, resourceVersion: string): Record<string, string> {
@@ -149,6 +151,7 @@ export function watchPodsOnce(
   return new Promise((resolve) => {
     const state: WatchState = { rv: resourceVersion, expired: false };
     const query = watchQuery(options, resourceVersion);
+    const path = options.path ?? '/api/v1/pods';
     let idle: NodeJS.Timeout | undefined;
     let settled = false;
     let streaming = false;
@@ -163,10 +166,10 @@ export function watchPodsOnce(
       clearTimeout(idle);
       idle = setTimeout(() => finish({ kind: 'ended', resourceVersion: state.rv }), options.idleMs);
     };
-    const request = openKubeRequest(access, { method: 'GET', path: '/api/v1/pods', query, signal }, (response) => {
+    const request = openKubeRequest(access, { method: 'GET', path, query, signal }, (response) => {
       if (response.statusCode !== 200) {
         response.resume();
-        finish(statusEnd(response, state.rv));
+        finish(statusEnd(response, state.rv, path));
         return;
       }
       streaming = true;
@@ -180,13 +183,11 @@ export function watchPodsOnce(
     });
     // A stream cut after it started is a dropped watch (resume from the last resourceVersion), not a failure.
     // No answer at all (headers) within the request timeout: a hung connection, not a quiet watch.
-    const noAnswer = `watch /api/v1/pods: no answer within ${options.requestTimeoutMs} ms`;
+    const noAnswer = `watch ${path}: no answer within ${options.requestTimeoutMs} ms`;
     idle = setTimeout(() => finish(failedEnd(0, noAnswer, state.rv)), options.requestTimeoutMs);
     request.on('error', (error) =>
       finish(
-        signal.aborted || streaming
-          ? endOfState(state)
-          : failedEnd(0, `watch /api/v1/pods: ${error.message}`, state.rv),
+        signal.aborted || streaming ? endOfState(state) : failedEnd(0, `watch ${path}: ${error.message}`, state.rv),
       ),
     );
     request.end();

@@ -48,6 +48,7 @@ export const ISTIO = {
     command: undefined,
     ownFlags: [],
     rulesWriterValidation: ['--run-validation', '--skip-rule-apply'],
+    mountPaths: [],
   },
   // The istio-cni / sidecar-injector defaults; 15008 (the HBONE tunnel) is inboundTunnelPort.
   capture: {

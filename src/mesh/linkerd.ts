@@ -39,6 +39,7 @@ export const LINKERD = {
     // --log-format, --log-level and --timeout are Interlock's flags too; these two are Linkerd's alone.
     ownFlags: ['--connect-addr', '--listen-addr'],
     rulesWriterValidation: undefined,
+    mountPaths: [],
   },
   capture: {
     inboundPort: 4143,

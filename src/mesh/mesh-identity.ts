@@ -64,7 +64,7 @@ export interface CapturedPods {
  * The argv shapes of the meshes' own validators, by the program that reads them: src/compat maps
  * each onto `interlock validate` (the mapping is code, keyed by this name).
  */
-export type DropInArgv = 'linkerd2-network-validator' | 'istio-iptables';
+export type DropInArgv = 'linkerd2-network-validator' | 'istio-iptables' | 'kumactl';
 
 /** How the mesh renders its own validator container, which Interlock stands in for unchanged. */
 export interface DropIn {
@@ -84,6 +84,11 @@ export interface DropIn {
    * options with validation only describe what it wrote); undefined when the writer's argv is not.
    */
   readonly rulesWriterValidation: readonly string[] | undefined;
+  /**
+   * Volumes the mesh's injector mounts into its validator, which the node agent accepts on a
+   * drop-in run (none of them over Interlock's files).
+   */
+  readonly mountPaths: readonly string[];
 }
 
 /** Where a pod or namespace carries a switch: a label or an annotation, by key. */

@@ -1,6 +1,7 @@
 import { GENERIC } from './generic.js';
 import { ISTIO } from './istio.js';
 import { ISTIO_AMBIENT } from './istio-ambient.js';
+import { KUMA } from './kuma.js';
 import { LINKERD } from './linkerd.js';
 import type { CapturedPods, DropIn, MeshIdentity } from './mesh-identity.js';
 
@@ -8,7 +9,7 @@ import type { CapturedPods, DropIn, MeshIdentity } from './mesh-identity.js';
  * Every mesh Interlock knows, one line each, in the order help, docs and lookups list them
  * (the first whose admission selector matches a pod wins).
  */
-const IDENTITIES = [LINKERD, ISTIO, ISTIO_AMBIENT, GENERIC] as const satisfies readonly MeshIdentity[];
+const IDENTITIES = [LINKERD, ISTIO, ISTIO_AMBIENT, KUMA, GENERIC] as const satisfies readonly MeshIdentity[];
 
 /** Which mesh: the one type for it, everywhere (`--mesh`, presets, containers, drop-ins). */
 export type Mesh = (typeof IDENTITIES)[number]['name'];
@@ -71,4 +72,18 @@ export function capturingMesh(): { readonly mesh: Mesh; readonly capturedPods: C
   for (const identity of IDENTITIES)
     if (identity.capturedPods !== undefined) return { mesh: identity.name, capturedPods: identity.capturedPods };
   return undefined;
+}
+
+/**
+ * `linkerd 4143, istio 15006`: a preset figure of each sidecar mesh (the meshes with an injector
+ * of their own), as help texts cite them; a mesh without the figure is left out.
+ */
+export function presetFiguresText(
+  figure: (capture: MeshIdentity['capture']) => string | undefined,
+  separator = ', ',
+): string {
+  return IDENTITIES.flatMap((identity) => {
+    const value = identity.admission === undefined ? undefined : figure(identity.capture);
+    return value === undefined ? [] : [`${identity.name} ${value}`];
+  }).join(separator);
 }

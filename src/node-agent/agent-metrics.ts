@@ -76,3 +76,28 @@ function lazyGauge(config: { name: string; help: string; registers: Registry[] }
   let gauge: Gauge | undefined;
   return (value) => (gauge ??= new Gauge(config)).set(value);
 }
+
+/** The node gate's metrics: whether the node is ready for the mesh, and the mesh plugin's sandbox failures by cause. */
+export function promGateMetrics(registry: Registry): {
+  meshReady(status: 'True' | 'False' | 'Unknown'): void;
+  pluginFailures(cause: string, count: number): void;
+} {
+  const registers = [registry];
+  const ready = lazyGauge({
+    name: 'interlock_node_mesh_ready',
+    help: 'The node condition interlock.dev/MeshCNIReady: 1 True, 0 False (absent while Unknown).',
+    registers,
+  });
+  const failures = new Counter({
+    name: 'interlock_node_mesh_plugin_failures_total',
+    help: "Pod sandboxes the mesh's CNI plugin failed (kubelet FailedCreatePodSandBox Events of this node), by cause.",
+    labelNames: ['cause'],
+    registers,
+  });
+  return {
+    meshReady: (status) => {
+      if (status !== 'Unknown') ready(status === 'True' ? 1 : 0);
+    },
+    pluginFailures: (cause, count) => failures.inc({ cause }, count),
+  };
+}

@@ -3,6 +3,7 @@ import type { BreakerPolicy } from './breaker.js';
 import type { NodeAction } from './decide.js';
 import type { RetryPolicy } from './retry-delay.js';
 import type { ShippedValidator } from './validator-trust.js';
+import type { GateSettings } from './node-gate.js';
 
 export interface AgentSettings {
   readonly node: string;
@@ -27,6 +28,8 @@ export interface AgentSettings {
   readonly shipped: ShippedValidator;
   /** Only pods in these namespaces are looked at; undefined: every namespace. */
   readonly namespaces?: readonly string[];
+  /** The node gate (`--report-condition`, `--startup-taint`); undefined: off. */
+  readonly gate?: GateSettings;
 }
 
 /**

@@ -16,6 +16,8 @@ import { retryDelayMs } from './retry-delay.js';
 import type { RecheckPod } from './recheck/meshed-pod.js';
 import { lostView, LOST_RUN } from './recheck/lost-view.js';
 import { distrustOf } from './validator-trust.js';
+import { NodeGateReporter, type GatePorts } from './node-gate-reporter.js';
+import type { SandboxSighting } from './sandbox-events.js';
 
 /**
  * Which run of a pod's validator was counted, finished with, or announced as held (by run id), and
@@ -39,6 +41,8 @@ export interface AgentDeps {
    * the agent's own timing stays on `clock`. Date.now when not given.
    */
   readonly wallNow?: () => number;
+  /** With `settings.gate`: the node's reads and writes, and the gate's metrics. */
+  readonly gate?: Pick<GatePorts, 'readNode' | 'patchCondition' | 'removeStartupTaint' | 'metrics'>;
 }
 
 /**
@@ -59,7 +63,10 @@ export class NodeAgent implements PodWatchSink {
   private stopping = false;
   private sequence = 0;
   private lastAudit: CniAuditVerdict | undefined;
+  private readonly gate: NodeGateReporter | undefined;
   synced = false;
+  /** The sandbox Events were listed once (the start-up taint waits for it). */
+  sandboxSynced = false;
 
   constructor(
     private readonly settings: AgentSettings,
@@ -67,6 +74,27 @@ export class NodeAgent implements PodWatchSink {
   ) {
     this.queue = new CoalescingQueue(settings.queueCapacity);
     this.limiter = new RateLimiter(settings.writesPerSecond, settings.writeBurst, deps.clock.now());
+    this.gate = settings.gate && deps.gate ? this.gateOf(settings.gate, deps.gate) : undefined;
+  }
+
+  private gateOf(
+    settings: NonNullable<AgentSettings['gate']>,
+    ports: NonNullable<AgentDeps['gate']>,
+  ): NodeGateReporter {
+    return new NodeGateReporter(settings, {
+      ...ports,
+      write: (operation, call) => this.write(operation, call),
+      postNodeEvent: (reason, message, type) => this.track(this.postNodeEvent(reason, message, type)),
+      synced: () => this.synced && this.sandboxSynced,
+      log: this.deps.log,
+      clock: this.deps.clock,
+      wallNow: this.deps.wallNow ?? Date.now,
+    });
+  }
+
+  /** A mesh plugin failure from a kubelet Event of this node (the node gate's input). */
+  sandboxSighting(sighting: SandboxSighting): void {
+    this.gate?.sandbox(sighting);
   }
 
   get breakerOpen(): boolean {
@@ -126,6 +154,7 @@ export class NodeAgent implements PodWatchSink {
       );
     }
     this.lastAudit = verdict;
+    this.gate?.audit(verdict);
     this.step(
       recordAudit(this.breaker, verdict.healthy, this.deps.clock.now()),
       verdict.healthy ? '' : `CNI audit: ${verdict.message}`,
@@ -135,6 +164,7 @@ export class NodeAgent implements PodWatchSink {
   /** Called on a timer: lets the breaker close after a quiet window. */
   tickBreaker(): void {
     this.step(tick(this.breaker, this.settings.breaker, this.deps.clock.now()), '');
+    this.gate?.tick();
   }
 
   /** The pod's view, or undefined when it lacks the validator or is not on this node: the selector is the server's promise, not a proof. */
@@ -158,8 +188,10 @@ export class NodeAgent implements PodWatchSink {
       this.deps.metrics.blocked(blocked.metricReason);
       this.deps.log.warn({ pod: view.key, reason: blocked.metricReason }, `validator failed: ${blocked.message}`);
       const at = this.breakerTimeOf(view, blocked);
-      if (at !== undefined)
+      if (at !== undefined) {
+        this.gate?.validatorFailure(at);
         this.step(recordBlocked(this.breaker, this.settings.breaker, ownerOf(view), this.deps.clock.now(), at), '');
+      }
     }
     this.offer(view.key);
   }
@@ -230,6 +262,7 @@ export class NodeAgent implements PodWatchSink {
       ? ' Tainted interlock.dev/cni-not-ready:NoSchedule so new pods go elsewhere.'
       : '';
     this.deps.log.error({ node: this.settings.node }, `circuit breaker open: ${why}`);
+    this.gate?.breaker(true, why);
     await this.postNodeEvent(
       'InterlockBreakerOpen',
       `Stopped recreating pods on node ${this.settings.node}: ${why}; the node's CNI is suspect.${taint}`,
@@ -240,6 +273,7 @@ export class NodeAgent implements PodWatchSink {
 
   private async breakerClosed(): Promise<void> {
     this.deps.log.info({ node: this.settings.node }, 'circuit breaker closed');
+    this.gate?.breaker(false, '');
     if (this.settings.taint) await this.write('untaint', () => this.deps.api.setTaint(false));
     const window = Math.round(this.settings.breaker.windowMs / 1000);
     await this.postNodeEvent(
@@ -472,6 +506,7 @@ export class NodeAgent implements PodWatchSink {
    */
   async captureLost(pod: RecheckPod, message: string, key: string, action: 'report' | 'delete'): Promise<void> {
     if (this.stopping) return;
+    this.gate?.captureLost(ownerOf(lostView(pod)));
     const now = this.deps.clock.wall?.() ?? new Date(this.deps.clock.now());
     await this.track(this.postEvent(captureLostEvent(pod, message, this.settings.node, now, key)));
     if (action === 'delete') await this.track(this.recreateLost(pod, message));

@@ -1,5 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
+import { guardConnections } from '../serve/connection-guard.js';
+
+/**
+ * The agent listens on the node's network (hostNetwork): anything on the node or the cluster may
+ * connect. Bounded like the webhook's metrics port, so idle peers cannot grow its memory or
+ * starve the kubelet's probes.
+ */
+const LIMITS = { maxTotal: 64, maxPerSource: 16, firstByteMs: 1000 } as const;
+const TIMEOUT_MS = 5000;
 
 /** /metrics (Prometheus text), /healthz (the process answers), /readyz (the first list has synced). */
 export function startHealthServer(
@@ -37,6 +46,10 @@ export function startHealthServer(
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found\n');
   });
+  server.headersTimeout = TIMEOUT_MS;
+  server.requestTimeout = TIMEOUT_MS;
+  server.keepAliveTimeout = TIMEOUT_MS;
+  guardConnections(server, LIMITS);
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(port, host, () => resolve(server));

@@ -3,6 +3,7 @@ import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js'
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { NODE_TAINT } from './agent-api.js';
 import type { NodeAction } from './decide.js';
+import { nodeScopePolicy } from './node-scope-policy.js';
 
 export interface NodeAgentManifestOptions {
   readonly image: string;
@@ -19,6 +20,14 @@ export interface NodeAgentManifestOptions {
   readonly listenPort?: number;
   /** With `--recheck-interval`: the runtime's socket; the agent is then the privileged variant. */
   readonly recheck?: { readonly socketPath: string };
+  /** With `--report-condition` / `--startup-taint KEY`: the node gate's rights (and a toleration of that taint). */
+  readonly gate?: NodeGateRights;
+}
+
+/** What the node gate does to its Node: write the condition, lift the start-up taint. */
+export interface NodeGateRights {
+  readonly condition: boolean;
+  readonly startupTaint: string | undefined;
 }
 
 export const NODE_AGENT_NAME = 'interlock-node';
@@ -36,17 +45,27 @@ interface PolicyRule {
  * delete; `label` adds pods patch; `--taint` adds nodes get/patch. Node Events need no node read:
  * like the kubelet, the agent names the node as the Event's uid.
  */
-export function nodeAgentRules(action: NodeAction, taint: boolean, recheck = false): PolicyRule[] {
+export function nodeAgentRules(
+  action: NodeAction,
+  taint: boolean,
+  recheck = false,
+  gate: NodeGateRights = { condition: false, startupTaint: undefined },
+): PolicyRule[] {
   const podVerbs = [
     'list',
     'watch',
     ...(action === 'delete' ? ['delete'] : []),
     ...(action === 'label' ? ['patch'] : []),
   ];
+  const gated = gate.condition || gate.startupTaint !== undefined;
+  // The gate reads its Node (the condition's last transition, the taints) and, to lift the taint, patches it.
+  const nodeVerbs = taint || gate.startupTaint !== undefined ? ['get', 'patch'] : gated ? ['get'] : [];
   return [
     { apiGroups: [''], resources: ['pods'], verbs: podVerbs },
-    { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-    ...(taint ? [{ apiGroups: [''], resources: ['nodes'], verbs: ['get', 'patch'] }] : []),
+    // The gate lists and watches the kubelet's FailedCreatePodSandBox Events.
+    { apiGroups: [''], resources: ['events'], verbs: gated ? ['create', 'list', 'watch'] : ['create'] },
+    ...(nodeVerbs.length > 0 ? [{ apiGroups: [''], resources: ['nodes'], verbs: nodeVerbs }] : []),
+    ...(gate.condition ? [{ apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] }] : []),
     // The re-check reads ambient's namespace label and Linkerd's namespace annotations.
     ...(recheck ? [{ apiGroups: [''], resources: ['namespaces'], verbs: ['get'] }] : []),
   ];
@@ -103,9 +122,13 @@ function recheckVolumes(options: NodeAgentManifestOptions): { volumes: object[];
 
 /**
  * The re-check enters pods' network namespaces (setns: CAP_SYS_ADMIN) and reads their rules
- * (CAP_NET_ADMIN; CAP_NET_RAW for legacy iptables, and uid 0 for /proc/net/ip_tables_names): those
- * three, nothing else. The API refuses allowPrivilegeEscalation false beside CAP_SYS_ADMIN.
+ * (CAP_NET_ADMIN; CAP_NET_RAW for legacy iptables, and uid 0 for /proc/net/ip_tables_names).
+ * CAP_SETPCAP lets each reading child drop CAP_SYS_ADMIN from its bounding set after `setns`,
+ * before it parses the tenant's rules (without it the drop is silently skipped). Nothing else. The
+ * API refuses allowPrivilegeEscalation false beside CAP_SYS_ADMIN.
  */
+export const RECHECK_CAPABILITIES = ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW', 'SETPCAP'] as const;
+
 function recheckSecurityContext(): Record<string, unknown> {
   return {
     runAsNonRoot: false,
@@ -113,7 +136,7 @@ function recheckSecurityContext(): Record<string, unknown> {
     runAsGroup: 0,
     allowPrivilegeEscalation: true,
     readOnlyRootFilesystem: true,
-    capabilities: { drop: ['ALL'], add: ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW'] },
+    capabilities: { drop: ['ALL'], add: [...RECHECK_CAPABILITIES] },
     seccompProfile: { type: 'RuntimeDefault' },
   };
 }
@@ -144,7 +167,7 @@ function agentContainer(options: NodeAgentManifestOptions): object {
 
 /**
  * The node agent's manifests, one object per document: Namespace, ServiceAccount, ClusterRole,
- * ClusterRoleBinding, DaemonSet. The DaemonSet uses the host network: the agent must keep working
+ * ClusterRoleBinding, the policy keeping each agent to its node's pods (unless `none`), DaemonSet. The DaemonSet uses the host network: the agent must keep working
  * on exactly the node whose CNI is broken, where a pod-network pod could not even start. Host
  * network and hostPath are beyond PodSecurity `baseline`, so its Namespace enforces `privileged`.
  */
@@ -164,7 +187,12 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRole',
       metadata,
-      rules: nodeAgentRules(options.action ?? 'delete', options.taint === true, options.recheck !== undefined),
+      rules: nodeAgentRules(
+        options.action ?? 'delete',
+        options.taint === true,
+        options.recheck !== undefined,
+        options.gate,
+      ),
     },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -173,6 +201,7 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NODE_AGENT_NAME },
       subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }],
     },
+    ...nodeScopePolicy(options.action ?? 'delete', { name: NODE_AGENT_NAME, namespace }, labels),
     {
       apiVersion: 'apps/v1',
       kind: 'DaemonSet',
@@ -192,6 +221,8 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
             tolerations: [
               { key: NODE_TAINT.key, operator: 'Exists', effect: NODE_TAINT.effect },
               { operator: 'Exists', effect: 'NoSchedule' },
+              // The node is born with the start-up taint, whatever its effect, and the agent is what lifts it.
+              ...(options.gate?.startupTaint ? [{ key: options.gate.startupTaint, operator: 'Exists' }] : []),
             ],
             containers: [agentContainer(options)],
             ...(volumes.length > 0 ? { volumes } : {}),

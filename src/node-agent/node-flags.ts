@@ -1,4 +1,11 @@
-import { oneOf, parseBoolean, parseDuration, parseListenAddress, showListenAddress } from '../config/flag-parsers.js';
+import {
+  oneOf,
+  parseBoolean,
+  parseDuration,
+  parseListenAddress,
+  parseTaintMatch,
+  showListenAddress,
+} from '../config/flag-parsers.js';
 import { formatDuration } from '../config/duration.js';
 import type { FlagDef } from '../config/flag-def.js';
 import { fail, ok, type Result } from '../reason/result.js';
@@ -184,6 +191,30 @@ export const NODE_FLAGS = [
     help: 'What to do with a pod whose capture is lost (default {default}): report it, or also delete it so its controller recreates it and the CNI enrols the new one (the same preconditions, backoff and breaker as --action delete).',
     parse: oneOf<RecheckAction>(RECHECK_ACTIONS, { say: 'one of', exact: true }),
     default: 'report',
+  },
+  {
+    name: 'report-condition',
+    kind: 'switch',
+    env: 'INTERLOCK_REPORT_CONDITION',
+    help: "Report the node's readiness for the mesh as the Node condition interlock.dev/MeshCNIReady (True only on a clean --cni-audit; False naming a broken CNI config, a failing mesh plugin, an open breaker or lost captures), written on change at most once per --condition-interval. Needs --cni-audit.",
+    parse: parseBoolean,
+    default: false,
+  },
+  {
+    name: 'startup-taint',
+    kind: 'value',
+    placeholder: 'KEY[:EFFECT]',
+    help: 'Remove this taint, which the kubelet registered the node with (--register-with-taints), once the node is ready for the mesh: a clean --cni-audit, no mesh plugin failure and no validator failure within the breaker window. Never added back by the agent. Needs --cni-audit.',
+    parse: parseTaintMatch,
+  },
+  {
+    name: 'condition-interval',
+    kind: 'value',
+    placeholder: 'DURATION',
+    help: 'With --report-condition or --startup-taint: a changed condition is written at most this often, an unchanged one every 30 intervals as a heartbeat (default {default}).',
+    parse: parseDuration(1000, 3_600_000),
+    default: 10_000,
+    showDefault: formatDuration,
   },
   HELP_FLAG,
   VERSION_FLAG,

@@ -1,7 +1,8 @@
 /** One RFC 6902 operation, as the API server applies it to the admitted object. */
 export type JsonPatchOp =
   | { readonly op: 'add' | 'replace' | 'test'; readonly path: string; readonly value: unknown }
-  | { readonly op: 'remove'; readonly path: string };
+  | { readonly op: 'remove'; readonly path: string }
+  | { readonly op: 'move'; readonly from: string; readonly path: string };
 
 /** RFC 6901: `~` and `/` in a key are escaped so an annotation key is one path segment. */
 export function pointerSegment(key: string): string {

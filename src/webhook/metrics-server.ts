@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { listenOn } from './listen.js';
+import { guardConnections } from '../serve/connection-guard.js';
 
 export interface MetricsServerOptions {
   readonly host: string;
@@ -28,7 +29,8 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
   const server = createServer((req, res) => answer(options, req, res));
   server.headersTimeout = TIMEOUT_MS;
   server.requestTimeout = TIMEOUT_MS;
-  server.maxConnections = MAX_CONNECTIONS;
+  // A silent scraper gives way to a new connection (the kubelet's probe), and none holds more than half.
+  guardConnections(server, { maxTotal: MAX_CONNECTIONS, maxPerSource: MAX_CONNECTIONS / 2, firstByteMs: 1000 });
   const port = await listenOn(server, options.host, options.port);
   return {
     port,

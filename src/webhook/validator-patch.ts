@@ -1,7 +1,7 @@
 import { compatModeOf, compatToValidate } from '../compat/compat-argv.js';
 import { authorPlumbingProblem } from '../inject/author-plumbing.js';
 import { containerValidatorConfig } from '../compat/validator-config.js';
-import { dropInMeshes, meshIdentity, type Mesh } from '../mesh/meshes.js';
+import { dropInMeshes, meshIdentity, meshOfContainer, type Mesh } from '../mesh/meshes.js';
 import { memoryLimitNote, memoryLimitTooLow, VALIDATOR_RESOURCES } from '../inject/resources.js';
 import { podIdentityEnv } from '../inject/validator-container.js';
 import { isRecord, pointerSegment, sameJson, type JsonPatchOp } from './json-patch.js';
@@ -85,9 +85,29 @@ export function podPatch(pod: unknown, settings: PatchSettings): PodPatch {
     if (limit !== undefined && memoryLimitTooLow(limit)) warnings.push(memoryLimitNote(container.name, limit));
   });
   if (denial) return { ops: [], containers, warnings: [], denial };
+  ops.push(...validatorFirst(inits, containers));
   if (containers.some((decision) => decision.outcome !== 'unrecognised'))
     ops.push(...podLevelPatch(isRecord(pod) ? pod : {}, spec, settings));
   return { ops, containers, warnings };
+}
+
+/**
+ * Moves the one validator ahead of the application's init containers, which would otherwise run
+ * before capture is proven (Kuma renders kuma-validation after them unless `kuma.io/init-first`):
+ * unless a mesh container precedes it (a rules writer must run first), or several validators are.
+ */
+function validatorFirst(inits: readonly unknown[], containers: readonly ContainerDecision[]): JsonPatchOp[] {
+  const ours = containers.filter((decision) => decision.outcome !== 'unrecognised' && decision.outcome !== 'refused');
+  const [validator] = ours;
+  if (ours.length !== 1 || validator === undefined || validator.index === 0) return [];
+  const before = inits.slice(0, validator.index);
+  if (before.some((container) => isRecord(container) && meshOfContainer(String(container.name)) !== undefined))
+    return [];
+  const from = `/spec/initContainers/${validator.index}`;
+  return [
+    { op: 'test', path: `${from}/name`, value: validator.name },
+    { op: 'move', from, path: '/spec/initContainers/0' },
+  ];
 }
 
 /** The drop-in mode the container runs: the mesh's argv, read by src/compat (Interlock's own commands included). */
@@ -141,7 +161,7 @@ function patchedContainer(container: Record<string, unknown>, ops: readonly Json
   const patched: Record<string, unknown> = { ...container };
   for (const op of ops) {
     const [field, item] = op.path.split('/').slice(4);
-    if (field === undefined || op.op === 'test') continue;
+    if (field === undefined || op.op === 'test' || op.op === 'move') continue;
     if (op.op === 'remove') delete patched[field];
     else if (item === '-')
       patched[field] = [...(Array.isArray(patched[field]) ? (patched[field] as unknown[]) : []), op.value];

@@ -187,6 +187,13 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
 }
 
 /**
+ * Without --api-server-cidr the printed NetworkPolicy lets every source reach the admission port:
+ * any pod can then hold its connections, and with failurePolicy Ignore an unanswered admission
+ * admits a pod with no validator at all (ambient pods have no mesh validator to fall back on).
+ */
+export const OPEN_ADMISSION_PORT_WARNING = `no --api-server-cidr: the NetworkPolicy opens the admission port ${PORT} to every source in the cluster. Give the API server's addresses (--api-server-cidr CIDR[,CIDR]) so only it can connect; with failurePolicy Ignore a webhook kept busy admits pods with no validator at all.`;
+
+/**
  * Only what must reach the webhook does: the API server to the admission port (from its addresses
  * when given: it is not a pod a selector can name) and the metrics namespace to the metrics port.
  * No egress: the webhook calls nothing, not even DNS. The kubelet's probes come from the node,

@@ -18,8 +18,11 @@ import type { TlsPair } from './tls-files.js';
 import type { PatchSettings } from './validator-patch.js';
 import type { WebhookMetrics } from './webhook-metrics.js';
 import { listenOn } from './listen.js';
+import { guardConnections } from '../serve/connection-guard.js';
 
 const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** The API server sends its ClientHello as soon as it connects; a peer silent this long is not it. */
+const FIRST_BYTE_MS = 1000;
 
 export interface WebhookServerOptions {
   readonly host: string;
@@ -76,8 +79,13 @@ export async function startWebhookServer(options: WebhookServerOptions): Promise
     },
     (req, res) => route(state, req, res),
   );
-  // Past it a connection is closed at accept: slow senders cannot hold more than the budget planned.
-  server.maxConnections = options.budget.maxConnections;
+  // Past the budget a silent connection gives way to a new one, and one source holds at most half:
+  // peers that never send a byte cannot hold the API server's slots (docs/admission.md).
+  guardConnections(server, {
+    maxTotal: options.budget.maxConnections,
+    maxPerSource: Math.max(1, Math.floor(options.budget.maxConnections / 2)),
+    firstByteMs: FIRST_BYTE_MS,
+  });
   server.headersTimeout = options.deadlineMs;
   server.requestTimeout = options.deadlineMs + 1000;
   // The API server reuses its connections; a new TLS handshake per pod would cost more than the admission.

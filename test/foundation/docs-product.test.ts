@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MEMORY_LIMIT_RULE, NO_CPU_LIMIT_COMMENT } from '../../src/inject/resources.js';
+import { WEBHOOK_NAME, WEBHOOK_NAMESPACE } from '../../src/webhook/webhook-manifest.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const read = (file: string) => readFileSync(path.join(root, file), 'utf8');
@@ -60,5 +61,22 @@ describe("one sentence for a mesh's too-low memory limit", () => {
       expect(flat(file), file).not.toMatch(
         /keeps its memory limit|is kept, with a warning|under which Interlock .* is OOM-killed|limit no longer OOM-kills the drop-in \(exit 137\): it passes/,
       );
+  });
+});
+
+describe("the docs name the webhook's Service as manifest prints it", () => {
+  const service = `${WEBHOOK_NAME}.${WEBHOOK_NAMESPACE}.svc`;
+  /** Every `interlock-webhook.<namespace>.svc` a page writes, the DNS name the API server dials. */
+  const serviceNames = (text: string) =>
+    [...text.matchAll(/\binterlock-webhook\.([a-z0-9-]+)\.svc\b/g)].map((m) => m[0]);
+
+  it("docs/admission.md's client-certificate user is the default Service's DNS name", () => {
+    const names = serviceNames(read('docs/admission.md'));
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) expect(name).toBe(service);
+  });
+
+  it('the check can fail: the old namespace is caught', () => {
+    expect(serviceNames('- name: interlock-webhook.interlock-system.svc')).not.toEqual([service]);
   });
 });

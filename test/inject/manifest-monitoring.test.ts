@@ -5,8 +5,9 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { runManifest } from '../../src/cli/manifest-command.js';
 import { alertRules } from '../../src/cli/manifest-monitoring.js';
-import { promAgentMetrics } from '../../src/node-agent/agent-metrics.js';
+import { promAgentMetrics, promGateMetrics } from '../../src/node-agent/agent-metrics.js';
 import { promWebhookMetrics } from '../../src/webhook/webhook-metrics.js';
+import { promRecheckMetrics } from '../../src/node-agent/recheck/recheck-metrics.js';
 import { makeAuthority, removeAuthority } from '../harness/certs.js';
 
 type Doc = Record<string, ReturnType<typeof JSON.parse>>;
@@ -24,8 +25,11 @@ function exported(): Map<string, readonly string[]> {
   agent.podsWatched(1);
   agent.queueDepth(0);
   agent.cniAudit(true);
+  const gate = promGateMetrics(registry);
+  gate.meshReady('True');
   const webhook = promWebhookMetrics(registry);
   void webhook;
+  promRecheckMetrics(registry);
   const names = new Map<string, readonly string[]>();
   for (const metric of registry.getMetricsAsArray()) {
     const labelNames = (metric as unknown as { labelNames?: string[] }).labelNames ?? [];
@@ -82,11 +86,10 @@ describe('interlock manifest --monitoring', () => {
     expect(agent!.spec.selector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'interlock-node' });
     expect(agent!.spec.podMetricsEndpoints[0].port).toBe('metrics');
     expect(webhook!.metadata.namespace).toBe('hooks');
-    expect(webhook!.spec.podMetricsEndpoints[0]).toMatchObject({
-      port: 'https',
-      scheme: 'https',
-      tlsConfig: { serverName: 'interlock-webhook.hooks.svc' },
-    });
+    // The admission port answers 404 on /metrics: the monitor scrapes the plain-HTTP metrics port.
+    expect(webhook!.spec.podMetricsEndpoints[0].port).toBe('metrics');
+    expect(webhook!.spec.podMetricsEndpoints[0].scheme).toBeUndefined();
+    expect(webhook!.spec.podMetricsEndpoints[0].tlsConfig).toBeUndefined();
     expect(JSON.stringify(rule)).toContain('up{job=\\"hooks/interlock-webhook\\"}');
   });
 
@@ -95,6 +98,7 @@ describe('interlock manifest --monitoring', () => {
     const byName = (name: string) => rules.find((rule) => rule.alert === name)!.expr;
     expect(byName('InterlockPodsBlocked')).toMatch(/by \(node, reason\).*interlock_node_blocked_pods_total/);
     expect(byName('InterlockNodeBreakerOpen')).toContain('interlock_node_breaker_open');
+    expect(byName('InterlockCaptureLost')).toMatch(/by \(node, mesh\).*interlock_node_capture_lost_pods/);
     expect(byName('InterlockNodeTainted')).toContain('key="interlock.dev/cni-not-ready"');
     expect(byName('InterlockWebhookErrors')).toContain('interlock_webhook_errors_total');
     expect(byName('InterlockWebhookCertificateExpiring')).toContain(

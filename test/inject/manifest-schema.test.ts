@@ -2,6 +2,10 @@ import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { DaemonSet, Deployment } from 'kubernetes-models/apps/v1';
 import { Namespace, Pod, ServiceAccount } from 'kubernetes-models/v1';
+import {
+  ValidatingAdmissionPolicy,
+  ValidatingAdmissionPolicyBinding,
+} from 'kubernetes-models/admissionregistration.k8s.io/v1';
 import { ClusterRole, ClusterRoleBinding, Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { runManifest } from '../../src/cli/manifest-command.js';
 
@@ -18,6 +22,8 @@ const MODELS: Readonly<Record<string, (value: Plain) => { validate(): void }>> =
   DaemonSet: (value) => new DaemonSet(value as never),
   Deployment: (value) => new Deployment(value as never),
   Pod: (value) => new Pod(value),
+  ValidatingAdmissionPolicy: (value) => new ValidatingAdmissionPolicy(value as never),
+  ValidatingAdmissionPolicyBinding: (value) => new ValidatingAdmissionPolicyBinding(value as never),
 };
 
 /** Every mode and option a user can combine (each switch on and off, each mesh). */

@@ -9,6 +9,7 @@ import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
 import { crashLoopPod, nodeObject } from '../harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
 import { startAgent, waitFor, type AgentProcess } from '../node-agent/agent-process.js';
+import { cniNodeDir } from '../node-agent/cni-node-dir.js';
 
 interface Rule {
   apiGroups: string[];
@@ -35,7 +36,9 @@ function used(api: KubeApi): string[] {
   const pairs = api.arrivals.flatMap((arrival) => {
     const [method = '', path = '', watch] = arrival.split(' ');
     const resource = RESOURCES.find((name) => path.split('/').includes(name));
-    return resource ? [`${resource} ${verbOf(method, path, watch === 'watch')}`] : [];
+    // A subresource is its own resource to the authorizer: nodes/status.
+    const status = path.endsWith('/status') ? '/status' : '';
+    return resource ? [`${resource}${status} ${verbOf(method, path.replace(/\/status$/, ''), watch === 'watch')}`] : [];
   });
   return [...new Set(pairs)].sort();
 }
@@ -106,4 +109,47 @@ describe('RBAC equals behaviour: every verb the code uses is granted by the prin
       expect(used(api)).toEqual(expected);
     });
   }
+
+  it('node agent --report-condition --startup-taint: the node gate is granted exactly its reads and writes of the Node and the sandbox Events', async () => {
+    const dir = await cniNodeDir(true);
+    try {
+      const node = nodeObject('node-a');
+      node.spec = {
+        ...(node.spec as object),
+        taints: [{ key: 'readiness.k8s.io/mesh-not-ready', effect: 'NoSchedule' }],
+      };
+      api.store.put('nodes', node);
+      const flags = [...dir.auditArgs, '--report-condition', '--startup-taint', 'readiness.k8s.io/mesh-not-ready'];
+      const objects = await printed(['--node-agent', '--mesh', 'istio', '--action', 'none', ...flags]);
+      const daemonSet = objects.find((object) => object.kind === 'DaemonSet');
+      const args = daemonSet!.spec!.template.spec.containers[0]!.args.filter(
+        (arg) => !['node', '--mesh=istio'].includes(arg) && !arg.startsWith('--listen'),
+      );
+      agent = await startAgent(api, args, {}, [], 'istio');
+      await waitFor(
+        'the taint lifted',
+        () => api.requests.some((r) => r.method === 'PATCH' && r.path === '/api/v1/nodes/node-a'),
+        20_000,
+      );
+      await waitFor('the condition', () => api.requests.some((r) => r.path === '/api/v1/nodes/node-a/status'), 20_000);
+      await waitFor(
+        'the Event',
+        () => api.requests.some((r) => r.method === 'POST' && r.path.endsWith('/events')),
+        20_000,
+      );
+      expect(used(api)).toEqual(granted(objects));
+      expect(granted(objects)).toEqual([
+        'events create',
+        'events list',
+        'events watch',
+        'nodes get',
+        'nodes patch',
+        'nodes/status patch',
+        'pods list',
+        'pods watch',
+      ]);
+    } finally {
+      await dir.remove();
+    }
+  });
 });

@@ -65,7 +65,8 @@ afterAll(async () => {
 });
 
 const AGENT = ['--node-agent', '--image', 'registry.example/interlock:1.0', '--cni-audit', '--mesh', 'linkerd'];
-const WEBHOOK = ['--webhook', '--image', 'registry.example/interlock:1.0'];
+// The API server's addresses (a documentation range): without them manifest warns on stderr.
+const WEBHOOK = ['--webhook', '--image', 'registry.example/interlock:1.0', '--api-server-cidr', '192.0.2.0/24'];
 
 describe('install, upgrade and uninstall with kubectl', () => {
   it('installs the webhook on a fresh cluster: its Namespace comes first, every object is created', async () => {

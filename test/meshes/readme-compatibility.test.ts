@@ -51,14 +51,20 @@ function expectedRows(): string[] {
     const tags = ambient.filter((entry) => entry.kind === `ambient-${backend}-golden`);
     return `${backend} rules goldens (${tagList(tags).split(', ')[0]} on)`;
   });
-  return [...rows, `| istio-ambient | ${tagList(ambient)} | ${backends.join(', ')} |`];
+  const kuma = sources.filter((entry) => entry.mesh === 'kuma');
+  const kumaCases = [...new Set(kuma.map((entry) => entry.case))].join(', ');
+  return [
+    ...rows,
+    `| istio-ambient | ${tagList(ambient)} | ${backends.join(', ')} |`,
+    `| kuma | ${tagList(kuma)} | ${kumaCases} |`,
+  ];
 }
 
 describe("the README's compatibility section", () => {
   it('lists exactly the versions and cases the rendered fixtures hold', () => {
     const readme = readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
     const block = /<!-- compatibility:begin[^>]*-->\n([\s\S]*?)<!-- compatibility:end -->/.exec(readme)?.[1] ?? '';
-    const rows = block.split('\n').filter((line) => /^\| (linkerd|istio|istio-ambient) \|/.test(line));
+    const rows = block.split('\n').filter((line) => /^\| (linkerd|istio|istio-ambient|kuma) \|/.test(line));
     expect(rows).toEqual(expectedRows());
   });
 });

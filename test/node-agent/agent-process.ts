@@ -54,12 +54,13 @@ export async function startAgent(
   args: readonly string[],
   env: Record<string, string> = {},
   nodeFlags: readonly string[] = [],
+  mesh = 'linkerd',
 ): Promise<AgentProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-node-'));
   const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), api.url);
   const child = spawn(
     process.execPath,
-    [...nodeFlags, MAIN, 'node', '--node-name', 'node-a', '--mesh', 'linkerd', '--listen', '127.0.0.1:0', ...args],
+    [...nodeFlags, MAIN, 'node', '--node-name', 'node-a', '--mesh', mesh, '--listen', '127.0.0.1:0', ...args],
     { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const { logs, stderr } = captureOutput(child);

@@ -45,9 +45,11 @@ describe('node agent manifests', () => {
       'ServiceAccount',
       'ClusterRole',
       'ClusterRoleBinding',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
       'DaemonSet',
     ]);
-    const pod = documents[4]!.spec.template.spec;
+    const pod = documents[6]!.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
     expect(pod.tolerations).toContainEqual({
       key: 'interlock.dev/cni-not-ready',

@@ -127,7 +127,7 @@ describe('flags and environment', () => {
   });
 
   const invalid: Array<[string[], RegExp]> = [
-    [['--mesh', 'consul'], /^--mesh="consul": expected one of linkerd, istio, istio-ambient, generic/],
+    [['--mesh', 'consul'], /^--mesh="consul": expected one of linkerd, istio, istio-ambient, kuma, generic/],
     [['--mesh', 'linkerd', '--timeout', 'soon'], /^--timeout="soon"/],
     [['--mesh', 'linkerd', '--timeout', '50ms'], /^--timeout="50ms"/],
     [['--mesh', 'linkerd', '--inbound-port', '70000'], /^--inbound-port="70000": expected a port/],
@@ -146,7 +146,7 @@ describe('flags and environment', () => {
     [['--mesh', 'linkerd', '--rules', 'maybe'], /^--rules="maybe"/],
     [['--mesh', 'linkerd', '--no-such-flag'], /^--no-such-flag: unknown flag/],
     [['--mesh'], /^--mesh: needs a value/],
-    [['--mesh', ''], /^--mesh="": expected one of linkerd, istio, istio-ambient, generic/],
+    [['--mesh', ''], /^--mesh="": expected one of linkerd, istio, istio-ambient, kuma, generic/],
     [['--mesh', 'linkerd', '--mesh', 'istio'], /^--mesh="istio": given 2 times; give it once/],
     [['--mesh', 'linkerd', '--tproxy=false'], /^--tproxy="false": is a switch and takes no value/],
     [['--mesh', 'linkerd', '--help=false'], /^--help="false": is a switch/],

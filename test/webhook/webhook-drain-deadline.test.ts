@@ -39,12 +39,17 @@ async function webhookToStop(
   return { webhook, authority };
 }
 
-/** A TCP connection that never starts its TLS handshake: a starved or broken client. */
+/**
+ * A TCP connection that starts its TLS handshake and stalls in it: a starved or broken client. It
+ * sends the first bytes of a ClientHello record, so the first-byte guard (which closes silent
+ * peers after a second) leaves it to the drain.
+ */
 async function stalledHandshake(webhook: WebhookProcess): Promise<Socket> {
   const socket = tcp(webhook.port, '127.0.0.1');
   socket.on('error', () => undefined);
   cleanups.push(() => socket.destroy());
   await new Promise((resolve) => socket.once('connect', resolve));
+  socket.write(Buffer.from([0x16, 0x03, 0x01]));
   return socket;
 }
 

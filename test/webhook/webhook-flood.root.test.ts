@@ -47,10 +47,16 @@ async function flood(count: number, parallel: number, body: () => string): Promi
   return answered;
 }
 
+/**
+ * The slow and header-flooding peers are a tenant's pods, not the API server: another source
+ * address, so the per-source cap (half the slots) leaves the API server's share to its admissions.
+ */
+const TENANT = { host: '127.0.0.1', localAddress: '127.0.0.2' } as const;
+
 /** A sender that declares a full-size body, then sends a byte every 200 ms until the server closes. */
 function slowSender(uid: string): Promise<void> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port: webhook.port, ca: authority.ca, servername: 'localhost' }, () => {
+    const socket = connect({ ...TENANT, port: webhook.port, ca: authority.ca, servername: 'localhost' }, () => {
       socket.write(
         `POST /mutate HTTP/1.1\r\nhost: x\r\ncontent-length: ${MAX_BODY - 1}\r\n\r\n{"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"${uid}",`,
       );
@@ -66,7 +72,7 @@ function slowSender(uid: string): Promise<void> {
 /** Headers past Node's 16 KiB cap, or headers that stop half-way: each ends in a 431 or a closed connection. */
 function headerFlood(bytes: number, finish: boolean): Promise<void> {
   return new Promise((resolve) => {
-    const socket = connect({ host: '127.0.0.1', port: webhook.port, ca: authority.ca, servername: 'localhost' }, () =>
+    const socket = connect({ ...TENANT, port: webhook.port, ca: authority.ca, servername: 'localhost' }, () =>
       socket.write(`POST /mutate HTTP/1.1\r\nhost: x\r\n${'x-flood: a\r\n'.repeat(bytes / 12)}${finish ? '\r\n' : ''}`),
     );
     socket.on('data', () => undefined);

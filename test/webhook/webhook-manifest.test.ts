@@ -291,3 +291,23 @@ describe('interlock manifest --webhook', () => {
     rmSync(ca, { recursive: true, force: true });
   });
 });
+
+describe('an admission port open to every source is said out loud', () => {
+  const base = ['--webhook', '--image', 'registry.example/interlock:1.0.0'];
+
+  it('without --api-server-cidr: a warning on stderr and above the NetworkPolicy', async () => {
+    const outcome = await runManifest(base, {});
+    expect(outcome.exitCode).toBe(0);
+    expect(outcome.stderr).toMatch(/^interlock manifest: warning: no --api-server-cidr: .* port 8443 to every source/m);
+    const policy = outcome.stdout.split('\n---\n').find((text) => /^kind: NetworkPolicy$/m.test(text))!;
+    expect(policy).toMatch(/^# WARNING: no --api-server-cidr/m);
+    // The YAML stays what kubectl applies: the warning is a comment.
+    expect(parseAllDocuments(outcome.stdout).every((document) => document.errors.length === 0)).toBe(true);
+  });
+
+  it('with --api-server-cidr: neither', async () => {
+    const outcome = await runManifest([...base, '--api-server-cidr', '192.0.2.0/24'], {});
+    expect(outcome.stderr).not.toMatch(/api-server-cidr/);
+    expect(outcome.stdout).not.toMatch(/WARNING/);
+  });
+});

@@ -1,6 +1,6 @@
 import { chmod, mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CriClient, Message } from '../cri-client.js';
+import { CriCallError, type CriClient, type Message } from '../cri-client.js';
 import { realClock, RestartBackOff, goDuration, type Clock } from './backoff.js';
 import { containerConfig, sandboxConfig } from './container-config.js';
 import { rfc3339, statusJson, waiting, type ContainerStatus, type State } from './container-status.js';
@@ -134,7 +134,8 @@ export class PodRun {
       const reply = await this.cri.call('RunPodSandbox', { config });
       this.sandboxId = String(reply['pod_sandbox_id']);
     } catch (error) {
-      const message = `Failed to create pod sandbox: ${(error as Error).message}`;
+      // The kubelet's Event: "Failed to create pod sandbox: %v" of the runtime's status error.
+      const message = `Failed to create pod sandbox: ${error instanceof CriCallError ? error.goText : (error as Error).message}`;
       await this.event('Warning', 'FailedCreatePodSandBox', message);
       return { kind: 'failed', outcome: { kind: 'sandbox-failed', error: message } };
     }

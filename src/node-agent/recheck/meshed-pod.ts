@@ -103,3 +103,13 @@ export function captureModeOf(pod: RecheckPod, namespace: NamespaceMeta | undefi
   if (own === on || namespace?.labels.get(label) === on) return CAPTURING.mesh;
   return undefined;
 }
+
+/**
+ * Whether the pod can be meshed at all, from its own object: a sidecar, or (when a capturing mesh
+ * exists) no opt-out on the pod, since ambient may come from its namespace's label, read per sweep.
+ */
+export function mayBeMeshed(pod: RecheckPod): boolean {
+  if (pod.sidecar) return true;
+  if (!CAPTURING) return false;
+  return pod.labels.get(CAPTURING.capturedPods.label) !== CAPTURING.capturedPods.off;
+}

@@ -35,16 +35,35 @@ interface ChildRun {
 }
 
 /**
+ * Run between `setns` and the tool: the tool parses rules the pod's tenant wrote, so it gets
+ * CAP_NET_ADMIN and CAP_NET_RAW (what the savers need) and neither CAP_SYS_ADMIN (which `setns`
+ * needed, and is done) nor CAP_SETPCAP (which the drop needs). A root child's permitted set is its
+ * bounding set after exec, hence the bounding set; the inheritable set, so no ambient copy remains.
+ */
+const DROP = ['setpriv', '--bounding-set=-sys_admin,-setpcap', '--inh-caps=-sys_admin,-setpcap', '--'];
+
+/**
+ * Each reading child's address space. `nft -j` builds its whole listing in memory before printing
+ * (46 MB of RSS for 5,000 rules, 2026-11-28, the 2-core build machine), so the output cap bounds
+ * what the agent reads, not what the child takes from the agent's cgroup: past this, the tool
+ * fails to allocate and its read is unreadable (`rules-unreadable`), never the agent's OOM. The
+ * tools list a few-hundred-rule mesh ruleset in under 16 MiB.
+ */
+const CHILD_ADDRESS_SPACE_BYTES = 64 * 1024 * 1024;
+const LIMIT = ['prlimit', `--as=${CHILD_ADDRESS_SPACE_BYTES}`, '--'];
+
+/**
  * One child that entered the pod's network namespace and ran one tool there: `nsenter
- * --net=PATH TOOL`, with a deadline and an output cap. node:child_process, not execa: a sweep of
- * 110 pods spawns 330 children, and execa costs the agent twice the CPU per spawn.
+ * --net=PATH setpriv (drop SYS_ADMIN) TOOL`, with a deadline and an output cap.
+ * node:child_process, not execa: a sweep of 110 pods spawns 330 children, and execa costs the
+ * agent twice the CPU per spawn.
  */
 function inNetns(netnsPath: string, file: string, args: readonly string[], cap: number, timeoutMs: number) {
   const started = performance.now();
   return new Promise<ChildRun>((resolve) => {
     execFile(
       'nsenter',
-      [`--net=${netnsPath}`, file, ...args],
+      [`--net=${netnsPath}`, ...LIMIT, ...DROP, file, ...args],
       {
         timeout: Math.max(1, Math.ceil(timeoutMs)),
         maxBuffer: cap,
@@ -71,14 +90,15 @@ function inNetns(netnsPath: string, file: string, args: readonly string[], cap: 
 }
 
 async function runTool(netnsPath: string, tool: Tool, timeoutMs: number): Promise<ReadOutcome> {
-  const label = `nsenter --net=${netnsPath} ${[tool.file, ...tool.args].join(' ')}`;
+  const label = `nsenter --net=${netnsPath} ${[...LIMIT, ...DROP, tool.file, ...tool.args].join(' ')}`;
   const run = await inNetns(netnsPath, tool.file, tool.args, outputCapOf(tool.backend), timeoutMs);
   const outcome = classifyToolRun(
     { label, backend: tool.backend, ...(tool.family ? { family: tool.family } : {}) },
     run,
   );
-  // nsenter could not exec the tool: not installed, as ENOENT says without nsenter.
-  return outcome.kind === 'unreadable' && /^exit 127: nsenter: failed to execute \S+: No such file/.test(outcome.why)
+  // setpriv could not exec the tool: not installed, as ENOENT says without nsenter.
+  return outcome.kind === 'unreadable' &&
+    /^exit 127: (?:nsenter|setpriv|prlimit): failed to execute \S+: No such file/.test(outcome.why)
     ? { kind: 'absent', command: label }
     : outcome;
 }

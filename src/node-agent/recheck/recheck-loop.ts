@@ -17,6 +17,8 @@ export interface LossReporter {
 
 export interface RecheckDeps {
   readonly pods: () => readonly RecheckPod[];
+  /** Running pods the roster refused for want of a slot: never checked, so said every sweep. */
+  readonly overflow: () => number;
   readonly ports: SweepPorts;
   readonly reporter: LossReporter;
   readonly metrics: RecheckMetrics;
@@ -79,6 +81,8 @@ export class RecheckLoop {
     this.deps.metrics.sweep(seconds, counts);
     for (const [cause, count] of outcome.unknownByCause) this.deps.metrics.unknown(cause, count);
     this.deps.metrics.lostPods(outcome.lostByMode);
+    const overflow = this.deps.overflow();
+    this.deps.metrics.rosterOverflow(overflow);
     // One line per sweep: the counts, and one example of each cause of unknown (a bounded set).
     const examples: Record<string, string> = {};
     for (const { pod, check } of outcome.results)
@@ -88,11 +92,17 @@ export class RecheckLoop {
         sweep: this.sequence,
         seconds: Math.round(seconds * 1000) / 1000,
         ...counts,
+        notChecked: overflow,
         unknownByCause: Object.fromEntries(outcome.unknownByCause),
         unknownExamples: examples,
       },
       're-check sweep finished',
     );
+    if (overflow > 0)
+      this.deps.log.warn(
+        { sweep: this.sequence, notChecked: overflow },
+        `${overflow} running pods of this node were not re-checked: the roster keeps 256 at most`,
+      );
     for (const pod of outcome.recovered)
       this.deps.log.info(
         { pod: pod.key, uid: pod.uid },

@@ -8,6 +8,8 @@ export interface RecheckMetrics {
   sweep(seconds: number, counts: { captured: number; lost: number; unknown: number }): void;
   unknown(cause: UnknownCause, count: number): void;
   lostPods(byMode: ReadonlyMap<CaptureMode, number>): void;
+  /** Running pods the roster could not keep (past its cap), as of this sweep. */
+  rosterOverflow(count: number): void;
 }
 
 /** Every mode the re-check reports: the meshes whose CNI plugin it reads (sidecar meshes and ambient). */
@@ -47,7 +49,13 @@ export function promRecheckMetrics(registry: Registry): RecheckMetrics {
     registers,
   });
   for (const mode of MODES) lost.set({ mesh: mode }, 0);
+  const overflow = new Gauge({
+    name: 'interlock_node_recheck_roster_overflow_pods',
+    help: 'Running meshed pods of this node the re-check could not keep (past its 256-pod roster), as of the last sweep: never checked.',
+    registers,
+  });
   return {
+    rosterOverflow: (count) => overflow.set(count),
     sweep: (value, counts) => {
       sweeps.inc();
       seconds.observe(value);

@@ -146,6 +146,8 @@ export function patchObject(
     object,
     statusOnly ? { status: (patch as { status?: unknown }).status } : patch,
   ) as KubeObject;
+  // As nodeStrategy.PrepareForUpdate: a Node's status changes only through nodes/status.
+  if (resource === 'nodes' && !statusOnly) applied.status = object.status;
   applied.metadata = {
     ...applied.metadata,
     name: object.metadata.name,

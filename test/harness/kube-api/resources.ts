@@ -59,6 +59,15 @@ export const RESOURCE_TABLE = [
   grouped('rbac.authorization.k8s.io', 'v1', 'clusterroles', 'ClusterRole', false),
   grouped('rbac.authorization.k8s.io', 'v1', 'clusterrolebindings', 'ClusterRoleBinding', false),
   grouped('admissionregistration.k8s.io', 'v1', 'mutatingwebhookconfigurations', 'MutatingWebhookConfiguration', false),
+  // GA in 1.30: `manifest --node-agent` keeps each agent to its own node's pods with one.
+  grouped('admissionregistration.k8s.io', 'v1', 'validatingadmissionpolicies', 'ValidatingAdmissionPolicy', false),
+  grouped(
+    'admissionregistration.k8s.io',
+    'v1',
+    'validatingadmissionpolicybindings',
+    'ValidatingAdmissionPolicyBinding',
+    false,
+  ),
   // cert-manager's CRDs, as a cluster that runs cert-manager serves them (`manifest --webhook` uses them).
   { ...grouped('cert-manager.io', 'v1', 'issuers', 'Issuer', true), models: '@kubernetes-models/cert-manager' },
   {

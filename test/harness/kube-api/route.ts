@@ -3,7 +3,7 @@ import type { Resource } from './types.js';
 
 /**
  * A request path, understood: a discovery or OpenAPI document, a collection, one object, or a
- * pod's status subresource. Resources are found under their own group version only.
+ * pod's or node's status subresource. Resources are found under their own group version only.
  */
 export type Route =
   | { readonly kind: 'discovery'; readonly document: 'version' | 'api' | 'apis' | 'v1' }
@@ -58,6 +58,7 @@ export function routeOf(path: string): Route | undefined {
   if (!info.namespaced && namespace !== undefined) return undefined;
   if (info.namespaced && namespace === undefined && name !== undefined) return undefined;
   if (name === undefined) return { kind: 'collection', resource: info.name as Resource, namespace };
-  if (sub !== undefined && !(sub === 'status' && resource === 'pods')) return undefined;
+  // The status subresources the agents write: pods/status (labels, repair) and nodes/status (conditions).
+  if (sub !== undefined && !(sub === 'status' && (resource === 'pods' || resource === 'nodes'))) return undefined;
   return { kind: 'object', resource: info.name as Resource, namespace, name, status: sub === 'status' };
 }

@@ -12,14 +12,14 @@ async function printed(args: string[]): Promise<Doc[]> {
 const kind = (docs: Doc[], name: string) => docs.find((doc) => doc.kind === name)!;
 
 describe('manifest --node-agent --recheck-interval: the privileged variant, stated', () => {
-  it('uid 0 with exactly SYS_ADMIN, NET_ADMIN and NET_RAW, the socket and /run/netns read-only, namespaces get', async () => {
+  it('uid 0 with exactly SYS_ADMIN, NET_ADMIN, NET_RAW and SETPCAP, the socket and /run/netns read-only, namespaces get', async () => {
     const docs = await printed(['--recheck-interval', '1m', '--cri-endpoint', 'unix:///var/run/crio/crio.sock']);
     const pod = kind(docs, 'DaemonSet').spec.template.spec;
     const container = pod.containers[0];
     expect(container.securityContext).toMatchObject({
       runAsUser: 0,
       readOnlyRootFilesystem: true,
-      capabilities: { drop: ['ALL'], add: ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW'] },
+      capabilities: { drop: ['ALL'], add: ['SYS_ADMIN', 'NET_ADMIN', 'NET_RAW', 'SETPCAP'] },
       seccompProfile: { type: 'RuntimeDefault' },
     });
     expect(pod.hostPID).toBeUndefined();

@@ -1,0 +1,106 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runExplain } from '../../src/cli/explain-command.js';
+import { makeNamespace, removeNamespace } from '../ambient/dumps.js';
+import { blanketReturnFirst, changeRedirectPort, dropProxyUidExclusion, type Mutant } from '../explain/mutants.js';
+
+/**
+ * Kuma's own goldens of its transparent proxy (kumahq/kuma test/transparentproxy/testdata, pinned
+ * in test/fixtures/meshes/sources.json), loaded into a real namespace by the real restore tools of
+ * the golden's backend and dumped back: `explain --mesh kuma` passes each, and each bypass mutant
+ * fails naming the rule. Upstream's test writes `ifPlaceholder` for the loopback interface's name
+ * (its harness does not know the host's); it is `lo` in a pod.
+ */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/meshes/kuma');
+const namespace = makeNamespace('kuma-goldens');
+const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-kuma-'));
+afterAll(() => {
+  removeNamespace(namespace);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+interface KumaCase {
+  readonly tag: string;
+  readonly stem: string;
+  readonly backend: 'nft' | 'legacy';
+  readonly v4: string;
+  readonly v6: string;
+}
+
+/** Each tag's default-flag goldens, the IPv4 and IPv6 files paired, for both backends they name. */
+function kumaCases(): KumaCase[] {
+  const out: KumaCase[] = [];
+  for (const tag of readdirSync(ROOT).sort()) {
+    const dir = path.join(ROOT, tag, 'transparentproxy');
+    for (const file of readdirSync(dir).sort()) {
+      const match = /^(.+)\.iptables(-nft)?\.golden$/.exec(file);
+      if (!match) continue;
+      const [, stem = '', nft] = match;
+      const text = (name: string) => readFileSync(path.join(dir, name), 'utf8').replaceAll('ifPlaceholder', 'lo');
+      // `.iptables` is the distribution's default binary: nft on Debian 12; legacy is loaded from it too.
+      const v6name = file.replace('.iptables', '.ip6tables');
+      for (const backend of nft ? (['nft'] as const) : (['legacy'] as const))
+        out.push({ tag, stem: `${stem}${nft ?? ''}`, backend, v4: text(file), v6: text(v6name) });
+    }
+  }
+  return out;
+}
+
+function loadAndDump(kumaCase: KumaCase): { v4: string; v6: string } {
+  const run = (tool: string, input?: string) =>
+    execFileSync('ip', ['netns', 'exec', namespace, tool], { input, encoding: 'utf8' });
+  for (const family of ['iptables', 'ip6tables'])
+    for (const backend of ['nft', 'legacy'])
+      run(`${family}-${backend}-restore`, '*nat\nCOMMIT\n*raw\nCOMMIT\n*mangle\nCOMMIT\n');
+  run(`iptables-${kumaCase.backend}-restore`, kumaCase.v4);
+  run(`ip6tables-${kumaCase.backend}-restore`, kumaCase.v6);
+  return { v4: run(`iptables-${kumaCase.backend}-save`), v6: run(`ip6tables-${kumaCase.backend}-save`) };
+}
+
+async function explain(kumaCase: KumaCase, v4: string, v6: string, name: string) {
+  const stem = path.join(scratch, `${kumaCase.tag}-${kumaCase.stem}-${name}`);
+  writeFileSync(`${stem}.v4`, v4);
+  writeFileSync(`${stem}.v6`, v6);
+  const flag = kumaCase.backend === 'nft' ? '' : '-legacy';
+  return runExplain(
+    ['--mesh=kuma', '--family=dual', `--iptables${flag}-save=${stem}.v4`, `--ip6tables${flag}-save=${stem}.v6`],
+    { INTERLOCK_DNS_CAPTURE: 'false' },
+  );
+}
+
+const cases = kumaCases();
+
+describe("explain --mesh kuma passes Kuma's own transparent-proxy goldens, loaded by the real tools", () => {
+  it('covers 2.9, 2.11 and the newest release, both backends', () => {
+    expect(new Set(cases.map((kumaCase) => kumaCase.tag))).toEqual(new Set(['2.9.19', '2.11.7', '2.14.3']));
+    expect(new Set(cases.map((kumaCase) => kumaCase.backend))).toEqual(new Set(['nft', 'legacy']));
+  });
+
+  for (const kumaCase of cases) {
+    it(`${kumaCase.tag} ${kumaCase.stem} (${kumaCase.backend}): passes, and each bypass mutant fails naming its rule`, async () => {
+      const dump = loadAndDump(kumaCase);
+      expect(dump.v4).toContain('KUMA_MESH_OUTBOUND');
+      const passed = await explain(kumaCase, dump.v4, dump.v6, 'golden');
+      expect(passed.stderr).toBe('');
+      expect(passed.stdout).toContain('PASSED');
+      expect(passed.exitCode).toBe(0);
+      const mutants: Array<[string, Mutant | undefined]> = [
+        ['outbound port', changeRedirectPort(dump.v4, 15001, 15002)],
+        ['inbound port', changeRedirectPort(dump.v4, 15006, 15007)],
+        ['uid exclusion', dropProxyUidExclusion(dump.v4, '5678')],
+        ['blanket return', blanketReturnFirst(dump.v4, 'KUMA_MESH_OUTBOUND')],
+      ];
+      for (const [name, mutant] of mutants) {
+        expect(mutant, name).toBeDefined();
+        if (!mutant) continue;
+        const failed = await explain(kumaCase, mutant.text, dump.v6, name.replaceAll(' ', '-'));
+        expect(failed.exitCode, name).not.toBe(0);
+        expect(failed.stdout + failed.stderr, name).toContain(mutant.mustName);
+      }
+    });
+  }
+});

@@ -1,6 +1,6 @@
 //go:build tools
 
-// Package tools pins the meshes' CNI plugins that scripts/cluster/ensure-mesh-cni.sh builds.
+// Package tools pins the meshes' CNI plugins that scripts/ensure-istio-cni.sh builds.
 package tools
 
 import (

@@ -110,6 +110,8 @@ export async function installIstioCni(): Promise<Record<string, unknown>> {
   await kubectl(['apply', '-f', '-'], RBAC);
   // The controller-manager publishes the cluster's CA into each namespace shortly after it exists.
   await kubectl(['wait', '--for=create', 'configmap/kube-root-ca.crt', '-n', NAMESPACE, '--timeout=60s']);
+  // Anew: a run killed before its cleanup leaves a log that names the same pods.
+  rmSync(ISTIO_CNI_RUN_DIR, { recursive: true, force: true });
   mkdirSync(ISTIO_CNI_RUN_DIR, { recursive: true, mode: 0o700 });
   writeFileSync(join(ISTIO_CNI_RUN_DIR, 'istio-cni-kubeconfig'), await pluginKubeconfig(), { mode: 0o600 });
   return istioCniEntry();

@@ -139,6 +139,12 @@ describe('Istio sidecar mode, with the real istio-cni 1.27.0 on a real kubelet',
     expect(terminated?.exitCode).toBe(126);
     expect(terminated?.message).toMatch(/InterceptionMissing/);
     expect(blocked.status.containerStatuses?.every((c) => !c.ready)).toBe(true);
+    // As an operator sees it (the status flips to Running for each retry, so looked for until seen).
+    await waitFor(
+      'kubectl get to show Init:CrashLoopBackOff',
+      async () => /\sInit:CrashLoopBackOff\s/.test(await kubectl(['get', 'pod', '-n', NS, 'hello-unmeshed'])),
+      120_000,
+    );
     const described = await kubectl(['describe', 'pod', '-n', NS, 'hello-unmeshed']);
     expect(described).toMatch(/Back-off restarting failed container istio-validation/);
     expect(described).toMatch(/Exit Code:\s+126/);

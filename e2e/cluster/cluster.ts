@@ -75,9 +75,14 @@ export async function kubectl(args: readonly string[], input?: string): Promise<
   return result.stdout;
 }
 
+/** The shipped CLI, its exit code and output whatever they are (`check` exits 69 on a failed check). */
+export function interlockRun(args: readonly string[], input?: string): Promise<Ran> {
+  return run('node', [CLI, ...args], input);
+}
+
 /** The shipped CLI, as an operator runs it to print what they apply. */
 export async function interlock(args: readonly string[], input?: string): Promise<string> {
-  const result = await run('node', [CLI, ...args], input);
+  const result = await interlockRun(args, input);
   if (result.exitCode !== 0) throw new Error(`interlock ${args.join(' ')}: exit ${result.exitCode}: ${result.stderr}`);
   return result.stdout;
 }

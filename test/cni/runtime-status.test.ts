@@ -30,7 +30,7 @@ function parsed(name: string): RuntimeCniConfig {
 }
 
 /** The audit's prediction over the captured directory, every plugin present in the runtime's plugin dir. */
-function predicted(state: Captured, dir = `${ROOT}/net.d`, binDirs = [`${ROOT}/cni-bin`]) {
+function predicted(state: Captured, dir = `${ROOT}/net.d`, binDirs: readonly string[] = [`${ROOT}/cni-bin`]) {
   const files: CniListing = listing({ ...state.files }, dir);
   const verdict = auditCni({
     listing: files,

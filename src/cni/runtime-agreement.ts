@@ -12,7 +12,7 @@ export interface Prediction {
   readonly binDirs: readonly string[];
 }
 
-const trimSlash = (path: string): string => (path.length > 1 ? path.replace(/\/+$/, '') : path);
+const trimSlash = (path: string): string => path.replace(/\/+$/, '') || '/';
 const chainText = (chain: readonly string[]): string => `[${chain.join(' -> ')}]`;
 
 /**

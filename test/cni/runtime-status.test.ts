@@ -93,10 +93,70 @@ describe("containerd's verbose Status, parsed", () => {
         /Networks\[0\]: a plugin without/,
       ],
     ];
+    const network = (change: Record<string, unknown>) =>
+      JSON.stringify({
+        PluginDirs: ['/b'],
+        PluginConfDir: '/c',
+        PluginMaxConfNum: 1,
+        Networks: [
+          {
+            IFName: 'eth0',
+            Config: { Name: 'n', CNIVersion: '1.0.0', Source: '{}', Plugins: [{ Network: { type: 'bridge' } }] },
+            ...change,
+          },
+        ],
+      });
+    const one = (change: Record<string, unknown>) => ({ ...good, cniconfig: network(change) });
+    const config1 = (plugins: unknown, rest: Record<string, unknown> = {}) =>
+      one({ Config: { Name: 'n', CNIVersion: '1.0.0', Source: '', Plugins: plugins, ...rest } });
+    cases.push(
+      [
+        { ...good, cniconfig: JSON.stringify({ ...config, PluginDirs: ['/opt/cni/bin', 7] }) },
+        /PluginDirs is not a list of strings/,
+      ],
+      [
+        { ...good, cniconfig: JSON.stringify({ ...config, PluginMaxConfNum: '1' }) },
+        /PluginMaxConfNum is not an integer/,
+      ],
+      [one({ IFName: 5 }), /Networks\[0\]: IFName is not a string/],
+      [one({ Config: [] }), /Networks\[0\]: Config is not an object/],
+      [config1([], { Name: 1 }), /Config\.Name, CNIVersion or Source/],
+      [config1([], { CNIVersion: null }), /Config\.Name, CNIVersion or Source/],
+      [config1([], { Source: {} }), /Config\.Name, CNIVersion or Source/],
+      [config1({}), /Config\.Plugins is not a list/],
+      [config1([{ Network: { type: 3 } }]), /a plugin without a Network\.type string/],
+      [config1([{ Network: 'bridge' }]), /a plugin without a Network\.type string/],
+      [{ ...good, cniconfig: JSON.stringify({ ...config, Networks: [7] }) }, /Networks\[0\]: not an object/],
+    );
+    // go-cni reports no networks as null: nothing held, not refused; its loopback is left out.
+    const none = parseRuntimeCniConfig(
+      new Map([
+        ['cniconfig', JSON.stringify({ ...config, Networks: null })],
+        ['lastCNILoadStatus', 'OK'],
+      ]),
+    );
+    expect(none.ok && none.value.networks).toEqual([]);
+    const loopbackOnly = parseRuntimeCniConfig(
+      new Map([
+        ['cniconfig', network({ IFName: 'lo' })],
+        ['lastCNILoadStatus', 'OK'],
+      ]),
+    );
+    expect(loopbackOnly.ok && loopbackOnly.value).toEqual({
+      confDir: '/c',
+      pluginDirs: ['/b'],
+      maxConfNum: 1,
+      networks: [],
+      lastLoadStatus: 'OK',
+    });
     for (const [info, message] of cases) {
       const answer = parseRuntimeCniConfig(new Map(Object.entries(info)));
       expect(answer.ok).toBe(false);
-      if (!answer.ok) expect(answer.error).toMatchObject({ reason: 'RuntimeAnswerInvalid', message });
+      if (!answer.ok) {
+        expect(answer.error.reason).toBe('RuntimeAnswerInvalid');
+        expect(answer.error.message).toMatch(/^containerd's verbose Status: /);
+        expect(answer.error.message).toMatch(message);
+      }
     }
   });
 
@@ -222,6 +282,64 @@ describe('the prediction against what containerd holds', () => {
       expect.stringMatching(/^containerd looks for plugin binaries in \/home\/kubernetes\/bin, not in \/opt\/cni\/bin/),
     ]);
     expect(runtimeAgreement(predicted(gkeState, `${ROOT}/net.d`, gke.pluginDirs), gke)).toEqual([]);
+  });
+
+  it('paths compare without their trailing slashes; a split plugin list is not the same list', () => {
+    const state = captured('conflist-loaded');
+    const held = parsed('conflist-loaded');
+    expect(runtimeAgreement(predicted(state, `${ROOT}/net.d//`, [`${ROOT}/cni-bin/`]), held)).toEqual([]);
+    const split = { ...held, pluginDirs: ['/a', '/b'] };
+    expect(runtimeAgreement(predicted(state, `${ROOT}/net.d`, ['/a/b']), split)).toEqual([
+      expect.objectContaining({ message: expect.stringContaining('plugin binaries in /a, /b, not in /a/b,') }),
+    ]);
+    const rooted = { ...held, confDir: '/' };
+    expect(runtimeAgreement(predicted(state, '///'), rooted).map((finding) => finding.message)).toEqual([]);
+  });
+
+  it('containerd holds nothing after a failed load, and the directory is fixed since: both reported', () => {
+    const findings = runtimeAgreement(predicted(captured('conflist-loaded')), parsed('no-config'));
+    expect(findings).toEqual([
+      expect.objectContaining({ code: 'RuntimeLoadFailed', severity: 'error' }),
+      {
+        code: 'RuntimeDisagrees',
+        severity: 'error',
+        message:
+          'containerd holds no pod network, but the audit predicts it loads 10-primary.conflist: the runtime has not loaded the directory as it is now',
+      },
+    ]);
+    // Nothing predicted and nothing held: no disagreement, only the failed load.
+    const empty = runtimeAgreement(predicted({ ...captured('no-config'), files: {} }), parsed('no-config'));
+    expect(empty.map((finding) => finding.code)).toEqual(['RuntimeLoadFailed']);
+  });
+
+  it("a held network whose name differs from the predicted file's (same chain): an error, not a warning", () => {
+    const state = captured('conflist-loaded');
+    const renamed = state.files['10-primary.conflist']?.replace('"k8s-pod-network"', '"other-network"') as string;
+    const findings = runtimeAgreement(
+      predicted({ ...state, files: { '10-primary.conflist': renamed } }),
+      parsed('conflist-loaded'),
+    );
+    expect(findings).toEqual([
+      expect.objectContaining({
+        severity: 'error',
+        message: expect.stringContaining(
+          'which no file of <node-root>/net.d carries now, while the audit predicts 10-primary.conflist',
+        ),
+      }),
+    ]);
+    // A held network the audit predicts none for (the file sorting first fails to load): an error naming it.
+    const broken = runtimeAgreement(
+      predicted({ ...state, files: { ...state.files, '00-broken.conflist': '{"cniVersion": 1}' } }),
+      parsed('conflist-loaded'),
+    );
+    expect(broken).toContainEqual(
+      expect.objectContaining({
+        file: '10-primary.conflist',
+        message: expect.stringContaining(
+          'containerd loaded 10-primary.conflist (network "k8s-pod-network" [bridge -> portmap -> linkerd-cni]), while the audit predicts it loads no network',
+        ),
+      }),
+    );
   });
 
   it("a failed last load: RuntimeLoadFailed with containerd's own sentence", () => {

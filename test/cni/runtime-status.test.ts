@@ -284,6 +284,25 @@ describe('the prediction against what containerd holds', () => {
     expect(runtimeAgreement(predicted(gkeState, `${ROOT}/net.d`, gke.pluginDirs), gke)).toEqual([]);
   });
 
+  it('a single-plugin file matches only by its own name and plugin type, a conflist never by shape', () => {
+    const held = parsed('conf-loaded');
+    const conf = captured('conf-loaded').files['10-bridge.conf'] as string;
+    const lookalikes = {
+      '10-bridge.conf': conf.replace('"solo"', '"alone"'),
+      '20-solo.conf': conf.replace('"bridge"', '"portmap"'),
+      '30-solo.conflist': JSON.stringify({ cniVersion: '0.4.0', name: 'solo', plugins: [{ type: 'bridge' }] }),
+    };
+    const state = { ...captured('conf-loaded'), files: lookalikes };
+    expect(runtimeAgreement(predicted(state), held)).toEqual([
+      expect.objectContaining({
+        severity: 'error',
+        message: expect.stringMatching(
+          /^containerd holds network "solo" \[bridge\], which no file of <node-root>\/net\.d carries now/,
+        ),
+      }),
+    ]);
+  });
+
   it('paths compare without their trailing slashes; a split plugin list is not the same list', () => {
     const state = captured('conflist-loaded');
     const held = parsed('conflist-loaded');

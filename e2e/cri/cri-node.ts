@@ -218,8 +218,9 @@ async function installPlugins(binDir: string): Promise<void> {
     await copyFile(join(PLUGINS, plugin), join(binDir, plugin));
   await copyFile(join(FIXTURES, 'mesh-cni-standin.mjs'), join(binDir, 'linkerd-cni'));
   await copyFile(join(FIXTURES, 'mesh-cni-standin.mjs'), join(binDir, 'istio-cni'));
+  await copyFile(join(FIXTURES, 'mesh-cni-standin.mjs'), join(binDir, 'kuma-cni'));
   await copyFile(join(FIXTURES, 'old-cni-standin.mjs'), join(binDir, 'old-mesh'));
-  for (const plugin of ['linkerd-cni', 'istio-cni', 'old-mesh']) await chmod(join(binDir, plugin), 0o755);
+  for (const plugin of ['linkerd-cni', 'istio-cni', 'kuma-cni', 'old-mesh']) await chmod(join(binDir, plugin), 0o755);
 }
 
 async function netns(name: string): Promise<void> {

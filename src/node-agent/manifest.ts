@@ -3,7 +3,7 @@ import type { Platform } from '../config/platform.js';
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { NODE_TAINT } from './agent-api.js';
-import type { NodeAction } from './decide.js';
+import type { NodeAction } from './node-action.js';
 import { nodeScopePolicy } from './node-scope-policy.js';
 
 export interface NodeAgentManifestOptions {

@@ -75,7 +75,7 @@ const RBAC_FLAG: FlagDef<boolean> = {
 const NODE_AGENT_FLAG: FlagDef<boolean> = {
   name: 'node-agent',
   kind: 'switch',
-  help: 'Print the node agent (Namespace, RBAC, DaemonSet) instead of the init container; takes every `node` flag.',
+  help: 'Print the node agent (Namespace, RBAC, DaemonSet) for the mesh --mesh names (required) instead of the init container; takes every `node` flag.',
   parse: parseSwitch,
 };
 

@@ -38,7 +38,8 @@ async function printed(argv: string[]): Promise<Printed[]> {
   return parseAllDocuments(outcome.stdout).map((document) => document.toJS() as Printed);
 }
 
-const podOf = (documents: Printed[], kind: string) => documents.find((document) => document.kind === kind)?.spec?.template?.spec;
+const podOf = (documents: Printed[], kind: string) =>
+  documents.find((document) => document.kind === kind)?.spec?.template?.spec;
 
 describe('manifest --node-agent: a mesh, and the placement a node agent needs', () => {
   it('refuses --node-agent without --mesh: a generic agent ignores every mesh pod while check calls it healthy', async () => {

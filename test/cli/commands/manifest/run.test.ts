@@ -106,7 +106,16 @@ describe('interlock manifest', () => {
     }
     const cases: Array<[string[], RegExp]> = [
       [
-        ['--node-agent', '--mesh', 'linkerd', '--report-event', '--rules-check', '--native-sidecar', '--service-account', 'foo'],
+        [
+          '--node-agent',
+          '--mesh',
+          'linkerd',
+          '--report-event',
+          '--rules-check',
+          '--native-sidecar',
+          '--service-account',
+          'foo',
+        ],
         /--report-event does not apply to manifest --node-agent/,
       ],
       [['--mesh', 'istio', '--namespace', 'shop'], /--namespace does not apply to the init container/],

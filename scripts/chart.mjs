@@ -11,6 +11,7 @@ import { runManifest } from '../dist/cli/commands/manifest/run.js';
 import { DEFAULT_IMAGE } from '../dist/inject/validator-container.js';
 import { MESHES, capturingMesh } from '../dist/mesh/meshes.js';
 import { PLATFORMS } from '../dist/config/platform.js';
+import { namedForeignNamespaces } from '../dist/cli/commands/manifest/namespace-ownership.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = 'registry.invalid/interlock-chart-repository';
@@ -158,6 +159,12 @@ async function webhookTemplate() {
   return { text: blocks.join(''), defaults: sameDefaults(defaults) };
 }
 
+/** The namespaces manifest refuses by name (beside every kube-*), as a Helm list's items. */
+const foreignList = () =>
+  namedForeignNamespaces()
+    .map((namespace) => `"${namespace}"`)
+    .join(' ');
+
 const checks = () =>
   [
     // The node agent needs its mesh named, as manifest --node-agent does; the webhook alone does not.
@@ -170,6 +177,12 @@ const checks = () =>
     `{{- if not (has .Values.webhook.failurePolicy (list ${FAILURE_POLICIES.map((p) => `"${p}"`).join(' ')})) }}`,
     `{{- fail (printf "webhook.failurePolicy %q: expected ${FAILURE_POLICIES.join(' or ')}" .Values.webhook.failurePolicy) }}`,
     '{{- end }}',
+    // What manifest refuses as a part's --namespace (Kubernetes', the meshes', others'), the chart refuses.
+    ...['nodeAgent', 'webhook'].flatMap((part) => [
+      `{{- if and .Values.${part}.enabled (or (hasPrefix "kube-" .Values.${part}.namespace) (has .Values.${part}.namespace (list ${foreignList()}))) }}`,
+      `{{- fail (printf "${part}.namespace %q is not Interlock's: the chart owns its namespace, and helm uninstall would delete it" .Values.${part}.namespace) }}`,
+      '{{- end }}',
+    ]),
     `{{- if not (has .Values.platform (list ${PLATFORMS.map((p) => `"${p}"`).join(' ')})) }}`,
     `{{- fail (printf "platform %q: expected ${PLATFORMS.join(' or ')}" .Values.platform) }}`,
     '{{- end }}',

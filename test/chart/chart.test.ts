@@ -158,6 +158,14 @@ describe('charts/interlock', () => {
     expect([...webhookOnly.values()].some((object) => object.kind === 'Deployment')).toBe(true);
   });
 
+  it("refuses a part's namespace that is not Interlock's, as manifest does", () => {
+    for (const set of [
+      'mesh=linkerd,nodeAgent.namespace=kube-system',
+      'mesh=linkerd,webhook.enabled=true,webhook.namespace=default',
+    ])
+      expect(() => helm('template', 'interlock', chart, '--set', set)).toThrow(/is not Interlock's/);
+  });
+
   it('refuses a mesh it does not know, naming it', () => {
     expect(() => helm('template', 'interlock', chart, '--set', 'mesh=consul')).toThrow(
       /mesh "consul": expected one of/,

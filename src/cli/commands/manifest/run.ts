@@ -21,7 +21,7 @@ import { fail, ok, type Result } from '../../../reason/result.js';
 import { commandError } from '../../command-error.js';
 import { printedRefusal } from './printed-check.js';
 import { defaultImageWarning } from '../../flags/default-image.js';
-import { namespaceOwnership } from './namespace-ownership.js';
+import { foreignNamespace, namespaceOwnership } from './namespace-ownership.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
 import { agentManifestOptions } from '../node/config.js';
@@ -96,6 +96,9 @@ export async function runManifest(
   const values = parsed.value;
   const misplaced = givenFlags(own).find((name) => !MODE_FLAGS[mode].includes(name));
   if (misplaced) return usageError(`--${misplaced} does not apply to ${modeName(mode)}`);
+  const namespace = flagValue(values, NAMESPACE_FLAG);
+  const foreign = mode === 'node-agent' || mode === 'webhook' ? namespace && foreignNamespace(namespace) : undefined;
+  if (foreign) return usageError(foreign);
   const documents = await modeDocuments(mode, values, agent, nodeAgent);
   if (typeof documents === 'string') return usageError(documents);
   // What is printed must start: the command each container runs checks it here, at print time.

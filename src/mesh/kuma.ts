@@ -13,6 +13,7 @@ import type { MeshIdentity } from './mesh-identity.js';
 export const KUMA = {
   name: 'kuma',
   failureExitCode: 98,
+  controlPlaneNamespace: 'kuma-system',
   containers: { validator: 'kuma-validation', proxy: 'kuma-sidecar', rulesWriter: 'kuma-init' },
   // kuma-validation runs as the sidecar's uid (runAsUser/runAsGroup 5678 in the injector's goldens).
   validatorUid: 5678,

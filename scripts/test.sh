@@ -19,6 +19,9 @@ npm run lint --silent
 # The real helm for the chart's tests (test/chart/), built from tools/helm/go.mod once per machine.
 command -v go >/dev/null || { echo "test: Go is needed to build helm (tools/helm/go.mod)" >&2; exit 1; }
 bash scripts/ensure-helm.sh >/dev/null
+# Istio's real CNI plugin for the cluster project (e2e/cluster/istio.test.ts), built from
+# cluster/mesh-cni/go.mod once per machine (about 7.5 minutes cold).
+bash scripts/ensure-istio-cni.sh >/dev/null
 
 results=$(mktemp -d)
 status=0

@@ -1,107 +1,88 @@
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
-import { IMAGE, interlock, interlockObjects, kubectl, STATE, waitFor } from './cluster.js';
+import { removeAuthority } from '../../test/harness/certs.js';
+import { freshNamespace, interlock, kubectl } from './cluster.js';
+import { installAgent, installWebhook, type InstalledWebhook } from './install.js';
 
-// The manifest path's uninstall, as docs/operator.md prints it: the node agent, the webhook (its
-// CA given) and the Event RBAC of a namespace the operator owns, applied as printed; then the
-// documented block, which reads only the install records, removes every object with Interlock's
-// labels, cluster-scoped ones included, and nothing of the operator's namespace.
-const REPO = fileURLToPath(new URL('../../', import.meta.url));
-const APP_NS = 'ilk-uninstall';
-const WEBHOOK_NS = 'interlock-webhook';
+// The documented uninstall (docs/operator.md, section 7) on a real API server: the webhook, the
+// node agent and an application namespace's Event RBAC installed as printed, then each output
+// deleted as printed. Every kind the API server lists is searched, cluster-scoped ones included
+// (the MutatingWebhookConfiguration, ClusterRoles, ClusterRoleBindings, admission policies), in
+// every namespace. Objects another run left before this one are not this install's to remove.
+const NS = 'ilk-uninstall';
+const LABEL = 'app.kubernetes.io/part-of=interlock';
 
-/** The ```sh block under docs/operator.md's **Uninstall.** paragraph. */
-function documentedUninstall(): string {
-  const doc = readFileSync(join(REPO, 'docs/operator.md'), 'utf8');
-  const block = /```sh\n([\s\S]*?)```/.exec(doc.slice(doc.indexOf('**Uninstall.**')))?.[1];
-  if (!block) throw new Error('docs/operator.md: no sh block under **Uninstall.**');
-  return block;
-}
+let webhook: InstalledWebhook | undefined;
+let agent: string | undefined;
 
-function bash(script: string): Promise<{ code: number; out: string }> {
-  const kubectlDir = dirname(join(readFileSync(join(STATE, 'bin'), 'utf8').trim(), 'kubectl'));
-  const env = {
-    ...process.env,
-    KUBECONFIG: join(STATE, 'admin.kubeconfig'),
-    PATH: `${kubectlDir}:${process.env['PATH']}`,
+/** Every object of every kind the API server lists, in every namespace, that carries Interlock's label. */
+async function labelled(): Promise<string[]> {
+  const kinds = (await kubectl(['api-resources', '--verbs=list', '-o', 'name'])).split('\n').filter(Boolean);
+  const list = JSON.parse(await kubectl(['get', kinds.join(','), '-A', '-l', LABEL, '-o', 'json'])) as {
+    items: Array<{ kind: string; metadata: { name: string; namespace?: string } }>;
   };
-  return new Promise((resolve) =>
-    execFile('bash', ['-euo', 'pipefail', '-c', script], { env, timeout: 200_000 }, (error, stdout, stderr) =>
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, out: stdout + stderr }),
-    ),
-  );
+  return list.items
+    .map(({ kind, metadata }) => `${kind} ${metadata.namespace ? `${metadata.namespace}/` : ''}${metadata.name}`)
+    .sort();
 }
 
-let authority: Authority;
+/** The uninstall commands docs/operator.md prints, in its order. */
+function documentedUninstall(): string[] {
+  const doc = readFileSync(fileURLToPath(new URL('../../docs/operator.md', import.meta.url)), 'utf8');
+  const block = /\*\*Uninstall\.\*\*[^`]*```sh\n([^`]*)```/.exec(doc)?.[1] ?? '';
+  return block.split('\n').filter(Boolean);
+}
+
+let before: string[];
 
 beforeAll(async () => {
-  // A file before this one may have removed its Interlock with --wait=false: its Namespace may still be going.
-  await waitFor('no Interlock object left by an earlier file', async () => (await interlockObjects()) === '', 180_000);
-  authority = makeAuthority('cluster-uninstall', {
-    commonName: `interlock-webhook.${WEBHOOK_NS}.svc`,
-    altNames: [`DNS:interlock-webhook.${WEBHOOK_NS}.svc`],
-  });
-  await kubectl(['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=true', '--timeout=110s']);
-  await kubectl(['create', 'namespace', APP_NS]);
-}, 300_000);
+  before = await labelled();
+  await kubectl(['create', 'namespace', NS]).catch(() => undefined);
+}, 60_000);
 afterAll(async () => {
-  await kubectl(['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=false']).catch(() => undefined);
-  if (authority) removeAuthority(authority);
-});
+  await kubectl(['delete', 'namespace', NS, '--wait=false', '--ignore-not-found']).catch(() => undefined);
+  // After a failure midway, what is left of the install goes too (deleting again is harmless).
+  for (const printed of [webhook?.printed, agent])
+    if (printed)
+      await kubectl(['delete', '-f', '-', '--wait=false', '--ignore-not-found'], printed).catch(() => undefined);
+  if (webhook) removeAuthority(webhook.authority);
+}, 60_000);
 
-describe("manifest's install records, and the documented uninstall that reads them", () => {
-  it('installs the agent, the webhook and the Event RBAC, each with its record', async () => {
-    const ca = join(authority.dir, 'ca.crt');
-    for (const argv of [
-      ['--node-agent', '--mesh', 'linkerd', '--image', IMAGE],
-      ['--webhook', '--ca-bundle', ca, '--image', IMAGE, '--api-server-cidr', '10.231.0.2/32'],
-      ['--rbac', '--namespace', APP_NS],
-    ])
-      await kubectl(['apply', '-f', '-'], await interlock(['manifest', ...argv]));
-    await kubectl([
-      'create',
-      'secret',
-      'tls',
-      'interlock-webhook-tls',
-      '-n',
-      WEBHOOK_NS,
-      '--cert',
-      join(authority.dir, 'tls.crt'),
-      '--key',
-      join(authority.dir, 'tls.key'),
-    ]);
-    await kubectl(['rollout', 'status', 'deployment/interlock-webhook', '-n', WEBHOOK_NS, '--timeout=110s']);
-    await kubectl(['rollout', 'status', 'daemonset/interlock-node', '-n', 'interlock-system', '--timeout=110s']);
-    const records = await kubectl([
-      'get',
-      'configmap',
-      '-A',
-      '-l',
-      'app.kubernetes.io/name=interlock-install',
-      '-o',
-      'jsonpath={range .items[*]}{.metadata.namespace}/{.metadata.name}{"\\n"}{end}',
-    ]);
-    expect(records.trim().split('\n').sort()).toEqual([
-      `${APP_NS}/interlock-install-validator-events`,
-      'interlock-system/interlock-install-node-agent',
-      `${WEBHOOK_NS}/interlock-install-webhook`,
-    ]);
-  });
-
-  it("the documented uninstall leaves no object with Interlock's labels, and the operator's namespace", async () => {
-    const ran = await bash(documentedUninstall());
-    expect(ran.code, ran.out).toBe(0);
-    expect(ran.out).toMatch(/clusterrole.rbac.authorization.k8s.io "interlock-node" deleted/);
-    expect(ran.out).toMatch(/mutatingwebhookconfiguration.admissionregistration.k8s.io "zz-interlock-webhook" deleted/);
-    expect(ran.out).toMatch(new RegExp(`role.rbac.authorization.k8s.io "interlock-events" deleted`));
-    await waitFor('the namespaces to go', async () => (await interlockObjects()) === '', 120_000).catch(
-      () => undefined,
+describe('the documented uninstall, on a real cluster', () => {
+  it("leaves no object with Interlock's labels in any namespace, cluster-scoped ones included", async () => {
+    webhook = await installWebhook('cluster-uninstall');
+    agent = await installAgent();
+    await freshNamespace(NS); // applies `manifest --rbac --namespace NS`
+    const installed = await labelled();
+    expect(installed).toEqual(
+      expect.arrayContaining([
+        'MutatingWebhookConfiguration zz-interlock-webhook',
+        'ClusterRole interlock-node',
+        'ClusterRoleBinding interlock-node',
+        'ValidatingAdmissionPolicy interlock-node-own-node-pods',
+        'DaemonSet interlock-system/interlock-node',
+        'Deployment interlock-webhook/interlock-webhook',
+        'Namespace interlock-webhook',
+        'Namespace interlock-system',
+        `Role ${NS}/interlock-events`,
+        `RoleBinding ${NS}/interlock-events`,
+      ]),
     );
-    expect(await interlockObjects()).toBe('');
-    expect(await kubectl(['get', 'namespace', APP_NS, '-o', 'jsonpath={.status.phase}'])).toBe('Active');
+
+    // docs/operator.md, "Uninstall", in its order; no --monitoring here: the cluster has no
+    // Prometheus Operator, so that part was never installed.
+    expect(documentedUninstall()).toEqual([
+      'interlock manifest --monitoring | kubectl delete -f -',
+      'interlock manifest --webhook [--ca-bundle FILE] | kubectl delete -f -',
+      'interlock manifest --node-agent [node flags] | kubectl delete -f -',
+      'interlock manifest --rbac --namespace NS | kubectl delete -f -   # each namespace given --rbac',
+    ]);
+    await kubectl(['delete', '-f', '-', '--wait=true', '--timeout=180s'], webhook.printed);
+    await kubectl(['delete', '-f', '-', '--wait=true', '--timeout=180s'], agent);
+    const rbac = await interlock(['manifest', '--rbac', '--namespace', NS]);
+    await kubectl(['delete', '-f', '-', '--wait=true', '--timeout=60s'], rbac);
+
+    expect(await labelled()).toEqual(before.filter((name) => !installed.includes(name)));
   });
 });

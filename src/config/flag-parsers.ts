@@ -247,6 +247,12 @@ export const parseCriEndpoint: FlagParser<string> = (text) =>
         'expected unix:///PATH (containerd: unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock)',
       );
 
+/** A host directory named to be mounted at the same path: absolute, plain (no `.`, `..` or `//`), no trailing `/`. */
+export const parseAbsoluteDir: FlagParser<string> = (text) =>
+  /^(\/[A-Za-z0-9._-]+)+$/.test(text) && !text.split('/').some((part) => part === '.' || part === '..')
+    ? ok(text)
+    : problem('expected an absolute directory such as /run/netns (letters, digits, ".", "_", "-" between slashes)');
+
 /** NAME[,NAME]: namespaces, image repositories or digests, each a name without spaces. */
 export const parseNameList: FlagParser<readonly string[]> = (text) => {
   const list = text.split(',').map((item) => item.trim());

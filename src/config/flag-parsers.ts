@@ -3,6 +3,7 @@ import { parseCidr, type Cidr } from '../addr/cidr.js';
 import { parseIp, type Family, type IpAddress } from '../addr/ip.js';
 import { parsePortSet, type PortSet } from '../addr/port-set.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { closestName } from './closest-name.js';
 import { formatDuration, parseDurationMs } from './duration.js';
 import { quoted } from './echo-value.js';
 import { imageReferenceProblem } from './image-reference.js';
@@ -41,7 +42,11 @@ export function oneOf<T extends string>(allowed: readonly T[], wording: OneOfWor
   const message = `expected ${wording.say === undefined || wording.say === 'one of' ? 'one of ' : ''}${list}`;
   return (text) => {
     const value = wording.exact ? text : text.trim();
-    return (allowed as readonly string[]).includes(value) ? ok(value as T) : problem(message);
+    if ((allowed as readonly string[]).includes(value)) return ok(value as T);
+    // A case slip (Istio, FAIL) is one edit per letter: compared in lower case, it is found.
+    const lower = allowed.map((choice) => choice.toLowerCase());
+    const guess = value === '' ? undefined : closestName(value.toLowerCase(), lower);
+    return problem(guess === undefined ? message : `${message}; did you mean ${allowed[lower.indexOf(guess)]}?`);
   };
 }
 
@@ -264,13 +269,21 @@ export const parseNameList: FlagParser<readonly string[]> = (text) => {
 /** NAME[,NAME] of containers: empty items left out. */
 export const parseContainerNames: FlagParser<string[]> = (text) => ok(listItems(text));
 
+/** Names of one kind of object, DNS-1123 subdomains (dots allowed), comma-separated. */
+function subdomainNames(kind: string): FlagParser<string[]> {
+  return (value) => {
+    const names = value.split(',').map((name) => name.trim());
+    return names.every((name) => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+      ? ok(names)
+      : problem(`expected ${kind} names (DNS-1123 subdomains), comma-separated`);
+  };
+}
+
 /** ServiceAccount names are DNS-1123 subdomains: dots allowed. */
-export const parseServiceAccounts: FlagParser<string[]> = (value) => {
-  const names = value.split(',').map((name) => name.trim());
-  return names.every((name) => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
-    ? ok(names)
-    : problem('expected ServiceAccount names (DNS-1123 subdomains), comma-separated');
-};
+export const parseServiceAccounts: FlagParser<string[]> = subdomainNames('ServiceAccount');
+
+/** Secret names (image pull secrets) are DNS-1123 subdomains too. */
+export const parseSecretNames: FlagParser<string[]> = subdomainNames('Secret');
 
 /** A switch read from the command line only: any value from the environment is refused. */
 export const parseArgvOnly: FlagParser<boolean> = () => problem('is read from the command line only');

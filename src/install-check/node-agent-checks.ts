@@ -5,6 +5,7 @@ import { at, count, list, record, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { unreadable } from './webhook-checks.js';
+import { agentMeshCheck } from './agent-mesh-check.js';
 
 const REINSTALL = 'interlock manifest --node-agent [node flags] | kubectl apply -f -';
 
@@ -17,7 +18,14 @@ export function nodeAgentChecks(snapshot: InstallSnapshot): InstallCheckResult[]
     return [
       installCheck('node-agent', 'installed', 'skip', `not installed (no DaemonSet ${NODE_AGENT_NAME})`, REINSTALL),
     ];
-  const checks = [namespaceCheck(snapshot), daemonSetCheck(snapshot), everyNodeCheck(snapshot), rbacCheck(snapshot)];
+  const mesh = agentMeshCheck(snapshot);
+  const checks = [
+    namespaceCheck(snapshot),
+    daemonSetCheck(snapshot),
+    everyNodeCheck(snapshot),
+    rbacCheck(snapshot),
+    ...(mesh ? [mesh] : []),
+  ];
   // The node gate's condition, per node, when the agents report it.
   return agentMode(snapshot).gate.condition ? [...checks, meshConditionCheck(snapshot)] : checks;
 }

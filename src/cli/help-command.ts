@@ -6,7 +6,7 @@ import { commandError, unknownCommand } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { COMMANDS, commandSpec } from './command-table.js';
 import { formatCommandHelp, formatTopHelp } from './help.js';
-import { versionText } from './commands/version/run.js';
+import { versionText } from './version.js';
 
 const printed = (stdout: string): CommandOutcome => ({ exitCode: EXIT.pass, stdout, stderr: '' });
 

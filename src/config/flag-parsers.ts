@@ -6,6 +6,8 @@ import { fail, ok, type Result } from '../reason/result.js';
 import { closestName } from './closest-name.js';
 import { formatDuration, parseDurationMs } from './duration.js';
 import { quoted } from './echo-value.js';
+import { imageReferenceProblem } from './image-reference.js';
+import { FAILURE_EXIT_CODE_RANGE, isFailureCode, LOWEST_FAILURE_CODE, RESERVED_EXIT_CODES } from './exit-codes.js';
 import { PLATFORMS, type Platform } from './platform.js';
 
 /** A flag value parser: the failure's message is the problem alone (`expected 1-65535`). */
@@ -250,6 +252,12 @@ export const parseCriEndpoint: FlagParser<string> = (text) =>
         'expected unix:///PATH (containerd: unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock)',
       );
 
+/** A host directory named to be mounted at the same path: absolute, plain (no `.`, `..` or `//`), no trailing `/`. */
+export const parseAbsoluteDir: FlagParser<string> = (text) =>
+  /^(\/[A-Za-z0-9._-]+)+$/.test(text) && !text.split('/').some((part) => part === '.' || part === '..')
+    ? ok(text)
+    : problem('expected an absolute directory such as /run/netns (letters, digits, ".", "_", "-" between slashes)');
+
 /** NAME[,NAME]: namespaces, image repositories or digests, each a name without spaces. */
 export const parseNameList: FlagParser<readonly string[]> = (text) => {
   const list = text.split(',').map((item) => item.trim());
@@ -311,4 +319,20 @@ export const parseTaintMatch: FlagParser<TaintMatch> = (text) => {
   return (TAINT_EFFECTS as readonly string[]).includes(effect)
     ? ok({ key, effect: effect as TaintMatch['effect'] })
     : problem(`expected the effect NoSchedule, PreferNoSchedule or NoExecute after the key`);
+};
+
+/** `--failure-exit-code`: 2-255, never a reserved code. */
+export const parseFailureExitCode: FlagParser<number> = (text) => {
+  const trimmed = text.trim();
+  const code = /^\d{1,3}$/.test(trimmed) ? Number(trimmed) : NaN;
+  if (isFailureCode(code)) return ok(code);
+  return problem(
+    `expected ${FAILURE_EXIT_CODE_RANGE} except ${RESERVED_EXIT_CODES.filter((reserved) => reserved > LOWEST_FAILURE_CODE).join(', ')} (reserved: configuration error, bad input, internal error, output error, signals)`,
+  );
+};
+
+/** `--image`: a reference a registry client takes (config/image-reference.ts), kept as written. */
+export const parseImageReference: FlagParser<string> = (text) => {
+  const refusal = imageReferenceProblem(text);
+  return refusal === undefined ? ok(text) : problem(refusal);
 };

@@ -1,4 +1,4 @@
-import type { NodeAction } from '../node-agent/decide.js';
+import type { NodeAction } from '../node-agent/node-action.js';
 import { NODE_AGENT_NAME, nodeAgentRules, type NodeGateRights } from '../node-agent/manifest.js';
 import { MESH_CONDITION } from '../node-agent/node-gate.js';
 import { at, count, list, record, text } from './json-path.js';

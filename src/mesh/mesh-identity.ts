@@ -33,6 +33,7 @@ export interface MeshCapture {
   readonly excludeInboundPorts?: PortSet;
   readonly excludeOutboundPorts?: PortSet;
   readonly dnsPort?: number;
+  readonly dnsRulesFirst?: boolean;
   readonly inboundTunnelPort?: number;
   readonly proxyLoopbackToInbound?: boolean;
   readonly dataplane?: Dataplane;

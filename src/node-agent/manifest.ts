@@ -4,7 +4,7 @@ import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js'
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { LINUX_NODES, pullSecretFields } from '../kube/pod-placement.js';
 import { NODE_TAINT } from './agent-api.js';
-import type { NodeAction } from './decide.js';
+import type { NodeAction } from './node-action.js';
 import { nodeScopePolicy } from './node-scope-policy.js';
 
 export interface NodeAgentManifestOptions {
@@ -25,8 +25,11 @@ export interface NodeAgentManifestOptions {
   };
   /** The port of `--listen` when given (metrics and probes); 9477 otherwise. */
   readonly listenPort?: number;
-  /** With `--recheck-interval`: the runtime's socket; the agent is then the privileged variant. */
-  readonly recheck?: { readonly socketPath: string };
+  /**
+   * With `--recheck-interval`: the runtime's socket and where it mounts pods' network namespaces
+   * (`--netns-dir`); the agent is then the privileged variant.
+   */
+  readonly recheck?: { readonly socketPath: string; readonly netnsDir: string };
   /** With `--report-condition` / `--startup-taint KEY`: the node gate's rights (and a toleration of that taint). */
   readonly gate?: NodeGateRights;
   /** openshift: the privileged SCC (by RBAC) and the SELinux type spc_t. */
@@ -130,24 +133,28 @@ function cniVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mou
   };
 }
 
+/** Where containerd and CRI-O mount pods' network namespaces by default; /var/run/netns names it too. */
+export const DEFAULT_NETNS_DIR = '/run/netns';
+
 /**
  * The re-check's host paths, read-only: the runtime's socket (it answers ListPodSandbox and
- * PodSandboxStatus) and the directory of pod network namespaces (containerd and CRI-O mount them
- * under /run/netns, which /var/run/netns names too), with HostToContainer propagation so
- * namespaces created after the agent started appear in it.
+ * PodSandboxStatus) and the directory of pod network namespaces (`--netns-dir`: by default
+ * /run/netns, also mounted as /var/run/netns, the path containerd names; containerd with
+ * netns_mounts_under_state_dir mounts them under its state directory), at the path the runtime
+ * names, with HostToContainer propagation so namespaces created after the agent started appear.
  */
 function recheckVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mounts: object[] } {
   if (!options.recheck) return { volumes: [], mounts: [] };
-  const socket = options.recheck.socketPath;
+  const { socketPath: socket, netnsDir } = options.recheck;
+  const at = netnsDir === DEFAULT_NETNS_DIR ? [DEFAULT_NETNS_DIR, '/var/run/netns'] : [netnsDir];
   return {
     volumes: [
       { name: 'cri-socket', hostPath: { path: socket, type: 'Socket' } },
-      { name: 'netns', hostPath: { path: '/run/netns', type: 'Directory' } },
+      { name: 'netns', hostPath: { path: netnsDir, type: 'Directory' } },
     ],
     mounts: [
       { name: 'cri-socket', mountPath: socket, readOnly: true },
-      { name: 'netns', mountPath: '/run/netns', readOnly: true, mountPropagation: 'HostToContainer' },
-      { name: 'netns', mountPath: '/var/run/netns', readOnly: true, mountPropagation: 'HostToContainer' },
+      ...at.map((mountPath) => ({ name: 'netns', mountPath, readOnly: true, mountPropagation: 'HostToContainer' })),
     ],
   };
 }

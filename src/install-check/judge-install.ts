@@ -36,7 +36,7 @@ export function judgeInstall(snapshot: InstallSnapshot): InstallCheckResult[] {
         'installed',
         'fail',
         `Interlock is not installed here: no webhook in ${snapshot.webhookNamespace}, no node agent in ${snapshot.nodeNamespace}`,
-        'interlock manifest --webhook | kubectl apply -f -; interlock manifest --node-agent | kubectl apply -f - (docs/operator.md)',
+        'interlock manifest --webhook --image IMAGE | kubectl apply -f -; interlock manifest --node-agent --mesh MESH --image IMAGE | kubectl apply -f - (docs/operator.md)',
       ),
     );
   return [...results, ...webhookChecks(snapshot), ...nodeAgentChecks(snapshot), ...versionChecks(snapshot)];

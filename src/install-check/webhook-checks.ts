@@ -204,7 +204,7 @@ function servingCertificateCheck(snapshot: InstallSnapshot, ca: CertificateFacts
       'certificate',
       'fail',
       `${name} does not exist: the webhook's pods cannot start`,
-      'with cert-manager: kubectl describe certificate -n NS interlock-webhook; without: create the Secret (tls.crt, tls.key)',
+      `with cert-manager: kubectl describe certificate -n ${snapshot.webhookNamespace} ${WEBHOOK_NAME}; without: create the Secret ${WEBHOOK_TLS_SECRET} (tls.crt, tls.key)`,
     );
   if (found.state !== 'found') return unreadable('webhook', 'certificate', name, found);
   const pem = Buffer.from(text(at(found.value, 'data', 'tls.crt')) ?? '', 'base64').toString('utf8');

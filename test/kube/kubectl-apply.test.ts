@@ -92,7 +92,7 @@ function variants(): { mode: string; argv: string[] }[] {
   for (const [mode, flags] of Object.entries(MODE_FLAGS)) {
     const base = mode === 'container' ? [] : [`--${mode}`];
     // The init container and the node agent need --mesh; so may a mode added later that takes it
-    // (rbac takes none, the webhook takes it only for istio-ambient).
+    // (rbac takes none, the webhook takes only istio-ambient).
     const needsMesh = mode !== 'webhook' && flags.includes('mesh');
     const withMesh = (argv: readonly string[]): string[] =>
       needsMesh && !argv.includes('--mesh') ? ['--mesh', 'linkerd', ...argv] : [...argv];

@@ -1,6 +1,7 @@
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { kubeRequest } from '../kube/request.js';
 import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
+import type { LostReason } from '../node-agent/recheck/pod-check.js';
 import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
 import { at, list, text } from './json-path.js';
 
@@ -30,6 +31,8 @@ export interface InstallSnapshot {
   readonly nodes: Found;
   readonly clusterRoles: Found;
   readonly clusterRoleBindings: Found;
+  /** Read only when the data-plane checks are asked for: every pod, and the re-check's Warnings. */
+  readonly dataPlane?: { readonly pods: Found; readonly lostEvents: readonly Found[] };
 }
 
 const TIMEOUT_MS = 10_000;
@@ -64,6 +67,7 @@ export async function readInstall(
   access: Pick<ClusterAccess, 'server' | 'origin'>,
   namespaces: { readonly webhook?: string; readonly node?: string },
   now: Date,
+  dataPlane = false,
 ): Promise<InstallSnapshot> {
   const version = await get('/version');
   const base = { now, server: access.server, origin: access.origin, version };
@@ -95,6 +99,7 @@ export async function readInstall(
   ]);
   return {
     ...base,
+    ...(dataPlane ? { dataPlane: await readDataPlane(get) } : {}),
     namespaces: namespaceList,
     webhookNamespace,
     configuration,
@@ -109,4 +114,14 @@ export async function readInstall(
     clusterRoles,
     clusterRoleBindings,
   };
+}
+
+/** Every pod (as `linkerd check --proxy` reads them) and the node agent's re-check Warnings, by reason. */
+async function readDataPlane(get: Get): Promise<NonNullable<InstallSnapshot['dataPlane']>> {
+  const reasons: readonly LostReason[] = ['CaptureLost', 'ZtunnelNotListening'];
+  const [pods, ...lostEvents] = await Promise.all([
+    get('/api/v1/pods'),
+    ...reasons.map((reason) => get('/api/v1/events', { fieldSelector: `reason=${reason}` })),
+  ]);
+  return { pods: pods ?? { state: 'absent' }, lostEvents };
 }

@@ -1,3 +1,4 @@
+import { dataPlaneChecks } from './data-plane-checks.js';
 import { at, text } from './json-path.js';
 import { nodeAgentChecks, nodeAgentInstalled } from './node-agent-checks.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
@@ -39,5 +40,11 @@ export function judgeInstall(snapshot: InstallSnapshot): InstallCheckResult[] {
         'interlock manifest --webhook | kubectl apply -f -; interlock manifest --node-agent | kubectl apply -f - (docs/operator.md)',
       ),
     );
-  return [...results, ...webhookChecks(snapshot), ...nodeAgentChecks(snapshot), ...versionChecks(snapshot)];
+  return [
+    ...results,
+    ...webhookChecks(snapshot),
+    ...nodeAgentChecks(snapshot),
+    ...versionChecks(snapshot),
+    ...dataPlaneChecks(snapshot),
+  ];
 }

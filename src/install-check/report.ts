@@ -6,6 +6,7 @@ const MARK: Record<InstallCheckStatus, string> = { pass: 'ok  ', warn: 'warn', f
 function heading(part: InstallPart, snapshot: InstallSnapshot): string {
   if (part === 'webhook') return `webhook (namespace ${snapshot.webhookNamespace})`;
   if (part === 'node-agent') return `node agent (namespace ${snapshot.nodeNamespace})`;
+  if (part === 'data-plane') return 'data plane (meshed pods)';
   return part;
 }
 

@@ -1,6 +1,6 @@
 import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
-import type { FlagDef } from '../../../config/flag-def.js';
-import { parseNonBlank } from '../../../config/flag-parsers.js';
+import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
+import { parseNonBlank, parseSwitch } from '../../../config/flag-parsers.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import { textOrJsonFlag } from '../../flags/text-or-json-flag.js';
 
@@ -21,6 +21,14 @@ export const CONTEXT_FLAG: FlagDef<string> = {
   parse: parseNonBlank('must not be empty'),
 };
 
+export const DATA_PLANE_FLAG: DefaultedFlag<boolean> = {
+  name: 'data-plane',
+  kind: 'switch',
+  help: "Also check the meshed pods (as `linkerd check --proxy`): those without Interlock's validator, those blocked now (reason, node), those with a CaptureLost Event, and workloads running another validator image than the install's.",
+  parse: parseSwitch,
+  default: false,
+};
+
 export const CHECK_OUTPUT_FLAG = textOrJsonFlag();
 
 export const CHECK_FLAGS: readonly FlagDef[] = [
@@ -28,6 +36,7 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
   CONTEXT_FLAG,
   WEBHOOK_NAMESPACE_FLAG,
   NODE_NAMESPACE_FLAG,
+  DATA_PLANE_FLAG,
   CHECK_OUTPUT_FLAG,
   HELP_FLAG,
   VERSION_FLAG,

@@ -10,7 +10,7 @@ import { getter, readInstall } from '../../../install-check/install-snapshot.js'
 import { commandError } from '../../command-error.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
-import { CHECK_FLAGS, CHECK_OUTPUT_FLAG, CONTEXT_FLAG, KUBECONFIG_FLAG } from './flags.js';
+import { CHECK_FLAGS, CHECK_OUTPUT_FLAG, DATA_PLANE_FLAG, CONTEXT_FLAG, KUBECONFIG_FLAG } from './flags.js';
 
 /** `interlock check`: read the installed parts once, check them, say what to fix. */
 export async function runCheck(
@@ -26,7 +26,13 @@ export async function runCheck(
   const webhook = flagValue(parsed.value, WEBHOOK_NAMESPACE_FLAG);
   const node = flagValue(parsed.value, NODE_NAMESPACE_FLAG);
   const namespaces = { ...(webhook === undefined ? {} : { webhook }), ...(node === undefined ? {} : { node }) };
-  const snapshot = await readInstall(getter(access.value), access.value, namespaces, now());
+  const snapshot = await readInstall(
+    getter(access.value),
+    access.value,
+    namespaces,
+    now(),
+    flagValue(parsed.value, DATA_PLANE_FLAG),
+  );
   const results = judgeInstall(snapshot);
   const failed = results.some((result) => result.status === 'fail');
   return {

@@ -3,7 +3,7 @@ import type { DataPlaneFinding } from './data-plane-finding.js';
 /** One line of `interlock check`: what was checked, what was found and, when it is wrong, what to do. */
 export type InstallCheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
-export type InstallPart = 'cluster' | 'webhook' | 'node-agent' | 'versions' | 'data-plane';
+export type InstallPart = 'cluster' | 'preflight' | 'webhook' | 'node-agent' | 'versions' | 'data-plane';
 
 export interface InstallCheckResult {
   readonly part: InstallPart;

@@ -1,6 +1,6 @@
 import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
 import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
-import { oneOf, parseNonBlank, parseSwitch } from '../../../config/flag-parsers.js';
+import { oneOf, parseDuration, parseNonBlank, parseSwitch } from '../../../config/flag-parsers.js';
 import { parseImageReference } from '../../../config/image-reference.js';
 import { MESHES, type Mesh } from '../../../mesh/meshes.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
@@ -80,6 +80,14 @@ export const PRE_IMAGE_FLAG: FlagDef<string> = {
   parse: parseImageReference,
 };
 
+export const WAIT_FLAG: FlagDef<number> = {
+  name: 'wait',
+  kind: 'value',
+  placeholder: 'DURATION',
+  help: 'Re-run the checks every 2s until they pass or DURATION (`5m`) ends, then print the last run; progress on stderr.',
+  parse: parseDuration(1000, 3_600_000, '30s, 5m, 1h'),
+};
+
 export const CHECK_OUTPUT_FLAG = textOrJsonFlag();
 
 export const CHECK_FLAGS: readonly FlagDef[] = [
@@ -94,6 +102,7 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
   PRE_MONITORING_FLAG,
   PRE_FAILURE_POLICY_FLAG,
   PRE_IMAGE_FLAG,
+  WAIT_FLAG,
   CHECK_OUTPUT_FLAG,
   HELP_FLAG,
   VERSION_FLAG,

@@ -11,7 +11,8 @@ const argValues = (args: readonly string[], name: string): string[] =>
 /**
  * The images the install stands for: the validator image the webhook injects (else the agent's
  * own, the one release), and every repository Interlock's parts run or trust, by which a pod's
- * validator is known to be Interlock's and not the mesh's own.
+ * validator is known to be Interlock's and not the mesh's own. `check --data-plane --image` names
+ * the image where no part is installed (pods injected by `inject` alone), and wins over the parts'.
  */
 export function installImages(snapshot: InstallSnapshot): {
   readonly expected: string | undefined;
@@ -24,6 +25,8 @@ export function installImages(snapshot: InstallSnapshot): {
   const injected = argValues(webhookArgs, 'image')[0];
   const own = [text(at(webhook, 'image')), text(at(agent, 'image'))].flatMap((image) => image ?? []);
   const trusted = [...argValues(webhookArgs, 'trusted-image'), ...argValues(agentArgs, 'trusted-image')];
-  const all = [...(injected === undefined ? [] : [injected]), ...own, ...trusted];
-  return { expected: injected ?? own[0], repositories: new Set(all.map(imageRepository)) };
+  const given = snapshot.dataPlane?.image;
+  const expected = given ?? injected ?? own[0];
+  const all = [...(expected === undefined ? [] : [expected]), ...own, ...trusted];
+  return { expected, repositories: new Set(all.map(imageRepository)) };
 }

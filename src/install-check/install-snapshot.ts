@@ -32,7 +32,7 @@ export interface InstallSnapshot {
   readonly clusterRoles: Found;
   readonly clusterRoleBindings: Found;
   /** Read only when the data-plane checks are asked for: every pod, and the re-check's Warnings. */
-  readonly dataPlane?: { readonly pods: Found; readonly lostEvents: readonly Found[] };
+  readonly dataPlane?: { readonly pods: Found; readonly lostEvents: readonly Found[]; readonly image?: string };
 }
 
 const TIMEOUT_MS = 10_000;
@@ -68,6 +68,7 @@ export async function readInstall(
   namespaces: { readonly webhook?: string; readonly node?: string },
   now: Date,
   dataPlane = false,
+  image?: string,
 ): Promise<InstallSnapshot> {
   const version = await get('/version');
   const base = { now, server: access.server, origin: access.origin, version };
@@ -99,7 +100,7 @@ export async function readInstall(
   ]);
   return {
     ...base,
-    ...(dataPlane ? { dataPlane: await readDataPlane(get) } : {}),
+    ...(dataPlane ? { dataPlane: { ...(await readDataPlane(get)), ...(image === undefined ? {} : { image }) } } : {}),
     namespaces: namespaceList,
     webhookNamespace,
     configuration,

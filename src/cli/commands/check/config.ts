@@ -19,10 +19,12 @@ export type CheckMode =
       readonly kind: 'install';
       readonly namespaces: { readonly webhook?: string; readonly node?: string };
       readonly dataPlane: boolean;
+      /** --image with --data-plane: Interlock's image when no installed part names it (inject alone). */
+      readonly image: string | undefined;
     }
   | { readonly kind: 'pre'; readonly plan: PreflightPlan };
 
-const PRE_ONLY = [PRE_MESH_FLAG, PRE_CA_BUNDLE_FLAG, PRE_FAILURE_POLICY_FLAG, PRE_IMAGE_FLAG] as const;
+const PRE_ONLY = [PRE_MESH_FLAG, PRE_CA_BUNDLE_FLAG, PRE_FAILURE_POLICY_FLAG] as const;
 
 /** The mode, or the sentence refusing a flag given where it means nothing. */
 export function checkMode(parsed: ParsedFlags): CheckMode | string {
@@ -33,10 +35,13 @@ export function checkMode(parsed: ParsedFlags): CheckMode | string {
     const stray = PRE_ONLY.find((flag) => flagValue(parsed, flag) !== undefined);
     if (stray) return `--${stray.name} needs --pre: it describes an install not made yet`;
     if (flagValue(parsed, PRE_MONITORING_FLAG)) return '--monitoring needs --pre: it describes an install not made yet';
+    const image = flagValue(parsed, PRE_IMAGE_FLAG);
+    if (image !== undefined && !dataPlane) return '--image needs --pre or --data-plane';
     return {
       kind: 'install',
       namespaces: { ...(webhook === undefined ? {} : { webhook }), ...(node === undefined ? {} : { node }) },
       dataPlane,
+      image,
     };
   }
   if (dataPlane)

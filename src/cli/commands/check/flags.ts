@@ -76,7 +76,7 @@ export const PRE_IMAGE_FLAG: FlagDef<string> = {
   name: 'image',
   kind: 'value',
   placeholder: 'IMAGE',
-  help: "With --pre: Interlock's image, as the fixes print it.",
+  help: "With --pre: Interlock's image, as the fixes print it. With --data-plane: the install's image when no installed part names it (inject alone).",
   parse: parseImageReference,
 };
 

@@ -56,7 +56,7 @@ export async function runCheck(
 async function checkOnce(access: ClusterAccess, mode: CheckMode, now: Date) {
   const get = getter(access);
   if (mode.kind === 'install') {
-    const snapshot = await readInstall(get, access, mode.namespaces, now, mode.dataPlane);
+    const snapshot = await readInstall(get, access, mode.namespaces, now, mode.dataPlane, mode.image);
     return { context: snapshot, results: judgeInstall(snapshot) };
   }
   const context = {

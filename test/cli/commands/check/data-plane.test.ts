@@ -196,6 +196,27 @@ describe('interlock check --data-plane', () => {
     expect(blocked.at(-1)?.message).toBe('and 3 more like these (-o json lists the first 20)');
   });
 
+  it('with nothing installed (inject alone), skips without --image and checks the pods with it', async () => {
+    const bare = await startKubeApi();
+    try {
+      for (const pod of pods) bare.store.put('pods', pod);
+      const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig-bare'), bare.url);
+      const skipped = await runCheck(['-o', 'json', '--data-plane'], { KUBECONFIG: kubeconfig });
+      const none = (JSON.parse(skipped.stdout) as { checks: InstallCheckResult[] }).checks;
+      expect(part(none, 'data-plane.pods')).toMatchObject([{ status: 'skip' }]);
+      const given = await runCheck(['-o', 'json', '--data-plane', '--image', IMAGE], { KUBECONFIG: kubeconfig });
+      const checks = (JSON.parse(given.stdout) as { checks: InstallCheckResult[] }).checks;
+      expect(part(checks, 'data-plane.blocked')).toHaveLength(2);
+      expect(part(checks, 'data-plane.validator')[0]?.fix).toMatch(
+        new RegExp(`^interlock manifest --webhook --image ${IMAGE} \\| kubectl apply -f -  # `),
+      );
+      const refused = await runCheck(['--image', IMAGE], { KUBECONFIG: kubeconfig });
+      expect(refused.exitCode).toBe(64);
+    } finally {
+      await bare.close();
+    }
+  });
+
   it('prints the data plane as the operator reads it, through the real binary', async () => {
     const text = await run(env, `${INTERLOCK} check --data-plane`);
     expect(text.code).toBe(69);

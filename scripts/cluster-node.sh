@@ -9,6 +9,10 @@ state=$1
 bin=$2
 pki=$state/pki
 readlink /proc/$$/ns/mnt >"$state/mntns"
+# A node's mounts are shared (systemd makes / rshared), and the kubelet refuses a HostToContainer
+# mount of a private one: the re-checking node agent's view of pods' network namespaces needs it.
+# The namespace was made private first (unshare --propagation private), so nothing reaches the host.
+mount --make-rshared /
 mkdir -p /run/containerd
 mount -t tmpfs interlock-cluster-run /run/containerd
 trap 'kill $(jobs -p) 2>/dev/null; wait; exit 0' TERM INT

@@ -1,73 +1,139 @@
-import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { InstallCheckResult } from '../../src/install-check/install-check-result.js';
-import {
-  freshNamespace,
-  IMAGE,
-  interlock,
-  kubectl,
-  linkerdDeployment,
-  LINKERD_VALIDATOR,
-  podsOf,
-  setChain,
-  STATE,
-  waitFor,
-} from './cluster.js';
+import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
+import { freshNamespace, interlockRun, kubectl, waitFor } from './cluster.js';
+import { installAgent, installWebhook, NODE_NS, WEBHOOK_NS, type InstalledWebhook } from './install.js';
 
-// `interlock check --data-plane` against the real Kubernetes v1.33.13: a pod `interlock inject`
-// gave the validator, started while the node's chain has no mesh plugin, is listed as blocked with
-// the reason its termination message gives and the node the kubelet runs it on.
+// `interlock check` against the real API server: the webhook, the node agent and the Event RBAC
+// installed as docs/operator.md prints them pass; then each breakage an operator meets is made to
+// the real cluster, `check` exits 69 and its FAIL line names that breakage, and the object is put
+// back as printed (and `check` passes again) before the next.
 const NS = 'ilk-check';
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const CHECK_FAILED = 69;
 
-/** The shipped CLI's report: check exits 69 when a check fails, and prints it all the same. */
-function check(args: readonly string[]): { exitCode: number; checks: InstallCheckResult[] } {
-  const ran = spawnSync('node', [CLI, 'check', ...args, '-o', 'json'], {
-    env: { ...process.env, KUBECONFIG: join(STATE, 'admin.kubeconfig') },
-    encoding: 'utf8',
-    timeout: 120_000,
-  });
-  return { exitCode: ran.status ?? -1, checks: (JSON.parse(ran.stdout) as { checks: InstallCheckResult[] }).checks };
+let webhook: InstalledWebhook;
+let agent: string;
+let stranger: Authority;
+
+const check = () => interlockRun(['check']);
+
+/** `check` until it fails with `line` among its FAIL lines (the cluster's controllers take a moment). */
+async function failsWith(line: RegExp): Promise<string> {
+  return waitFor(
+    `check to fail with ${String(line)}`,
+    async () => {
+      const ran = await check();
+      const fails = ran.stdout.split('\n').filter((text) => text.startsWith('  FAIL  '));
+      return ran.exitCode === CHECK_FAILED && fails.some((text) => line.test(text)) ? ran.stdout : undefined;
+    },
+    120_000,
+  );
 }
 
-beforeAll(async () => {
-  setChain(undefined);
-  await freshNamespace(NS);
-}, 180_000);
-afterAll(async () => {
-  setChain(undefined);
-  await kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
-});
+async function passes(): Promise<string> {
+  return waitFor(
+    'check to pass',
+    async () => {
+      const ran = await check();
+      return ran.exitCode === 0 ? ran.stdout : undefined;
+    },
+    180_000,
+  );
+}
 
-describe('interlock check --data-plane, on a real cluster', () => {
-  it('lists the pod its validator blocks, with the reason and the node', async () => {
-    const deployment = linkerdDeployment('web', NS, 'linkerd.io/inject: enabled');
-    await kubectl(['apply', '-f', '-'], await interlock(['inject', '--mesh', 'linkerd', '--image', IMAGE], deployment));
-    const pod = await waitFor(
-      'the validator failed once',
-      async () => {
-        const [found] = await podsOf(NS, 'app=web');
-        const validator = found?.status.initContainerStatuses?.find((status) => status.name === LINKERD_VALIDATOR);
-        return validator && (validator.restartCount >= 1 || validator.lastState.terminated) ? found : undefined;
-      },
-      180_000,
-    );
-    const node = (await kubectl(['get', 'pod', '-n', NS, pod.metadata.name, '-o', 'jsonpath={.spec.nodeName}'])).trim();
-    const { exitCode, checks } = check(['--data-plane', '--image', IMAGE]);
-    expect(exitCode).toBe(69);
-    const blocked = checks.find((check) => check.id === 'data-plane.blocked' && check.finding?.namespace === NS);
-    expect(blocked, JSON.stringify(checks.filter((check) => check.part === 'data-plane'))).toMatchObject({
-      status: 'fail',
-      fix: expect.stringContaining(`kubectl -n ${NS} delete pod `),
-      finding: {
-        kind: 'blocked',
-        reason: 'InterceptionMissing',
-        exitCode: 95,
-        node,
-        workload: { kind: 'deployment', name: 'web' },
-      },
+/** Puts back a part as printed: `kubectl apply` of the same output recreates what was removed. */
+const reapply = async (printed: string) => kubectl(['apply', '-f', '-'], printed);
+
+beforeAll(async () => {
+  webhook = await installWebhook('cluster-check');
+  agent = await installAgent();
+  await freshNamespace(NS);
+  stranger = makeAuthority('cluster-check-stranger');
+}, 420_000);
+afterAll(async () => {
+  await kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
+  await kubectl(['delete', '-f', '-', '--wait=false'], webhook.printed).catch(() => undefined);
+  await kubectl(['delete', '-f', '-', '--wait=false'], agent).catch(() => undefined);
+  if (webhook) removeAuthority(webhook.authority);
+  if (stranger) removeAuthority(stranger);
+}, 120_000);
+
+describe('interlock check, against a real cluster', () => {
+  it('passes on the healthy install (exit 0, no FAIL line)', async () => {
+    const out = await passes();
+    expect(out).not.toContain('FAIL');
+    expect(out).toMatch(/ok {4}reached https:\/\/10\.231\.0\.2:6443, Kubernetes v1\.33\.13/);
+    expect(out).toMatch(new RegExp(`ok {4}Service ${WEBHOOK_NS}/interlock-webhook has [1-9] ready endpoints?\n`));
+    expect(out).toContain('ok    a ready agent runs on each of the 1 nodes');
+  });
+
+  it('names the webhook Service that was deleted', async () => {
+    try {
+      await kubectl(['delete', 'service', 'interlock-webhook', '-n', WEBHOOK_NS]);
+      const out = await failsWith(
+        /^ {2}FAIL {2}Service interlock-webhook\/interlock-webhook does not exist: the API server cannot reach the webhook$/,
+      );
+      expect(out).toMatch(/FAIL {2}Service interlock-webhook\/interlock-webhook has no ready endpoint/);
+    } finally {
+      await reapply(webhook.printed);
+    }
+    await passes();
+  });
+
+  it('names the agent DaemonSet that no node can run (a nodeSelector nothing matches)', async () => {
+    const patch = JSON.stringify({
+      spec: { template: { spec: { nodeSelector: { 'interlock.dev/no-such': 'node' } } } },
     });
+    try {
+      await kubectl(['patch', 'daemonset', 'interlock-node', '-n', NODE_NS, '--type=merge', '-p', patch]);
+      const out = await failsWith(/^ {2}FAIL {2}no ready agent on 1 of 1 nodes: interlock-node; /);
+      expect(out).toMatch(/FAIL {2}DaemonSet interlock-system\/interlock-node: 0 of 0 scheduled pods ready/);
+    } finally {
+      // The printed DaemonSet has no nodeSelector: a merge patch removes the one added.
+      await kubectl([
+        ...['patch', 'daemonset', 'interlock-node', '-n', NODE_NS, '--type=merge'],
+        ...['-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: null } } } })],
+      ]);
+    }
+    await passes();
+  });
+
+  it('names the verbs the agent lost with its ClusterRoleBinding', async () => {
+    try {
+      await kubectl(['delete', 'clusterrolebinding', 'interlock-node']);
+      await failsWith(
+        /^ {2}FAIL {2}ServiceAccount interlock-system\/interlock-node may not list pods, watch pods, delete pods, create events, which --action=delete needs$/,
+      );
+    } finally {
+      await reapply(agent);
+    }
+    await passes();
+  });
+
+  it("names a caBundle that did not sign the webhook's serving certificate", async () => {
+    const wrong = readFileSync(join(stranger.dir, 'ca.crt')).toString('base64');
+    const patch = JSON.stringify([{ op: 'replace', path: '/webhooks/0/clientConfig/caBundle', value: wrong }]);
+    try {
+      await kubectl(['patch', 'mutatingwebhookconfiguration', 'zz-interlock-webhook', '--type=json', '-p', patch]);
+      await failsWith(
+        /^ {2}FAIL {2}the serving certificate in Secret interlock-webhook\/interlock-webhook-tls is not signed by the caBundle's CA: the API server refuses its TLS$/,
+      );
+    } finally {
+      await reapply(webhook.printed);
+    }
+    await passes();
+  });
+
+  it('names the MutatingWebhookConfiguration that was deleted', async () => {
+    try {
+      await kubectl(['delete', 'mutatingwebhookconfiguration', 'zz-interlock-webhook']);
+      await failsWith(
+        /^ {2}FAIL {2}MutatingWebhookConfiguration zz-interlock-webhook does not exist, but other webhook objects do$/,
+      );
+    } finally {
+      await reapply(webhook.printed);
+    }
+    await passes();
   });
 });

@@ -37,6 +37,21 @@ describe('manifest --node-agent --recheck-interval: the privileged variant, stat
     expect(kind(docs, 'Namespace').metadata.labels['pod-security.kubernetes.io/enforce']).toBe('privileged');
   });
 
+  it("mounts --netns-dir where the runtime mounts pods' namespaces (containerd's netns_mounts_under_state_dir), at the same path", async () => {
+    const dir = '/var/lib/interlock-cluster/containerd-state/io.containerd.grpc.v1.cri/netns';
+    const docs = await printed(['--recheck-interval', '1m', '--netns-dir', dir]);
+    const pod = kind(docs, 'DaemonSet').spec.template.spec;
+    expect(pod.volumes).toContainEqual({ name: 'netns', hostPath: { path: dir, type: 'Directory' } });
+    expect(pod.containers[0].volumeMounts.filter((mount: Doc) => mount.name === 'netns')).toEqual([
+      { name: 'netns', mountPath: dir, readOnly: true, mountPropagation: 'HostToContainer' },
+    ]);
+    expect(pod.containers[0].args).toEqual(expect.arrayContaining(['--netns-dir', dir]));
+    for (const bad of ['run/netns', '/run/netns/', '/run/../etc', '/run/net ns'])
+      expect((await runManifest(['--node-agent', '--recheck-interval', '1m', '--netns-dir', bad], {})).stderr).toMatch(
+        /--netns-dir/,
+      );
+  });
+
   it('without the flag the agent stays unprivileged, with no runtime mount and no namespace read', async () => {
     const docs = await printed([]);
     const container = kind(docs, 'DaemonSet').spec.template.spec.containers[0];

@@ -1,7 +1,6 @@
 import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
 import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
-import { oneOf, parseDuration, parseNonBlank, parseSwitch } from '../../../config/flag-parsers.js';
-import { parseImageReference } from '../../../config/image-reference.js';
+import { oneOf, parseDuration, parseImageReference, parseNonBlank, parseSwitch } from '../../../config/flag-parsers.js';
 import { MESHES, type Mesh } from '../../../mesh/meshes.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import { textOrJsonFlag } from '../../flags/text-or-json-flag.js';

@@ -34,6 +34,7 @@ import {
   CONDITION_INTERVAL_FLAG,
   CONTAINER_NAME_FLAG,
   CRI_ENDPOINT_FLAG,
+  NETNS_DIR_FLAG,
   LABEL_SELECTOR_FLAG,
   LISTEN_FLAG,
   MAX_RECREATIONS_FLAG,
@@ -224,7 +225,7 @@ export function agentManifestOptions(
     taint: flagValue(parsed, TAINT_FLAG),
     ...(listenGiven ? { listenPort: flagValue(parsed, LISTEN_FLAG).port } : {}),
     ...(flagValue(parsed, CNI_AUDIT_FLAG) ? { cni: cniPaths(parsed) } : {}),
-    ...(socket?.ok ? { recheck: { socketPath: socket.value } } : {}),
+    ...(socket?.ok ? { recheck: { socketPath: socket.value, netnsDir: flagValue(parsed, NETNS_DIR_FLAG) } } : {}),
     ...gateOption(parsed),
   };
 }

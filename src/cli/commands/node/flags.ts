@@ -4,6 +4,7 @@ import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
 import {
   oneOf,
   parseBoolean,
+  parseAbsoluteDir,
   parseCriEndpoint,
   parseDuration,
   parseListenAddress,
@@ -19,7 +20,8 @@ import {
 import { MESH_FLAG, ISTIO_CNI_VERSION_FLAG } from '../../../config/interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
 import { meshIdentities } from '../../../mesh/meshes.js';
-import { NODE_ACTIONS, type NodeAction } from '../../../node-agent/decide.js';
+import { NODE_ACTIONS, type NodeAction } from '../../../node-agent/node-action.js';
+import { DEFAULT_NETNS_DIR } from '../../../node-agent/manifest.js';
 import { RECHECK_ACTIONS, type RecheckAction } from '../../../node-agent/recheck/recheck-action.js';
 import { CNI_AUDIT_FLAGS } from '../cni-check/flags.js';
 
@@ -182,6 +184,15 @@ export const CRI_ENDPOINT_FLAG: DefaultedFlag<string> = {
   default: 'unix:///run/containerd/containerd.sock',
 };
 
+export const NETNS_DIR_FLAG: DefaultedFlag<string> = {
+  name: 'netns-dir',
+  kind: 'value',
+  placeholder: 'DIR',
+  help: "Where the runtime mounts pods' network namespaces, which the re-checking agent's manifest mounts (default {default}, also as /var/run/netns; containerd with netns_mounts_under_state_dir: its CRI state directory's netns, /run/containerd/io.containerd.grpc.v1.cri/netns).",
+  parse: parseAbsoluteDir,
+  default: DEFAULT_NETNS_DIR,
+};
+
 export const RECHECK_ACTION_FLAG: DefaultedFlag<RecheckAction> = {
   name: 'recheck-action',
   kind: 'value',
@@ -240,6 +251,7 @@ export const NODE_COMMAND_FLAGS: readonly FlagDef[] = [
   CNI_AUDIT_FLAG,
   RECHECK_INTERVAL_FLAG,
   CRI_ENDPOINT_FLAG,
+  NETNS_DIR_FLAG,
   RECHECK_ACTION_FLAG,
   ISTIO_CNI_VERSION_FLAG,
   REPORT_CONDITION_FLAG,

@@ -2,13 +2,13 @@ import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '..
 import { EXPIRY_WARNING_DAYS, expiryDate, firstCertificate, signedBy, type CertificateFacts } from './certificate.js';
 import { at, count, list, text } from './json-path.js';
 import { namespaceLabels, selects } from './label-selector.js';
-import { installCheck, type InstallCheckResult } from './install-check-result.js';
+import { installCheck, type InstallCheckResult, type InstallPart } from './install-check-result.js';
 import { valueOf, type Found, type InstallSnapshot } from './install-snapshot.js';
 
 const REINSTALL = 'interlock manifest --webhook [--ca-bundle FILE] | kubectl apply -f -';
 
 /** Read failures are checks that fail too: a check that could not look has not passed. */
-export function unreadable(part: 'webhook' | 'node-agent', id: string, what: string, found: Found): InstallCheckResult {
+export function unreadable(part: InstallPart, id: string, what: string, found: Found): InstallCheckResult {
   const detail = found.state === 'forbidden' || found.state === 'error' ? found.detail : '';
   return found.state === 'forbidden'
     ? installCheck(

@@ -65,6 +65,8 @@ up() {
   if [ -f "$CLUSTER_STATE/mntns" ]; then
     if healthy; then
       log "the cluster is already running: reusing it"
+      # An image rebuilt since (npm run image && npm run cluster) replaces the node's copy.
+      images
       echo "KUBECONFIG=$CLUSTER_STATE/admin.kubeconfig"
       return
     fi
@@ -76,6 +78,10 @@ up() {
   for tool in containerd ctr runc openssl nsenter unshare ip iptables gcc docker; do
     command -v "$tool" >/dev/null || die "$tool is needed (scripts/ensure-containerd.sh, scripts/ensure-deps.sh)"
   done
+  # The images come from Docker after the node starts: a daemon found stopped then would leave half
+  # a cluster, so it is started (or refused) before anything else.
+  docker info >/dev/null 2>&1 || bash "$repo/scripts/ensure-docker.sh" ||
+    die "no Docker engine, and scripts/ensure-docker.sh could not start one (it must run as root)"
   mkdir -p "$CLUSTER_STATE"/{logs,pki,net.d,cni-bin,cni-data,kubelet,pod-logs}
   echo "$bin" >"$CLUSTER_STATE/bin"
   bash "$repo/scripts/cluster-pki.sh" "$CLUSTER_STATE"

@@ -19,6 +19,9 @@ npm run lint --silent
 # The real helm for the chart's tests (test/chart/), built from tools/helm/go.mod once per machine.
 command -v go >/dev/null || { echo "test: Go is needed to build helm (tools/helm/go.mod)" >&2; exit 1; }
 bash scripts/ensure-helm.sh >/dev/null
+# Istio's real CNI plugin for the cluster project (e2e/cluster/istio.test.ts), built from
+# cluster/mesh-cni/go.mod once per machine (about 7.5 minutes cold).
+bash scripts/ensure-istio-cni.sh >/dev/null
 
 results=$(mktemp -d)
 status=0
@@ -30,28 +33,52 @@ chmod 1777 "$suite_tmp"
 export TMPDIR=$suite_tmp
 # Whatever ends the run (a failure under set -e, Ctrl-C, SIGTERM from CI), its temporary files go
 # with it: a test killed before its own cleanup leaves nothing in /tmp.
-trap 'rm -rf --one-file-system "$suite_tmp" "$results"' EXIT
+# The cluster too, when this run started it, and the project running then with its workers: a
+# signal reaches this shell while it waits for a project started in the background (below).
+project_pid=''
+cluster_ours=0
+kill_tree() {
+  local child
+  for child in $(cat /proc/"$1"/task/*/children 2>/dev/null); do kill_tree "$child"; done
+  kill -s TERM "$1" 2>/dev/null || true
+}
+cleanup() {
+  [ -n "$project_pid" ] && kill_tree "$project_pid"
+  [ "$cluster_ours" = 1 ] && bash scripts/cluster.sh down >/dev/null 2>&1
+  rm -rf --one-file-system "$suite_tmp" "$results"
+}
+trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# in_background COMMAND...: runs it as a child this shell waits for, so that a signal is handled at
+# once (a foreground child would first run to its end); its failure fails the run.
+in_background() {
+  "$@" &
+  project_pid=$!
+  wait "$project_pid" || status=$?
+  project_pid=''
+}
+project() { in_background env INTERLOCK_IMAGE="$image" npx vitest run --project "$1" $(json "$1"); }
 json() { echo --reporter=default --reporter=json --outputFile="$results/$1.json"; }
 # The projects of vitest.config.ts, each once what it needs is ready. Unit tests run without any
 # capability: one that needs root fails there (scripts/test-unit.sh).
-bash scripts/test-unit.sh $(json unit) || status=$?
-npx vitest run --project root $(json root) || status=$?
+in_background bash scripts/test-unit.sh $(json unit)
+image=${INTERLOCK_IMAGE:-mesh-interlock:dev}
+project root
 
 bash scripts/ensure-docker.sh
 # INTERLOCK_IMAGE names the image built and tested (default mesh-interlock:dev), so that runs on a
 # shared Docker engine need not overwrite each other's image.
-image=${INTERLOCK_IMAGE:-mesh-interlock:dev}
 IMAGE=$image npm run image --silent
-INTERLOCK_IMAGE=$image npx vitest run --project containers $(json containers) || status=$?
+project containers
 # The kubelet's path: containerd's CRI plugin, real CNI plugins, the API stand-in and kubectl (e2e/cri/).
 bash scripts/ensure-kubectl.sh
-INTERLOCK_IMAGE=$image npx vitest run --project cri $(json cri) || status=$?
+project cri
 # Kubernetes itself (e2e/cluster/): v1.33.13 built from its Go modules into a cache on the first run
 # (several minutes on a fresh machine), started and removed by the project (scripts/cluster.sh).
 command -v go >/dev/null || { echo "test: Go is needed to build the cluster (cluster/kube/go.mod)" >&2; exit 1; }
-INTERLOCK_IMAGE=$image npx vitest run --project cluster $(json cluster) || status=$?
+bash scripts/cluster.sh status >/dev/null 2>&1 || cluster_ours=1
+project cluster
 
 # One closing line for all projects, so a reader (or CI) sees the total at the end.
 node -e '

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -111,11 +111,24 @@ export function setChain(meshRules: string | undefined): void {
   const plugin = join(STATE, 'cni-bin', 'linkerd-cni');
   copyFileSync(STANDIN, plugin);
   chmodSync(plugin, 0o755);
+  chainMeshPlugin(meshRules ? { type: 'linkerd-cni', rulesFile: meshRules } : undefined);
+}
+
+/** The mesh plugins a test may chain; any of them left in the chain is replaced. */
+const MESH_PLUGINS: ReadonlySet<unknown> = new Set(['linkerd-cni', 'istio-cni']);
+
+/**
+ * The node's chain as a mesh's installer leaves it: bridge and portmap, then `mesh` (its entry, as
+ * its installer appends it: istio-cni's from e2e/cluster/istio-cni.ts), or no mesh plugin at all.
+ */
+export function chainMeshPlugin(mesh: Readonly<Record<string, unknown>> | undefined): void {
   const file = join(STATE, 'net.d', '10-interlock-cluster.conflist');
   const conf = JSON.parse(readFileSync(file, 'utf8')) as { plugins: Array<Record<string, unknown>> };
-  const plugins = conf.plugins.filter((plugin) => plugin['type'] !== 'linkerd-cni');
-  if (meshRules) plugins.push({ type: 'linkerd-cni', rulesFile: meshRules });
-  writeFileSync(file, JSON.stringify({ ...conf, plugins }, null, 2));
+  const plugins = conf.plugins.filter((plugin) => !MESH_PLUGINS.has(plugin['type']));
+  if (mesh) plugins.push({ ...mesh });
+  // Whole or not at all: containerd watches the directory and may read it at any moment.
+  writeFileSync(`${file}.tmp`, JSON.stringify({ ...conf, plugins }, null, 2));
+  renameSync(`${file}.tmp`, file);
 }
 
 export interface PodStatus {

@@ -133,6 +133,10 @@ function cniVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mou
 /** Where containerd and CRI-O mount pods' network namespaces by default; /var/run/netns names it too. */
 export const DEFAULT_NETNS_DIR = '/run/netns';
 
+/** Where the agent sees the pods' namespaces of `--netns-dir`: the default also as /var/run/netns. */
+export const netnsMountPaths = (netnsDir: string): readonly string[] =>
+  netnsDir === DEFAULT_NETNS_DIR ? [DEFAULT_NETNS_DIR, '/var/run/netns'] : [netnsDir];
+
 /**
  * The re-check's host paths, read-only: the runtime's socket (it answers ListPodSandbox and
  * PodSandboxStatus) and the directory of pod network namespaces (`--netns-dir`: by default
@@ -143,7 +147,7 @@ export const DEFAULT_NETNS_DIR = '/run/netns';
 function recheckVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mounts: object[] } {
   if (!options.recheck) return { volumes: [], mounts: [] };
   const { socketPath: socket, netnsDir } = options.recheck;
-  const at = netnsDir === DEFAULT_NETNS_DIR ? [DEFAULT_NETNS_DIR, '/var/run/netns'] : [netnsDir];
+  const at = netnsMountPaths(netnsDir);
   return {
     volumes: [
       { name: 'cri-socket', hostPath: { path: socket, type: 'Socket' } },

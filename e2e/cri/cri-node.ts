@@ -218,8 +218,9 @@ async function installPlugins(binDir: string): Promise<void> {
     await copyFile(join(PLUGINS, plugin), join(binDir, plugin));
   await copyFile(join(FIXTURES, 'mesh-cni-standin.mjs'), join(binDir, 'linkerd-cni'));
   await copyFile(join(FIXTURES, 'mesh-cni-standin.mjs'), join(binDir, 'istio-cni'));
+  await copyFile(join(FIXTURES, 'mesh-cni-standin.mjs'), join(binDir, 'kuma-cni'));
   await copyFile(join(FIXTURES, 'old-cni-standin.mjs'), join(binDir, 'old-mesh'));
-  for (const plugin of ['linkerd-cni', 'istio-cni', 'old-mesh']) await chmod(join(binDir, plugin), 0o755);
+  for (const plugin of ['linkerd-cni', 'istio-cni', 'kuma-cni', 'old-mesh']) await chmod(join(binDir, plugin), 0o755);
 }
 
 async function netns(name: string): Promise<void> {
@@ -309,7 +310,13 @@ async function sweepOrphans(): Promise<void> {
   }
 }
 
-function containerdConfig(root: string, socket: string, name: string): string {
+/** Where the CRI plugin looks for CNI: this node's own directories unless told (a GKE node's bin dir). */
+export function containerdConfig(
+  root: string,
+  socket: string,
+  name: string,
+  cni: { readonly binDir: string; readonly confDir: string } = { binDir: `${root}/cni-bin`, confDir: `${root}/net.d` },
+): string {
   const cri = 'plugins."io.containerd.grpc.v1.cri"';
   return `version = 2
 root = "${root}/containerd-root"
@@ -333,8 +340,8 @@ disabled_plugins = ["io.containerd.internal.v1.tracing", "io.containerd.tracing.
   enable_selinux = false
   # ${name}: the node this configuration belongs to.
 [${cri}.cni]
-  bin_dir = "${root}/cni-bin"
-  conf_dir = "${root}/net.d"
+  bin_dir = "${cni.binDir}"
+  conf_dir = "${cni.confDir}"
   max_conf_num = 1
 [${cri}.containerd]
   snapshotter = "overlayfs"

@@ -90,7 +90,7 @@ export const APP: ContainerSpec = {
 };
 
 /** Interlock's own init container for a mesh, exactly as `interlock manifest` prints it. */
-export async function manifestContainer(mesh: Mesh, extra: readonly string[] = []): Promise<ContainerSpec> {
+export async function manifestContainer(mesh: string, extra: readonly string[] = []): Promise<ContainerSpec> {
   const printed = await run('node', [CLI, 'manifest', '--mesh', mesh, ...extra]);
   if (printed.exitCode !== 0) throw new Error(`interlock manifest: ${printed.stderr}`);
   // The snippet's comment names the volume the operator adds to spec.volumes; the pods here add it too.
@@ -153,11 +153,18 @@ export async function cniCheck(node: CriNode, mesh: Mesh = 'linkerd'): Promise<C
 
 const MESH_FIXTURES = fileURLToPath(new URL('../../test/fixtures/meshes/', import.meta.url));
 
-/** Keeps a container's place and identity but gives it a process the image has (the real proxies are not here). */
-const standIn = (container: ContainerSpec): ContainerSpec => ({
+/** An init container that runs to completion (Kuma's golden's `sleep 5`): it exits 0 at once. */
+const COMPLETES = ['node', '-e', ''];
+
+/**
+ * Keeps a container's place and identity but gives it a process the image has (the real proxies
+ * are not here): a long-running one, or one that exits 0 for an init container that runs to
+ * completion (not a native sidecar), so the pod goes on as it would.
+ */
+const standIn = (container: ContainerSpec, init = false): ContainerSpec => ({
   name: container.name,
   image: container.image,
-  command: APP.command as string[],
+  command: init && container.restartPolicy !== 'Always' ? COMPLETES : (APP.command as string[]),
   ...(container.securityContext ? { securityContext: container.securityContext } : {}),
   ...(container.restartPolicy ? { restartPolicy: container.restartPolicy } : {}),
 });
@@ -175,19 +182,31 @@ export async function injectedPod(
   const documents = parseAllDocuments(await readFile(`${MESH_FIXTURES}${fixture}`, 'utf8')).map(
     (doc) => doc.toJSON() as Record<string, unknown>,
   );
+  // A workload's pod template, or a Pod itself (Kuma's injector goldens are Pods).
   const template = documents
-    .map((doc) => (doc?.['spec'] as { template?: { spec?: PodObject['spec'] } } | undefined)?.template?.spec)
+    .map((doc) =>
+      doc?.['kind'] === 'Pod'
+        ? (doc['spec'] as PodObject['spec'])
+        : (doc?.['spec'] as { template?: { spec?: PodObject['spec'] } } | undefined)?.template?.spec,
+    )
     .find((spec) => spec?.initContainers?.some((container) => container.name === validatorName));
   if (!template) throw new Error(`${fixture} has no pod template with ${validatorName}`);
   const validator = template.initContainers?.find((container) => container.name === validatorName) as ContainerSpec;
   const base = podOf(fixture.split('/')[0] as string, {
-    initContainers: (template.initContainers ?? []).map((c) => (c.name === validatorName ? c : standIn(c))),
-    containers: template.containers.map(standIn),
+    initContainers: (template.initContainers ?? []).map((c) => (c.name === validatorName ? c : standIn(c, true))),
+    containers: template.containers.map((c) => standIn(c)),
   });
+  // The volumes the validator mounts, as the injector declared them (Kuma's /tmp emptyDir).
+  const mounted = new Set((validator.volumeMounts ?? []).map((mount) => mount.name));
+  const volumes = (template.volumes ?? []).filter((volume) => mounted.has(volume.name));
   return {
     pod: {
       ...base,
-      spec: { ...base.spec, ...(template.securityContext ? { securityContext: template.securityContext } : {}) },
+      spec: {
+        ...base.spec,
+        volumes: [...(base.spec.volumes ?? []), ...volumes],
+        ...(template.securityContext ? { securityContext: template.securityContext } : {}),
+      },
     },
     validator,
   };

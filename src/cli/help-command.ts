@@ -6,13 +6,16 @@ import { commandError, unknownCommand } from './command-error.js';
 import type { CommandOutcome } from './command-outcome.js';
 import { COMMANDS, commandSpec } from './command-table.js';
 import { formatCommandHelp, formatTopHelp } from './help.js';
-import { versionText } from './commands/version/run.js';
+import { versionText } from './version.js';
 
 const printed = (stdout: string): CommandOutcome => ({ exitCode: EXIT.pass, stdout, stderr: '' });
 
-/** `interlock help [COMMAND]`. */
+/** `--help` or `-h` after `help`: asking for help's help is asking for help. */
+const isHelpSwitch = (arg: string): boolean => arg === '--help' || arg === '-h';
+
+/** `interlock help [COMMAND]`; a `--help` or `-h` among its words changes nothing. */
 export function runHelp(argv: readonly string[], width: number): CommandOutcome {
-  const [name, ...extra] = argv;
+  const [name, ...extra] = argv.filter((arg) => !isHelpSwitch(arg));
   if (name === undefined || (name === 'help' && extra.length === 0)) return printed(formatTopHelp(COMMANDS, width));
   const spec = commandSpec(name);
   if (!spec) return unknownCommand(name);

@@ -8,8 +8,6 @@ import type { CommandOutcome } from './command-outcome.js';
 import type { CliAdapters, CommandContext } from './command-spec.js';
 import { unknownCommand } from './command-error.js';
 import { helpWidth } from './help.js';
-import { runValidateCommand } from './commands/validate/run.js';
-import { runVersion } from './commands/version/run.js';
 
 /** The composition root: wires adapters to the core. `finishCli` and `crashCli` are the only places that exit. */
 export async function runCli(argv: readonly string[], adapters: CliAdapters = {}): Promise<CommandOutcome> {
@@ -19,7 +17,7 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
   if (command === undefined) return (await import('./help-command.js')).runBare(width, isInteractive());
   if (command === 'help' || command === '--help' || command === '-h')
     return (await import('./help-command.js')).runHelp(rest, width);
-  if (command === '--version') return runVersion(rest);
+  if (command === '--version') return (await import('./commands/version/run.js')).runVersion(rest);
   const foreign = command === 'validate' ? rest : argv;
   if (mayBeForeignValidatorArgv(foreign)) {
     const compat = await runCompat(foreign, adapters, width);
@@ -41,9 +39,10 @@ export async function runCli(argv: readonly string[], adapters: CliAdapters = {}
     adapters: { inspectRules, ...adapters },
   };
   // validate and version run from the start-up blob alone (their rows load the same functions):
-  // the command table, with every command's help, is not in the blob.
-  if (command === 'validate') return runValidateCommand(rest, context.env, context.stopSignal(), context.adapters);
-  if (command === 'version') return runVersion(rest);
+  // the command table, with every command's help, is not in the blob. Each is imported when it
+  // runs, so help, which reads the table, loads no runner (the blob evaluates both when built).
+  if (command === 'validate') return runValidate(rest, context.env, context.stopSignal(), context.adapters);
+  if (command === 'version') return (await import('./commands/version/run.js')).runVersion(rest);
   const spec = (await import('./command-table.js')).commandSpec(command);
   if (spec) return (await spec.load())(rest, context);
   return unknownCommand(command);
@@ -103,8 +102,12 @@ async function runCompat(
     return refuseValidate(foreign, process.env, mapped.error.message, asksForHelp(foreign) ? width : undefined);
   }
   const [, ...validateArgv] = mapped.value;
-  return runValidateCommand(validateArgv, process.env, abortOnSignals(), { inspectRules, ...adapters });
+  return runValidate(validateArgv, process.env, abortOnSignals(), { inspectRules, ...adapters });
 }
+
+/** `interlock validate`, its runner imported only now. */
+const runValidate: typeof import('./commands/validate/run.js').runValidateCommand = async (...args) =>
+  (await import('./commands/validate/run.js')).runValidateCommand(...args);
 
 /** Loaded on first use so a `--rules off` run never pays for the rules engine. */
 const inspectRules: InspectRules = async (spec, options) => {

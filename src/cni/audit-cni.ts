@@ -32,6 +32,15 @@ export interface CniVerdict {
   /** The mesh plugin's own network attachment in Multus's directory (not chained). */
   readonly attachment?: string;
   readonly findings: readonly CniFinding[];
+  /** What containerd said it loaded, when the audit asked it over the CRI. */
+  readonly observed?: {
+    readonly confDir: string;
+    readonly pluginDirs: readonly string[];
+    readonly lastLoadStatus: string;
+    /** No RuntimeDisagrees, RuntimeLoadFailed finding: the runtime holds what the audit predicts. */
+    readonly agrees: boolean;
+    readonly network?: { readonly name: string; readonly chain: readonly string[] };
+  };
 }
 
 /** What the runtime does with the directory, as a pure function of what is in it. */

@@ -17,6 +17,10 @@ export const CNI_FINDING_CODES = {
   DefaultNetworkMissing: 'CRI-O is pinned to a network name no loadable file has',
   Leftover: 'a configuration the runtime does not load names a plugin with no binary',
   PassedOver: 'CRI-O skips a file it cannot load or validate',
+  RuntimeDisagrees:
+    'containerd (asked over the CRI) loaded another file, directory or plugin directory than the audit predicts',
+  RuntimeLoadFailed: 'containerd reports that its last load of the CNI configuration failed (lastCNILoadStatus)',
+  RuntimeUnobserved: 'the audit was to ask containerd what it loaded, and got no usable answer',
 } as const;
 
 export type CniFindingCode = keyof typeof CNI_FINDING_CODES;

@@ -8,6 +8,7 @@ import { loadConfigFile } from './config-file.js';
 import { findPluginBinary } from './find-plugin-binary.js';
 import type { PluginBinary, PluginInventory } from './plugin-binary.js';
 import { queryPluginVersion } from './query-plugin-version.js';
+import { followed, observeRuntime, withObservation, type FollowRuntime, type RuntimeAsker } from './observe-runtime.js';
 import { readCniDir } from './read-cni-dir.js';
 import type { RuntimeName } from './runtime-load.js';
 
@@ -27,10 +28,25 @@ export interface CniAuditOptions {
   readonly multusConfDir?: string;
   /** Aborted: every VERSION query under way is ended, its plugin's process group killed. */
   readonly signal?: AbortSignal;
+  /** containerd's verbose CRI Status info map: the audit then compares its prediction with it. */
+  readonly askRuntime?: RuntimeAsker;
+  /** The settings the operator did not name, taken from the runtime's answer. */
+  readonly followRuntime?: FollowRuntime;
 }
 
 /** The audit's adapters: read the directory, stat and ask the binaries, then the pure verdict. */
-export async function runCniAudit(options: CniAuditOptions): Promise<Result<CniVerdict>> {
+export async function runCniAudit(given: CniAuditOptions): Promise<Result<CniVerdict>> {
+  const observed = given.askRuntime ? await observeRuntime(given.askRuntime) : undefined;
+  const options = observed?.ok ? followed(given, observed.value) : given;
+  const predicted = await predict(options);
+  if (!predicted.ok) return predicted;
+  const { verdict, listing } = predicted.value;
+  return ok(
+    observed === undefined ? verdict : withObservation({ verdict, listing, binDirs: options.binDirs }, observed),
+  );
+}
+
+async function predict(options: CniAuditOptions): Promise<Result<{ verdict: CniVerdict; listing: CniListing }>> {
   const read = await readSettled(options);
   if (!read.ok) return read;
   const { listing, reads } = read.value;
@@ -46,7 +62,7 @@ export async function runCniAudit(options: CniAuditOptions): Promise<Result<CniV
     ...(multus?.ok ? { multusListing: multus.value } : {}),
   };
   const inventory = await buildInventory(base, options.versionTimeoutMs ?? 2000, options.signal);
-  return ok(auditCni({ ...base, inventory }));
+  return ok({ verdict: auditCni({ ...base, inventory }), listing });
 }
 
 /** Reads until no counted file is partial, or the retries are spent (the audit then says so). */

@@ -23,6 +23,7 @@ export function verdictText(verdict: CniVerdict): string {
   if (verdict.attachment !== undefined)
     lines.push(`${verdict.meshPlugin} is a network attachment of its own: ${verdict.attachment}`);
   lines.push(`order: ${verdict.candidates.join(', ') || '(no configuration files)'}`);
+  if (verdict.observed) lines.push(observedLine(verdict.observed));
   for (const finding of verdict.findings)
     lines.push(`${finding.severity === 'error' ? 'ERROR  ' : 'warning'} ${finding.code}: ${finding.message}`);
   return `${lines.join('\n')}\n`;
@@ -40,4 +41,12 @@ function healthyPath(verdict: CniVerdict): string {
   if (verdict.attachment !== undefined)
     return `${verdict.loads?.file}${where} and ${verdict.meshPlugin} runs as its own attachment (${verdict.attachment})`;
   return `${verdict.loads?.file}${where} and chains ${verdict.meshPlugin} after ${chain[0]}`;
+}
+
+/** What containerd answered over the CRI, beside the prediction. */
+function observedLine(observed: NonNullable<CniVerdict['observed']>): string {
+  const held = observed.network
+    ? `network "${observed.network.name}": ${observed.network.chain.join(' -> ')}`
+    : 'no pod network';
+  return `containerd holds: ${held} (conf dir ${observed.confDir}, plugins in ${observed.pluginDirs.join(', ') || '(none)'}, last load ${observed.lastLoadStatus}): ${observed.agrees ? 'as predicted' : 'NOT as predicted'}`;
 }

@@ -1,3 +1,4 @@
+import { formatPortSet } from '../addr/port-set.js';
 import { ISTIO } from '../mesh/istio.js';
 import type { DropInArgv } from '../mesh/mesh-identity.js';
 import { fail, ok, type Result } from '../reason/result.js';
@@ -33,10 +34,10 @@ const MAPPED: Readonly<Record<string, string>> = {
   'iptables-probe-port': '--probe-port',
 };
 
-/** istio-cni's outbound exclusion when the pod has no excludeOutboundPorts annotation (cni/pkg/plugin/sidecar_redirect.go). */
-const CNI_DEFAULT_OUTBOUND_EXCLUDE = '15020';
-/** istio-cni's uid/gid when the proxy container sets none (or 0). */
-const CNI_DEFAULT_PROXY_ID = 1337;
+/** istio-cni's outbound exclusion when the pod has no excludeOutboundPorts annotation (cni/pkg/plugin/sidecar_redirect.go): the preset's. */
+const CNI_DEFAULT_OUTBOUND_EXCLUDE = formatPortSet(ISTIO.capture.excludeOutboundPorts);
+/** istio-cni's uid/gid when the proxy container sets none (or 0): the preset's proxy uid. */
+const CNI_DEFAULT_PROXY_ID = ISTIO.capture.proxyUids[0];
 const MIN_TIMEOUT_MS = 100;
 const MAX_TIMEOUT_MS = 3_600_000;
 

@@ -1,5 +1,3 @@
-import { fail, ok, type Result } from '../reason/result.js';
-
 /**
  * Every exit code that is not a validation verdict (sysexits where one fits), with its meaning:
  * docs/reference.md's exit-code table is generated from this one (see scripts/docs.mjs).
@@ -39,19 +37,9 @@ export const EXIT_MEANINGS: Readonly<Record<keyof typeof EXIT, string>> = {
 /** No failure code may be one of these, or a repair controller could not tell a broken pod from a typo. */
 export const RESERVED_EXIT_CODES: readonly number[] = Object.values(EXIT);
 
-const isFailureCode = (code: number) => code >= 1 && code <= 255 && !RESERVED_EXIT_CODES.includes(code);
-const LOWEST_FAILURE_CODE = Array.from({ length: 255 }, (_, index) => index + 1).find(isFailureCode) ?? 2;
+/** A code a failed validation may exit with: 1-255 and none of the codes above. */
+export const isFailureCode = (code: number) => code >= 1 && code <= 255 && !RESERVED_EXIT_CODES.includes(code);
+export const LOWEST_FAILURE_CODE = Array.from({ length: 255 }, (_, index) => index + 1).find(isFailureCode) ?? 2;
 
 /** `2-255`: the range docs/reference.md states and the parser's refusal names (1 is a crash's). */
 export const FAILURE_EXIT_CODE_RANGE = `${LOWEST_FAILURE_CODE}-255`;
-
-/** `--failure-exit-code`: 2-255, never a reserved code. */
-export function parseFailureExitCode(text: string): Result<number, 'ConfigInvalid'> {
-  const trimmed = text.trim();
-  const code = /^\d{1,3}$/.test(trimmed) ? Number(trimmed) : NaN;
-  if (isFailureCode(code)) return ok(code);
-  return fail(
-    'ConfigInvalid',
-    `expected ${FAILURE_EXIT_CODE_RANGE} except ${RESERVED_EXIT_CODES.filter((reserved) => reserved > LOWEST_FAILURE_CODE).join(', ')} (reserved: configuration error, bad input, internal error, output error, signals)`,
-  );
-}

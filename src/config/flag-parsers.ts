@@ -3,8 +3,11 @@ import { parseCidr, type Cidr } from '../addr/cidr.js';
 import { parseIp, type Family, type IpAddress } from '../addr/ip.js';
 import { parsePortSet, type PortSet } from '../addr/port-set.js';
 import { fail, ok, type Result } from '../reason/result.js';
+import { closestName } from './closest-name.js';
 import { formatDuration, parseDurationMs } from './duration.js';
 import { quoted } from './echo-value.js';
+import { imageReferenceProblem } from './image-reference.js';
+import { FAILURE_EXIT_CODE_RANGE, isFailureCode, LOWEST_FAILURE_CODE, RESERVED_EXIT_CODES } from './exit-codes.js';
 import { PLATFORMS, type Platform } from './platform.js';
 
 /** A flag value parser: the failure's message is the problem alone (`expected 1-65535`). */
@@ -39,7 +42,11 @@ export function oneOf<T extends string>(allowed: readonly T[], wording: OneOfWor
   const message = `expected ${wording.say === undefined || wording.say === 'one of' ? 'one of ' : ''}${list}`;
   return (text) => {
     const value = wording.exact ? text : text.trim();
-    return (allowed as readonly string[]).includes(value) ? ok(value as T) : problem(message);
+    if ((allowed as readonly string[]).includes(value)) return ok(value as T);
+    // A case slip (Istio, FAIL) is one edit per letter: compared in lower case, it is found.
+    const lower = allowed.map((choice) => choice.toLowerCase());
+    const guess = value === '' ? undefined : closestName(value.toLowerCase(), lower);
+    return problem(guess === undefined ? message : `${message}; did you mean ${allowed[lower.indexOf(guess)]}?`);
   };
 }
 
@@ -262,13 +269,21 @@ export const parseNameList: FlagParser<readonly string[]> = (text) => {
 /** NAME[,NAME] of containers: empty items left out. */
 export const parseContainerNames: FlagParser<string[]> = (text) => ok(listItems(text));
 
+/** Names of one kind of object, DNS-1123 subdomains (dots allowed), comma-separated. */
+function subdomainNames(kind: string): FlagParser<string[]> {
+  return (value) => {
+    const names = value.split(',').map((name) => name.trim());
+    return names.every((name) => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
+      ? ok(names)
+      : problem(`expected ${kind} names (DNS-1123 subdomains), comma-separated`);
+  };
+}
+
 /** ServiceAccount names are DNS-1123 subdomains: dots allowed. */
-export const parseServiceAccounts: FlagParser<string[]> = (value) => {
-  const names = value.split(',').map((name) => name.trim());
-  return names.every((name) => /^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(name))
-    ? ok(names)
-    : problem('expected ServiceAccount names (DNS-1123 subdomains), comma-separated');
-};
+export const parseServiceAccounts: FlagParser<string[]> = subdomainNames('ServiceAccount');
+
+/** Secret names (image pull secrets) are DNS-1123 subdomains too. */
+export const parseSecretNames: FlagParser<string[]> = subdomainNames('Secret');
 
 /** A switch read from the command line only: any value from the environment is refused. */
 export const parseArgvOnly: FlagParser<boolean> = () => problem('is read from the command line only');
@@ -304,4 +319,20 @@ export const parseTaintMatch: FlagParser<TaintMatch> = (text) => {
   return (TAINT_EFFECTS as readonly string[]).includes(effect)
     ? ok({ key, effect: effect as TaintMatch['effect'] })
     : problem(`expected the effect NoSchedule, PreferNoSchedule or NoExecute after the key`);
+};
+
+/** `--failure-exit-code`: 2-255, never a reserved code. */
+export const parseFailureExitCode: FlagParser<number> = (text) => {
+  const trimmed = text.trim();
+  const code = /^\d{1,3}$/.test(trimmed) ? Number(trimmed) : NaN;
+  if (isFailureCode(code)) return ok(code);
+  return problem(
+    `expected ${FAILURE_EXIT_CODE_RANGE} except ${RESERVED_EXIT_CODES.filter((reserved) => reserved > LOWEST_FAILURE_CODE).join(', ')} (reserved: configuration error, bad input, internal error, output error, signals)`,
+  );
+};
+
+/** `--image`: a reference a registry client takes (config/image-reference.ts), kept as written. */
+export const parseImageReference: FlagParser<string> = (text) => {
+  const refusal = imageReferenceProblem(text);
+  return refusal === undefined ? ok(text) : problem(refusal);
 };

@@ -1,5 +1,3 @@
-import { fail, ok, type Result } from '../reason/result.js';
-
 /*
  * The container image reference grammar the kubelet and every registry client parse with:
  * github.com/distribution/reference v0.6.0: regexp.go's ReferenceRegexp, reference.go's
@@ -20,15 +18,17 @@ const REFERENCE = new RegExp(
 );
 const NAME_TOTAL_LENGTH_MAX = 255;
 
-/** `REGISTRY/mesh-interlock:0.1.0` or `...@sha256:<64 hex>`; anything a registry client refuses is refused here. */
-export function parseImageReference(text: string): Result<string, 'ConfigInvalid'> {
-  const expected =
-    'expected an image reference such as registry.example.com/mesh-interlock:0.1.0 (lower-case repository, optional :tag and @sha256:digest)';
+/**
+ * What is wrong with an image reference (`REGISTRY/mesh-interlock:0.1.0` or `...@sha256:<64 hex>`),
+ * undefined when nothing is: anything a registry client refuses is refused here.
+ */
+export function imageReferenceProblem(text: string): string | undefined {
   const match = REFERENCE.exec(text);
   const name = match?.[1];
-  if (name === undefined) return fail('ConfigInvalid', expected);
+  if (name === undefined)
+    return 'expected an image reference such as registry.example.com/mesh-interlock:0.1.0 (lower-case repository, optional :tag and @sha256:digest)';
   if (name.length > NAME_TOTAL_LENGTH_MAX)
-    return fail('ConfigInvalid', `the repository name is longer than ${NAME_TOTAL_LENGTH_MAX} characters`);
-  if (/^[a-f0-9]{64}$/.test(name)) return fail('ConfigInvalid', 'a 64-hex identifier is not a repository name');
-  return ok(text);
+    return `the repository name is longer than ${NAME_TOTAL_LENGTH_MAX} characters`;
+  if (/^[a-f0-9]{64}$/.test(name)) return 'a 64-hex identifier is not a repository name';
+  return undefined;
 }

@@ -43,6 +43,13 @@ export interface InterceptionSpec {
   readonly dnsCapture: { readonly servers: readonly IpAddress[] } | undefined;
   /** Port the proxy's DNS resolver listens on for captured DNS (Istio 15053; 0 = none). */
   readonly dnsPort: number;
+  /**
+   * With DNS captured, the mesh's DNS rules come first, ahead of its own chain (Kuma's OUTPUT): UDP
+   * DNS from the passthrough source goes to the DNS port too (never the inbound port, so no loop),
+   * and the application's TCP DNS goes there or, as Kuma does from kumahq/kuma#15401 (2.11.9,
+   * 2.12.9, 2.13.5, 2.14.0), to its original destination.
+   */
+  readonly dnsRulesFirst: boolean;
   /** Port of the mesh's inbound tunnel (Istio HBONE 15008; 0 = none): never redirected inbound. */
   readonly inboundTunnelPort: number;
   /** Destinations the host treats as its own loopback, never redirected (Istio HostIPv4LoopbackCidr; ::1 always). */
@@ -102,6 +109,7 @@ const CAPTURE_ALL: Omit<InterceptionSpec, 'mesh' | 'inboundPort' | 'outboundPort
   tproxy: false,
   dnsCapture: undefined,
   dnsPort: 0,
+  dnsRulesFirst: false,
   inboundTunnelPort: 0,
   hostLoopbackCidr: LOOPBACK_HOST,
   rerouteInterfaces: [],

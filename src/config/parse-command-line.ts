@@ -4,6 +4,7 @@ import { configInvalid, type ConfigResult } from './config-error.js';
 import { echoValue } from './echo-value.js';
 import type { CommandName, FlagDef } from './flag-def.js';
 import type { ParsedFlags } from './parsed-flags.js';
+import { closestName } from './closest-name.js';
 
 // Read once when the module loads, so the start-up snapshot already holds node's parseArgs.
 const strictParseArgs = parseArgs;
@@ -149,29 +150,9 @@ function describeArgvError(
 
 /** `; did you mean --timeout?` for a typo one or two edits away from a flag of this command. */
 function closestFlag(typed: string, flags: readonly FlagDef[]): string {
-  const name = typed.replace(/^-+/, '');
-  let best: { name: string; distance: number } | undefined;
-  for (const flag of flags) {
-    const distance = editDistance(name, flag.name);
-    if (distance <= 2 && distance < (best?.distance ?? Infinity)) best = { name: flag.name, distance };
-  }
-  return best ? `; did you mean --${best.name}?` : '';
-}
-
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2 || a.length > 64) return 3;
-  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++)
-      row.push(
-        Math.min(
-          (previous[j] ?? 0) + 1,
-          (row[j - 1] ?? 0) + 1,
-          (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
-        ),
-      );
-    previous = row;
-  }
-  return previous[b.length] ?? 3;
+  const best = closestName(
+    typed.replace(/^-+/, ''),
+    flags.map((flag) => flag.name),
+  );
+  return best ? `; did you mean --${best}?` : '';
 }

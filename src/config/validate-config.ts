@@ -4,9 +4,16 @@ import { ok } from '../reason/result.js';
 import { buildInterceptionSpec, explicitFields } from './build-interception.js';
 import { HELP_FLAG, VERSION_FLAG } from './command-flags.js';
 import type { ConfigResult } from './config-error.js';
-import { parseFailureExitCode } from './exit-codes.js';
 import { envOf, valueFlag, type DefaultedFlag, type FlagDef } from './flag-def.js';
-import { oneOf, parseAddressPerFamily, parseBoolean, parseDuration, parsePath, parsePort } from './flag-parsers.js';
+import {
+  oneOf,
+  parseAddressPerFamily,
+  parseBoolean,
+  parseDuration,
+  parseFailureExitCode,
+  parsePath,
+  parsePort,
+} from './flag-parsers.js';
 import { formatDuration } from './duration.js';
 import { PRESETS, type InterceptionSpec } from './interception.js';
 import { INTERCEPTION_FLAGS, ISTIO_CNI_VERSION_FLAG } from './interception-flags.js';

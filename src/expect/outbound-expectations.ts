@@ -62,6 +62,15 @@ export function outboundExpectations(
   );
   if (spec.proxyLoopbackToInbound) {
     const source = PASSTHROUGH_SOURCE[family];
+    // DNS rules ahead of the passthrough return (Kuma's capture-all) take its UDP DNS to the DNS
+    // port: the resolver, never the inbound port, so no loop.
+    if (spec.dnsRulesFirst && spec.dnsCapture && spec.dnsPort !== 0)
+      list.claim(
+        'outbound/passthrough-dns',
+        "DNS over loopback from the proxy's passthrough source goes through the DNS rules, which the configuration leaves to the mesh",
+        { iface: interfaces(atoms, ['lo']), saddr: [[source, source]], protocols: 2, dport: portList([53]) },
+        undefined,
+      );
     list.claim(
       'outbound/passthrough-source',
       "loopback traffic from the proxy's inbound passthrough source must not loop back into it",
@@ -87,6 +96,13 @@ function dnsExpectations({ spec, family, list }: Scope): void {
   if (servers.length > 0 && !servers.some((server) => server.family === family)) return;
   const daddr = servers.length === 0 ? {} : { daddr: addressSet(servers, family) };
   const app = { uid: notIds(spec.proxyUids), gid: notIds(spec.proxyGids) };
+  if (spec.dnsRulesFirst)
+    list.claim(
+      'dns/app-tcp',
+      "the application's TCP DNS goes to the DNS port or, as the mesh allows, to its original destination",
+      { ...app, ...daddr, protocols: 1, dport: portList([53]) },
+      { kind: 'redirect-or-not', port: spec.dnsPort },
+    );
   list.claim(
     'dns/app',
     'DNS from the application is captured',

@@ -8,7 +8,7 @@ import { ANY_MARK, ZERO_MARK } from '../trace/mark-set.js';
 import type { TraceHook } from '../trace/packet.js';
 import { bitsOf, CT_STATES, type Region } from '../trace/region.js';
 import { budgetOf, traceRegion, traceRegionInto } from '../trace/trace-region.js';
-import { SpaceChecker, type SpaceCheckResult, type TracedSpace } from './check.js';
+import { SpaceChecker, type SpaceCheckResult, type TracedSpace } from './space-check.js';
 import { inboundExpectations } from './inbound-expectations.js';
 import { outboundExpectations } from './outbound-expectations.js';
 

@@ -4,6 +4,9 @@ import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
 import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
 import { at, list, text } from './json-path.js';
 
+/** The pods `check` reads for the validators they run: one page, said when there are more. */
+export const MESH_POD_PAGE = 500;
+
 /** What one GET found: the object, nothing (404), a refusal (401/403) or an error. */
 export type Found =
   | { readonly state: 'found'; readonly value: unknown }
@@ -30,6 +33,8 @@ export interface InstallSnapshot {
   readonly nodes: Found;
   readonly clusterRoles: Found;
   readonly clusterRoleBindings: Found;
+  /** The cluster's pods (one page), for the validators they run; undefined: not read. */
+  readonly meshPods?: Found;
 }
 
 const TIMEOUT_MS = 10_000;
@@ -86,12 +91,13 @@ export async function readInstall(
     get(`${w}/secrets/${WEBHOOK_TLS_SECRET}`),
   ]);
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
-  const [daemonSet, agentPods, nodes, clusterRoles, clusterRoleBindings] = await Promise.all([
+  const [daemonSet, agentPods, nodes, clusterRoles, clusterRoleBindings, meshPods] = await Promise.all([
     get(`/apis/apps/v1/namespaces/${nodeNamespace}/daemonsets/${NODE_AGENT_NAME}`),
     get(`/api/v1/namespaces/${nodeNamespace}/pods`, { labelSelector: `app.kubernetes.io/name=${NODE_AGENT_NAME}` }),
     get('/api/v1/nodes'),
     get(`${rbac}/clusterroles`),
     get(`${rbac}/clusterrolebindings`),
+    get('/api/v1/pods', { limit: String(MESH_POD_PAGE) }),
   ]);
   return {
     ...base,
@@ -108,5 +114,6 @@ export async function readInstall(
     nodes,
     clusterRoles,
     clusterRoleBindings,
+    meshPods,
   };
 }

@@ -1,10 +1,11 @@
-import type { NodeAction } from '../node-agent/decide.js';
+import type { NodeAction } from '../node-agent/node-action.js';
 import { NODE_AGENT_NAME, nodeAgentRules, type NodeGateRights } from '../node-agent/manifest.js';
 import { MESH_CONDITION } from '../node-agent/node-gate.js';
 import { at, count, list, record, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { unreadable } from './webhook-checks.js';
+import { agentMeshCheck } from './agent-mesh-check.js';
 
 const REINSTALL = 'interlock manifest --node-agent [node flags] | kubectl apply -f -';
 
@@ -17,7 +18,14 @@ export function nodeAgentChecks(snapshot: InstallSnapshot): InstallCheckResult[]
     return [
       installCheck('node-agent', 'installed', 'skip', `not installed (no DaemonSet ${NODE_AGENT_NAME})`, REINSTALL),
     ];
-  const checks = [namespaceCheck(snapshot), daemonSetCheck(snapshot), everyNodeCheck(snapshot), rbacCheck(snapshot)];
+  const mesh = agentMeshCheck(snapshot);
+  const checks = [
+    namespaceCheck(snapshot),
+    daemonSetCheck(snapshot),
+    everyNodeCheck(snapshot),
+    rbacCheck(snapshot),
+    ...(mesh ? [mesh] : []),
+  ];
   // The node gate's condition, per node, when the agents report it.
   return agentMode(snapshot).gate.condition ? [...checks, meshConditionCheck(snapshot)] : checks;
 }

@@ -25,6 +25,7 @@ function presetIp(text: string): IpAddress {
 export const ISTIO_AMBIENT = {
   name: 'istio-ambient',
   failureExitCode: 126,
+  controlPlaneNamespace: 'istio-system',
   containers: { validator: 'istio-ambient-validation', proxy: undefined, rulesWriter: undefined },
   // Ambient's rules know no uid (ztunnel is told apart by its socket mark), so nobody will do.
   validatorUid: 65534,

@@ -8,6 +8,7 @@ import { presetPorts } from './preset-ports.js';
 export const ISTIO = {
   name: 'istio',
   failureExitCode: 126,
+  controlPlaneNamespace: 'istio-system',
   containers: { validator: 'istio-validation', proxy: 'istio-proxy', rulesWriter: 'istio-init' },
   // Istio's validator runs as the proxy's uid, which its rules treat specially.
   validatorUid: 1337,

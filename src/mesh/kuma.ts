@@ -13,6 +13,7 @@ import type { MeshIdentity } from './mesh-identity.js';
 export const KUMA = {
   name: 'kuma',
   failureExitCode: 98,
+  controlPlaneNamespace: 'kuma-system',
   containers: { validator: 'kuma-validation', proxy: 'kuma-sidecar', rulesWriter: 'kuma-init' },
   // kuma-validation runs as the sidecar's uid (runAsUser/runAsGroup 5678 in the injector's goldens).
   validatorUid: 5678,
@@ -103,11 +104,15 @@ export const KUMA = {
   },
   // The transparent proxy's defaults: 15001 out, 15006 in, the kuma-dp uid 5678 returned, its
   // loopback TCP (not to 127.0.0.1 / ::1) sent to the inbound redirect, DNS to 15053 when enabled.
+  // With DNS on, its rules come first in OUTPUT (builder_table_nat.go): UDP DNS to 15053 ahead of
+  // the 127.0.0.6 return; the application's TCP DNS went to 15053 until kumahq/kuma#15401 (2.11.9,
+  // 2.12.9, 2.13.5, 2.14.0) returned it to its original destination; either is Kuma's.
   capture: {
     inboundPort: 15006,
     outboundPort: 15001,
     proxyUids: [5678],
     dnsPort: 15053,
+    dnsRulesFirst: true,
     proxyLoopbackToInbound: true,
   },
 } as const satisfies MeshIdentity;

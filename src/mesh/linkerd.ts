@@ -8,6 +8,7 @@ import { presetPorts } from './preset-ports.js';
 export const LINKERD = {
   name: 'linkerd',
   failureExitCode: 95,
+  controlPlaneNamespace: 'linkerd',
   containers: { validator: 'linkerd-network-validator', proxy: 'linkerd-proxy', rulesWriter: 'linkerd-init' },
   // Linkerd's validator runs as nobody.
   validatorUid: 65534,

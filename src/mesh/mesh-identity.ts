@@ -33,6 +33,7 @@ export interface MeshCapture {
   readonly excludeInboundPorts?: PortSet;
   readonly excludeOutboundPorts?: PortSet;
   readonly dnsPort?: number;
+  readonly dnsRulesFirst?: boolean;
   readonly inboundTunnelPort?: number;
   readonly proxyLoopbackToInbound?: boolean;
   readonly dataplane?: Dataplane;
@@ -192,6 +193,8 @@ export interface MeshIdentity {
   };
   /** The uid (and gid) a validator Interlock prints runs as without the rules check. */
   readonly validatorUid: number;
+  /** The namespace its install puts its control plane in by default: never Interlock's to own. */
+  readonly controlPlaneNamespace?: string;
   /** The type of the mesh's chained CNI plugin; undefined: cni-check needs --mesh-plugin. */
   readonly cniPlugin: string | undefined;
   /** How its CNI plugin reads the pod's metadata; undefined: the validator reads none. */

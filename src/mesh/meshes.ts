@@ -53,6 +53,13 @@ export function failureCodesText(): string {
   return IDENTITIES.map((identity) => `${identity.name} ${identity.failureExitCode}`).join(', ');
 }
 
+/** The namespaces the meshes' control planes are installed in by default. */
+export function controlPlaneNamespaces(): readonly string[] {
+  return IDENTITIES.flatMap((identity) =>
+    'controlPlaneNamespace' in identity ? [identity.controlPlaneNamespace] : [],
+  );
+}
+
 /** Whether the mesh's preset names its proxy's redirect ports; generic's must come from flags. */
 export function hasOwnPorts(mesh: Mesh): boolean {
   const { capture } = meshIdentity(mesh);

@@ -1,4 +1,4 @@
-import type { LostReason } from './recheck/pod-check.js';
+import type { LostReason } from './recheck/pod-capture.js';
 import { createHash } from 'node:crypto';
 import type { PodView } from './pod-view.js';
 

@@ -1,6 +1,6 @@
 import type { BackoffPolicy } from './backoff.js';
 import type { BreakerPolicy } from './breaker.js';
-import type { NodeAction } from './decide.js';
+import type { NodeAction } from './node-action.js';
 import type { RetryPolicy } from './retry-delay.js';
 import type { ShippedValidator } from './validator-trust.js';
 import type { GateSettings } from './node-gate.js';

@@ -1,4 +1,4 @@
-import type { LostReason } from './recheck/pod-check.js';
+import type { LostReason } from './recheck/pod-capture.js';
 import type { ApiFailure, PodRef } from '../kube/pods-api.js';
 import type { PodEventType, PodWatchSink } from '../kube/watch-pods.js';
 import type { AgentApi } from './agent-api.js';

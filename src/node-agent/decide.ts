@@ -1,10 +1,8 @@
 import { EXIT } from '../config/exit-codes.js';
 import { backoffVerdict, type BackoffPolicy, type BackoffState } from './backoff.js';
 import type { Blocked } from './blocked.js';
+import type { NodeAction } from './node-action.js';
 import { ownerOf, type PodView } from './pod-view.js';
-
-export type NodeAction = 'delete' | 'label' | 'none';
-export const NODE_ACTIONS: readonly NodeAction[] = ['delete', 'label', 'none'];
 
 /** The Event reasons the agent posts on pods; `kubectl get events` shows them. */
 export type PodEventReason =

@@ -2,8 +2,9 @@ import type { Mesh } from '../config/interception.js';
 import type { Platform } from '../config/platform.js';
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
+import { LINUX_NODES, pullSecretFields } from '../kube/pod-placement.js';
 import { NODE_TAINT } from './agent-api.js';
-import type { NodeAction } from './decide.js';
+import type { NodeAction } from './node-action.js';
 import { nodeScopePolicy } from './node-scope-policy.js';
 
 export interface NodeAgentManifestOptions {
@@ -33,6 +34,8 @@ export interface NodeAgentManifestOptions {
   readonly gate?: NodeGateRights;
   /** openshift: the privileged SCC (by RBAC) and the SELinux type spc_t. */
   readonly platform?: Platform;
+  /** Secrets of the agent's namespace its pods pull the image with. */
+  readonly imagePullSecrets?: readonly string[];
 }
 
 /** What the node gate does to its Node: write the condition, lift the start-up taint. */
@@ -250,7 +253,33 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }],
     },
     ...nodeScopePolicy(options.action ?? 'delete', { name: NODE_AGENT_NAME, namespace }, labels),
+    ...criticalPodQuota(namespace, metadata),
     daemonSet(options, { ...metadata, namespace }, labels),
+  ];
+}
+
+const CRITICAL_PRIORITY = 'system-node-critical';
+
+/**
+ * Where the API server limits the critical priority classes to namespaces with a ResourceQuota of
+ * that PriorityClass scope (GKE does, and any cluster may), the agent's pods are refused outside
+ * kube-system without one: printed there as istio-cni's chart prints it, before the DaemonSet
+ * (test/fixtures/meshes/facts/node-agent-placement.json). kube-system needs none.
+ */
+function criticalPodQuota(namespace: string, metadata: { name: string; labels: object }): object[] {
+  if (namespace === 'kube-system') return [];
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'ResourceQuota',
+      metadata: { ...metadata, namespace },
+      spec: {
+        hard: { pods: '5000' },
+        scopeSelector: {
+          matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: [CRITICAL_PRIORITY] }],
+        },
+      },
+    },
   ];
 }
 
@@ -270,12 +299,15 @@ function daemonSet(options: NodeAgentManifestOptions, metadata: object, labels: 
           serviceAccountName: NODE_AGENT_NAME,
           hostNetwork: true,
           dnsPolicy: 'ClusterFirstWithHostNet',
-          priorityClassName: 'system-node-critical',
+          priorityClassName: CRITICAL_PRIORITY,
           terminationGracePeriodSeconds: 10,
-          // It must stay on, and come back to, the node it tainted.
+          nodeSelector: { ...LINUX_NODES },
+          ...pullSecretFields(options.imagePullSecrets),
+          // It must stay on, and come back to, the node it tainted; and run on every node meshed
+          // pods may run on, whatever its taints (NoExecute too): as linkerd-cni's DaemonSet does.
           tolerations: [
             { key: NODE_TAINT.key, operator: 'Exists', effect: NODE_TAINT.effect },
-            { operator: 'Exists', effect: 'NoSchedule' },
+            { operator: 'Exists' },
             // The node is born with the start-up taint, whatever its effect, and the agent is what lifts it.
             ...(options.gate?.startupTaint ? [{ key: options.gate.startupTaint, operator: 'Exists' }] : []),
           ],

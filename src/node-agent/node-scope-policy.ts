@@ -1,4 +1,4 @@
-import type { NodeAction } from './decide.js';
+import type { NodeAction } from './node-action.js';
 
 /** The token claim the API server binds into a pod's service account token: the pod's node. */
 const NODE_NAME_EXTRA = 'authentication.kubernetes.io/node-name';

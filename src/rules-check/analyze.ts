@@ -1,6 +1,6 @@
 import type { Family } from '../addr/ip.js';
 import type { InterceptionSpec } from '../config/interception.js';
-import type { SpaceCheckResult } from '../expect/check.js';
+import type { SpaceCheckResult } from '../expect/space-check.js';
 import { verifyRuleset } from '../expect/verify.js';
 import { parseIptablesSave } from '../rules/iptables-save/parse-iptables-save.js';
 import { TermBudget } from '../rules/limit-checks.js';

@@ -1,4 +1,4 @@
-import type { ExpectationAnswer } from '../expect/check.js';
+import type { ExpectationAnswer } from '../expect/space-check.js';
 import { countExpectations, expectationsText } from '../expect/count.js';
 import { describeExpected } from '../expect/expected.js';
 import { describeRule, type Finding } from '../expect/finding.js';

@@ -10,6 +10,8 @@ import { rehearseValidate } from './rehearsal.js';
 // Imported on demand by the CLI (the plain modules load them only when used); here they are
 // evaluated while the blob is built. A Linkerd or Istio drop-in run goes through compat-argv.
 import '../compat/compat-argv.js';
+import '../cli/commands/validate/run.js';
+import '../cli/commands/version/run.js';
 
 /**
  * Entry of the start-up snapshot (`node --snapshot-blob interlock.blob validate ...`, built by

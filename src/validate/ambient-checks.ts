@@ -5,7 +5,7 @@ import type { AmbientObservation, ZtunnelPorts } from '../probe/ambient-capture.
 import { observedMiss, type AmbientResult } from '../probe/ambient-loop.js';
 import type { Reason } from '../reason/reason.js';
 import { formatElapsed } from '../reason/words.js';
-import { failed, passed, type VerdictCheck } from '../verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../verdict/verdict-check.js';
 import { describeTarget, PRECEDENCE } from './probe-checks.js';
 
 /** Each way an ambient probe misses, as the one reason an operator acts on. */

@@ -6,7 +6,7 @@ import type { ListenError } from '../probe/listener.js';
 import type { ProbeResult } from '../probe/probe-loop.js';
 import type { ProbeTarget } from '../probe/probe-plan.js';
 import { errnoWords, formatElapsed } from '../reason/words.js';
-import { failed, passed, type VerdictCheck } from '../verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../verdict/verdict-check.js';
 
 export const PRECEDENCE = { configuration: 0, network: 10, listener: 15, rules: 20, probe: 30 } as const;
 

@@ -1,6 +1,6 @@
 import type { ValidateConfig } from '../config/validate-config.js';
 import { isReason, type Reason } from '../reason/reason.js';
-import { failed, passed, type VerdictCheck } from '../verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../verdict/verdict-check.js';
 import { PRECEDENCE } from './probe-checks.js';
 import type { RulesInspectionResult } from './rules-port.js';
 

@@ -11,7 +11,7 @@ import type { ProbeTiming, ProbeHooks } from '../probe/probe-loop.js';
 import type { Proof } from '../probe/proof.js';
 import type { Logger } from '../output/logger.js';
 import { probeLogHooks } from './probe-log-hooks.js';
-import { failed, passed, type VerdictCheck } from '../verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../verdict/verdict-check.js';
 import { decideVerdict, type Verdict } from '../verdict/decide-verdict.js';
 import type { ProofObligations } from '../verdict/proof-obligations.js';
 import { describeTarget, familyProbeCheck, listenerCheck, PRECEDENCE } from './probe-checks.js';

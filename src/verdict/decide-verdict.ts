@@ -1,6 +1,6 @@
 import type { Proof } from '../probe/proof.js';
 import type { Reason } from '../reason/reason.js';
-import type { VerdictCheck } from './check.js';
+import type { VerdictCheck } from './verdict-check.js';
 import { unmetObligation, type ProofObligations } from './proof-obligations.js';
 
 export type VerdictOutcome = 'pass' | 'fail' | 'config' | 'internal' | 'interrupted';

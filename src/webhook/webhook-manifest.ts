@@ -1,5 +1,6 @@
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
+import { LINUX_NODES, pullSecretFields } from '../kube/pod-placement.js';
 import type { Platform } from '../config/platform.js';
 import type { CapturedPods } from '../mesh/mesh-identity.js';
 import { SCOPE_PATHS } from './admit.js';
@@ -25,6 +26,8 @@ export interface WebhookManifestOptions {
   readonly clientNames?: readonly string[];
   /** Also add Interlock's validator to the pods a node dataplane captures (`--mesh istio-ambient`): its selection. */
   readonly capturedPods?: CapturedPods;
+  /** Secrets of the webhook's namespace its pods pull the image with. */
+  readonly imagePullSecrets?: readonly string[];
 }
 
 type Document = Record<string, unknown>;
@@ -182,6 +185,8 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
         spec: {
           serviceAccountName: NAME,
           automountServiceAccountToken: false,
+          nodeSelector: { ...LINUX_NODES },
+          ...pullSecretFields(options.imagePullSecrets),
           // Longer than --drain-timeout (20 s): in-flight admissions finish before SIGKILL.
           terminationGracePeriodSeconds: 30,
           affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [antiAffinity()] } },

@@ -12,7 +12,7 @@ import { parseNftJson } from '../../src/rules/nft-json/parse-nft-json.js';
 import { classifyToolRun } from '../../src/rules/read/classify.js';
 import { runReader } from '../../src/rules/read/read-live.js';
 import { inspectLiveRules } from '../../src/rules-check/inspect.js';
-import { failed } from '../../src/verdict/check.js';
+import { failed } from '../../src/verdict/verdict-check.js';
 import { decideVerdict } from '../../src/verdict/decide-verdict.js';
 
 const save = (text: string) => parseIptablesSave(text, { backend: 'iptables-nft', family: 'ipv4', source: 'big.txt' });

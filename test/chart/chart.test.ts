@@ -129,7 +129,7 @@ describe('charts/interlock', () => {
     );
     const pod = (name: string) =>
       [...rendered.values()].find(
-        (object) => object.kind !== 'Namespace' && key(object).endsWith(`/${name}`) && 'spec' in object,
+        (object) => object.kind === 'DaemonSet' && key(object).endsWith(`/${name}`),
       ) as unknown as {
         spec: { template: { spec: Record<string, unknown> & { containers: { imagePullPolicy?: string }[] } } };
       };
@@ -148,6 +148,22 @@ describe('charts/interlock', () => {
     expect(() => helm('template', 'interlock', chart, '--set', 'mesh=generic,nodeAgent.cniAudit=true')).toThrow(
       /--cni-audit with --mesh generic needs --mesh-plugin/,
     );
+  });
+
+  it('refuses the node agent without a mesh, as manifest --node-agent does; the webhook alone needs none', () => {
+    expect(() => helm('template', 'interlock', chart)).toThrow(/mesh is required with nodeAgent.enabled/);
+    const webhookOnly = objects(
+      helm('template', 'interlock', chart, '--set', 'nodeAgent.enabled=false,webhook.enabled=true'),
+    );
+    expect([...webhookOnly.values()].some((object) => object.kind === 'Deployment')).toBe(true);
+  });
+
+  it("refuses a part's namespace that is not Interlock's, as manifest does", () => {
+    for (const set of [
+      'mesh=linkerd,nodeAgent.namespace=kube-system',
+      'mesh=linkerd,webhook.enabled=true,webhook.namespace=default',
+    ])
+      expect(() => helm('template', 'interlock', chart, '--set', set)).toThrow(/is not Interlock's/);
   });
 
   it('refuses a mesh it does not know, naming it', () => {

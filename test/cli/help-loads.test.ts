@@ -29,19 +29,26 @@ function loads(...args: string[]): { own: string[]; packages: string[] } {
 }
 
 // The command table is the one registry: help, a command's --help and the completion scripts read
-// its rows and flag tables and load no command (validate and version are run-cli's own: the
-// start-up blob runs them without the table).
+// its rows and flag tables and load no runner (validate's and version's included) and no runtime
+// adapter: no probe, netlink, rules reader, API client, logger or metrics.
+// (--on-failure and --recheck-action name their choices from node-agent's core: data, no adapter.)
+const ADAPTERS = /^(probe|netlink|kube|rules|validate|rules-check|node-agent\/cri|webhook|serve|output\/logger)[/.]/;
 describe('help loads the flag tables, not the commands', () => {
-  for (const args of [['help'], ['node', '--help'], ['manifest', '--help'], ['completion', 'bash']]) {
+  for (const args of [
+    ['help'],
+    ['help', 'validate'],
+    ['node', '--help'],
+    ['version', '--help'],
+    ['completion', 'bash'],
+  ]) {
     it(`interlock ${args.join(' ')}`, () => {
       const { own, packages } = loads(...args);
       const commands = own.filter((file) => file.startsWith('cli/commands/'));
       const runners = commands.filter((file) => !/[/-]flags\.js$/.test(file));
-      const allowed = ['cli/commands/validate/', 'cli/commands/version/'];
-      if (args[0] === 'completion') allowed.push('cli/commands/completion/run.js');
-      expect(runners.filter((file) => !allowed.some((prefix) => file.startsWith(prefix)))).toEqual([]);
+      expect(runners).toEqual(args[0] === 'completion' ? ['cli/commands/completion/run.js'] : []);
+      expect(own.filter((file) => ADAPTERS.test(file))).toEqual([]);
       expect(commands.filter((file) => file.endsWith('/flags.js')).length).toBeGreaterThanOrEqual(7);
-      expect(packages.filter((file) => /^(yaml|prom-client)\//.test(file))).toEqual([]);
+      expect(packages.filter((file) => /^(yaml|prom-client|pino|netlink)\//.test(file))).toEqual([]);
     });
   }
 

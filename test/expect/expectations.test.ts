@@ -62,6 +62,30 @@ describe('configuration regions against real dumps', () => {
     expect(result.stdout).toContain('expected dropped');
   });
 
+  it("Kuma 2.14.3's TCP DNS return holds (DNS rules first); a TCP DNS redirect to another port fails, naming it", async () => {
+    const golden = readFileSync(
+      path.join(
+        CORPUS,
+        '../meshes/kuma/2.14.3/transparentproxy-flags/debian-12-with-multiple-flags.iptables-nft.golden',
+      ),
+      'utf8',
+    ).replaceAll('ifPlaceholder', 'lo');
+    const argv = ['--mesh=kuma', '--family=ipv4', '--dns-capture', '--output=json'];
+    const tcpDns = /^(-A OUTPUT -p tcp .*--dport 53 -m owner ! --uid-owner 5678) -j RETURN$/m;
+    const expectationsAt = async (text: string, rule: RegExp) => {
+      const report = JSON.parse((await explainFile(text, argv)).stdout) as {
+        findings: Array<{ expectation: string; message: string }>;
+      };
+      return report.findings.filter((finding) => rule.test(finding.message)).map((finding) => finding.expectation);
+    };
+    expect(golden).toMatch(tcpDns);
+    expect(await expectationsAt(golden, /--dport 53 -m owner ! --uid-owner 5678 -j RETURN`/)).toEqual([]);
+    const elsewhere = golden.replace(tcpDns, '$1 -j REDIRECT --to-ports 15002');
+    expect(await expectationsAt(elsewhere, /expected redirected to local port 15053, or not redirected/)).toEqual([
+      'ipv4/dns/app-tcp',
+    ]);
+  });
+
   it('an excluded outbound range the rules do not exclude fails, naming the range', async () => {
     const result = await explainFile(linkerd, ['--mesh=linkerd', '--exclude-outbound-cidrs=10.0.0.0/8']);
     expect(result.exitCode).toBe(95);
@@ -413,6 +437,30 @@ describe('claims that depend on one option', () => {
       '128.0.0.0/1',
     ];
     expect(dns.regions.map((region) => regionJson(region, scope).daddr)).toEqual([['0.0.0.0/0'], notLoopback]);
+  });
+
+  it("Kuma's DNS rules first: the app's TCP DNS to the DNS port or left alone, the passthrough source's UDP DNS left to the mesh", () => {
+    const kuma = all(specFromFlags(['--mesh=kuma', '--dns-capture']), 'ipv4');
+    const tcp = find(kuma, 'ipv4/dns/app-tcp');
+    expect(tcp.expected).toEqual({ kind: 'redirect-or-not', port: 15053 });
+    const scope = { family: 'ipv4', hook: 'output', atoms } as const;
+    expect(tcp.regions.map((region) => regionJson(region, scope).protocols)).toEqual([['tcp'], ['tcp']]);
+    expect(find(kuma, 'ipv4/dns/app').regions.map((region) => regionJson(region, scope).protocols)).toEqual([
+      ['udp'],
+      ['udp'],
+    ]);
+    const passthrough = find(kuma, 'ipv4/outbound/passthrough-dns');
+    expect(passthrough.expected).toBeUndefined();
+    expect(passthrough.regions.map((region) => regionJson(region, scope))).toMatchObject([
+      { protocols: ['udp'], saddr: ['127.0.0.6/32'], dport: ['53'], oif: ['lo'] },
+    ]);
+    // Istio's DNS rules do not come first: its TCP DNS is captured, no claim is relaxed.
+    const istio = all(specFromFlags(['--mesh=istio', '--dns-capture']), 'ipv4').map((expectation) => expectation.id);
+    expect(istio).not.toContain('ipv4/dns/app-tcp');
+    expect(istio).not.toContain('ipv4/outbound/passthrough-dns');
+    // Without DNS capture Kuma claims nothing of DNS.
+    const quiet = all(specFromFlags(['--mesh=kuma']), 'ipv4').map((expectation) => expectation.id);
+    expect(quiet.filter((id) => id.includes('dns'))).toEqual([]);
   });
 
   it('no proxy uid (the proxy known by its group only): no loopback-to-pod claims, the group still excluded', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SpaceCheckResult } from '../../src/expect/check.js';
+import type { SpaceCheckResult } from '../../src/expect/space-check.js';
 import type { Finding } from '../../src/expect/finding.js';
 import { reportOf } from '../../src/rules-check/report.js';
 import { analyseLinkerd, linkerd, REDIRECT_OUT } from './linkerd-dump.js';

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { PRESETS, type InterceptionSpec } from '../../src/config/interception.js';
 import type { Family } from '../../src/addr/ip.js';
-import type { SpaceCheckResult } from '../../src/expect/check.js';
+import type { SpaceCheckResult } from '../../src/expect/space-check.js';
 import { describeExpected } from '../../src/expect/expected.js';
 import { describeRule, findingMessage } from '../../src/expect/finding.js';
 import { analyzeDumps, type Dump } from '../../src/rules-check/analyze.js';

@@ -29,6 +29,11 @@ function* cases() {
   yield { argv: ['help'] };
   yield { argv: ['--help'] };
   yield { argv: ['help', 'help'] };
+  yield { argv: ['help', '--help'] };
+  yield { argv: ['help', 'manifest', '-h'] };
+  // A value one edit from a choice is named back.
+  yield { argv: ['manifest', '--mesh', 'linkrd'] };
+  yield { argv: ['manifest', '--node-agent'] };
   yield { argv: ['help', 'no-such-command'] };
   yield { argv: ['help', 'validate', 'extra'] };
   yield { argv: ['no-such-command'] };

@@ -90,8 +90,8 @@ function expectAcceptedOrRefused(
 }
 
 describe('what manifest, inject and the webhook print, the command they run accepts', () => {
-  it('manifest --node-agent --cni-audit without --mesh is refused at print time, naming --mesh-plugin', async () => {
-    const outcome = await runManifest(['--node-agent', '--cni-audit'], {});
+  it('manifest --node-agent --mesh generic --cni-audit is refused at print time, naming --mesh-plugin', async () => {
+    const outcome = await runManifest(['--node-agent', '--mesh', 'generic', '--cni-audit'], {});
     expect(outcome.exitCode).toBe(64);
     expect(outcome.stderr).toMatch(/--mesh-plugin/);
     const fixed = await runManifest(['--node-agent', '--cni-audit', '--mesh', 'linkerd'], {});
@@ -134,7 +134,7 @@ describe('what manifest, inject and the webhook print, the command they run acce
   });
 
   it('manifest --node-agent --node-name x is refused: it would pin every node’s agent to node x', async () => {
-    const outcome = await runManifest(['--node-agent', '--node-name', 'x'], {});
+    const outcome = await runManifest(['--node-agent', '--mesh', 'linkerd', '--node-name', 'x'], {});
     expect(outcome.exitCode).toBe(64);
     expect(outcome.stderr).toMatch(/--node-name does not apply to manifest --node-agent/);
   });

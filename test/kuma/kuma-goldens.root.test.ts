@@ -31,20 +31,24 @@ interface KumaCase {
   readonly v6: string;
 }
 
-/** Each tag's default-flag goldens, the IPv4 and IPv6 files paired, for both backends they name. */
+/**
+ * Each tag's default-flag goldens, the IPv4 and IPv6 files paired, for the backend each names:
+ * `-nft` and `-legacy` theirs; `.iptables` is the distribution's default binary (nft on Debian 12),
+ * loaded by the legacy tools too. Distributions whose iptables prints the same rules differently
+ * (Debian 10's and Ubuntu 20.04's iptables-nft, Amazon Linux 2's legacy) are pinned beside Debian 12.
+ */
 function kumaCases(): KumaCase[] {
   const out: KumaCase[] = [];
   for (const tag of readdirSync(ROOT).sort()) {
     const dir = path.join(ROOT, tag, 'transparentproxy');
     for (const file of readdirSync(dir).sort()) {
-      const match = /^(.+)\.iptables(-nft)?\.golden$/.exec(file);
+      const match = /^(.+)\.iptables(-nft|-legacy)?\.golden$/.exec(file);
       if (!match) continue;
-      const [, stem = '', nft] = match;
+      const [, stem = '', suffix] = match;
       const text = (name: string) => readFileSync(path.join(dir, name), 'utf8').replaceAll('ifPlaceholder', 'lo');
-      // `.iptables` is the distribution's default binary: nft on Debian 12; legacy is loaded from it too.
       const v6name = file.replace('.iptables', '.ip6tables');
-      for (const backend of nft ? (['nft'] as const) : (['legacy'] as const))
-        out.push({ tag, stem: `${stem}${nft ?? ''}`, backend, v4: text(file), v6: text(v6name) });
+      const backend = suffix === '-nft' ? 'nft' : 'legacy';
+      out.push({ tag, stem: `${stem}${suffix ?? ''}`, backend, v4: text(file), v6: text(v6name) });
     }
   }
   return out;
@@ -75,9 +79,19 @@ async function explain(kumaCase: KumaCase, v4: string, v6: string, name: string)
 const cases = kumaCases();
 
 describe("explain --mesh kuma passes Kuma's own transparent-proxy goldens, loaded by the real tools", () => {
-  it('covers 2.9, 2.11 and the newest release, both backends', () => {
+  it('covers 2.9, 2.11 and the newest release, both backends, each distribution whose iptables prints them apart', () => {
     expect(new Set(cases.map((kumaCase) => kumaCase.tag))).toEqual(new Set(['2.9.19', '2.11.7', '2.14.3']));
     expect(new Set(cases.map((kumaCase) => kumaCase.backend))).toEqual(new Set(['nft', 'legacy']));
+    const distributions = (tag: string) =>
+      new Set(
+        cases
+          .filter((kumaCase) => kumaCase.tag === tag)
+          .map((kumaCase) => kumaCase.stem.replace(/(-default)?(-nft|-legacy)?$/, '')),
+      );
+    expect(distributions('2.9.19')).toEqual(new Set(['amazon-linux-2', 'debian-10', 'debian-12', 'ubuntu-20-04']));
+    expect(distributions('2.11.7')).toEqual(distributions('2.9.19'));
+    expect(distributions('2.14.3')).toEqual(new Set(['amazon-linux-2', 'debian-12', 'ubuntu-20-04']));
+    expect(cases).toHaveLength(18);
   });
 
   for (const kumaCase of cases) {

@@ -1,5 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { compatModeOf } from '../../src/compat/compat-argv.js';
 import { EXIT } from '../../src/config/exit-codes.js';
@@ -199,4 +200,63 @@ describe('the mesh registry (src/mesh/)', () => {
     }
     expect(found).toEqual([]);
   });
+
+  /**
+   * The same promise for figures: a mesh's port or uid written as a number in code outside
+   * src/mesh/ (`const DEFAULT = 1337`, `port === 15_006`, `0x3a99`), found by TypeScript's own
+   * parser, so a number in a comment or a string is not one (the test above reads those).
+   * 65534 (nobody) is every unprivileged process's uid, not a mesh's.
+   */
+  it('leaves no port or uid of a mesh as a numeric literal outside src/mesh/', () => {
+    const figures = meshFigures();
+    expect([...figures.keys()].sort((a, b) => a - b)).toEqual([
+      1337, 2102, 4140, 4143, 4190, 4191, 5678, 15001, 15006, 15008, 15020, 15021, 15053, 15090,
+    ]);
+    expect(numericLiteralsOf('x.ts', 'const a = 15_006 + 0x3a99; // 5678\nconst b = "1337";', figures)).toEqual([
+      'x.ts:1: 15_006 (istio, istio-ambient, kuma)',
+      'x.ts:1: 0x3a99 (istio, istio-ambient, kuma)',
+    ]);
+    const found: string[] = [];
+    for (const file of readdirSync(src, { recursive: true, encoding: 'utf8' })) {
+      if (!file.endsWith('.ts') || file.startsWith(`mesh${path.sep}`)) continue;
+      const name = file.split(path.sep).join('/');
+      found.push(...numericLiteralsOf(name, readFileSync(path.join(src, file), 'utf8'), figures));
+    }
+    expect(found).toEqual([]);
+  });
 });
+
+/** Each port and uid a mesh's module declares, with the meshes that declare it. */
+function meshFigures(): Map<number, string[]> {
+  const figures = new Map<number, string[]>();
+  const add = (value: number | undefined, mesh: string) => {
+    if (value === undefined || value === 0 || value === 65534) return;
+    const meshes = figures.get(value) ?? [];
+    if (!meshes.includes(mesh)) figures.set(value, [...meshes, mesh]);
+  };
+  for (const identity of meshIdentities()) {
+    const { capture, name } = identity;
+    for (const port of [capture.inboundPort, capture.outboundPort, capture.dnsPort, capture.inboundTunnelPort])
+      add(port, name);
+    for (const set of [capture.excludeInboundPorts, capture.excludeOutboundPorts])
+      if (set?.kind === 'ranges') for (const { from, to } of set.ranges) for (let p = from; p <= to; p++) add(p, name);
+    for (const id of [...(capture.proxyUids ?? []), ...(capture.proxyGids ?? []), identity.validatorUid]) add(id, name);
+  }
+  return figures;
+}
+
+/** `file:line: literal (meshes)` for each numeric literal in the code that is a mesh's figure. */
+function numericLiteralsOf(file: string, text: string, figures: ReadonlyMap<number, readonly string[]>): string[] {
+  const source = ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);
+  const found: string[] = [];
+  const visit = (node: ts.Node): void => {
+    const meshes = ts.isNumericLiteral(node) ? figures.get(Number(node.text)) : undefined;
+    if (meshes) {
+      const line = source.getLineAndCharacterOfPosition(node.getStart(source)).line + 1;
+      found.push(`${file}:${line}: ${node.getText(source)} (${meshes.join(', ')})`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}

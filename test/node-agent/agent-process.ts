@@ -56,6 +56,8 @@ export async function startAgent(
   nodeFlags: readonly string[] = [],
   mesh = 'linkerd',
 ): Promise<AgentProcess> {
+  // The agent reads its kubeconfig once, before it logs that it started: the directory goes then,
+  // not when the agent exits, so a worker killed while the agent runs leaves nothing in /tmp.
   const dir = mkdtempSync(join(tmpdir(), 'interlock-node-'));
   const kubeconfig = writeKubeconfig(join(dir, 'kubeconfig'), api.url);
   const child = spawn(
@@ -64,17 +66,17 @@ export async function startAgent(
     { env: { PATH: process.env.PATH, KUBECONFIG: kubeconfig, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const { logs, stderr } = captureOutput(child);
-  const exited = new Promise<number | null>((resolve) =>
-    child.on('exit', (code) => {
-      rmSync(dir, { recursive: true, force: true });
-      resolve(code);
-    }),
-  );
+  const exited = new Promise<number | null>((resolve) => child.on('exit', resolve));
   const started = await waitFor(
     `the agent to start (stderr: ${stderr()})`,
     () => logs.find((line) => line.msg === 'node agent started'),
     20_000,
-  );
+  )
+    .catch((error: unknown) => {
+      if (child.exitCode === null) child.kill('SIGKILL');
+      throw error;
+    })
+    .finally(() => rmSync(dir, { recursive: true, force: true }));
   const base = `http://${String(started.listen)}`;
   return {
     child,

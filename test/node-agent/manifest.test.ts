@@ -47,9 +47,10 @@ describe('node agent manifests', () => {
       'ClusterRoleBinding',
       'ValidatingAdmissionPolicy',
       'ValidatingAdmissionPolicyBinding',
+      'ResourceQuota',
       'DaemonSet',
     ]);
-    const pod = documents[6]!.spec.template.spec;
+    const pod = documents[7]!.spec.template.spec;
     expect(pod.hostNetwork).toBe(true);
     expect(pod.tolerations).toContainEqual({
       key: 'interlock.dev/cni-not-ready',

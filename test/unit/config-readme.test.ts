@@ -5,12 +5,8 @@ import { COMMANDS } from '../../src/cli/command-table.js';
 import { flagUsage, formatCommandHelp } from '../../src/cli/help.js';
 import { manifestExample } from '../../src/cli/readme-examples.js';
 import { exitCodeTable, flagTable, reasonTable, replaceGenerated } from '../../src/cli/readme-tables.js';
-import {
-  EXIT,
-  FAILURE_EXIT_CODE_RANGE,
-  parseFailureExitCode,
-  RESERVED_EXIT_CODES,
-} from '../../src/config/exit-codes.js';
+import { EXIT, FAILURE_EXIT_CODE_RANGE, RESERVED_EXIT_CODES } from '../../src/config/exit-codes.js';
+import { parseFailureExitCode } from '../../src/config/flag-parsers.js';
 
 // The tables live in docs/reference.md (the README links there); `npm run docs` writes them.
 const REFERENCE = readFileSync(new URL('../../docs/reference.md', import.meta.url), 'utf8');

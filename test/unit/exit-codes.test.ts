@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EXIT, parseFailureExitCode } from '../../src/config/exit-codes.js';
+import { EXIT } from '../../src/config/exit-codes.js';
+import { parseFailureExitCode } from '../../src/config/flag-parsers.js';
 
 describe('parseFailureExitCode', () => {
   it('the mesh failure codes and the edges of 1-255 that are not reserved', () => {

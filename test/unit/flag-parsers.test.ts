@@ -162,3 +162,24 @@ describe('parseDuration', () => {
     expect(refusal(timeout, 'soon')).toBe(sentence);
   });
 });
+
+describe('oneOf suggests the closest value for a typo', () => {
+  it('names the value one or two edits away', () => {
+    const mesh = oneOf(['linkerd', 'istio', 'istio-ambient', 'kuma', 'generic']);
+    expect(refusal(mesh, 'linkrd')).toBe(
+      'expected one of linkerd, istio, istio-ambient, kuma, generic; did you mean linkerd?',
+    );
+    expect(refusal(mesh, 'Istio')).toBe(
+      'expected one of linkerd, istio, istio-ambient, kuma, generic; did you mean istio?',
+    );
+    expect(refusal(oneOf(['Ignore', 'Fail'], { say: 'or', exact: true }), 'fail')).toBe(
+      'expected Ignore or Fail; did you mean Fail?',
+    );
+  });
+
+  it('suggests nothing for a value far from every choice, or an empty one', () => {
+    const mesh = oneOf(['linkerd', 'istio']);
+    expect(refusal(mesh, 'consul')).toBe('expected one of linkerd, istio');
+    expect(refusal(mesh, '')).toBe('expected one of linkerd, istio');
+  });
+});

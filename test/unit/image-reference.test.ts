@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { runInject } from '../../src/cli/commands/inject/run.js';
 import { runManifest } from '../../src/cli/commands/manifest/run.js';
-import { parseImageReference } from '../../src/config/image-reference.js';
+import { parseImageReference } from '../../src/config/flag-parsers.js';
 
 const HEX64 = 'a'.repeat(64);
 

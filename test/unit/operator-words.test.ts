@@ -3,7 +3,7 @@ import { REASON_GUIDE, reasonHeadline } from '../../src/reason/guide.js';
 import { REASONS, type Reason } from '../../src/reason/reason.js';
 import { errnoWords, formatElapsed } from '../../src/reason/words.js';
 import { familyProbeCheck } from '../../src/validate/probe-checks.js';
-import { failed, passed } from '../../src/verdict/check.js';
+import { failed, passed } from '../../src/verdict/verdict-check.js';
 import { decideVerdict } from '../../src/verdict/decide-verdict.js';
 import { formatTerminationMessage } from '../../src/verdict/termination-message.js';
 import { parseIp } from '../../src/addr/ip.js';

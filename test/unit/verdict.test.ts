@@ -4,7 +4,7 @@ import { newHandshake } from '../../src/probe/handshake.js';
 import { certifyArrival, type Proof } from '../../src/probe/proof.js';
 import type { ProbeTarget } from '../../src/probe/probe-plan.js';
 import { PRECEDENCE } from '../../src/validate/probe-checks.js';
-import { failed, passed, type VerdictCheck } from '../../src/verdict/check.js';
+import { failed, passed, type VerdictCheck } from '../../src/verdict/verdict-check.js';
 import { decideVerdict, isCertifiedPass, type Verdict, type VerdictInput } from '../../src/verdict/decide-verdict.js';
 import type { ProofObligations } from '../../src/verdict/proof-obligations.js';
 import {

@@ -22,15 +22,23 @@ function fieldText(pod: PodObject, fieldPath: string): string {
 
 /**
  * The CRI mounts for a container's volumeMounts, as the kubelet makes them: each downward API
- * volume written under the pod's directory, bind-mounted read-only. A mount naming a volume the
- * pod does not declare fails the container's creation, as the kubelet's CreateContainerConfigError.
+ * volume written under the pod's directory, bind-mounted read-only; an emptyDir one directory
+ * under it that every container of the pod shares, mode 0777 as the kubelet makes it (a
+ * container running as another uid writes to it). A mount naming a volume the pod does not
+ * declare fails the container's creation, as the kubelet's CreateContainerConfigError.
  */
 export async function volumeMounts(pod: PodObject, container: ContainerSpec, podDir: string): Promise<Message[]> {
   const mounts: Message[] = [];
   for (const mount of container.volumeMounts ?? []) {
     const volume = pod.spec.volumes?.find((candidate) => candidate.name === mount.name);
-    if (!volume?.downwardAPI) throw new Error(`container ${container.name}: volume "${mount.name}" not found`);
     const dir = join(podDir, 'volumes', mount.name);
+    if (volume?.emptyDir) {
+      await mkdir(dir, { recursive: true });
+      await chmod(dir, 0o777);
+      mounts.push({ container_path: mount.mountPath, host_path: dir, readonly: mount.readOnly ?? false });
+      continue;
+    }
+    if (!volume?.downwardAPI) throw new Error(`container ${container.name}: volume "${mount.name}" not found`);
     await mkdir(dir, { recursive: true });
     await chmod(dir, 0o755);
     for (const item of volume.downwardAPI.items) {

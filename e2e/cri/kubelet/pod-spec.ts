@@ -36,9 +36,10 @@ export interface ContainerSpec {
   }>;
 }
 
-/** A pod volume; the harness implements the downward API kind, the one a validator mounts. */
+/** A pod volume; the harness implements the kinds a validator mounts: downward API and emptyDir (Kuma's /tmp). */
 export interface VolumeSpec {
   readonly name: string;
+  readonly emptyDir?: { readonly medium?: string; readonly sizeLimit?: string };
   readonly downwardAPI?: {
     readonly items: ReadonlyArray<{ readonly path: string; readonly fieldRef: { readonly fieldPath: string } }>;
   };

@@ -1,6 +1,6 @@
 import type { DefaultedFlag } from '../../config/flag-def.js';
 import { DEFAULT_IMAGE } from '../../inject/validator-container.js';
-import { parseImageReference } from '../../config/image-reference.js';
+import { parseImageReference } from '../../config/flag-parsers.js';
 
 /** Interlock's image: one flag of manifest, inject and webhook, in a file of its own so each command's table can hold it. */
 export const IMAGE_FLAG: DefaultedFlag<string> = {

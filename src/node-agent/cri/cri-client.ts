@@ -3,9 +3,11 @@ import { connect as netConnect } from 'node:net';
 import { fail, type Result } from '../../reason/result.js';
 import {
   decodeListPodSandbox,
+  decodeStatusInfo,
   decodePodSandboxStatus,
   listPodSandboxRequest,
   podSandboxStatusRequest,
+  statusRequest,
   type SandboxEntry,
   type SandboxStatus,
 } from './cri-messages.js';
@@ -20,12 +22,17 @@ export interface RuntimeClient {
   close(): void;
 }
 
+/** The CNI audit's question: the verbose Status info map (containerd's cniconfig and last load). */
+export interface RuntimeInfoClient {
+  statusInfo(timeoutMs: number): Promise<Result<Map<string, string>, RuntimeFailure>>;
+}
+
 /**
- * gRPC over node:http2 on the runtime's unix socket: two unary calls, each with a deadline and a
+ * gRPC over node:http2 on the runtime's unix socket: three unary calls, each with a deadline and a
  * size cap, on one session kept while it works and opened again after it fails (the runtime
  * restarted). No grpc-js at run time: see docs/node-agent.md for why.
  */
-export function criClient(socketPath: string): RuntimeClient {
+export function criClient(socketPath: string): RuntimeClient & RuntimeInfoClient {
   let session: ClientHttp2Session | undefined;
   const open = (): ClientHttp2Session => {
     if (session && !session.closed && !session.destroyed) return session;
@@ -51,6 +58,10 @@ export function criClient(socketPath: string): RuntimeClient {
     sandboxStatus: async (id, timeoutMs) => {
       const answer = await unary('PodSandboxStatus', podSandboxStatusRequest(id), timeoutMs);
       return answer.ok ? decodePodSandboxStatus(answer.value) : answer;
+    },
+    statusInfo: async (timeoutMs) => {
+      const answer = await unary('Status', statusRequest(), timeoutMs);
+      return answer.ok ? decodeStatusInfo(answer.value) : answer;
     },
     close: () => session?.close(),
   };

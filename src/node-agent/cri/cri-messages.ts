@@ -2,10 +2,10 @@ import { fail, ok, type Result } from '../../reason/result.js';
 import { concat, decodeFields, lengthField, text, varintField, type WireValue } from './protobuf.js';
 
 /**
- * The two CRI v1 calls the re-check makes, encoded and decoded by field number
+ * The CRI v1 calls the agent makes: the two of the re-check, encoded and decoded by field number
  * (kubernetes/cri-api pkg/apis/runtime/v1/api.proto; e2e/cri/proto holds the vendored copy the
  * tests cross-check against grpc-js): ListPodSandbox filtered by the pod uid label and the READY
- * state, and PodSandboxStatus with verbose set.
+ * state, and PodSandboxStatus with verbose set; and the CNI audit's verbose Status.
  */
 const POD_UID_LABEL = 'io.kubernetes.pod.uid';
 
@@ -35,6 +35,11 @@ export function listPodSandboxRequest(uid: string): Uint8Array {
 /** PodSandboxStatusRequest{pod_sandbox_id, verbose: true}. */
 export function podSandboxStatusRequest(id: string): Uint8Array {
   return concat([lengthField(1, id), varintField(2, 1)]);
+}
+
+/** StatusRequest{verbose: true}: the info map holds containerd's cniconfig and lastCNILoadStatus. */
+export function statusRequest(): Uint8Array {
+  return varintField(1, 1);
 }
 
 const bytesOf = (item: WireValue): Uint8Array | undefined => (item.wire === 2 ? item.value : undefined);
@@ -106,8 +111,14 @@ export function decodePodSandboxStatus(bytes: Uint8Array): Result<SandboxStatus,
   if (!id.ok) return id;
   const ready = stateField(statusFields.value, 3);
   if (!ready.ok) return ready;
+  const info = infoMap(fields.value);
+  return info.ok ? ok({ id: id.value, ready: ready.value, info: info.value }) : info;
+}
+
+/** The `map<string, string> info = 2` of a verbose answer (PodSandboxStatus's and Status's). */
+function infoMap(fields: readonly WireValue[]): Result<Map<string, string>, Invalid> {
   const info = new Map<string, string>();
-  for (const item of fields.value) {
+  for (const item of fields) {
     if (item.field !== 2) continue;
     const body = bytesOf(item);
     if (!body) return fail('RuntimeAnswerInvalid', 'an info entry that is not a message');
@@ -115,5 +126,11 @@ export function decodePodSandboxStatus(bytes: Uint8Array): Result<SandboxStatus,
     if (!entry.ok) return entry;
     info.set(...entry.value);
   }
-  return ok({ id: id.value, ready: ready.value, info });
+  return ok(info);
+}
+
+/** StatusResponse's info map (its status conditions are the kubelet's business, not the audit's). */
+export function decodeStatusInfo(bytes: Uint8Array): Result<Map<string, string>, Invalid> {
+  const fields = decodeFields(bytes);
+  return fields.ok ? infoMap(fields.value) : fields;
 }

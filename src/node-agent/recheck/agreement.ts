@@ -1,5 +1,5 @@
 import type { CaptureMode } from './meshed-pod.js';
-import type { PodCheck } from './pod-check.js';
+import type { PodCapture } from './pod-capture.js';
 
 /** What the agent remembers of a pod between sweeps: how many sweeps in a row found it lost, and whether it was reported. */
 export interface LossMemory {
@@ -13,7 +13,7 @@ export type Memory = ReadonlyMap<string, LossMemory>;
 export interface SweepResult {
   readonly uid: string;
   readonly mode: CaptureMode;
-  readonly check: PodCheck;
+  readonly check: PodCapture;
 }
 
 export interface Agreement {

@@ -3,7 +3,7 @@ import type { Memory } from './agreement.js';
 import type { RecheckAction } from './recheck-action.js';
 import type { RecheckPod } from './meshed-pod.js';
 import type { RecheckMetrics } from './recheck-metrics.js';
-import type { LostReason } from './pod-check.js';
+import type { LostReason } from './pod-capture.js';
 import { sweep, type SweepOutcome, type SweepPorts, type SweepSettings } from './sweep.js';
 
 export interface RecheckSettings extends SweepSettings {

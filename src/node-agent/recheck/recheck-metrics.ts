@@ -1,7 +1,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { meshIdentities } from '../../mesh/meshes.js';
 import type { CaptureMode } from './meshed-pod.js';
-import type { UnknownCause } from './pod-check.js';
+import type { UnknownCause } from './pod-capture.js';
 
 /** What the re-check reports on /metrics, as a port. */
 export interface RecheckMetrics {

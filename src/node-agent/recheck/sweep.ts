@@ -1,12 +1,12 @@
 import type { AmbientPodAnnotation } from '../../mesh/istio-ambient.js';
 import { agree, type Memory, type SweepResult } from './agreement.js';
-import { checkPod, type CheckPorts } from './check-pod.js';
+import { recheckPod, type RecheckPodPorts } from './recheck-pod.js';
 import { meshIdentity } from '../../mesh/meshes.js';
 import { expectationOf } from './expectations.js';
 import { AMBIENT, captureModeOf, type CaptureMode, type NamespaceMeta, type RecheckPod } from './meshed-pod.js';
-import { unknown, type PodCheck, type UnknownCause } from './pod-check.js';
+import { unknown, type PodCapture, type UnknownCause } from './pod-capture.js';
 
-export interface SweepPorts extends CheckPorts {
+export interface SweepPorts extends RecheckPodPorts {
   /** The namespace's labels and annotations, or undefined when they cannot be read now. */
   readonly namespace: (name: string) => Promise<NamespaceMeta | undefined>;
 }
@@ -62,9 +62,9 @@ async function targetsOf(pods: readonly RecheckPod[], ports: SweepPorts): Promis
   return targets;
 }
 
-async function withDeadline(work: Promise<PodCheck>, ms: number): Promise<PodCheck> {
+async function withDeadline(work: Promise<PodCapture>, ms: number): Promise<PodCapture> {
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<PodCheck>((resolve) => {
+  const late = new Promise<PodCapture>((resolve) => {
     timer = setTimeout(() => resolve(unknown('deadline', `the check did not finish within ${ms} ms`)), ms);
   });
   try {
@@ -79,13 +79,13 @@ async function checkTarget(
   ports: SweepPorts,
   deadlineMs: number,
   reads: SweepSettings['ambientReads'],
-): Promise<PodCheck> {
+): Promise<PodCapture> {
   const { pod, mode, namespace } = target;
   // Linkerd's exclusions fall back to the namespace's annotations: unread, the expectation is not known.
   if (mode !== AMBIENT && meshIdentity(mode).namespaceAnnotationFallback && !namespace)
     return unknown('no-expectation', `namespace ${pod.namespace} could not be read`);
   const expectation = expectationOf(mode, pod, namespace, reads);
-  const work = checkPod(pod, expectation, ports, deadlineMs).catch((error: unknown) =>
+  const work = recheckPod(pod, expectation, ports, deadlineMs).catch((error: unknown) =>
     unknown('rules-undecided', `the check failed: ${error instanceof Error ? error.message : String(error)}`),
   );
   // A grace past the pod's own deadline: the readers and the analysis stop on theirs first.

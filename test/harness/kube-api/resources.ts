@@ -46,6 +46,8 @@ export const RESOURCE_TABLE = [
   core('services', 'Service', true, ['svc']),
   // As the endpoints controller writes them: `interlock check` reads the webhook Service's.
   core('endpoints', 'Endpoints', true, ['ep']),
+  // `manifest --node-agent` prints one outside kube-system, for its system-node-critical pods.
+  core('resourcequotas', 'ResourceQuota', true, ['quota']),
   grouped('apps', 'v1', 'deployments', 'Deployment', true),
   grouped('apps', 'v1', 'daemonsets', 'DaemonSet', true),
   grouped('apps', 'v1', 'statefulsets', 'StatefulSet', true),

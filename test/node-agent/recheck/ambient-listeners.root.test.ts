@@ -1,11 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { checkPod, type CheckPorts } from '../../../src/node-agent/recheck/check-pod.js';
+import { recheckPod, type RecheckPodPorts } from '../../../src/node-agent/recheck/recheck-pod.js';
 import { expectationOf } from '../../../src/node-agent/recheck/expectations.js';
 import { namespaceMetaOf, recheckPodOf, type RecheckPod } from '../../../src/node-agent/recheck/meshed-pod.js';
 import { readPodRules } from '../../../src/node-agent/recheck/netns-rules.js';
 import { readPodSockets } from '../../../src/node-agent/recheck/netns-sockets.js';
-import type { PodCheck } from '../../../src/node-agent/recheck/pod-check.js';
+import type { PodCapture } from '../../../src/node-agent/recheck/pod-capture.js';
 import { decideVariants } from '../../../src/rules-check/decide.js';
 import { ambientGoldens, flushAll, loadIptablesGolden } from '../../ambient/goldens.js';
 import { makeNamespace, removeNamespace } from '../../ambient/dumps.js';
@@ -27,7 +27,7 @@ const POD: RecheckPod = recheckPodOf({
   status: { phase: 'Running', podIP: '10.1.0.5', podIPs: [{ ip: '10.1.0.5' }] },
 })!;
 
-const PORTS: CheckPorts = {
+const PORTS: RecheckPodPorts = {
   runtime: {
     listSandboxes: async () => ({ ok: true, value: [{ id: 's1', uid: 'u1', ready: true }] }),
     sandboxStatus: async () => ({
@@ -76,12 +76,12 @@ function stopListeners(): void {
   for (const child of listeners.splice(0)) child.kill('SIGKILL');
 }
 
-async function check(): Promise<PodCheck> {
+async function check(): Promise<PodCapture> {
   const expectation = expectationOf('istio-ambient', POD, namespaceMetaOf({}));
-  return checkPod(POD, expectation, PORTS, 10_000);
+  return recheckPod(POD, expectation, PORTS, 10_000);
 }
 
-const reasonOf = (result: PodCheck) => (result.kind === 'lost' ? `lost:${result.reason}` : result.kind);
+const reasonOf = (result: PodCapture) => (result.kind === 'lost' ? `lost:${result.reason}` : result.kind);
 
 describe("the re-check reads an ambient pod's listeners with its rules", () => {
   const golden = ambientGoldens().find((g) => g.tag === '1.25.0' && g.backend === 'iptables' && g.name === 'default')!;
@@ -114,8 +114,11 @@ describe("the re-check reads an ambient pod's listeners with its rules", () => {
   it('socket tables that cannot be read leave the pod unknown, never captured', async () => {
     flushAll(namespace);
     loadIptablesGolden(namespace, golden, 'nft');
-    const unreadable: CheckPorts = { ...PORTS, readSockets: () => readPodSockets('/run/netns/interlock-absent', 2000) };
-    const result = await checkPod(POD, expectationOf('istio-ambient', POD, namespaceMetaOf({})), unreadable, 10_000);
+    const unreadable: RecheckPodPorts = {
+      ...PORTS,
+      readSockets: () => readPodSockets('/run/netns/interlock-absent', 2000),
+    };
+    const result = await recheckPod(POD, expectationOf('istio-ambient', POD, namespaceMetaOf({})), unreadable, 10_000);
     expect(result.kind === 'unknown' && result.cause).toBe('sockets-unreadable');
   });
 });

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { sandboxNetnsPath } from '../../../src/node-agent/cri/sandbox-netns.js';
 import type { RuntimeClient } from '../../../src/node-agent/cri/cri-client.js';
 import { agree, type Memory, type SweepResult } from '../../../src/node-agent/recheck/agreement.js';
-import { checkPod, type CheckPorts } from '../../../src/node-agent/recheck/check-pod.js';
+import { recheckPod, type RecheckPodPorts } from '../../../src/node-agent/recheck/recheck-pod.js';
 import { expectationOf } from '../../../src/node-agent/recheck/expectations.js';
 import {
   captureModeOf,
@@ -12,7 +12,7 @@ import {
   recheckPodOf,
   type RecheckPod,
 } from '../../../src/node-agent/recheck/meshed-pod.js';
-import type { PodCheck } from '../../../src/node-agent/recheck/pod-check.js';
+import type { PodCapture } from '../../../src/node-agent/recheck/pod-capture.js';
 import { decideInspection, decideVariants } from '../../../src/rules-check/decide.js';
 import type { ReadOutcome } from '../../../src/rules/read/classify.js';
 
@@ -286,7 +286,7 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
   const expectation = expectationOf('linkerd', linkerd, noNs);
   const infoOf = (path: string) =>
     new Map([['info', JSON.stringify({ runtimeSpec: { linux: { namespaces: [{ type: 'network', path }] } } })]]);
-  function ports(runtime: Partial<RuntimeClient>, outcomes: ReadOutcome[] = [EMPTY_SAVE, EMPTY_NFT]): CheckPorts {
+  function ports(runtime: Partial<RuntimeClient>, outcomes: ReadOutcome[] = [EMPTY_SAVE, EMPTY_NFT]): RecheckPodPorts {
     return {
       runtime: {
         listSandboxes: async () => ({ ok: true, value: [{ id: 's1', uid: 'uid-1', ready: true }] }),
@@ -311,13 +311,13 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
       now: () => performance.now(),
     };
   }
-  const kind = (check: PodCheck) => (check.kind === 'unknown' ? `unknown:${check.cause}` : check.kind);
+  const kind = (check: PodCapture) => (check.kind === 'unknown' ? `unknown:${check.cause}` : check.kind);
 
   it('finds flushed rules lost and intact ones captured', async () => {
-    expect(kind(await checkPod(linkerd, expectation, ports({}), 5000))).toBe('lost');
+    expect(kind(await recheckPod(linkerd, expectation, ports({}), 5000))).toBe('lost');
     expect(
       kind(
-        await checkPod(
+        await recheckPod(
           linkerd,
           expectation,
           ports({}, [nftSave('linkerd/cni-default/iptables-nft-save.v4.txt'), EMPTY_NFT]),
@@ -336,8 +336,8 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
       families: ['ipv4' as const],
     };
     const intact = [nftSave('linkerd/cni-default/iptables-nft-save.v4.txt'), EMPTY_NFT];
-    expect(kind(await checkPod(linkerd, both, ports({}, intact), 5000))).toBe('captured');
-    expect(kind(await checkPod(linkerd, both, ports({}), 5000))).toBe('lost');
+    expect(kind(await recheckPod(linkerd, both, ports({}, intact), 5000))).toBe('captured');
+    expect(kind(await recheckPod(linkerd, both, ports({}), 5000))).toBe('lost');
   });
 
   it("is unknown, naming --netns-dir, when the runtime's namespace lies outside what the agent mounted", async () => {
@@ -368,14 +368,16 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
       calls++ === 0
         ? { ok: true, value: { id: 's1', ready: true, info: infoOf('/run/netns/cni-1') } }
         : { ok: false, error: { reason: 'RuntimeError', message: 'not found' } };
-    expect(kind(await checkPod(linkerd, expectation, ports({ sandboxStatus: status }), 5000))).toBe(
+    expect(kind(await recheckPod(linkerd, expectation, ports({ sandboxStatus: status }), 5000))).toBe(
       'unknown:no-sandbox',
     );
   });
 
   it('is unknown with no sandbox, two sandboxes, an unreachable runtime, unreadable rules or a terminating pod', async () => {
     expect(
-      kind(await checkPod(linkerd, expectation, ports({ listSandboxes: async () => ({ ok: true, value: [] }) }), 5000)),
+      kind(
+        await recheckPod(linkerd, expectation, ports({ listSandboxes: async () => ({ ok: true, value: [] }) }), 5000),
+      ),
     ).toBe('unknown:no-sandbox');
     const two = [
       { id: 'a', uid: 'uid-1', ready: true },
@@ -383,20 +385,25 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
     ];
     expect(
       kind(
-        await checkPod(linkerd, expectation, ports({ listSandboxes: async () => ({ ok: true, value: two }) }), 5000),
+        await recheckPod(linkerd, expectation, ports({ listSandboxes: async () => ({ ok: true, value: two }) }), 5000),
       ),
     ).toBe('unknown:no-sandbox');
     const other = [{ id: 'a', uid: 'someone-else', ready: true }];
     expect(
       kind(
-        await checkPod(linkerd, expectation, ports({ listSandboxes: async () => ({ ok: true, value: other }) }), 5000),
+        await recheckPod(
+          linkerd,
+          expectation,
+          ports({ listSandboxes: async () => ({ ok: true, value: other }) }),
+          5000,
+        ),
       ),
     ).toBe('unknown:no-sandbox');
     const down: RuntimeClient['listSandboxes'] = async () => ({
       ok: false,
       error: { reason: 'RuntimeUnreachable', message: 'ECONNREFUSED' },
     });
-    expect(kind(await checkPod(linkerd, expectation, ports({ listSandboxes: down }), 5000))).toBe(
+    expect(kind(await recheckPod(linkerd, expectation, ports({ listSandboxes: down }), 5000))).toBe(
       'unknown:runtime-unreachable',
     );
     const failed: ReadOutcome[] = [
@@ -411,10 +418,10 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
         why: 'exit 1: nsenter: cannot open',
       },
     ];
-    expect(kind(await checkPod(linkerd, expectation, ports({}, failed), 5000))).toBe('unknown:rules-unreadable');
+    expect(kind(await recheckPod(linkerd, expectation, ports({}, failed), 5000))).toBe('unknown:rules-unreadable');
     expect(
       kind(
-        await checkPod(
+        await recheckPod(
           view(pod({ deleting: true, init: ['linkerd-network-validator'] })),
           expectation,
           ports({}),

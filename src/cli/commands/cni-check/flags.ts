@@ -5,6 +5,7 @@ import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
 import {
   oneOf,
   parseCountOrAll,
+  parseCriEndpoint,
   parseDirList,
   parseDuration,
   parseNonBlank,
@@ -93,6 +94,15 @@ export const CNI_MULTUS_CONF_DIR_FLAG: DefaultedFlag<string> = {
   default: '/etc/cni/multus/net.d',
 };
 
+export const CNI_CRI_ENDPOINT_FLAG: FlagDef<string> = {
+  name: 'cri-endpoint',
+  kind: 'value',
+  env: 'INTERLOCK_CNI_CRI_ENDPOINT',
+  placeholder: 'unix:///PATH',
+  help: 'Also ask containerd over this CRI socket what it loaded (verbose Status, as `crictl info`): conf dir, plugin dirs and max_conf_num not given are taken from its answer, and where it disagrees with the prediction is a finding.',
+  parse: parseCriEndpoint,
+};
+
 /** What the audit reads: cni-check's and, for --cni-audit, node's. */
 export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
   CNI_CONF_DIR_FLAG,
@@ -108,6 +118,7 @@ export const CNI_AUDIT_FLAGS: readonly FlagDef[] = [
 export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
   ...CNI_AUDIT_FLAGS,
+  CNI_CRI_ENDPOINT_FLAG,
   FORMAT_FLAG,
   HELP_FLAG,
   VERSION_FLAG,

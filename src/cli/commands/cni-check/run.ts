@@ -3,7 +3,11 @@ import { echoValue } from '../../../config/echo-value.js';
 import { PRESETS } from '../../../config/interception.js';
 import { commandError } from '../../command-error.js';
 import type { CommandOutcome } from '../../command-outcome.js';
+import type { RuntimeAsker } from '../../../cni/observe-runtime.js';
 import { parseCniCheckFlags, type CniCheckConfig } from './config.js';
+
+/** The kubelet's default deadline for a CRI call is 2 min; a Status answer is immediate on a sane node. */
+const CRI_STATUS_TIMEOUT_MS = 5000;
 
 /** `interlock cni-check`: never exits and never throws; the composition root prints and exits. */
 export async function runCniCheck(
@@ -46,6 +50,7 @@ async function check(config: CniCheckConfig, signal: AbortSignal | undefined): P
     maxConfNum: config.maxConfNum,
     ...(config.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: config.crioDefaultNetwork }),
     ...(signal ? { signal } : {}),
+    ...(config.cri ? { askRuntime: askContainerd(config.cri.socketPath), followRuntime: config.cri.follow } : {}),
   });
   if (!verdict.ok)
     return commandError(
@@ -58,5 +63,18 @@ async function check(config: CniCheckConfig, signal: AbortSignal | undefined): P
     exitCode,
     stdout: config.format === 'json' ? verdictJson(verdict.value, exitCode) : verdictText(verdict.value),
     stderr: '',
+  };
+}
+
+/** containerd's verbose Status over its CRI socket: one call, one connection, closed after. */
+function askContainerd(socketPath: string): RuntimeAsker {
+  return async () => {
+    const { criClient } = await import('../../../node-agent/cri/cri-client.js');
+    const client = criClient(socketPath);
+    try {
+      return await client.statusInfo(CRI_STATUS_TIMEOUT_MS);
+    } finally {
+      client.close();
+    }
   };
 }

@@ -1,6 +1,12 @@
 import { HELP_FLAG, VERSION_FLAG } from '../../../config/command-flags.js';
 import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
-import { oneOf, parseDnsLabel, parseServiceAccounts, parseSwitch } from '../../../config/flag-parsers.js';
+import {
+  oneOf,
+  parseDnsLabel,
+  parseSecretNames,
+  parseServiceAccounts,
+  parseSwitch,
+} from '../../../config/flag-parsers.js';
 import { INBOUND_PORT_FLAG, MESH_FLAG, OUTBOUND_PORT_FLAG } from '../../../config/interception-flags.js';
 import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
 import { WEBHOOK_MANIFEST_FLAGS } from './webhook-flags.js';
@@ -51,6 +57,14 @@ export const SERVICE_ACCOUNT_FLAG: FlagDef<string[]> = {
   parse: parseServiceAccounts,
 };
 
+export const IMAGE_PULL_SECRET_FLAG: FlagDef<string[]> = {
+  name: 'image-pull-secret',
+  kind: 'value',
+  placeholder: 'NAME[,NAME]',
+  help: "--node-agent, --webhook: the Secrets (in the part's namespace, yours to create) the pods pull Interlock's image with.",
+  parse: parseSecretNames,
+};
+
 const RBAC_FLAG: FlagDef<boolean> = {
   name: 'rbac',
   kind: 'switch',
@@ -61,7 +75,7 @@ const RBAC_FLAG: FlagDef<boolean> = {
 const NODE_AGENT_FLAG: FlagDef<boolean> = {
   name: 'node-agent',
   kind: 'switch',
-  help: 'Print the node agent (Namespace, RBAC, DaemonSet) instead of the init container; takes every `node` flag.',
+  help: 'Print the node agent (Namespace, RBAC, DaemonSet) for the mesh --mesh names (required) instead of the init container; takes every `node` flag.',
   parse: parseSwitch,
 };
 
@@ -84,6 +98,7 @@ export const MANIFEST_FLAGS: readonly FlagDef[] = [
   NATIVE_SIDECAR_FLAG,
   NAMESPACE_FLAG,
   SERVICE_ACCOUNT_FLAG,
+  IMAGE_PULL_SECRET_FLAG,
   RBAC_FLAG,
   NODE_AGENT_FLAG,
   ...WEBHOOK_MANIFEST_FLAGS,

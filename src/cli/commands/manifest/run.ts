@@ -21,13 +21,14 @@ import { fail, ok, type Result } from '../../../reason/result.js';
 import { commandError } from '../../command-error.js';
 import { printedRefusal } from './printed-check.js';
 import { defaultImageWarning } from '../../flags/default-image.js';
-import { namespaceOwnership } from './namespace-ownership.js';
+import { foreignNamespace, namespaceOwnership } from './namespace-ownership.js';
 import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-namespace-flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
 import { agentManifestOptions } from '../node/config.js';
 import { API_SERVER_CIDR_FLAG } from './webhook-flags.js';
 import {
   AGENT_FLAGS,
+  IMAGE_PULL_SECRET_FLAG,
   MANIFEST_FLAGS,
   MANIFEST_OUTPUT_FLAG,
   NAMESPACE_FLAG,
@@ -63,7 +64,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
     'native-sidecar',
   ],
   rbac: ['rbac', 'namespace', 'service-account', 'output'],
-  'node-agent': ['node-agent', 'mesh', 'image', 'platform', 'namespace', 'output'],
+  'node-agent': ['node-agent', 'mesh', 'image', 'platform', 'namespace', 'output', 'image-pull-secret'],
   webhook: [
     'webhook',
     'mesh',
@@ -71,6 +72,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
     'platform',
     'namespace',
     'output',
+    'image-pull-secret',
     'ca-bundle',
     'failure-policy',
     'canary-namespace',
@@ -94,6 +96,9 @@ export async function runManifest(
   const values = parsed.value;
   const misplaced = givenFlags(own).find((name) => !MODE_FLAGS[mode].includes(name));
   if (misplaced) return usageError(`--${misplaced} does not apply to ${modeName(mode)}`);
+  const namespace = flagValue(values, NAMESPACE_FLAG);
+  const foreign = mode === 'node-agent' || mode === 'webhook' ? namespace && foreignNamespace(namespace) : undefined;
+  if (foreign) return usageError(foreign);
   const documents = await modeDocuments(mode, values, agent, nodeAgent);
   if (typeof documents === 'string') return usageError(documents);
   // What is printed must start: the command each container runs checks it here, at print time.
@@ -174,7 +179,9 @@ async function agentDocuments(
   agent: readonly string[],
   nodeAgent: NodeAgentManifest,
 ): Promise<ManifestDocument[] | string> {
-  const mesh = givenValue(values, MESH_FLAG) ?? 'generic';
+  const mesh = givenValue(values, MESH_FLAG);
+  if (mesh === undefined)
+    return `--node-agent needs --mesh (${meshNamesText()}): the agent judges only that mesh's validators, and a generic agent ignores every mesh's pods while check calls it healthy`;
   const pinned = agent.find((arg) => /^--node-name(=|$)/.test(arg));
   if (pinned)
     return '--node-name does not apply to manifest --node-agent: one DaemonSet runs on every node, and each agent takes its own node from the downward API (NODE_NAME)';
@@ -182,9 +189,11 @@ async function agentDocuments(
   if (!node.ok) return node.error.message;
   const namespace = flagValue(values, NAMESPACE_FLAG);
   const image = flagValue(values, IMAGE_FLAG);
+  const pullSecrets = flagValue(values, IMAGE_PULL_SECRET_FLAG);
   const documents = await nodeAgent({
     image,
     mesh,
+    ...(pullSecrets ? { imagePullSecrets: pullSecrets } : {}),
     platform: flagValue(values, PLATFORM_FLAG),
     nodeArgs: [...agent, ...trustedImageArgs(agent, image)],
     ...(namespace ? { namespace } : {}),

@@ -15,7 +15,7 @@ import {
 } from './webhook-flags.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
 import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
-import { NAMESPACE_FLAG } from './flags.js';
+import { IMAGE_PULL_SECRET_FLAG, NAMESPACE_FLAG } from './flags.js';
 import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from '../../input/read-input-file.js';
 
@@ -55,8 +55,10 @@ export function webhookDocuments(parsed: ParsedFlags): Result<ManifestDocument[]
       'ConfigInvalid',
       `--mesh does not apply to manifest --webhook (given ${mesh}): it replaces every mesh's own validator; only --mesh ${capturing?.mesh ?? '(none)'}, which adds Interlock's validator to the pods that mesh captures`,
     );
+  const pullSecrets = flagValue(parsed, IMAGE_PULL_SECRET_FLAG);
   const documents = webhookManifest({
     image: flagValue(parsed, IMAGE_FLAG),
+    ...(pullSecrets === undefined ? {} : { imagePullSecrets: pullSecrets }),
     platform: flagValue(parsed, PLATFORM_FLAG),
     namespace,
     failurePolicy: flagValue(parsed, FAILURE_POLICY_FLAG),

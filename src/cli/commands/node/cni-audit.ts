@@ -3,6 +3,20 @@ import { watchCniConfig } from '../../../cni/watch-cni-config.js';
 import type { CniAuditSource, CniAuditVerdict } from '../../../node-agent/cni-audit-source.js';
 import type { Result } from '../../../reason/result.js';
 import type { CniVerdict } from '../../../cni/audit-cni.js';
+import type { RuntimeInfoClient } from '../../../node-agent/cri/cri-client.js';
+
+/** A CRI Status answer is immediate on a sane node; the audit must not wait on a stuck one. */
+const CRI_STATUS_TIMEOUT_MS = 5000;
+
+/**
+ * With the re-check's CRI client (its socket is mounted), the audit also asks containerd what it
+ * loaded and reports where that and its prediction disagree. The agent's directories stay the
+ * mounted ones: only the comparison, never the runtime's host paths, is taken from the answer.
+ */
+export function auditAskingRuntime(options: CniAuditOptions, runtime: RuntimeInfoClient | undefined): CniAuditOptions {
+  if (!runtime || options.runtime !== 'containerd') return options;
+  return { ...options, askRuntime: () => runtime.statusInfo(CRI_STATUS_TIMEOUT_MS) };
+}
 
 /**
  * cni-check's directory watch as the node agent's audit source: file-system events plus a

@@ -3,7 +3,7 @@ import type { ClusterAccess } from '../../../kube/cluster-access.js';
 import { getNamespace } from '../../../kube/namespace-api.js';
 import type { NodeAgent } from '../../../node-agent/agent.js';
 import { REAL_CLOCK, type AgentLog } from '../../../node-agent/agent-settings.js';
-import { criClient } from '../../../node-agent/cri/cri-client.js';
+import type { RuntimeClient } from '../../../node-agent/cri/cri-client.js';
 import { netnsMountPaths } from '../../../node-agent/manifest.js';
 import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
 import { readPodSockets } from '../../../node-agent/recheck/netns-sockets.js';
@@ -22,10 +22,10 @@ import type { NodeRecheck } from './config.js';
  * (src/node-agent/recheck/pod-analysis.ts; rules-worker.ts, bundled beside the CLI).
  */
 export function startRecheck(
-  recheck: NodeRecheck,
+  recheck: NodeRecheck & { readonly runtime: RuntimeClient },
   parts: { access: ClusterAccess; agent: NodeAgent; roster: RecheckRoster; registry: Registry; log: AgentLog },
 ): RecheckLoop {
-  const runtime = criClient(recheck.socketPath);
+  const { runtime } = recheck;
   const workers = new AnalysisWorkers(rulesWorkerFile());
   const namespace = async (name: string): Promise<NamespaceMeta | undefined> => {
     const answer = await getNamespace(parts.access, name, 5000);

@@ -18,7 +18,8 @@ import { startHealthServer } from '../../../node-agent/health-server.js';
 import { runPodInformer } from '../../../node-agent/pod-informer.js';
 import type { CommandOutcome } from '../../command-outcome.js';
 import { commandError } from '../../command-error.js';
-import { cniWatchSource } from './cni-audit.js';
+import { criClient, type RuntimeClient } from '../../../node-agent/cri/cri-client.js';
+import { auditAskingRuntime, cniWatchSource } from './cni-audit.js';
 import { nodeConfigOf } from './config.js';
 import { DEFAULT_RETRY } from '../../../node-agent/retry-delay.js';
 import { fanOut, RecheckRoster } from '../../../node-agent/recheck/roster.js';
@@ -41,7 +42,9 @@ export async function runNodeCommand(
   const config = nodeConfigOf(argv, env);
   if (typeof config === 'string') return usage(config);
   const { settings } = config;
-  const audit = cniAudit ?? (config.cniAudit && cniWatchSource(config.cniAudit));
+  // One CRI client, the re-check's: with it the audit also asks containerd what it loaded.
+  const runtime = config.recheck ? criClient(config.recheck.socketPath) : undefined;
+  const audit = cniAudit ?? (config.cniAudit && cniWatchSource(auditAskingRuntime(config.cniAudit, runtime)));
   const access = discoverCluster(env);
   if (!access.ok) return commandError('node', EXIT.noInput, access.error);
   const log = createLogger('json', config.logLevel);
@@ -68,7 +71,7 @@ export async function runNodeCommand(
       log,
       audit,
       registry,
-      recheck: config.recheck,
+      recheck: config.recheck && runtime ? { ...config.recheck, runtime } : undefined,
     },
     stopSignal,
   );
@@ -160,7 +163,7 @@ interface Running {
   readonly log: Logger;
   readonly audit: CniAuditSource | undefined;
   readonly registry: Registry;
-  readonly recheck: NodeRecheck | undefined;
+  readonly recheck: (NodeRecheck & { readonly runtime: RuntimeClient }) | undefined;
 }
 
 /** Watches the node's pods and acts on them until the stop signal, then drains and closes. */

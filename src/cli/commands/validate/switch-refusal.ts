@@ -6,7 +6,7 @@ import type { CommandOutcome } from '../../command-outcome.js';
 import { commandSpec } from '../../command-table.js';
 import { formatCommandHelp } from '../../help.js';
 import { isHelpOrVersionSwitch } from '../../help-switch.js';
-import { versionText } from '../version/run.js';
+import { versionText } from '../../version.js';
 import { terminationLogForRefusal } from './refusal-termination-log.js';
 
 /**

@@ -5,12 +5,7 @@ import { BUILD_INFO } from '../../build-info.js';
 import { commandError } from '../../command-error.js';
 import { VERSION_COMMAND_FLAGS, VERSION_OUTPUT_FLAG } from './flags.js';
 import type { CommandOutcome } from '../../command-outcome.js';
-import { VERSION } from '../../version.js';
-
-/** What `interlock version` and every command's `--version` print. */
-export function versionText(): string {
-  return `interlock ${VERSION}\ncommit: ${BUILD_INFO.commit}\nbuilt: ${BUILD_INFO.date}\nnode: ${process.version}\n`;
-}
+import { VERSION, versionText } from '../../version.js';
 
 /** `interlock version [--output json]`. */
 export function runVersion(argv: readonly string[]): CommandOutcome {

@@ -32,7 +32,7 @@ export const METRICS_BIND_FLAG: DefaultedFlag<ListenAddress> = {
   env: 'INTERLOCK_WEBHOOK_METRICS_BIND',
   placeholder: 'HOST:PORT',
   help: 'Where the webhook serves plain HTTP for Prometheus and the kubelet: /metrics, /healthz, /readyz (default {default}).',
-  parse: parseListenAddress('0.0.0.0:8443'),
+  parse: parseListenAddress('0.0.0.0:9090'),
   default: { host: '0.0.0.0', port: 9090 },
   showDefault: showListenAddress,
 };

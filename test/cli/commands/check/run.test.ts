@@ -116,7 +116,9 @@ describe('interlock check', () => {
       [caFile],
     );
     expect(webhook.code, webhook.stderr).toBe(0);
-    const agent = await shell(`${INTERLOCK} manifest --node-agent --image ${IMAGE} | kubectl apply -f -`);
+    const agent = await shell(
+      `${INTERLOCK} manifest --node-agent --mesh linkerd --image ${IMAGE} | kubectl apply -f -`,
+    );
     expect(agent.code, agent.stderr).toBe(0);
     // Applied, not yet running: the Deployment has no ready replica, the Service no endpoint.
     const early = await checkNow();
@@ -146,6 +148,7 @@ describe('interlock check', () => {
         'node-agent.daemonset',
         'node-agent.nodes',
         'node-agent.rbac',
+        'node-agent.mesh',
         'versions.images',
       ].sort(),
     );

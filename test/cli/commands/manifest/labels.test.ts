@@ -33,7 +33,8 @@ describe('every object manifest prints carries the recommended labels', () => {
   it.each(Object.entries(COMPONENT))(
     '--%s: on each object and pod template; never the version in a selector',
     async (mode, component) => {
-      const outcome = await runManifest([`--${mode}`], {});
+      // The node agent needs its mesh named.
+      const outcome = await runManifest([`--${mode}`, ...(mode === 'node-agent' ? ['--mesh', 'linkerd'] : [])], {});
       expect(outcome.exitCode, outcome.stderr).toBe(0);
       const documents = parseAllDocuments(outcome.stdout).map((document) => document.toJS() as Doc);
       expect(documents.length).toBeGreaterThan(1);

@@ -88,7 +88,7 @@ describe('interlock manifest', () => {
   });
 
   it('--output json is the same data as the YAML: one object, or a v1 List of several', async () => {
-    for (const argv of [['--mesh', 'istio', '--report-event'], ['--rbac'], ['--node-agent']]) {
+    for (const argv of [['--mesh', 'istio', '--report-event'], ['--rbac'], ['--node-agent', '--mesh', 'linkerd']]) {
       const yaml = parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as unknown);
       const json = JSON.parse((await runManifest([...argv, '--output', 'json'], {})).stdout) as unknown;
       expect(json).toEqual(yaml.length === 1 ? yaml[0] : { apiVersion: 'v1', kind: 'List', items: yaml });
@@ -99,14 +99,23 @@ describe('interlock manifest', () => {
     const snippet = parseAllDocuments((await runManifest(['--mesh', 'istio', '--report-event'], {})).stdout);
     expect(snippet).toHaveLength(1);
     expect(snippet[0]!.toJS()).not.toHaveProperty('kind');
-    for (const argv of [['--rbac'], ['--node-agent']]) {
+    for (const argv of [['--rbac'], ['--node-agent', '--mesh', 'linkerd']]) {
       const objects = parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as KubeDocument);
       for (const object of objects)
         expect(object, argv.join(' ')).toMatchObject({ apiVersion: expect.any(String), kind: expect.any(String) });
     }
     const cases: Array<[string[], RegExp]> = [
       [
-        ['--node-agent', '--report-event', '--rules-check', '--native-sidecar', '--service-account', 'foo'],
+        [
+          '--node-agent',
+          '--mesh',
+          'linkerd',
+          '--report-event',
+          '--rules-check',
+          '--native-sidecar',
+          '--service-account',
+          'foo',
+        ],
         /--report-event does not apply to manifest --node-agent/,
       ],
       [['--mesh', 'istio', '--namespace', 'shop'], /--namespace does not apply to the init container/],
@@ -114,7 +123,7 @@ describe('interlock manifest', () => {
       [['--rbac', '--mesh', 'istio'], /--mesh does not apply to manifest --rbac/],
       [['--rbac', '--rules-check'], /--rules-check does not apply to manifest --rbac/],
       [['--mesh', 'istio', '--cni-audit'], /--cni-audit/],
-      [['--node-agent', '--action', 'explode'], /--action/],
+      [['--node-agent', '--mesh', 'linkerd', '--action', 'explode'], /--action/],
     ];
     for (const [argv, message] of cases) {
       const result = await runManifest(argv, {});
@@ -189,7 +198,7 @@ describe('interlock manifest', () => {
       kind: 'Namespace',
       metadata: { name: 'interlock-system', labels: { 'pod-security.kubernetes.io/enforce': 'privileged' } },
     });
-    const plain = parseAllDocuments((await runManifest(['--node-agent'], {})).stdout).map(
+    const plain = parseAllDocuments((await runManifest(['--node-agent', '--mesh', 'linkerd'], {})).stdout).map(
       (doc) => doc.toJS() as KubeDocument,
     );
     expect(JSON.stringify(plain)).not.toContain('hostPath');

@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { DaemonSet, Deployment } from 'kubernetes-models/apps/v1';
-import { Namespace, Pod, ServiceAccount } from 'kubernetes-models/v1';
+import { Namespace, Pod, ResourceQuota, ServiceAccount } from 'kubernetes-models/v1';
 import {
   ValidatingAdmissionPolicy,
   ValidatingAdmissionPolicyBinding,
@@ -22,6 +22,7 @@ const MODELS: Readonly<Record<string, (value: Plain) => { validate(): void }>> =
   DaemonSet: (value) => new DaemonSet(value as never),
   Deployment: (value) => new Deployment(value as never),
   Pod: (value) => new Pod(value),
+  ResourceQuota: (value) => new ResourceQuota(value as never),
   ValidatingAdmissionPolicy: (value) => new ValidatingAdmissionPolicy(value as never),
   ValidatingAdmissionPolicyBinding: (value) => new ValidatingAdmissionPolicyBinding(value as never),
 };
@@ -53,9 +54,13 @@ function combinations(): string[][] {
     ])
       out.push(
         ['--node-agent', '--mesh', 'istio', '--action', action, ...extra],
-        // No --mesh (generic): the audit needs the mesh's plugin named, as the agent does.
+        // --mesh generic: the audit needs the mesh's plugin named, as the agent does.
         [
           '--node-agent',
+          '--mesh',
+          'generic',
+          '--image-pull-secret',
+          'regcred',
           '--action',
           action,
           ...extra,

@@ -13,7 +13,7 @@ export type LostReason = 'CaptureLost' | Extract<Reason, 'ZtunnelNotListening'>;
  * packets provably escapes the proxy (the validator's RulesMismatch); anything the agent could
  * not read or decide is `unknown`, with a bounded reason for the metric and a sentence for the log.
  */
-export type PodCheck =
+export type PodCapture =
   | { readonly kind: 'captured'; readonly message: string }
   | {
       readonly kind: 'lost';
@@ -40,12 +40,14 @@ export type UnknownCause =
   | 'no-expectation'
   | 'deadline';
 
-export function unknown(cause: UnknownCause, message: string): PodCheck {
+export function unknown(cause: UnknownCause, message: string): PodCapture {
   return { kind: 'unknown', cause, message };
 }
 
 /** The rules check's answer (read with `required`, so nothing unread ever passes) as a pod check. */
-export function podCheckOf(inspection: Pick<RulesInspection, 'status' | 'reason' | 'message' | 'evidence'>): PodCheck {
+export function podCaptureOf(
+  inspection: Pick<RulesInspection, 'status' | 'reason' | 'message' | 'evidence'>,
+): PodCapture {
   if (inspection.reason === 'RulesTooLarge') return unknown('rules-too-large', inspection.message);
   switch (inspection.status) {
     case 'passed':

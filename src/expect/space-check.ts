@@ -66,6 +66,8 @@ function meets(outcome: Outcome, expected: Expected): boolean {
       return outcome.kind === 'redirect' && outcome.port !== undefined && expected.ports.includes(outcome.port);
     case 'not-redirected':
       return outcome.kind === 'accept';
+    case 'redirect-or-not':
+      return outcome.kind === 'accept' || (outcome.kind === 'redirect' && outcome.port === expected.port);
     case 'dropped':
       return outcome.kind === 'drop';
     case 'not-looped':
@@ -77,7 +79,11 @@ function meets(outcome: Outcome, expected: Expected): boolean {
 function violating(region: Region, outcome: Outcome, expected: Expected): Region[] {
   if (meets(outcome, expected)) return [];
   // REDIRECT without a port keeps each packet's own port: right exactly where that is the port.
-  if (expected.kind === 'redirect' && outcome.kind === 'redirect' && outcome.port === undefined)
+  if (
+    (expected.kind === 'redirect' || expected.kind === 'redirect-or-not') &&
+    outcome.kind === 'redirect' &&
+    outcome.port === undefined
+  )
     return subtract(region, { dport: portList([expected.port]) });
   if (expected.kind === 'redirect-any' && outcome.kind === 'redirect' && outcome.port === undefined)
     return subtract(region, { dport: portList(expected.ports) });

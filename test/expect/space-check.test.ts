@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Family } from '../../src/addr/ip.js';
 import { PRESETS, type InterceptionSpec } from '../../src/config/interception.js';
-import type { SpaceCheckResult } from '../../src/expect/check.js';
+import type { SpaceCheckResult } from '../../src/expect/space-check.js';
 import { verifyRuleset } from '../../src/expect/verify.js';
 import { analyzeDumps, type Dump } from '../../src/rules-check/analyze.js';
 import { describeOutcome } from '../../src/trace/outcome.js';

@@ -8,14 +8,14 @@ import { sandboxNetnsPath } from '../cri/sandbox-netns.js';
 import type { AnalysisRequest } from './analysis-request.js';
 import type { PodExpectation } from './expectations.js';
 import type { RecheckPod } from './meshed-pod.js';
-import { podCheckOf, unknown, type PodCheck, type UnknownCause } from './pod-check.js';
+import { podCaptureOf, unknown, type PodCapture, type UnknownCause } from './pod-capture.js';
 import type { WorkerOutcome } from './worker-analysis.js';
 
 /**
  * The edges one pod's check goes through: the runtime, the reader in the pod's namespace, the
  * engine (off the agent's event loop: a worker thread with a heap cap, stopped at `deadlineMs`).
  */
-export interface CheckPorts {
+export interface RecheckPodPorts {
   readonly runtime: RuntimeClient;
   readonly readRules: (netnsPath: string, families: readonly Family[], timeoutMs: number) => Promise<ReadOutcome[]>;
   readonly analyse: (request: AnalysisRequest, deadlineMs: number) => Promise<WorkerOutcome>;
@@ -39,9 +39,9 @@ const RUNTIME_CAUSE: Readonly<Record<RuntimeFailure, UnknownCause>> = {
 /** The pod's one ready sandbox and its namespace path, found through the runtime by the pod's uid. */
 async function locate(
   pod: RecheckPod,
-  ports: CheckPorts,
+  ports: RecheckPodPorts,
   timeoutMs: number,
-): Promise<{ id: string; path: string } | PodCheck> {
+): Promise<{ id: string; path: string } | PodCapture> {
   const listed = await ports.runtime.listSandboxes(pod.uid, timeoutMs);
   if (!listed.ok) return unknown(RUNTIME_CAUSE[listed.error.reason], listed.error.message);
   const ready = listed.value.filter((sandbox) => sandbox.ready && sandbox.uid === pod.uid);
@@ -80,9 +80,9 @@ const MIN_ANALYSIS_MS = 400;
 async function judge(
   expectation: Extract<PodExpectation, { kind: 'spec' }>,
   outcomes: readonly ReadOutcome[],
-  ports: CheckPorts,
+  ports: RecheckPodPorts,
   leftMs: number,
-): Promise<PodCheck> {
+): Promise<PodCapture> {
   const workerMs = Math.max(leftMs, MIN_ANALYSIS_MS);
   // The analysis stops itself a little before the worker is stopped, so its answer says where it was.
   const remainingMs = Math.max(1, workerMs - ANALYSIS_MARGIN_MS);
@@ -96,7 +96,7 @@ async function judge(
     case 'failed':
       return unknown('rules-undecided', `the rules analysis failed: ${outcome.message}`);
     case 'answered': {
-      const checks = outcome.answer.inspections.map(podCheckOf);
+      const checks = outcome.answer.inspections.map(podCaptureOf);
       return (
         checks.find((check) => check.kind === 'captured') ??
         checks.find((check) => check.kind === 'unknown') ??
@@ -114,11 +114,11 @@ async function judge(
  */
 async function listenersCheck(
   spec: InterceptionSpec,
-  captured: PodCheck,
+  captured: PodCapture,
   path: string,
-  ports: CheckPorts,
+  ports: RecheckPodPorts,
   timeoutMs: number,
-): Promise<PodCheck> {
+): Promise<PodCapture> {
   if (spec.dataplane !== 'ambient') return captured;
   const tables = await ports.readSockets(path, timeoutMs);
   if (!tables.ok) return unknown('sockets-unreadable', tables.message);
@@ -138,12 +138,12 @@ async function listenersCheck(
  * check them as its validator would, then ask the runtime again: a sandbox that went away while
  * its rules were read may have been read half torn down, so that answer is unknown, never lost.
  */
-export async function checkPod(
+export async function recheckPod(
   pod: RecheckPod,
   expectation: PodExpectation,
-  ports: CheckPorts,
+  ports: RecheckPodPorts,
   deadlineMs: number,
-): Promise<PodCheck> {
+): Promise<PodCapture> {
   if (pod.terminating) return unknown('terminating', 'the pod is terminating');
   if (expectation.kind === 'unknown') return unknown('no-expectation', expectation.why);
   const end = ports.now() + deadlineMs;

@@ -1,0 +1,83 @@
+import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseCniCheckFlags } from '../../../../src/cli/commands/cni-check/config.js';
+import { runCniCheck } from '../../../../src/cli/commands/cni-check/run.js';
+import { auditAskingRuntime } from '../../../../src/cli/commands/node/cni-audit.js';
+import type { CniAuditOptions } from '../../../../src/cni/run-cni-audit.js';
+import { ok } from '../../../../src/reason/result.js';
+import { fixture } from '../../../cni/listing.js';
+
+const STANDIN = fileURLToPath(new URL('../../../fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
+const SOCKET = 'unix:///run/containerd/containerd.sock';
+
+describe('cni-check --cri-endpoint: its configuration', () => {
+  it("the settings not given follow the runtime; the ones given stay the operator's", () => {
+    const all = parseCniCheckFlags(['--mesh', 'linkerd', '--cri-endpoint', SOCKET], {});
+    expect(all.ok && all.value.cri).toEqual({
+      socketPath: '/run/containerd/containerd.sock',
+      follow: { confDir: true, binDirs: true, maxConfNum: true },
+    });
+    const named = parseCniCheckFlags(
+      ['--mesh', 'linkerd', '--cri-endpoint', SOCKET, '--cni-bin-dir', '/home/kubernetes/bin'],
+      { INTERLOCK_CNI_MAX_CONF_NUM: '2' },
+    );
+    expect(named.ok && named.value.cri?.follow).toEqual({ confDir: true, binDirs: false, maxConfNum: false });
+    const none = parseCniCheckFlags(['--mesh', 'linkerd'], {});
+    expect(none.ok && none.value.cri).toBeUndefined();
+  });
+
+  it('refused with CRI-O (its Status does not report a loaded CNI configuration) and for a relative path', () => {
+    const crio = parseCniCheckFlags(['--mesh', 'linkerd', '--runtime', 'crio', '--cri-endpoint', SOCKET], {});
+    expect(crio).toMatchObject({ ok: false, error: { message: expect.stringContaining('--runtime containerd') } });
+    const relative = parseCniCheckFlags(['--mesh', 'linkerd', '--cri-endpoint', 'run/containerd.sock'], {});
+    expect(relative.ok).toBe(false);
+  });
+});
+
+describe('cni-check --cri-endpoint: a runtime that does not answer', () => {
+  let root: string;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'interlock-cri-endpoint-'));
+    await mkdir(join(root, 'net.d'));
+    await mkdir(join(root, 'bin'));
+    for (const type of ['calico', 'portmap', 'bandwidth', 'linkerd-cni'])
+      await copyFile(STANDIN, join(root, 'bin', type));
+    await writeFile(join(root, 'net.d', '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it('a healthy directory is not called healthy when the comparison asked for cannot be made', async () => {
+    const args = ['--mesh', 'linkerd', '--cni-conf-dir', join(root, 'net.d'), '--cni-bin-dir', join(root, 'bin')];
+    expect((await runCniCheck(args, {})).exitCode).toBe(0);
+    const asked = await runCniCheck([...args, '--cri-endpoint', `unix://${join(root, 'no.sock')}`, '-o', 'json'], {});
+    expect(asked.exitCode).toBe(95);
+    const verdict = JSON.parse(asked.stdout) as { findings: Array<{ code: string; message: string }> };
+    expect(verdict.findings).toEqual([
+      expect.objectContaining({
+        code: 'RuntimeUnobserved',
+        message: expect.stringContaining('cannot compare the prediction with what containerd loaded: CRI Status'),
+      }),
+    ]);
+  });
+});
+
+describe("the node agent's audit asks the runtime through the re-check's client", () => {
+  const options: CniAuditOptions = {
+    confDir: '/etc/cni/net.d',
+    binDirs: ['/opt/cni/bin'],
+    runtime: 'containerd',
+    meshPlugin: 'linkerd-cni',
+  };
+  const client = { statusInfo: () => Promise.resolve(ok(new Map([['cniconfig', '{}']]))) };
+
+  it('containerd with a client: asked, the mounted directories kept; CRI-O or no client: not asked', async () => {
+    const asking = auditAskingRuntime(options, client);
+    expect(asking.followRuntime).toBeUndefined();
+    expect(await asking.askRuntime?.()).toEqual(ok(new Map([['cniconfig', '{}']])));
+    expect(auditAskingRuntime({ ...options, runtime: 'crio' }, client).askRuntime).toBeUndefined();
+    expect(auditAskingRuntime(options, undefined).askRuntime).toBeUndefined();
+  });
+});

@@ -1,0 +1,83 @@
+import { describe, expect, it } from 'vitest';
+import { nodeAgentChecks } from '../../src/install-check/node-agent-checks.js';
+import type { Found, InstallSnapshot } from '../../src/install-check/install-snapshot.js';
+import { meshIdentity } from '../../src/mesh/meshes.js';
+
+// `interlock check` compares the mesh the node agent watches with the validators the pods run:
+// an agent of another mesh (or generic) ignores their failures while its DaemonSet looks healthy.
+const found = (value: unknown): Found => ({ state: 'found', value });
+const absent: Found = { state: 'absent' };
+const validatorOf = (mesh: 'linkerd' | 'istio' | 'kuma') => meshIdentity(mesh).containers.validator;
+const pod = (namespace: string, name: string, initContainer: string) => ({
+  metadata: { namespace, name },
+  spec: { initContainers: [{ name: initContainer }], containers: [{ name: 'app' }] },
+});
+
+function snapshot(agentArgs: readonly string[], pods: Found): InstallSnapshot {
+  return {
+    now: new Date(),
+    server: 'https://api',
+    origin: 'test',
+    version: absent,
+    namespaces: found({ items: [{ metadata: { name: 'interlock-system' } }] }),
+    webhookNamespace: 'interlock-webhook',
+    configuration: absent,
+    service: absent,
+    endpoints: absent,
+    deployment: absent,
+    tlsSecret: absent,
+    nodeNamespace: 'interlock-system',
+    daemonSet: found({
+      spec: { template: { spec: { containers: [{ image: 'r/interlock:1', args: ['node', ...agentArgs] }] } } },
+      status: { desiredNumberScheduled: 1, numberReady: 1 },
+    }),
+    agentPods: found({ items: [] }),
+    nodes: found({ items: [] }),
+    clusterRoles: found({ items: [] }),
+    clusterRoleBindings: found({ items: [] }),
+    meshPods: pods,
+  };
+}
+
+const meshRow = (results: ReturnType<typeof nodeAgentChecks>) => results.find((row) => row.id === 'node-agent.mesh');
+
+describe('interlock check: the node agent watches the mesh the pods run', () => {
+  it('fails a generic agent on a cluster of Linkerd pods, naming the pods, the container and the fix', () => {
+    const row = meshRow(
+      nodeAgentChecks(
+        snapshot(
+          ['--mesh=generic'],
+          found({
+            items: [pod('shop', 'web-1', validatorOf('linkerd')), pod('shop', 'web-2', validatorOf('linkerd'))],
+          }),
+        ),
+      ),
+    );
+    expect(row?.status).toBe('fail');
+    expect(row?.message).toContain(`2 pods run ${validatorOf('linkerd')} (linkerd)`);
+    expect(row?.message).toContain('shop/web-1');
+    expect(row?.fix).toContain(
+      'interlock manifest --node-agent --mesh linkerd --namespace interlock-system --image r/interlock:1',
+    );
+  });
+
+  it('fails an Istio agent beside Kuma pods, and passes when it watches the only mesh found', () => {
+    const pods = found({ items: [pod('a', 'p', validatorOf('istio')), pod('b', 'q', validatorOf('kuma'))] });
+    expect(meshRow(nodeAgentChecks(snapshot(['--mesh=istio'], pods)))?.status).toBe('fail');
+    const istioOnly = found({ items: [pod('a', 'p', validatorOf('istio'))] });
+    expect(meshRow(nodeAgentChecks(snapshot(['--mesh=istio'], istioOnly)))).toMatchObject({ status: 'pass' });
+  });
+
+  it('follows --container-name: the container the agent watches is the one named', () => {
+    const pods = found({ items: [pod('a', 'p', validatorOf('linkerd'))] });
+    const args = ['--mesh=generic', `--container-name=${validatorOf('linkerd')}`];
+    expect(meshRow(nodeAgentChecks(snapshot(args, pods)))?.status).toBe('pass');
+  });
+
+  it('passes a mesh agent before any meshed pod, warns a generic one, and fails when the pods cannot be read', () => {
+    expect(meshRow(nodeAgentChecks(snapshot(['--mesh=linkerd'], found({ items: [] }))))?.status).toBe('pass');
+    expect(meshRow(nodeAgentChecks(snapshot(['--mesh=generic'], found({ items: [] }))))?.status).toBe('warn');
+    const forbidden: Found = { state: 'forbidden', detail: 'GET /api/v1/pods: 403 no' };
+    expect(meshRow(nodeAgentChecks(snapshot(['--mesh=linkerd'], forbidden)))?.status).not.toBe('pass');
+  });
+});

@@ -15,6 +15,8 @@ const CHECK_FAILED = 69;
 let webhook: InstalledWebhook;
 let agent: string;
 let stranger: Authority;
+/** What was applied, to delete after the file whatever happened. */
+const applied: string[] = [];
 
 const check = () => interlockRun(['check']);
 
@@ -47,17 +49,20 @@ const reapply = async (printed: string) => kubectl(['apply', '-f', '-'], printed
 
 beforeAll(async () => {
   webhook = await installWebhook('cluster-check');
+  applied.push(webhook.printed);
   agent = await installAgent();
+  applied.push(agent);
   await freshNamespace(NS);
   stranger = makeAuthority('cluster-check-stranger');
 }, 420_000);
 afterAll(async () => {
   await kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
-  await kubectl(['delete', '-f', '-', '--wait=false'], webhook.printed).catch(() => undefined);
-  await kubectl(['delete', '-f', '-', '--wait=false'], agent).catch(() => undefined);
+  // Waited for: the next file may install the same parts, and a terminating namespace refuses them.
+  for (const printed of applied)
+    await kubectl(['delete', '-f', '-', '--wait=true', '--timeout=120s'], printed).catch(() => undefined);
   if (webhook) removeAuthority(webhook.authority);
   if (stranger) removeAuthority(stranger);
-}, 120_000);
+}, 300_000);
 
 describe('interlock check, against a real cluster', () => {
   it('passes on the healthy install (exit 0, no FAIL line)', async () => {

@@ -1,10 +1,24 @@
 import { join } from 'node:path';
 import { makeAuthority, type Authority } from '../../test/harness/certs.js';
-import { IMAGE, interlock, kubectl } from './cluster.js';
+import { IMAGE, interlock, kubectl, waitFor } from './cluster.js';
 
 /** Where `manifest --webhook` and `manifest --node-agent` put their parts by default. */
 export const WEBHOOK_NS = 'interlock-webhook';
 export const NODE_NS = 'interlock-system';
+
+/**
+ * Waits until `namespace` is not being deleted: an earlier file's cleanup (`--wait=false`) may
+ * still be removing the part, and the API server refuses new objects in a terminating namespace.
+ */
+async function notTerminating(namespace: string): Promise<void> {
+  await waitFor(
+    `namespace ${namespace} to finish terminating`,
+    async () =>
+      (await kubectl(['get', 'namespace', namespace, '--ignore-not-found', '-o', 'jsonpath={.status.phase}'])) !==
+        'Terminating' || undefined,
+    180_000,
+  );
+}
 
 export interface InstalledWebhook {
   /** What `manifest --webhook --ca-bundle` printed: apply it, delete it. */
@@ -38,6 +52,7 @@ export async function installWebhook(name: string): Promise<InstalledWebhook> {
     '--api-server-cidr',
     '10.231.0.2/32',
   ]);
+  await notTerminating(WEBHOOK_NS);
   await kubectl(['apply', '-f', '-'], printed);
   // Applied, not created: a cluster kept from an earlier run may hold the Secret already.
   const secret = await kubectl([
@@ -53,6 +68,7 @@ export async function installWebhook(name: string): Promise<InstalledWebhook> {
 /** The node agent as `manifest --node-agent --mesh linkerd [node flags]` prints it, applied and rolled out. */
 export async function installAgent(nodeFlags: readonly string[] = []): Promise<string> {
   const printed = await interlock(['manifest', '--node-agent', '--mesh', 'linkerd', '--image', IMAGE, ...nodeFlags]);
+  await notTerminating(NODE_NS);
   await kubectl(['apply', '-f', '-'], printed);
   await kubectl(['rollout', 'status', 'daemonset/interlock-node', '-n', NODE_NS, '--timeout=180s']);
   return printed;

@@ -29,7 +29,7 @@ const SOCKET = join(STATE, 'containerd.sock');
 const NETNS_DIR = join(STATE, 'containerd-state', 'io.containerd.grpc.v1.cri', 'netns');
 const METRICS = 'http://10.231.0.2:9477/metrics';
 
-let agent: string;
+let agent: string | undefined;
 
 /** The node's mount namespace (scripts/cluster-node.sh records it): where the pods' namespaces are mounted. */
 const nodeMounts = (): string => {
@@ -107,8 +107,9 @@ beforeAll(async () => {
 afterAll(async () => {
   setChain(undefined);
   await kubectl(['delete', 'namespace', NS, '--wait=false']).catch(() => undefined);
-  await kubectl(['delete', '-f', '-', '--wait=false'], agent).catch(() => undefined);
-}, 120_000);
+  // Waited for: the next file may install the agent again, and a terminating namespace refuses it.
+  if (agent) await kubectl(['delete', '-f', '-', '--wait=true', '--timeout=120s'], agent).catch(() => undefined);
+}, 300_000);
 
 describe('the node agent re-check, on a real node', () => {
   it('posts CaptureLost within two sweeps of a flush, shown by kubectl describe; restored, nothing new', async () => {

@@ -45,9 +45,11 @@ afterAll(async () => {
   // After a failure midway, what is left of the install goes too (deleting again is harmless).
   for (const printed of [webhook?.printed, agent])
     if (printed)
-      await kubectl(['delete', '-f', '-', '--wait=false', '--ignore-not-found'], printed).catch(() => undefined);
+      await kubectl(['delete', '-f', '-', '--wait=true', '--timeout=120s', '--ignore-not-found'], printed).catch(
+        () => undefined,
+      );
   if (webhook) removeAuthority(webhook.authority);
-}, 60_000);
+}, 300_000);
 
 describe('the documented uninstall, on a real cluster', () => {
   it("leaves no object with Interlock's labels in any namespace, cluster-scoped ones included", async () => {

@@ -4,7 +4,7 @@ import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js'
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { LINUX_NODES, pullSecretFields } from '../kube/pod-placement.js';
 import { NODE_TAINT } from './agent-api.js';
-import { DEFAULT_NETNS_DIR } from './netns-dir.js';
+import { netnsMountPaths } from './netns-dir.js';
 import type { NodeAction } from './node-action.js';
 import { nodeScopePolicy } from './node-scope-policy.js';
 
@@ -144,7 +144,7 @@ function cniVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mou
 function recheckVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mounts: object[] } {
   if (!options.recheck) return { volumes: [], mounts: [] };
   const { socketPath: socket, netnsDir } = options.recheck;
-  const at = netnsDir === DEFAULT_NETNS_DIR ? [DEFAULT_NETNS_DIR, '/var/run/netns'] : [netnsDir];
+  const at = netnsMountPaths(netnsDir);
   return {
     volumes: [
       { name: 'cri-socket', hostPath: { path: socket, type: 'Socket' } },

@@ -22,6 +22,11 @@ export interface RecheckPodPorts {
   /** The pod's TCP socket tables, read in its namespace: where ztunnel listens for an ambient pod. */
   readonly readSockets: (netnsPath: string, timeoutMs: number) => Promise<TablesRead>;
   readonly now: () => number;
+  /**
+   * The directories of pods' namespaces mounted into the agent (`--netns-dir`): a path the runtime
+   * names elsewhere cannot be entered, and is said so instead of read. Unset: any path is tried.
+   */
+  readonly netnsDirs?: readonly string[];
 }
 
 const RUNTIME_CAUSE: Readonly<Record<RuntimeFailure, UnknownCause>> = {
@@ -48,6 +53,12 @@ async function locate(
   const path = sandboxNetnsPath(status.value.info);
   if (!path.ok)
     return unknown(path.error.reason === 'NetnsClosed' ? 'netns-closed' : 'runtime-error', path.error.message);
+  const dirs = ports.netnsDirs;
+  if (dirs && !dirs.some((dir) => path.value.startsWith(`${dir}/`)))
+    return unknown(
+      'rules-unreadable',
+      `the runtime mounts the pod's network namespace at ${path.value}, outside --netns-dir ${dirs.join(', ')} (what the agent has mounted): print the agent with --netns-dir set to that directory`,
+    );
   return { id: ready[0]!.id, path: path.value };
 }
 

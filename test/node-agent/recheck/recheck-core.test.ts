@@ -340,6 +340,28 @@ describe('one pod’s check never calls an unreadable pod lost', () => {
     expect(kind(await recheckPod(linkerd, both, ports({}), 5000))).toBe('lost');
   });
 
+  it("is unknown, naming --netns-dir, when the runtime's namespace lies outside what the agent mounted", async () => {
+    let read = 0;
+    const mounted = (path: string): RecheckPodPorts => ({
+      ...ports({
+        sandboxStatus: async () => ({ ok: true, value: { id: 's1', ready: true, info: infoOf(path) } }),
+      }),
+      readRules: async () => (read++, [EMPTY_SAVE, EMPTY_NFT]),
+      netnsDirs: ['/run/netns', '/var/run/netns'],
+    });
+    const elsewhere = '/run/containerd/io.containerd.grpc.v1.cri/netns/cni-1';
+    const outside = await recheckPod(linkerd, expectation, mounted(elsewhere), 5000);
+    expect(kind(outside)).toBe('unknown:rules-unreadable');
+    expect(outside.kind === 'unknown' && outside.message).toContain(`${elsewhere}, outside --netns-dir /run/netns`);
+    expect(read).toBe(0);
+    // A sibling directory sharing the prefix is not inside it.
+    expect(kind(await recheckPod(linkerd, expectation, mounted('/run/netns-other/cni-1'), 5000))).toBe(
+      'unknown:rules-unreadable',
+    );
+    expect(kind(await recheckPod(linkerd, expectation, mounted('/var/run/netns/cni-1'), 5000))).toBe('lost');
+    expect(read).toBe(1);
+  });
+
   it('is unknown when the sandbox went away while its rules were read', async () => {
     let calls = 0;
     const status: RuntimeClient['sandboxStatus'] = async () =>

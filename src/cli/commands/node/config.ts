@@ -69,6 +69,8 @@ export interface NodeConfig {
 export interface NodeRecheck {
   readonly intervalMs: number;
   readonly socketPath: string;
+  /** `--netns-dir`: where the runtime mounts pods' namespaces, as the manifest mounts it. */
+  readonly netnsDir: string;
   readonly action: RecheckAction;
   /** Pods checked at once, and each one's deadline: a sweep of 110 pods stays within seconds. */
   readonly concurrency: number;
@@ -92,6 +94,7 @@ function recheckOf(parsed: ParsedFlags): NodeRecheck | string | undefined {
   return {
     intervalMs,
     socketPath: socket.value,
+    netnsDir: flagValue(parsed, NETNS_DIR_FLAG),
     action: flagValue(parsed, RECHECK_ACTION_FLAG),
     concurrency: 4,
     podDeadlineMs: Math.min(5000, intervalMs),

@@ -188,7 +188,7 @@ export const NETNS_DIR_FLAG: DefaultedFlag<string> = {
   name: 'netns-dir',
   kind: 'value',
   placeholder: 'DIR',
-  help: "Where the runtime mounts pods' network namespaces, which the re-checking agent's manifest mounts (default {default}, also as /var/run/netns; containerd with netns_mounts_under_state_dir: its CRI state directory's netns, /run/containerd/io.containerd.grpc.v1.cri/netns).",
+  help: "Where the runtime mounts pods' network namespaces (default {default}, also as /var/run/netns; containerd with netns_mounts_under_state_dir: its CRI state directory's netns, /run/containerd/io.containerd.grpc.v1.cri/netns). The manifest mounts it into the re-checking agent, which says so of a namespace elsewhere rather than enter it.",
   parse: parseAbsoluteDir,
   default: DEFAULT_NETNS_DIR,
 };

@@ -4,6 +4,7 @@ import { getNamespace } from '../../../kube/namespace-api.js';
 import type { NodeAgent } from '../../../node-agent/agent.js';
 import { REAL_CLOCK, type AgentLog } from '../../../node-agent/agent-settings.js';
 import type { RuntimeClient } from '../../../node-agent/cri/cri-client.js';
+import { netnsMountPaths } from '../../../node-agent/netns-dir.js';
 import { readPodRules } from '../../../node-agent/recheck/netns-rules.js';
 import { readPodSockets } from '../../../node-agent/recheck/netns-sockets.js';
 import { namespaceMetaOf, type NamespaceMeta } from '../../../node-agent/recheck/meshed-pod.js';
@@ -42,6 +43,7 @@ export function startRecheck(
       readSockets: readPodSockets,
       analyse: (request, deadlineMs) => analysePod(workers, request, deadlineMs),
       now: () => performance.now(),
+      netnsDirs: netnsMountPaths(recheck.netnsDir),
     },
     reporter: parts.agent,
     metrics: promRecheckMetrics(parts.registry),

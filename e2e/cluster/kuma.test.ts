@@ -40,6 +40,7 @@ interface Container {
   image: string;
   command?: string[];
   args?: string[];
+  resources?: unknown;
   volumeMounts?: Array<{ name: string }>;
 }
 interface Pod {
@@ -48,8 +49,9 @@ interface Pod {
 }
 
 /**
- * The injector's pod. Its images swapped, the stand-ins' commands, and two changes a pod needs to
- * run here: the golden's secret token volume (a Secret of the injector's test) left out, and its
+ * The injector's pod. Its images swapped, the stand-ins' commands (and no resources of the
+ * containers that run kuma-dp's stand-in and the app), and two changes a pod needs to run here:
+ * the golden's secret token volume (a Secret of the injector's test) left out, and its
  * inbound port 15055 put back to the injector's default, the port Kuma's rules golden redirects to
  * (as e2e/cri/kuma.test.ts does). kuma-validation's command, args and securityContext are the golden's.
  */
@@ -78,7 +80,8 @@ async function injectedPod(name: string): Promise<Pod> {
         }
       : { ...untokened(c), command: ['node', '-e', ''] },
   );
-  pod.spec.containers = pod.spec.containers.map(({ args: _kumaDp, ...c }) => ({
+  // kuma-dp's resources are the proxy's (its ephemeral-storage request does not fit this node).
+  pod.spec.containers = pod.spec.containers.map(({ args: _kumaDp, resources: _proxy, ...c }) => ({
     ...untokened(c),
     command: c.name === KUMA.containers.proxy ? SIDECAR_STAND_IN : STAND_IN,
   }));
@@ -123,7 +126,7 @@ describe("Kuma 2.14.3's injected pod on a real kubelet, kuma-validation's image 
           ? pod
           : undefined;
       },
-      180_000,
+      90_000,
     );
     const terminated = validatorOf(blocked)?.lastState.terminated;
     expect(terminated?.exitCode).toBe(documented);
@@ -134,7 +137,7 @@ describe("Kuma 2.14.3's injected pod on a real kubelet, kuma-validation's image 
     await waitFor(
       'kubectl get to show Init:CrashLoopBackOff',
       async () => /\sInit:CrashLoopBackOff\s/.test(await kubectl(['get', 'pod', '-n', NS, 'kuma-unmeshed'])),
-      120_000,
+      60_000,
     );
     const described = await kubectl(['describe', 'pod', '-n', NS, 'kuma-unmeshed']);
     expect(described).toMatch(new RegExp(`Back-off restarting failed container ${VALIDATOR}`));
@@ -152,7 +155,7 @@ describe("Kuma 2.14.3's injected pod on a real kubelet, kuma-validation's image 
         const all = pod?.status.containerStatuses ?? [];
         return pod?.status.phase === 'Running' && all.length === 2 && all.every((c) => c.started) ? pod : undefined;
       },
-      180_000,
+      90_000,
     );
     const validator = validatorOf(started);
     expect(validator?.restartCount).toBe(0);

@@ -3,11 +3,13 @@
 // --failure-policy) gets a block per value; free strings (image, namespaces) are rendered with a
 // sentinel that becomes a Helm expression; pod placement is lifted into values whose defaults are
 // the manifest's. `node scripts/chart.mjs` writes the chart; `--print` prints it as JSON instead.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseAllDocuments, stringify } from 'yaml';
 import { runManifest } from '../dist/cli/commands/manifest/run.js';
+import { INSTALL_RECORD_NAME } from '../dist/cli/commands/manifest/install-record.js';
 import { DEFAULT_IMAGE } from '../dist/inject/validator-container.js';
 import { MESHES, capturingMesh } from '../dist/mesh/meshes.js';
 import { PLATFORMS } from '../dist/config/platform.js';
@@ -25,6 +27,9 @@ const SENTINELS = [
   ['/interlock-chart-cni-bin', '{{ .Values.nodeAgent.cniBinDir }}'],
   ['/interlock-chart-cni-conf', '{{ .Values.nodeAgent.cniConfDir }}'],
 ];
+// manifest --webhook --ca-bundle writes the file's PEM base64-encoded: the chart encodes its value.
+const CA_PEM = '-----BEGIN CERTIFICATE-----\ninterlock-chart-ca-bundle\n-----END CERTIFICATE-----\n';
+const CA_SENTINEL = [Buffer.from(CA_PEM).toString('base64'), '{{ .Values.webhook.caBundle | b64enc }}'];
 const POD_FIELDS = ['nodeSelector', 'tolerations', 'priorityClassName'];
 const FAILURE_POLICIES = ['Ignore', 'Fail'];
 
@@ -35,7 +40,10 @@ async function render(argv) {
   if (outcome.exitCode !== 0) throw new Refused(outcome.stderr.split('\n')[0]);
   if (outcome.stdout.includes('{{'))
     throw new Error(`interlock manifest ${argv.join(' ')}: prints {{, which Helm would read`);
-  return parseAllDocuments(outcome.stdout).map((document) => document.toJS());
+  // manifest's install record is the chart's Helm release: helm keeps what it installed, with its values.
+  return parseAllDocuments(outcome.stdout)
+    .map((document) => document.toJS())
+    .filter((object) => object?.metadata?.labels?.['app.kubernetes.io/name'] !== INSTALL_RECORD_NAME);
 }
 
 /** Lifts the pod's placement and the main container's resources into values; returns their defaults. */
@@ -83,7 +91,7 @@ function templateText(objects, part) {
   text = text
     .replace(new RegExp(`^( *)ilkpod${part}: here$`, 'gm'), (_, pad) => podBlock(pad.length, part))
     .replace(new RegExp(`^( *)ilkcontainer${part}: here$`, 'gm'), (_, pad) => containerBlock(pad.length, part));
-  for (const [sentinel, expression] of SENTINELS) text = text.split(sentinel).join(expression);
+  for (const [sentinel, expression] of [CA_SENTINEL, ...SENTINELS]) text = text.split(sentinel).join(expression);
   return text;
 }
 
@@ -129,32 +137,39 @@ async function nodeAgentTemplate() {
   return { text: blocks.join(''), defaults: sameDefaults(defaults) };
 }
 
+/** The webhook's variants: with the CA given (webhook.caBundle) or cert-manager's, per mesh capture, platform and policy. */
 async function webhookTemplate() {
   const captured = capturingMesh()?.mesh;
   const defaults = [];
   const blocks = [];
-  for (const [capturing, platform] of [false, true].flatMap((c) => PLATFORMS.map((p) => [c, p]))) {
-    for (const policy of FAILURE_POLICIES) {
-      const mesh = capturing ? [`--mesh=${captured}`] : [];
-      const objects = await render([
-        '--webhook',
-        ...mesh,
-        `--platform=${platform}`,
-        `--image=${REPO}:${TAG}`,
-        '--namespace=interlock-chart-webhook-namespace',
-        `--failure-policy=${policy}`,
-        '--metrics-namespace=interlock-chart-metrics-namespace',
-      ]);
-      defaults.push(liftPlacement(objects, 'webhook'));
-      const meshClause = capturing ? meshIs(captured) : `(ne .Values.mesh "${captured}")`;
-      const clauses = [
-        '.Values.webhook.enabled',
-        meshClause,
-        platformIs(platform),
-        `(eq .Values.webhook.failurePolicy "${policy}")`,
-      ];
-      blocks.push(block(clauses, templateText(objects, 'webhook')));
-    }
+  const dir = mkdtempSync(join(tmpdir(), 'interlock-chart-'));
+  try {
+    const caFile = join(dir, 'ca.crt');
+    writeFileSync(caFile, CA_PEM);
+    for (const [capturing, platform] of [false, true].flatMap((c) => PLATFORMS.map((p) => [c, p])))
+      for (const [policy, ca] of FAILURE_POLICIES.flatMap((p) => [false, true].map((c) => [p, c]))) {
+        const objects = await render([
+          '--webhook',
+          ...(capturing ? [`--mesh=${captured}`] : []),
+          `--platform=${platform}`,
+          `--image=${REPO}:${TAG}`,
+          '--namespace=interlock-chart-webhook-namespace',
+          `--failure-policy=${policy}`,
+          '--metrics-namespace=interlock-chart-metrics-namespace',
+          ...(ca ? [`--ca-bundle=${caFile}`] : []),
+        ]);
+        defaults.push(liftPlacement(objects, 'webhook'));
+        const clauses = [
+          '.Values.webhook.enabled',
+          capturing ? meshIs(captured) : `(ne .Values.mesh "${captured}")`,
+          platformIs(platform),
+          `(eq .Values.webhook.failurePolicy "${policy}")`,
+          ca ? '.Values.webhook.caBundle' : '(not .Values.webhook.caBundle)',
+        ];
+        blocks.push(block(clauses, templateText(objects, 'webhook')));
+      }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
   return { text: blocks.join(''), defaults: sameDefaults(defaults) };
 }
@@ -212,6 +227,7 @@ function valuesText(agentDefaults, webhookDefaults) {
     }),
     webhook: part(false, 'interlock-webhook', webhookDefaults, {
       failurePolicy: 'Ignore',
+      caBundle: '',
       metricsNamespace: 'monitoring',
     }),
   };
@@ -222,6 +238,8 @@ function valuesText(agentDefaults, webhookDefaults) {
     '# nodeAgent/webhook: manifest --node-agent / --webhook, each in its own namespace;',
     "# placement defaults are the manifest's own. nodeAgent.cniAudit: the agent's --cni-audit, with",
     '# --cni-bin-dir and --cni-conf-dir from cniBinDir and cniConfDir (a platform file may pin them).',
+    "# webhook.caBundle: the serving certificate's CA, PEM (--set-file webhook.caBundle=ca.crt), as",
+    '# manifest --ca-bundle; you then create the Secret interlock-webhook-tls. Empty: cert-manager.',
     stringify(values, { lineWidth: 0 }),
   ].join('\n');
 }

@@ -48,6 +48,14 @@ export async function freshNamespace(namespace: string): Promise<void> {
   await kubectl(['apply', '-f', '-'], await interlock(['manifest', '--rbac', '--namespace', namespace]));
 }
 
+/** Every object of every listable kind, cluster-scoped or in any namespace, with Interlock's labels (kubectl -o name). */
+export async function interlockObjects(): Promise<string> {
+  const kinds = (await kubectl(['api-resources', '--verbs=list', '-o', 'name'])).split('\n').filter(Boolean);
+  return (
+    await kubectl(['get', kinds.join(','), '-A', '-l', 'app.kubernetes.io/part-of=interlock', '-o', 'name'])
+  ).trim();
+}
+
 export interface Ran {
   readonly exitCode: number;
   readonly stdout: string;

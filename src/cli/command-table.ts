@@ -189,6 +189,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     summary: 'Check the installed webhook and node agent against the cluster, and say what to fix.',
     description: [
       "Reads the cluster as kubectl does (kubeconfig and context) and checks what 'interlock manifest --webhook' and '--node-agent' installed: the MutatingWebhookConfiguration, the namespaces it selects, its Service's ready endpoints, the Deployment, the caBundle and the serving certificate (signature, name, expiry); the node agent's namespace, a ready agent on every node and the RBAC its --action and --taint need; and that every part runs the same image. Each failure says what to fix. Only reads: nothing is changed.",
+      "--data-plane adds the meshed pods, as 'linkerd check --proxy' does; --pre checks, before an install, what it needs of the cluster; --wait re-runs until the checks pass.",
     ],
     flags: CHECK_FLAGS,
     exitCodes: [
@@ -200,7 +201,7 @@ export const COMMANDS: readonly CommandSpec[] = [
     ],
     load: async () => {
       const { runCheck } = await import('./commands/check/run.js');
-      return (argv, context) => runCheck(argv, context.env);
+      return (argv, context) => runCheck(argv, context.env, undefined, { stopSignal: context.stopSignal });
     },
   },
   {

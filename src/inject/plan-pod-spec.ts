@@ -119,8 +119,21 @@ export function planPodSpec(pod: PodInput, options: InjectOptions): Result<Plan,
     index: at,
     container,
     ...volumeOf(pod.spec, mesh),
-    notes,
+    notes: [...notes, ...uninjectedNote(pod.label, mesh, names)],
   });
+}
+
+/**
+ * A pod without the mesh's proxy has not met the mesh's injector yet: where the injector adds the
+ * proxy at admission it adds its own validator too, under the name inject just gave Interlock's,
+ * and the API server refuses the pod for the duplicate. The webhook replaces it after the injector.
+ */
+function uninjectedNote(label: string, mesh: Mesh, names: readonly string[]): string[] {
+  const { containers, admission } = meshIdentity(mesh);
+  if (containers.proxy === undefined || admission === undefined || names.includes(containers.proxy)) return [];
+  return [
+    `warning: ${label} has no ${containers.proxy} container: if ${mesh}'s injector adds it at admission, it adds its own ${containers.validator} too, a duplicate init container name the API server refuses; for pods the injector injects use the webhook (interlock manifest --webhook), or inject what the mesh's own inject printed`,
+  ];
 }
 
 /**

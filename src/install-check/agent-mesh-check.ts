@@ -6,7 +6,7 @@ import { MESH_POD_PAGE, valueOf, type InstallSnapshot } from './install-snapshot
 import { unreadable } from './webhook-checks.js';
 
 /** The agent's `--mesh` and the init container it watches (`--container-name`, else the mesh's validator). */
-export function agentWatch(args: readonly string[]): { mesh: Mesh; container: string } {
+function agentWatch(args: readonly string[]): { mesh: Mesh; container: string } {
   const value = (name: string): string | undefined => {
     const index = args.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
     if (index < 0) return undefined;

@@ -1,7 +1,9 @@
+import type { DataPlaneFinding } from './data-plane-finding.js';
+
 /** One line of `interlock check`: what was checked, what was found and, when it is wrong, what to do. */
 export type InstallCheckStatus = 'pass' | 'warn' | 'fail' | 'skip';
 
-export type InstallPart = 'cluster' | 'webhook' | 'node-agent' | 'versions';
+export type InstallPart = 'cluster' | 'preflight' | 'webhook' | 'node-agent' | 'versions' | 'data-plane';
 
 export interface InstallCheckResult {
   readonly part: InstallPart;
@@ -11,6 +13,8 @@ export interface InstallCheckResult {
   readonly message: string;
   /** The command or change that fixes it (fail and warn only). */
   readonly fix?: string;
+  /** A data-plane finding's facts (pod, node, reason), for scripts reading `-o json`. */
+  readonly finding?: DataPlaneFinding;
 }
 
 export const installCheck = (
@@ -19,4 +23,12 @@ export const installCheck = (
   status: InstallCheckStatus,
   message: string,
   fix?: string,
-): InstallCheckResult => ({ part, id: `${part}.${id}`, status, message, ...(fix === undefined ? {} : { fix }) });
+  finding?: DataPlaneFinding,
+): InstallCheckResult => ({
+  part,
+  id: `${part}.${id}`,
+  status,
+  message,
+  ...(fix === undefined ? {} : { fix }),
+  ...(finding === undefined ? {} : { finding }),
+});

@@ -1,6 +1,7 @@
 import type { ClusterAccess } from '../kube/cluster-access.js';
 import { kubeRequest } from '../kube/request.js';
 import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
+import type { LostReason } from '../node-agent/recheck/pod-capture.js';
 import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
 import { at, list, text } from './json-path.js';
 
@@ -33,6 +34,8 @@ export interface InstallSnapshot {
   readonly nodes: Found;
   readonly clusterRoles: Found;
   readonly clusterRoleBindings: Found;
+  /** Read only when the data-plane checks are asked for: every pod, and the re-check's Warnings. */
+  readonly dataPlane?: { readonly pods: Found; readonly lostEvents: readonly Found[]; readonly image?: string };
   /** The cluster's pods (one page), for the validators they run; undefined: not read. */
   readonly meshPods?: Found;
 }
@@ -69,6 +72,8 @@ export async function readInstall(
   access: Pick<ClusterAccess, 'server' | 'origin'>,
   namespaces: { readonly webhook?: string; readonly node?: string },
   now: Date,
+  dataPlane = false,
+  image?: string,
 ): Promise<InstallSnapshot> {
   const version = await get('/version');
   const base = { now, server: access.server, origin: access.origin, version };
@@ -101,6 +106,7 @@ export async function readInstall(
   ]);
   return {
     ...base,
+    ...(dataPlane ? { dataPlane: { ...(await readDataPlane(get)), ...(image === undefined ? {} : { image }) } } : {}),
     namespaces: namespaceList,
     webhookNamespace,
     configuration,
@@ -116,4 +122,14 @@ export async function readInstall(
     clusterRoleBindings,
     meshPods,
   };
+}
+
+/** Every pod (as `linkerd check --proxy` reads them) and the node agent's re-check Warnings, by reason. */
+async function readDataPlane(get: Get): Promise<NonNullable<InstallSnapshot['dataPlane']>> {
+  const reasons: readonly LostReason[] = ['CaptureLost', 'ZtunnelNotListening'];
+  const [pods, ...lostEvents] = await Promise.all([
+    get('/api/v1/pods'),
+    ...reasons.map((reason) => get('/api/v1/events', { fieldSelector: `reason=${reason}` })),
+  ]);
+  return { pods: pods ?? { state: 'absent' }, lostEvents };
 }

@@ -1,3 +1,6 @@
+import { dataPlaneChecks } from './data-plane-checks.js';
+import { preflightChecks } from './preflight-checks.js';
+import type { PreflightSnapshot } from './preflight-snapshot.js';
 import { at, text } from './json-path.js';
 import { nodeAgentChecks, nodeAgentInstalled } from './node-agent-checks.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
@@ -7,28 +10,8 @@ import { webhookChecks, webhookInstalled } from './webhook-checks.js';
 
 /** Every check, in the order they print; nothing is read here (the snapshot holds it all). */
 export function judgeInstall(snapshot: InstallSnapshot): InstallCheckResult[] {
-  const reached = snapshot.version;
-  if (reached.state !== 'found') {
-    const detail = reached.state === 'absent' ? 'GET /version answered 404' : reached.detail;
-    return [
-      installCheck(
-        'cluster',
-        'reachable',
-        'fail',
-        `cannot reach the API server ${snapshot.server} (${snapshot.origin}): ${detail}`,
-        'kubectl cluster-info, with the same kubeconfig and context',
-      ),
-    ];
-  }
-  const version = text(at(reached.value, 'gitVersion')) ?? 'unknown version';
-  const results = [
-    installCheck(
-      'cluster',
-      'reachable',
-      'pass',
-      `reached ${snapshot.server}, Kubernetes ${version} (${snapshot.origin})`,
-    ),
-  ];
+  const results = [reachable(snapshot)];
+  if (snapshot.version.state !== 'found') return results;
   if (!webhookInstalled(snapshot) && !nodeAgentInstalled(snapshot))
     results.push(
       installCheck(
@@ -36,8 +19,44 @@ export function judgeInstall(snapshot: InstallSnapshot): InstallCheckResult[] {
         'installed',
         'fail',
         `Interlock is not installed here: no webhook in ${snapshot.webhookNamespace}, no node agent in ${snapshot.nodeNamespace}`,
-        'interlock manifest --webhook | kubectl apply -f -; interlock manifest --node-agent | kubectl apply -f - (docs/operator.md)',
+        'interlock manifest --webhook --image IMAGE | kubectl apply -f -; interlock manifest --node-agent --mesh MESH --image IMAGE | kubectl apply -f - (docs/operator.md)',
       ),
     );
-  return [...results, ...webhookChecks(snapshot), ...nodeAgentChecks(snapshot), ...versionChecks(snapshot)];
+  return [
+    ...results,
+    ...webhookChecks(snapshot),
+    ...nodeAgentChecks(snapshot),
+    ...versionChecks(snapshot),
+    ...dataPlaneChecks(snapshot),
+  ];
+}
+
+/** Whether the API server answered, and which Kubernetes it is. */
+function reachable(snapshot: Pick<InstallSnapshot, 'server' | 'origin' | 'version'>): InstallCheckResult {
+  const reached = snapshot.version;
+  if (reached.state !== 'found') {
+    const detail = reached.state === 'absent' ? 'GET /version answered 404' : reached.detail;
+    return installCheck(
+      'cluster',
+      'reachable',
+      'fail',
+      `cannot reach the API server ${snapshot.server} (${snapshot.origin}): ${detail}`,
+      'kubectl cluster-info, with the same kubeconfig and context',
+    );
+  }
+  const version = text(at(reached.value, 'gitVersion')) ?? 'unknown version';
+  return installCheck(
+    'cluster',
+    'reachable',
+    'pass',
+    `reached ${snapshot.server}, Kubernetes ${version} (${snapshot.origin})`,
+  );
+}
+
+/** `check --pre`: reachable, then what the install needs (unread when the cluster did not answer). */
+export function judgePreflight(
+  cluster: Pick<InstallSnapshot, 'server' | 'origin' | 'version'>,
+  snapshot: PreflightSnapshot | undefined,
+): InstallCheckResult[] {
+  return [reachable(cluster), ...(snapshot ? preflightChecks(snapshot) : [])];
 }

@@ -5,9 +5,18 @@ import { at, count, list, record, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { unreadable } from './webhook-checks.js';
-import { agentMeshCheck } from './agent-mesh-check.js';
+import { agentMeshCheck, agentWatch } from './agent-mesh-check.js';
 
-const REINSTALL = 'interlock manifest --node-agent [node flags] | kubectl apply -f -';
+/** The line that prints the agent again: with the mesh, namespace and image its DaemonSet runs, when there is one. */
+function reinstall(snapshot: InstallSnapshot): string {
+  const daemonSet = valueOf(snapshot.daemonSet);
+  if (daemonSet === undefined)
+    return 'interlock manifest --node-agent --mesh MESH --image IMAGE [node flags] | kubectl apply -f -';
+  const container = at(daemonSet, 'spec', 'template', 'spec', 'containers', 0);
+  const { mesh } = agentWatch(list(at(container, 'args')).map(String));
+  const image = text(at(container, 'image')) ?? 'IMAGE';
+  return `interlock manifest --node-agent --mesh ${mesh} --namespace ${snapshot.nodeNamespace} --image ${image} | kubectl apply -f -`;
+}
 
 export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
   return snapshot.daemonSet.state !== 'absent';
@@ -16,7 +25,13 @@ export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
 export function nodeAgentChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   if (!nodeAgentInstalled(snapshot))
     return [
-      installCheck('node-agent', 'installed', 'skip', `not installed (no DaemonSet ${NODE_AGENT_NAME})`, REINSTALL),
+      installCheck(
+        'node-agent',
+        'installed',
+        'skip',
+        `not installed (no DaemonSet ${NODE_AGENT_NAME})`,
+        reinstall(snapshot),
+      ),
     ];
   const mesh = agentMeshCheck(snapshot);
   const checks = [
@@ -37,7 +52,8 @@ function namespaceCheck(snapshot: InstallSnapshot): InstallCheckResult {
   );
   if (snapshot.namespaces.state !== 'found')
     return unreadable('node-agent', 'namespace', 'the namespaces', snapshot.namespaces);
-  if (!namespace) return installCheck('node-agent', 'namespace', 'fail', `Namespace ${name} does not exist`, REINSTALL);
+  if (!namespace)
+    return installCheck('node-agent', 'namespace', 'fail', `Namespace ${name} does not exist`, reinstall(snapshot));
   const enforce = record(at(namespace, 'metadata', 'labels'))['pod-security.kubernetes.io/enforce'];
   if (enforce !== undefined && enforce !== 'privileged')
     return installCheck(

@@ -1,17 +1,22 @@
 import type { InstallPart, InstallCheckResult, InstallCheckStatus } from './install-check-result.js';
 import type { InstallSnapshot } from './install-snapshot.js';
 
+/** Where the checks ran: the cluster and the namespaces the report names. */
+type ReportContext = Pick<InstallSnapshot, 'server' | 'origin' | 'webhookNamespace' | 'nodeNamespace'>;
+
 const MARK: Record<InstallCheckStatus, string> = { pass: 'ok  ', warn: 'warn', fail: 'FAIL', skip: 'skip' };
 
-function heading(part: InstallPart, snapshot: InstallSnapshot): string {
+function heading(part: InstallPart, snapshot: ReportContext): string {
   if (part === 'webhook') return `webhook (namespace ${snapshot.webhookNamespace})`;
   if (part === 'node-agent') return `node agent (namespace ${snapshot.nodeNamespace})`;
+  if (part === 'preflight') return 'preflight (before an install)';
+  if (part === 'data-plane') return 'data plane (meshed pods)';
   return part;
 }
 
 /** Text as `linkerd check` prints it, grouped by part, a fix under each failure; or one JSON object. */
 export function renderChecks(
-  snapshot: InstallSnapshot,
+  snapshot: ReportContext,
   results: readonly InstallCheckResult[],
   format: 'text' | 'json',
 ): string {

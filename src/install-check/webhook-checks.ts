@@ -2,13 +2,13 @@ import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '..
 import { EXPIRY_WARNING_DAYS, expiryDate, firstCertificate, signedBy, type CertificateFacts } from './certificate.js';
 import { at, count, list, text } from './json-path.js';
 import { namespaceLabels, selects } from './label-selector.js';
-import { installCheck, type InstallCheckResult } from './install-check-result.js';
+import { installCheck, type InstallCheckResult, type InstallPart } from './install-check-result.js';
 import { valueOf, type Found, type InstallSnapshot } from './install-snapshot.js';
 
 const REINSTALL = 'interlock manifest --webhook [--ca-bundle FILE] | kubectl apply -f -';
 
 /** Read failures are checks that fail too: a check that could not look has not passed. */
-export function unreadable(part: 'webhook' | 'node-agent', id: string, what: string, found: Found): InstallCheckResult {
+export function unreadable(part: InstallPart, id: string, what: string, found: Found): InstallCheckResult {
   const detail = found.state === 'forbidden' || found.state === 'error' ? found.detail : '';
   return found.state === 'forbidden'
     ? installCheck(
@@ -204,7 +204,7 @@ function servingCertificateCheck(snapshot: InstallSnapshot, ca: CertificateFacts
       'certificate',
       'fail',
       `${name} does not exist: the webhook's pods cannot start`,
-      'with cert-manager: kubectl describe certificate -n NS interlock-webhook; without: create the Secret (tls.crt, tls.key)',
+      `with cert-manager: kubectl describe certificate -n ${snapshot.webhookNamespace} ${WEBHOOK_NAME}; without: create the Secret ${WEBHOOK_TLS_SECRET} (tls.crt, tls.key)`,
     );
   if (found.state !== 'found') return unreadable('webhook', 'certificate', name, found);
   const pem = Buffer.from(text(at(found.value, 'data', 'tls.crt')) ?? '', 'base64').toString('utf8');

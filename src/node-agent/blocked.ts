@@ -41,8 +41,7 @@ export function blockedOf(view: PodView, failureExitCode: number): Blocked | und
   if (!run) return undefined;
   const misconfigured = run.exitCode === EXIT.invalidConfig;
   if (run.exitCode !== failureExitCode && !misconfigured) return undefined;
-  const word = /^([A-Za-z][A-Za-z0-9]*)(?::|\s|$)/.exec(run.message.trimStart())?.[1];
-  const reason = word ?? 'Unknown';
+  const reason = reasonWord(run.message);
   return {
     reason,
     metricReason: isReason(reason) ? reason : 'Other',
@@ -51,4 +50,9 @@ export function blockedOf(view: PodView, failureExitCode: number): Blocked | und
     misconfigured,
     runId: run.runId,
   };
+}
+
+/** The first word of a termination message (`PodNetworkMissing: ...`), or `Unknown` when it starts with none. */
+export function reasonWord(message: string): string {
+  return /^([A-Za-z][A-Za-z0-9]*)(?::|\s|$)/.exec(message.trimStart())?.[1] ?? 'Unknown';
 }

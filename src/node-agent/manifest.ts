@@ -4,6 +4,7 @@ import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js'
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
 import { LINUX_NODES, pullSecretFields } from '../kube/pod-placement.js';
 import { NODE_TAINT } from './agent-api.js';
+import { DEFAULT_NETNS_DIR } from './netns-dir.js';
 import type { NodeAction } from './node-action.js';
 import { nodeScopePolicy } from './node-scope-policy.js';
 
@@ -132,9 +133,6 @@ function cniVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mou
     mounts: paths.map((path, index) => ({ name: `cni-${index}`, mountPath: path, readOnly: true })),
   };
 }
-
-/** Where containerd and CRI-O mount pods' network namespaces by default; /var/run/netns names it too. */
-export const DEFAULT_NETNS_DIR = '/run/netns';
 
 /**
  * The re-check's host paths, read-only: the runtime's socket (it answers ListPodSandbox and

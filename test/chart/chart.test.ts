@@ -1,10 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { chartFiles } from '../../scripts/chart.mjs';
 import { runManifest } from '../../src/cli/commands/manifest/run.js';
+import { INSTALL_RECORD_NAME } from '../../src/cli/commands/manifest/install-record.js';
 
 /**
  * charts/interlock against `interlock manifest`: the checked-in chart is what scripts/chart.mjs
@@ -14,19 +16,26 @@ import { runManifest } from '../../src/cli/commands/manifest/run.js';
 const repo = join(import.meta.dirname, '../..');
 const chart = join(repo, 'charts/interlock');
 const IMAGE = 'registry.example/team/mesh-interlock:1.2.3';
+/** A CA file as an operator passes it (manifest --ca-bundle, helm --set-file webhook.caBundle). */
+const caDir = mkdtempSync(join(tmpdir(), 'interlock-chart-test-'));
+const CA_FILE = join(caDir, 'ca.crt');
+writeFileSync(CA_FILE, '-----BEGIN CERTIFICATE-----\nMIIBchart+test/CA==\n-----END CERTIFICATE-----\n');
+afterAll(() => rmSync(caDir, { recursive: true, force: true }));
 
 function helm(...args: string[]): string {
   const binary = execFileSync('bash', [join(repo, 'scripts/ensure-helm.sh')], { encoding: 'utf8' }).trim();
   return execFileSync(binary, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-type K8sObject = { kind: string; metadata: { name: string; namespace?: string } };
+type K8sObject = { kind: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } };
 const key = (object: K8sObject) => `${object.kind}/${object.metadata.namespace ?? ''}/${object.metadata.name}`;
 
+/** The objects, without manifest's install record: the chart's is its Helm release. */
 function objects(text: string): Map<string, K8sObject> {
   const all = parseAllDocuments(text)
     .map((document) => document.toJS() as K8sObject | null)
-    .filter((object): object is K8sObject => object !== null);
+    .filter((object): object is K8sObject => object !== null)
+    .filter((object) => object.metadata.labels?.['app.kubernetes.io/name'] !== INSTALL_RECORD_NAME);
   return new Map(all.map((object) => [key(object), object]));
 }
 
@@ -45,10 +54,14 @@ interface Case {
   readonly cniAudit?: { readonly valuesFile?: string; readonly binDir: string };
   /** platform=openshift from values-openshift.yaml. */
   readonly openshift?: true;
+  /** webhook.caBundle from a file, as manifest --ca-bundle (no cert-manager objects). */
+  readonly caBundle?: true;
 }
 
 const CASES: readonly Case[] = [
   { mesh: 'linkerd', webhook: true, nodeAgent: true },
+  { mesh: 'linkerd', webhook: true, nodeAgent: true, caBundle: true },
+  { mesh: 'istio-ambient', webhook: true, nodeAgent: false, caBundle: true, failurePolicy: 'Fail' },
   { mesh: 'istio', webhook: false, nodeAgent: true },
   { mesh: 'kuma', webhook: true, nodeAgent: false, failurePolicy: 'Fail' },
   { mesh: 'istio-ambient', webhook: true, nodeAgent: true },
@@ -75,7 +88,8 @@ async function expected(test: Case): Promise<string> {
   const agent = test.nodeAgent ? await manifest(['--node-agent', `--mesh=${test.mesh}`, ...cni, image, platform]) : '';
   const policy = test.failurePolicy ? [`--failure-policy=${test.failurePolicy}`] : [];
   const ambient = test.mesh === 'istio-ambient' ? [`--mesh=${test.mesh}`] : [];
-  const webhook = test.webhook ? await manifest(['--webhook', ...ambient, image, platform, ...policy]) : '';
+  const ca = test.caBundle ? [`--ca-bundle=${CA_FILE}`] : [];
+  const webhook = test.webhook ? await manifest(['--webhook', ...ambient, image, platform, ...policy, ...ca]) : '';
   return `${agent}\n---\n${webhook}`;
 }
 
@@ -104,6 +118,7 @@ describe('charts/interlock', () => {
       'image.repository=registry.example/team/mesh-interlock,image.tag=1.2.3',
       ...(test.failurePolicy ? ['--set', `webhook.failurePolicy=${test.failurePolicy}`] : []),
       ...(test.cniAudit ? ['--set', 'nodeAgent.cniAudit=true'] : []),
+      ...(test.caBundle ? ['--set-file', `webhook.caBundle=${CA_FILE}`] : []),
       ...(test.openshift ? ['-f', join(chart, 'values-openshift.yaml')] : []),
       ...(test.cniAudit?.valuesFile ? ['-f', join(chart, test.cniAudit.valuesFile)] : []),
     );

@@ -81,3 +81,20 @@ describe('interlock check: the node agent watches the mesh the pods run', () => 
     expect(meshRow(nodeAgentChecks(snapshot(['--mesh=linkerd'], forbidden)))?.status).not.toBe('pass');
   });
 });
+
+describe("interlock check: the node agent's fix lines are commands that run", () => {
+  it('names the mesh, namespace and image the DaemonSet runs when its Namespace is gone', () => {
+    const gone = { ...snapshot(['--mesh=istio'], found({ items: [] })), namespaces: found({ items: [] }) };
+    const row = nodeAgentChecks(gone).find((result) => result.id === 'node-agent.namespace');
+    expect(row?.status).toBe('fail');
+    expect(row?.fix).toBe(
+      'interlock manifest --node-agent --mesh istio --namespace interlock-system --image r/interlock:1 | kubectl apply -f -',
+    );
+  });
+
+  it('says --mesh when nothing is installed: manifest --node-agent refuses to print without it', () => {
+    const none = { ...snapshot([], found({ items: [] })), daemonSet: absent };
+    const row = nodeAgentChecks(none).find((result) => result.id === 'node-agent.installed');
+    expect(row?.fix).toMatch(/^interlock manifest --node-agent --mesh MESH --image IMAGE/);
+  });
+});

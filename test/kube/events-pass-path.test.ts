@@ -23,8 +23,12 @@ function staticGraph(entry: string): Set<string> {
 
 describe('the pass path of validate loads no Kubernetes client code', () => {
   it('nothing the CLI loads statically reaches src/kube (but the flag declaration), src/inject, src/compat or yaml', () => {
-    const graph = [...staticGraph(join(SRC, 'cli/main.ts'))].map((file) => file.replace(`${SRC}/`, ''));
-    expect(graph).toContain('cli/commands/validate/run.ts');
+    // The CLI loads a command's runner when it runs it: the pass path is the entry plus validate's.
+    const graph = [
+      ...staticGraph(join(SRC, 'cli/main.ts')),
+      ...staticGraph(join(SRC, 'cli/commands/validate/run.ts')),
+    ].map((file) => file.replace(`${SRC}/`, ''));
+    expect(graph).toContain('validate/run-validate.ts');
     const offending = graph.filter((file) => /^(kube|inject|compat)\//.test(file) || file === 'package:yaml');
     expect(offending).toEqual([]);
   });

@@ -91,9 +91,9 @@ function variants(): { mode: string; argv: string[] }[] {
   const out: { mode: string; argv: string[] }[] = [];
   for (const [mode, flags] of Object.entries(MODE_FLAGS)) {
     const base = mode === 'container' ? [] : [`--${mode}`];
-    // The init container needs --mesh; so may a mode added later that takes it (rbac takes none,
-    // the node agent defaults to generic and is also printed without one).
-    const needsMesh = mode !== 'node-agent' && mode !== 'webhook' && flags.includes('mesh');
+    // The init container and the node agent need --mesh; so may a mode added later that takes it
+    // (rbac takes none, the webhook takes only istio-ambient).
+    const needsMesh = mode !== 'webhook' && flags.includes('mesh');
     const withMesh = (argv: readonly string[]): string[] =>
       needsMesh && !argv.includes('--mesh') ? ['--mesh', 'linkerd', ...argv] : [...argv];
     out.push({ mode, argv: withMesh(base) });
@@ -109,7 +109,8 @@ function variants(): { mode: string; argv: string[] }[] {
       );
       for (const sample of samples) out.push({ mode, argv: withMesh([...base, ...sample]) });
     }
-    if (mode === 'node-agent') for (const sample of AGENT_SAMPLES) out.push({ mode, argv: [...base, ...sample] });
+    if (mode === 'node-agent')
+      for (const sample of AGENT_SAMPLES) out.push({ mode, argv: withMesh([...base, ...sample]) });
   }
   return out;
 }
@@ -298,7 +299,13 @@ describe('kubectl refuses what a real API server refuses (so an accepted apply m
   });
 
   it('a namespaced object before its namespace exists', async () => {
-    const printed = await shell(`${interlock} manifest "$@"`, ['--node-agent', '--namespace', 'no-ns']);
+    const printed = await shell(`${interlock} manifest "$@"`, [
+      '--node-agent',
+      '--mesh',
+      'linkerd',
+      '--namespace',
+      'no-ns',
+    ]);
     const withoutNamespace = printed.stdout
       .split(/^---$/m)
       .filter((document) => !/^kind: Namespace$/m.test(document))

@@ -26,6 +26,8 @@ import { NODE_NAMESPACE_FLAG, WEBHOOK_NAMESPACE_FLAG } from '../../flags/part-na
 import type { CommandOutcome } from '../../command-outcome.js';
 import { agentManifestOptions } from '../node/config.js';
 import { API_SERVER_CIDR_FLAG } from './webhook-flags.js';
+import { installRecord } from './install-record.js';
+import type { Component } from '../../../kube/interlock-labels.js';
 import {
   AGENT_FLAGS,
   IMAGE_PULL_SECRET_FLAG,
@@ -104,6 +106,7 @@ export async function runManifest(
   // What is printed must start: the command each container runs checks it here, at print time.
   const refused = printedRefusal(documents.map((document) => document.value));
   if (refused) return usageError(refused);
+  documents.push(...recorded(mode, documents, argv, values, env));
   const json = flagValue(values, MANIFEST_OUTPUT_FLAG) === 'json';
   const stdout = json ? renderJson(documents) : renderYaml(documents);
   const usesImage = mode !== 'rbac' && flagSource(values, IMAGE_FLAG) === undefined;
@@ -111,6 +114,43 @@ export async function runManifest(
     mode === 'webhook' && flagValue(values, API_SERVER_CIDR_FLAG) === undefined ? await openPortWarning() : '';
   const stderr = `${json ? jsonNotes('manifest', documents) : ''}${usesImage ? defaultImageWarning('manifest') : ''}${openPort}`;
   return { exitCode: 0, stdout, stderr };
+}
+
+/** The part each mode installs; the init container is pasted into the operator's own objects, not installed. */
+const COMPONENT: Readonly<Record<Mode, Component | undefined>> = {
+  container: undefined,
+  rbac: 'validator-events',
+  'node-agent': 'node-agent',
+  webhook: 'webhook',
+  monitoring: 'monitoring',
+};
+
+/** The install record of what is printed (install-record.ts), when the mode installs something. */
+function recorded(
+  mode: Mode,
+  documents: readonly ManifestDocument[],
+  argv: readonly string[],
+  values: ParsedFlags,
+  env: Readonly<Record<string, string | undefined>>,
+): ManifestDocument[] {
+  const component = COMPONENT[mode];
+  if (component === undefined) return [];
+  const environment = [...values.sources.values()]
+    .filter((source) => !source.startsWith('-'))
+    .map((variable) => `${variable}=${env[variable] ?? ''}`);
+  const record = installRecord({ component, argv: withoutOutputFormat(argv), environment, documents });
+  return record ? [record] : [];
+}
+
+/** argv without --output/-o: YAML or JSON, the same objects are installed. */
+function withoutOutputFormat(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let index = 0; index < argv.length; index++) {
+    const word = argv[index] ?? '';
+    if (word === '--output' || word === '-o') index++;
+    else if (!/^(--output=|-o=?)./.test(word)) out.push(word);
+  }
+  return out;
 }
 
 /** The output mode, named by its switch; several switches at once leave all but one misplaced, hence refused. */

@@ -20,8 +20,8 @@ import {
 import { MESH_FLAG, ISTIO_CNI_VERSION_FLAG } from '../../../config/interception-flags.js';
 import { FAILURE_EXIT_CODE_FLAG, LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
 import { meshIdentities } from '../../../mesh/meshes.js';
+import { DEFAULT_NETNS_DIR } from '../../../node-agent/netns-dir.js';
 import { NODE_ACTIONS, type NodeAction } from '../../../node-agent/node-action.js';
-import { DEFAULT_NETNS_DIR } from '../../../node-agent/manifest.js';
 import { RECHECK_ACTIONS, type RecheckAction } from '../../../node-agent/recheck/recheck-action.js';
 import { CNI_AUDIT_FLAGS } from '../cni-check/flags.js';
 

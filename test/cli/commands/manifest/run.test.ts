@@ -140,7 +140,7 @@ describe('interlock manifest', () => {
       const objects = parseAllDocuments((await runManifest(argv, {})).stdout).map(
         (doc) => doc.toJS() as KubeDocument & { subjects?: unknown[] },
       );
-      expect(objects.map((object) => object.kind)).toEqual(['Role', 'RoleBinding']);
+      expect(objects.map((object) => object.kind)).toEqual(['Role', 'RoleBinding', 'ConfigMap']);
       expect(objects[1]!.subjects).toEqual(
         argv.includes('web')
           ? [{ kind: 'ServiceAccount', name: 'web', namespace: 'shop' }]

@@ -1,7 +1,7 @@
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { DaemonSet, Deployment } from 'kubernetes-models/apps/v1';
-import { Namespace, Pod, ResourceQuota, ServiceAccount } from 'kubernetes-models/v1';
+import { ConfigMap, Namespace, Pod, ResourceQuota, ServiceAccount } from 'kubernetes-models/v1';
 import {
   ValidatingAdmissionPolicy,
   ValidatingAdmissionPolicyBinding,
@@ -14,6 +14,7 @@ type Plain = Record<string, unknown>;
 /** Each kind `manifest` prints, checked against Kubernetes' own OpenAPI schema (kubernetes-models). */
 const MODELS: Readonly<Record<string, (value: Plain) => { validate(): void }>> = {
   Namespace: (value) => new Namespace(value),
+  ConfigMap: (value) => new ConfigMap(value),
   ServiceAccount: (value) => new ServiceAccount(value),
   Role: (value) => new Role(value as never),
   RoleBinding: (value) => new RoleBinding(value as never),

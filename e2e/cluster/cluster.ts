@@ -111,19 +111,20 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
 }
 
 /**
- * The node's CNI chain: the real bridge plugin, and after it the mesh's plugin when `meshRules`
- * names that mesh's ruleset (the stand-in that writes a ruleset the mesh's own tool wrote:
- * linkerd-cni cannot be built here, docs/testing.md). containerd reloads the directory live.
+ * The node's CNI chain: the real bridge plugin, and after it the mesh's plugin (`type`,
+ * linkerd-cni unless named) when `meshRules` names that mesh's ruleset (the stand-in that writes a
+ * ruleset the mesh's own tool wrote: linkerd-cni and kuma-cni cannot be built here,
+ * docs/testing.md). containerd reloads the directory live.
  */
-export function setChain(meshRules: string | undefined): void {
-  const plugin = join(STATE, 'cni-bin', 'linkerd-cni');
+export function setChain(meshRules: string | undefined, type = 'linkerd-cni'): void {
+  const plugin = join(STATE, 'cni-bin', type);
   copyFileSync(STANDIN, plugin);
   chmodSync(plugin, 0o755);
-  chainMeshPlugin(meshRules ? { type: 'linkerd-cni', rulesFile: meshRules } : undefined);
+  chainMeshPlugin(meshRules ? { type, rulesFile: meshRules } : undefined);
 }
 
 /** The mesh plugins a test may chain; any of them left in the chain is replaced. */
-const MESH_PLUGINS: ReadonlySet<unknown> = new Set(['linkerd-cni', 'istio-cni']);
+const MESH_PLUGINS: ReadonlySet<unknown> = new Set(['linkerd-cni', 'istio-cni', 'kuma-cni']);
 
 /**
  * The node's chain as a mesh's installer leaves it: bridge and portmap, then `mesh` (its entry, as
@@ -146,10 +147,18 @@ export interface PodStatus {
     readonly initContainerStatuses?: ReadonlyArray<{
       readonly name: string;
       readonly restartCount: number;
-      readonly state: { readonly waiting?: { readonly reason?: string }; readonly running?: unknown };
+      readonly state: {
+        readonly waiting?: { readonly reason?: string };
+        readonly running?: unknown;
+        readonly terminated?: { readonly exitCode: number; readonly message?: string };
+      };
       readonly lastState: { readonly terminated?: { readonly exitCode: number; readonly message?: string } };
     }>;
-    readonly containerStatuses?: ReadonlyArray<{ readonly name: string; readonly ready: boolean }>;
+    readonly containerStatuses?: ReadonlyArray<{
+      readonly name: string;
+      readonly ready: boolean;
+      readonly started?: boolean;
+    }>;
   };
 }
 

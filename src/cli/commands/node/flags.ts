@@ -188,7 +188,7 @@ export const NETNS_DIR_FLAG: DefaultedFlag<string> = {
   name: 'netns-dir',
   kind: 'value',
   placeholder: 'DIR',
-  help: "Where the runtime mounts pods' network namespaces (default {default}, also as /var/run/netns; containerd with netns_mounts_under_state_dir: its CRI state directory's netns, /run/containerd/io.containerd.grpc.v1.cri/netns). The manifest mounts it into the re-checking agent, which says so of a namespace elsewhere rather than enter it.",
+  help: "Where the runtime mounts pods' network namespaces (default {default}, also as /var/run/netns; containerd with netns_mounts_under_state_dir mounts them under its CRI state directory, /run/containerd/io.containerd.grpc.v1.cri/netns instead). The manifest mounts it into the re-checking agent, which says so of a namespace elsewhere rather than enter it.",
   parse: parseAbsoluteDir,
   default: DEFAULT_NETNS_DIR,
 };

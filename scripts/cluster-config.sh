@@ -50,8 +50,12 @@ failSwapOn: false
 failCgroupV1: false
 containerRuntimeEndpoint: unix://$state/containerd.sock
 imageServiceEndpoint: unix://$state/containerd.sock
-# No host resolver for pods: nothing in a pod may resolve (or reach) the outside world.
+# No host resolver for pods: nothing in a pod may resolve (or reach) the outside world. The
+# cluster DNS address is in the Service range and no Service holds it: the node's local route ends
+# what a pod sends it, and the kubelet does not warn MissingClusterDNS on every pod.
 resolvConf: ""
+clusterDNS: [$CLUSTER_DNS_IP]
+clusterDomain: cluster.local
 podLogsDir: $state/pod-logs
 evictionHard: {memory.available: "1Mi", nodefs.available: "1%", imagefs.available: "1%", nodefs.inodesFree: "1%"}
 imageGCHighThresholdPercent: 100

@@ -12,6 +12,7 @@ CLUSTER_NODE_IP=10.231.0.2
 CLUSTER_POD_CIDR=10.232.0.0/24
 CLUSTER_SERVICE_CIDR=10.233.0.0/24
 CLUSTER_KUBERNETES_SERVICE_IP=10.233.0.1
+CLUSTER_DNS_IP=10.233.0.10
 # The kubelet's cgroup root: every pod's cgroup is under it, in each hierarchy.
 CLUSTER_CGROUP=interlock-cluster
 CLUSTER_PAUSE_IMAGE=mesh-interlock-pause:cluster

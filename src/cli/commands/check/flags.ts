@@ -43,6 +43,7 @@ export const PRE_MESH_FLAG: FlagDef<Mesh> = {
   name: 'mesh',
   kind: 'value',
   placeholder: 'MESH',
+  choices: MESHES,
   help: `With --pre: the mesh (${MESHES.join(', ')}) whose CNI mode is checked.`,
   parse: oneOf<Mesh>(MESHES),
 };

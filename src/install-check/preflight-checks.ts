@@ -4,7 +4,7 @@ import { installCheck, type InstallCheckResult } from './install-check-result.js
 import { valueOf, type Found } from './install-snapshot.js';
 import { at, count, list, record, text } from './json-path.js';
 import { namespaceLabels, selects } from './label-selector.js';
-import { MESH_CNI, type MeshCniFacts } from './mesh-cni-facts.js';
+import { meshCniFacts, type MeshCniFacts } from './mesh-cni-facts.js';
 import type { PreflightSnapshot } from './preflight-snapshot.js';
 import { unreadable } from './webhook-checks.js';
 
@@ -25,7 +25,7 @@ export function preflightChecks(snapshot: PreflightSnapshot): InstallCheckResult
 
 function cniChecks(snapshot: PreflightSnapshot): InstallCheckResult[] {
   const { mesh } = snapshot.plan;
-  const facts = mesh === undefined ? undefined : MESH_CNI[mesh];
+  const facts = mesh === undefined ? undefined : meshCniFacts(mesh);
   if (mesh === undefined || facts === undefined)
     return [
       installCheck(

@@ -1,6 +1,6 @@
 import type { Mesh } from '../mesh/meshes.js';
 import type { Found, Get } from './install-snapshot.js';
-import { MESH_CNI } from './mesh-cni-facts.js';
+import { meshCniFacts } from './mesh-cni-facts.js';
 
 /** What an install is about to ask for: `check --pre`'s flags. */
 export interface PreflightPlan {
@@ -33,7 +33,7 @@ const byName = (name: string) => ({ fieldSelector: `metadata.name=${name}` });
 
 /** Reads what the preflight needs; discovery, not the CRD objects, so a user without CRD rights can run it. */
 export async function readPreflight(get: Get, plan: PreflightPlan): Promise<PreflightSnapshot> {
-  const facts = plan.mesh === undefined ? undefined : MESH_CNI[plan.mesh];
+  const facts = plan.mesh === undefined ? undefined : meshCniFacts(plan.mesh);
   const [namespaces, cniDaemonSets, meshConfigs, certManagerDeployments, certManagerApi, monitoringApi] =
     await Promise.all([
       get('/api/v1/namespaces'),

@@ -26,6 +26,11 @@ export const ISTIO_AMBIENT = {
   name: 'istio-ambient',
   failureExitCode: 126,
   controlPlaneNamespace: 'istio-system',
+  // Ambient has no mode switch: istio-cni's node agent is what captures the pods.
+  cniInstall: {
+    daemonSet: 'istio-cni-node',
+    installCni: 'helm install istio-cni istio/cni -n istio-system --set profile=ambient',
+  },
   containers: { validator: 'istio-ambient-validation', proxy: undefined, rulesWriter: undefined },
   // Ambient's rules know no uid (ztunnel is told apart by its socket mark), so nobody will do.
   validatorUid: 65534,

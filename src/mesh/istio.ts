@@ -9,6 +9,15 @@ export const ISTIO = {
   name: 'istio',
   failureExitCode: 126,
   controlPlaneNamespace: 'istio-system',
+  // istio 1.28.9 manifests/charts/istio-cni/templates/daemonset.yaml (`istio-cni` + `-node`) and
+  // istio-discovery/templates/istiod-injector-configmap.yaml (`values`: JSON, pilot.cni picked in),
+  // whose injection template renders istio-validation only when .Values.pilot.cni.enabled.
+  cniInstall: {
+    daemonSet: 'istio-cni-node',
+    config: { configMap: 'istio-sidecar-injector', key: 'values', format: 'json', path: ['pilot', 'cni', 'enabled'] },
+    installCni: 'helm install istio-cni istio/cni -n istio-system',
+    enableCni: 'helm upgrade istiod istio/istiod -n istio-system --reuse-values --set pilot.cni.enabled=true',
+  },
   containers: { validator: 'istio-validation', proxy: 'istio-proxy', rulesWriter: 'istio-init' },
   // Istio's validator runs as the proxy's uid, which its rules treat specially.
   validatorUid: 1337,

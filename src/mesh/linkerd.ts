@@ -9,6 +9,14 @@ export const LINKERD = {
   name: 'linkerd',
   failureExitCode: 95,
   controlPlaneNamespace: 'linkerd',
+  // linkerd2 charts/linkerd2-cni/templates/cni-plugin.yaml (DaemonSet linkerd-cni) and
+  // charts/linkerd-control-plane/templates/config.yaml (linkerd-config, `values`: the chart's values as YAML).
+  cniInstall: {
+    daemonSet: 'linkerd-cni',
+    config: { configMap: 'linkerd-config', key: 'values', format: 'yaml', path: ['cniEnabled'] },
+    installCni: 'linkerd install-cni | kubectl apply -f -',
+    enableCni: 'linkerd upgrade --linkerd-cni-enabled | kubectl apply -f -',
+  },
   containers: { validator: 'linkerd-network-validator', proxy: 'linkerd-proxy', rulesWriter: 'linkerd-init' },
   // Linkerd's validator runs as nobody.
   validatorUid: 65534,

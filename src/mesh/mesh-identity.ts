@@ -1,5 +1,6 @@
 import type { IpAddress } from '../addr/ip.js';
 import type { PortSet } from '../addr/port-set.js';
+import type { MeshCniFacts } from './cni-install-facts.js';
 
 /**
  * Who owns the proxy and its rules: a sidecar in the pod (identified by uid/gid), or a node proxy
@@ -195,6 +196,8 @@ export interface MeshIdentity {
   readonly validatorUid: number;
   /** The namespace its install puts its control plane in by default: never Interlock's to own. */
   readonly controlPlaneNamespace?: string;
+  /** How `check --pre` tells its CNI mode is installed and on; undefined: it is not checked. */
+  readonly cniInstall?: MeshCniFacts;
   /** The type of the mesh's chained CNI plugin; undefined: cni-check needs --mesh-plugin. */
   readonly cniPlugin: string | undefined;
   /** How its CNI plugin reads the pod's metadata; undefined: the validator reads none. */

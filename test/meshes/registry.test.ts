@@ -177,8 +177,10 @@ describe('the mesh registry (src/mesh/)', () => {
       'config/interception-flags.ts': ['istio-ambient', 'istio', 'linkerd', '1337'],
       'reason/reason.ts': ['15001', '15006', '15008'],
       'reason/guide.ts': ['15001'],
+      // `check --data-plane` compared with the command Linkerd's users know (`linkerd check --proxy`).
+      'cli/commands/check/flags.ts': ['linkerd'],
       // Hand-written lists of containers still to be generated from the registry (not Kuma's yet).
-      'cli/command-table.ts': ['linkerd-network-validator', 'istio-validation'],
+      'cli/command-table.ts': ['linkerd-network-validator', 'istio-validation', 'linkerd'],
       'cli/commands/inject/flags.ts': ['linkerd-init', 'istio-init'],
     };
     const found: string[] = [];

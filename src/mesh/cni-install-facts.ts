@@ -1,0 +1,17 @@
+/**
+ * Where a mesh says it runs in CNI mode, from its own charts (pinned in
+ * test/fixtures/meshes/facts/mesh-cni-install.json): the CNI node DaemonSet's name, and the
+ * ConfigMap whose `values` key holds the control plane's chart values with the switch's path.
+ */
+export interface MeshCniFacts {
+  readonly daemonSet: string;
+  readonly config?: {
+    readonly configMap: string;
+    readonly key: 'values';
+    readonly format: 'yaml' | 'json';
+    readonly path: readonly string[];
+  };
+  /** The command that turns CNI mode on, as the mesh's docs give it. */
+  readonly installCni: string;
+  readonly enableCni?: string;
+}

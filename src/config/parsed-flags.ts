@@ -38,3 +38,8 @@ export function flagSource(parsed: ParsedFlags, flag: FlagDef): string | undefin
 export function givenValue<T>(parsed: ParsedFlags, flag: FlagDef<T>): T | undefined {
   return flagSource(parsed, flag) === undefined ? undefined : (parsed.values.get(flag.name) as T | undefined);
 }
+
+/** The environment variables that gave a flag its value, in the order they were read. */
+export function environmentSources(parsed: ParsedFlags): readonly string[] {
+  return [...parsed.sources.values()].filter((source) => !source.startsWith('-'));
+}

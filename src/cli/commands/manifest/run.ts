@@ -11,7 +11,13 @@ import { eventRbacDocuments } from '../../../inject/event-rbac.js';
 import { IMAGE_FLAG } from '../../flags/image-flag.js';
 import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { parseCommandLine } from '../../../config/parse-command-line.js';
-import { flagSource, flagValue, givenValue, type ParsedFlags } from '../../../config/parsed-flags.js';
+import {
+  environmentSources,
+  flagSource,
+  flagValue,
+  givenValue,
+  type ParsedFlags,
+} from '../../../config/parsed-flags.js';
 import { MESH_FLAG } from '../../../config/interception-flags.js';
 import { validatorPortArgs } from '../../flags/validator-port-args.js';
 import { REPORT_EVENT_FLAG } from '../../../config/validate-config.js';
@@ -135,9 +141,7 @@ function recorded(
 ): ManifestDocument[] {
   const component = COMPONENT[mode];
   if (component === undefined) return [];
-  const environment = [...values.sources.values()]
-    .filter((source) => !source.startsWith('-'))
-    .map((variable) => `${variable}=${env[variable] ?? ''}`);
+  const environment = environmentSources(values).map((variable) => `${variable}=${env[variable] ?? ''}`);
   const record = installRecord({ component, argv: withoutOutputFormat(argv), environment, documents });
   return record ? [record] : [];
 }

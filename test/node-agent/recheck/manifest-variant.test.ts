@@ -47,9 +47,10 @@ describe('manifest --node-agent --recheck-interval: the privileged variant, stat
     ]);
     expect(pod.containers[0].args).toEqual(expect.arrayContaining(['--netns-dir', dir]));
     for (const bad of ['run/netns', '/run/netns/', '/run/../etc', '/run/net ns'])
-      expect((await runManifest(['--node-agent', '--recheck-interval', '1m', '--netns-dir', bad], {})).stderr).toMatch(
-        /--netns-dir/,
-      );
+      expect(
+        (await runManifest(['--node-agent', '--mesh', 'linkerd', '--recheck-interval', '1m', '--netns-dir', bad], {}))
+          .stderr,
+      ).toMatch(/--netns-dir/);
   });
 
   it('without the flag the agent stays unprivileged, with no runtime mount and no namespace read', async () => {

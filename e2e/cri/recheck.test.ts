@@ -165,11 +165,15 @@ async function startAgent(
   return { logs, metrics, sweeps: async () => metric(await metrics(), 'interlock_node_recheck_sweeps_total') };
 }
 
+/** Where this node's containerd mounts pods' namespaces: under its state (netns_mounts_under_state_dir). */
+const netnsDir = () => join(node.root, 'containerd-state/io.containerd.grpc.v1.cri/netns');
 const recheck = (extra: readonly string[] = []) => [
   '--recheck-interval',
   `${INTERVAL_MS}ms`,
   '--cri-endpoint',
   `unix://${node.socket}`,
+  '--netns-dir',
+  netnsDir(),
   ...extra,
 ];
 const captureLost = (name: string) =>
@@ -332,7 +336,7 @@ describe('the re-check through the CRI', () => {
   it('healthy pods are never flagged over 20 sweeps, with the CPU starved and the wall clock stepped', async () => {
     const clock = steppedClock();
     const agent = await startAgent(
-      ['--recheck-interval', '1s', '--cri-endpoint', `unix://${node.socket}`],
+      ['--recheck-interval', '1s', '--cri-endpoint', `unix://${node.socket}`, '--netns-dir', netnsDir()],
       [],
       clock.env,
     );
@@ -473,6 +477,8 @@ describe('the printed privileged DaemonSet', () => {
       '2s',
       '--cri-endpoint',
       `unix://${node.socket}`,
+      '--netns-dir',
+      netnsDir(),
     ];
     const applied = await kubectlPipeline(`"${process.execPath}" "${MAIN}" manifest "$@" | kubectl apply -f -`, args);
     expect(applied.code, applied.stderr).toBe(0);
@@ -483,7 +489,7 @@ describe('the printed privileged DaemonSet', () => {
     const mounts = container['volumeMounts'] as Array<{ mountPath: string; readOnly: boolean }>;
     expect(security.runAsUser).toBe(0);
     expect(mounts.every((mount) => mount.readOnly)).toBe(true);
-    expect(mounts.map((mount) => mount.mountPath)).toEqual(expect.arrayContaining([node.socket, '/run/netns']));
+    expect(mounts.map((mount) => mount.mountPath)).toEqual(expect.arrayContaining([node.socket, netnsDir()]));
     const role = api.store.get('clusterroles', undefined, 'interlock-node')!;
     expect(JSON.stringify(role['rules'])).toContain('namespaces');
     // As printed: its uid, only its capabilities (bounding and ambient), its args.

@@ -141,7 +141,7 @@ function clientAuthArgs(options: WebhookManifestOptions): string[] {
   return [`--client-ca=${CLIENT_CA.dir}/${CLIENT_CA.file}`, ...names];
 }
 
-function deployment(options: WebhookManifestOptions, metadata: Document): Document {
+function webhookContainer(options: WebhookManifestOptions): Document {
   // On the metrics port: the kubelet presents no client certificate, which --client-ca requires.
   const probe = (path: string) => ({
     httpGet: { path, port: 'metrics', scheme: 'HTTP' },
@@ -172,6 +172,10 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
     ],
     securityContext: workloadSecurityContext(options.platform),
   };
+  return container;
+}
+
+function deployment(options: WebhookManifestOptions, metadata: Document): Document {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -190,7 +194,7 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
           // Longer than --drain-timeout (20 s): in-flight admissions finish before SIGKILL.
           terminationGracePeriodSeconds: 30,
           affinity: { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [antiAffinity()] } },
-          containers: [container],
+          containers: [webhookContainer(options)],
           volumes: [
             { name: 'tls', secret: { secretName: TLS_SECRET } },
             ...(options.clientCaPem === undefined

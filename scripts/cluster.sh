@@ -148,12 +148,14 @@ network() {
 images() {
   local sock=$CLUSTER_STATE/containerd.sock image=${INTERLOCK_IMAGE:-mesh-interlock:dev}
   if ! docker image inspect "$CLUSTER_PAUSE_IMAGE" >/dev/null 2>&1; then
-    local dir
-    dir=$(mktemp -d "${TMPDIR:-/tmp}/interlock-cluster-pause-XXXXXX")
-    gcc -static -Os -s -o "$dir/pause" "$repo/e2e/cri/pause/pause.c"
-    tar -C "$dir" --owner=0 --group=0 --mtime=@0 -cf "$dir/rootfs.tar" pause
-    docker import --change 'ENTRYPOINT ["/pause"]' "$dir/rootfs.tar" "$CLUSTER_PAUSE_IMAGE" >/dev/null
-    rm -rf "$dir"
+    # In a subshell whose exit removes the build directory, also when a step fails.
+    (
+      dir=$(mktemp -d "${TMPDIR:-/tmp}/interlock-cluster-pause-XXXXXX")
+      trap 'rm -rf "$dir"' EXIT
+      gcc -static -Os -s -o "$dir/pause" "$repo/e2e/cri/pause/pause.c"
+      tar -C "$dir" --owner=0 --group=0 --mtime=@0 -cf "$dir/rootfs.tar" pause
+      docker import --change 'ENTRYPOINT ["/pause"]' "$dir/rootfs.tar" "$CLUSTER_PAUSE_IMAGE" >/dev/null
+    )
   fi
   docker save "$CLUSTER_PAUSE_IMAGE" | ctr -a "$sock" -n k8s.io images import - >/dev/null
   if docker image inspect "$image" >/dev/null 2>&1; then

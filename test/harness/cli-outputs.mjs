@@ -19,6 +19,8 @@ const { parseCommandLine } = await load('config/parse-command-line.js');
 
 // A refused validate writes its termination message; here it goes to a file of the run's own.
 const scratch = mkdtempSync(path.join(tmpdir(), 'interlock-cli-outputs-'));
+// On exit, however it comes: runCli's crash handler ends the process itself when a command throws.
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
 // A bad --termination-log is a relative path: it lands there too.
 const VALIDATE_ENV = { INTERLOCK_TERMINATION_LOG: path.join(scratch, 'termination-log') };
 process.chdir(scratch);
@@ -79,6 +81,5 @@ for (const item of cases()) {
   const record = { argv: item.argv, env: item.env ?? {}, ...outcome };
   process.stdout.write(`${JSON.stringify(record)}\n`);
 }
-rmSync(scratch, { recursive: true, force: true });
 // runCli leaves its signal and crash handlers behind; the run is over.
 process.exit(0);

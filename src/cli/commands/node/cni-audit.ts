@@ -9,13 +9,21 @@ import type { RuntimeInfoClient } from '../../../node-agent/cri/cri-client.js';
 const CRI_STATUS_TIMEOUT_MS = 5000;
 
 /**
- * With the re-check's CRI client (its socket is mounted), the audit also asks containerd what it
- * loaded and reports where that and its prediction disagree. The agent's directories stay the
- * mounted ones: only the comparison, never the runtime's host paths, is taken from the answer.
+ * The audit also asks the runtime over the agent's CRI client (its socket is mounted) what it
+ * loaded, and reports where that and its prediction disagree. The agent's directories stay the
+ * mounted ones: only the comparison, never the runtime's host paths, is taken from the answer
+ * (a directory the DaemonSet does not mount cannot be read in it).
  */
-export function auditAskingRuntime(options: CniAuditOptions, runtime: RuntimeInfoClient | undefined): CniAuditOptions {
-  if (!runtime || options.runtime !== 'containerd') return options;
-  return { ...options, askRuntime: () => runtime.statusInfo(CRI_STATUS_TIMEOUT_MS) };
+export function auditAskingRuntime(
+  options: CniAuditOptions,
+  runtime: RuntimeInfoClient | undefined,
+  socket: string | undefined,
+): CniAuditOptions {
+  if (!runtime || socket === undefined) return options;
+  return {
+    ...options,
+    runtimeQuestion: { sockets: [socket], asked: 'named', ask: () => runtime.statusInfo(CRI_STATUS_TIMEOUT_MS) },
+  };
 }
 
 /**

@@ -42,9 +42,10 @@ export async function runNodeCommand(
   const config = nodeConfigOf(argv, env);
   if (typeof config === 'string') return usage(config);
   const { settings } = config;
-  // One CRI client, the re-check's: with it the audit also asks containerd what it loaded.
-  const runtime = config.recheck ? criClient(config.recheck.socketPath) : undefined;
-  const audit = cniAudit ?? (config.cniAudit && cniWatchSource(auditAskingRuntime(config.cniAudit, runtime)));
+  // One CRI client, for the re-check and the audit, which asks the runtime what it loaded.
+  const runtime = config.criSocket === undefined ? undefined : criClient(config.criSocket);
+  const audit =
+    cniAudit ?? (config.cniAudit && cniWatchSource(auditAskingRuntime(config.cniAudit, runtime, config.criSocket)));
   const access = discoverCluster(env);
   if (!access.ok) return commandError('node', EXIT.noInput, access.error);
   const log = createLogger('json', config.logLevel);

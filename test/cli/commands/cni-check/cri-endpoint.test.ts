@@ -17,23 +17,39 @@ describe('cni-check --cri-endpoint: its configuration', () => {
   it("the settings not given follow the runtime; the ones given stay the operator's", () => {
     const all = parseCniCheckFlags(['--mesh', 'linkerd', '--cri-endpoint', SOCKET], {});
     expect(all.ok && all.value.cri).toEqual({
-      socketPath: '/run/containerd/containerd.sock',
-      follow: { confDir: true, binDirs: true, maxConfNum: true },
+      sockets: ['/run/containerd/containerd.sock'],
+      asked: 'named',
+      hostRoot: '/',
+      follow: { confDir: true, binDirs: true, maxConfNum: true, runtime: true },
     });
     const named = parseCniCheckFlags(
-      ['--mesh', 'linkerd', '--cri-endpoint', SOCKET, '--cni-bin-dir', '/home/kubernetes/bin'],
+      ['--mesh', 'linkerd', '--cri-endpoint', SOCKET, '--cni-bin-dir', '/home/kubernetes/bin', '--runtime', 'crio'],
       { INTERLOCK_CNI_MAX_CONF_NUM: '2' },
     );
-    expect(named.ok && named.value.cri?.follow).toEqual({ confDir: true, binDirs: false, maxConfNum: false });
-    const none = parseCniCheckFlags(['--mesh', 'linkerd'], {});
+    expect(named.ok && named.value.cri?.follow).toEqual({
+      confDir: true,
+      binDirs: false,
+      maxConfNum: false,
+      runtime: false,
+    });
+  });
+
+  it("without the flag the runtimes' default sockets are asked, under --host-root; none asks nothing", () => {
+    const auto = parseCniCheckFlags(['--mesh', 'linkerd'], {});
+    expect(auto.ok && auto.value.cri).toMatchObject({
+      sockets: ['/run/containerd/containerd.sock', '/var/run/crio/crio.sock'],
+      asked: 'default',
+    });
+    const crio = parseCniCheckFlags(['--mesh', 'linkerd', '--runtime', 'crio', '--host-root', '/host'], {});
+    expect(crio.ok && crio.value.cri).toMatchObject({ sockets: ['/host/var/run/crio/crio.sock'], hostRoot: '/host' });
+    const none = parseCniCheckFlags(['--mesh', 'linkerd', '--cri-endpoint', 'none'], {});
     expect(none.ok && none.value.cri).toBeUndefined();
   });
 
-  it('refused with CRI-O (its Status does not report a loaded CNI configuration) and for a relative path', () => {
-    const crio = parseCniCheckFlags(['--mesh', 'linkerd', '--runtime', 'crio', '--cri-endpoint', SOCKET], {});
-    expect(crio).toMatchObject({ ok: false, error: { message: expect.stringContaining('--runtime containerd') } });
+  it('refuses a relative socket path and a relative --host-root', () => {
     const relative = parseCniCheckFlags(['--mesh', 'linkerd', '--cri-endpoint', 'run/containerd.sock'], {});
-    expect(relative.ok).toBe(false);
+    expect(relative).toMatchObject({ ok: false, error: { message: expect.stringContaining('auto, none or unix') } });
+    expect(parseCniCheckFlags(['--mesh', 'linkerd', '--host-root', 'host'], {}).ok).toBe(false);
   });
 });
 
@@ -58,13 +74,13 @@ describe('cni-check --cri-endpoint: a runtime that does not answer', () => {
     expect(verdict.findings).toEqual([
       expect.objectContaining({
         code: 'RuntimeUnobserved',
-        message: expect.stringContaining('cannot compare the prediction with what containerd loaded: CRI Status'),
+        message: 'cannot compare the prediction with what containerd loaded: no socket there',
       }),
     ]);
   });
 });
 
-describe("the node agent's audit asks the runtime through the re-check's client", () => {
+describe("the node agent's audit asks the runtime through its CRI client", () => {
   const options: CniAuditOptions = {
     confDir: '/etc/cni/net.d',
     binDirs: ['/opt/cni/bin'],
@@ -73,11 +89,11 @@ describe("the node agent's audit asks the runtime through the re-check's client"
   };
   const client = { statusInfo: () => Promise.resolve(ok(new Map([['cniconfig', '{}']]))) };
 
-  it('containerd with a client: asked, the mounted directories kept; CRI-O or no client: not asked', async () => {
-    const asking = auditAskingRuntime(options, client);
+  it('with a client: asked on its one socket (an error if it does not answer), the mounted directories kept', async () => {
+    const asking = auditAskingRuntime({ ...options, runtime: 'crio' }, client, '/var/run/crio/crio.sock');
     expect(asking.followRuntime).toBeUndefined();
-    expect(await asking.askRuntime?.()).toEqual(ok(new Map([['cniconfig', '{}']])));
-    expect(auditAskingRuntime({ ...options, runtime: 'crio' }, client).askRuntime).toBeUndefined();
-    expect(auditAskingRuntime(options, undefined).askRuntime).toBeUndefined();
+    expect(asking.runtimeQuestion).toMatchObject({ sockets: ['/var/run/crio/crio.sock'], asked: 'named' });
+    expect(await asking.runtimeQuestion?.ask('/var/run/crio/crio.sock')).toEqual(ok(new Map([['cniconfig', '{}']])));
+    expect(auditAskingRuntime(options, undefined, undefined).runtimeQuestion).toBeUndefined();
   });
 });

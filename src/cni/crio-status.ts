@@ -16,7 +16,7 @@ export interface CrioStatus {
 
 /** The part of CRI-O's answer an audit would need, and that it does not carry: said once. */
 export const CRIO_STATUS_LACKS =
-  "CRI-O's verbose Status (info \"config\": its pause image and, from v1.33, its [crio.runtime] table) carries neither its network_dir, its plugin_dirs nor the networks it loaded";
+  'CRI-O\'s verbose Status (info "config": its pause image and, from v1.33, its [crio.runtime] table) carries neither its network_dir, its plugin_dirs nor the networks it loaded';
 
 type Invalid = 'RuntimeAnswerInvalid';
 const invalid = (what: string) => fail<Invalid>('RuntimeAnswerInvalid', `CRI-O's verbose Status: ${what}`);

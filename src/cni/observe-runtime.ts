@@ -116,7 +116,12 @@ function observationFindings(prediction: Prediction, observation: Observation): 
   const { verdict } = prediction;
   const label = RUNTIME_LABEL[verdict.runtime];
   if (observation.kind === 'invalid')
-    return [unobserved('error', `cannot compare the prediction with what the runtime on ${observation.socket} loaded: ${observation.message}`)];
+    return [
+      unobserved(
+        'error',
+        `cannot compare the prediction with what the runtime on ${observation.socket} loaded: ${observation.message}`,
+      ),
+    ];
   if (observation.kind === 'unanswered') {
     const tried = observation.tries.map((attempt) => attempt.message).join('; ');
     if (observation.asked === 'named')

@@ -96,7 +96,8 @@ function criOf(read: ParsedFlags): Result<CniCheckConfig['cri'], 'ConfigInvalid'
     maxConfNum: givenValue(read, MAX_CONF_NUM_FLAG) === undefined,
     runtime: runtime === undefined,
   };
-  if (endpoint === 'auto') return ok({ sockets: defaultSockets(runtime, hostRoot), asked: 'default', hostRoot, follow });
+  if (endpoint === 'auto')
+    return ok({ sockets: defaultSockets(runtime, hostRoot), asked: 'default', hostRoot, follow });
   const socket = socketPathOf(endpoint);
   if (!socket.ok) return fail('ConfigInvalid', `--cri-endpoint: ${socket.error.message}`);
   return ok({ sockets: [socket.value], asked: 'named', hostRoot, follow });

@@ -381,7 +381,9 @@ describe('the prediction against what containerd holds', () => {
     const unanswered = withObservation(prediction, {
       kind: 'unanswered',
       asked: 'named',
-      tries: [{ socket: '/run/containerd/containerd.sock', message: 'CRI Status on the runtime socket: connect ENOENT' }],
+      tries: [
+        { socket: '/run/containerd/containerd.sock', message: 'CRI Status on the runtime socket: connect ENOENT' },
+      ],
     });
     expect(unanswered.healthy).toBe(false);
     expect(unanswered.findings.map((finding) => finding.code)).toEqual(['RuntimeUnobserved']);

@@ -12,17 +12,22 @@ const CRI_STATUS_TIMEOUT_MS = 5000;
  * The audit also asks the runtime over the agent's CRI client (its socket is mounted) what it
  * loaded, and reports where that and its prediction disagree. The agent's directories stay the
  * mounted ones: only the comparison, never the runtime's host paths, is taken from the answer
- * (a directory the DaemonSet does not mount cannot be read in it).
+ * (a directory the DaemonSet does not mount cannot be read in it). The runtime's default socket
+ * unanswered is a warning, as in cni-check; one named with --cri-endpoint, an error.
  */
 export function auditAskingRuntime(
   options: CniAuditOptions,
   runtime: RuntimeInfoClient | undefined,
-  socket: string | undefined,
+  socket: { readonly path: string; readonly named: boolean } | undefined,
 ): CniAuditOptions {
   if (!runtime || socket === undefined) return options;
   return {
     ...options,
-    runtimeQuestion: { sockets: [socket], asked: 'named', ask: () => runtime.statusInfo(CRI_STATUS_TIMEOUT_MS) },
+    runtimeQuestion: {
+      sockets: [socket.path],
+      asked: socket.named ? 'named' : 'default',
+      ask: () => runtime.statusInfo(CRI_STATUS_TIMEOUT_MS),
+    },
   };
 }
 

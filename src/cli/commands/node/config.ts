@@ -64,8 +64,11 @@ export interface NodeConfig {
   readonly labelSelector: string | undefined;
   /** With `--cni-audit`: the options `interlock cni-check` would take. */
   readonly cniAudit: CniAuditOptions | undefined;
-  /** With `--cni-audit` or `--recheck-interval`: the runtime's CRI socket (the audit asks it what it loaded). */
-  readonly criSocket: string | undefined;
+  /**
+   * With `--cni-audit` or `--recheck-interval`: the runtime's CRI socket (the audit asks it what it
+   * loaded), and whether `--cri-endpoint` named it (then an unanswered question is an error).
+   */
+  readonly criSocket: { readonly path: string; readonly named: boolean } | undefined;
   /** With `--recheck-interval`: the re-check of running meshed pods. */
   readonly recheck: NodeRecheck | undefined;
 }
@@ -137,7 +140,10 @@ export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | st
     listen: flagValue(parsed.value, LISTEN_FLAG),
     labelSelector: flagValue(parsed.value, LABEL_SELECTOR_FLAG),
     cniAudit,
-    criSocket: cniAudit || recheck ? socket.value : undefined,
+    criSocket:
+      cniAudit || recheck
+        ? { path: socket.value, named: givenValue(parsed.value, CRI_ENDPOINT_FLAG) !== undefined }
+        : undefined,
     recheck,
   };
 }

@@ -43,7 +43,7 @@ export async function runNodeCommand(
   if (typeof config === 'string') return usage(config);
   const { settings } = config;
   // One CRI client, for the re-check and the audit, which asks the runtime what it loaded.
-  const runtime = config.criSocket === undefined ? undefined : criClient(config.criSocket);
+  const runtime = config.criSocket === undefined ? undefined : criClient(config.criSocket.path);
   const audit =
     cniAudit ?? (config.cniAudit && cniWatchSource(auditAskingRuntime(config.cniAudit, runtime, config.criSocket)));
   const access = discoverCluster(env);

@@ -89,11 +89,16 @@ describe("the node agent's audit asks the runtime through its CRI client", () =>
   };
   const client = { statusInfo: () => Promise.resolve(ok(new Map([['cniconfig', '{}']]))) };
 
-  it('with a client: asked on its one socket (an error if it does not answer), the mounted directories kept', async () => {
-    const asking = auditAskingRuntime({ ...options, runtime: 'crio' }, client, '/var/run/crio/crio.sock');
+  it('with a client: asked on its one socket (named: an error if unanswered), the mounted directories kept', async () => {
+    const asking = auditAskingRuntime({ ...options, runtime: 'crio' }, client, {
+      path: '/var/run/crio/crio.sock',
+      named: true,
+    });
     expect(asking.followRuntime).toBeUndefined();
     expect(asking.runtimeQuestion).toMatchObject({ sockets: ['/var/run/crio/crio.sock'], asked: 'named' });
     expect(await asking.runtimeQuestion?.ask('/var/run/crio/crio.sock')).toEqual(ok(new Map([['cniconfig', '{}']])));
+    const unnamed = auditAskingRuntime(options, client, { path: '/run/containerd/containerd.sock', named: false });
+    expect(unnamed.runtimeQuestion?.asked).toBe('default');
     expect(auditAskingRuntime(options, undefined, undefined).runtimeQuestion).toBeUndefined();
   });
 });

@@ -185,11 +185,14 @@ describe('interlock manifest', () => {
       '--mesh=linkerd',
       ...argv.slice(3),
     ]);
+    // The audit asks the runtime what it loaded: CRI-O's socket, by --runtime crio, read-only.
     expect(pod.volumes.map((volume) => volume.hostPath.path)).toEqual([
       '/etc/cni/multus.d',
       '/opt/cni/bin',
       '/var/lib/cni/bin',
+      '/var/run/crio/crio.sock',
     ]);
+    expect(pod.volumes[3]).toMatchObject({ hostPath: { type: 'Socket' } });
     expect(container.volumeMounts).toEqual(
       pod.volumes.map((volume) => ({ name: volume.name, mountPath: volume.hostPath.path, readOnly: true })),
     );
@@ -219,8 +222,9 @@ describe('interlock manifest', () => {
       '/etc/cni/net.d',
       '/opt/cni/bin',
       '/etc/cni/multus/net.d',
+      '/run/containerd/containerd.sock',
     ]);
-    expect(await paths([])).toEqual(['/etc/cni/net.d', '/opt/cni/bin']);
+    expect(await paths([])).toEqual(['/etc/cni/net.d', '/opt/cni/bin', '/run/containerd/containerd.sock']);
   });
 
   it('--mesh generic needs both ports, which reach validate; without them exit 64 (a generic validator without ports could only fail)', async () => {

@@ -1,6 +1,6 @@
 import type { Http2Server } from 'node:http2';
 import { readFileSync } from 'node:fs';
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,8 +38,10 @@ beforeEach(async () => {
   await mkdir(join(root, 'node/net.d'), { recursive: true });
   for (const [name, text] of Object.entries(gke.files ?? {})) await writeFile(join(root, 'node/net.d', name), text);
   await mkdir(join(root, 'home/kubernetes/bin'), { recursive: true });
-  for (const type of ['bridge', 'host-local', 'portmap', 'linkerd-cni'])
+  for (const type of ['bridge', 'host-local', 'portmap', 'linkerd-cni']) {
     await copyFile(STANDIN, join(root, 'home/kubernetes/bin', type));
+    await chmod(join(root, 'home/kubernetes/bin', type), 0o755);
+  }
 });
 afterEach(async () => {
   for (const server of servers.splice(0)) server.close();

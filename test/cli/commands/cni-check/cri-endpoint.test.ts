@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,8 +59,10 @@ describe('cni-check --cri-endpoint: a runtime that does not answer', () => {
     root = await mkdtemp(join(tmpdir(), 'interlock-cri-endpoint-'));
     await mkdir(join(root, 'net.d'));
     await mkdir(join(root, 'bin'));
-    for (const type of ['calico', 'portmap', 'bandwidth', 'linkerd-cni'])
+    for (const type of ['calico', 'portmap', 'bandwidth', 'linkerd-cni']) {
       await copyFile(STANDIN, join(root, 'bin', type));
+      await chmod(join(root, 'bin', type), 0o755);
+    }
     await writeFile(join(root, 'net.d', '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
   });
   afterEach(() => rm(root, { recursive: true, force: true }));

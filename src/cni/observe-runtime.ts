@@ -103,7 +103,8 @@ export function withObservation(prediction: Prediction, observation: Observation
     observation.kind === 'answered' && observation.status.runtime === 'containerd'
       ? observation.status.held
       : undefined;
-  const agrees = !findings.some((finding) => finding.code !== 'RuntimeUnobserved');
+  // Only containerd's answer gives `observed`, and then every finding is a disagreement.
+  const agrees = findings.length === 0;
   return {
     ...verdict,
     healthy: !all.some((finding) => finding.severity === 'error'),

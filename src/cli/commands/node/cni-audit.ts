@@ -45,10 +45,17 @@ export function cniWatchSource(options: CniAuditOptions, intervalMs = 30_000): C
   };
 }
 
-/** An unreadable directory is an unhealthy node, never a silent healthy one. */
+/**
+ * An unreadable directory is an unhealthy node, never a silent healthy one; a healthy verdict the
+ * runtime did not confirm says so (the node condition's True message carries it).
+ */
 function auditVerdictOf(verdict: Result<CniVerdict>): CniAuditVerdict {
   if (!verdict.ok) return { healthy: false, message: verdict.error.message };
-  if (verdict.value.healthy) return { healthy: true, message: `${verdict.value.dir} is healthy` };
+  if (verdict.value.healthy) {
+    const unconfirmed = verdict.value.findings.find((finding) => finding.code === 'RuntimeUnobserved');
+    const note = unconfirmed ? `, as predicted only: ${unconfirmed.message}` : '';
+    return { healthy: true, message: `${verdict.value.dir} is healthy${note}` };
+  }
   const errors = verdict.value.findings.filter((finding) => finding.severity === 'error');
   return {
     healthy: false,

@@ -5,9 +5,9 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseCniCheckFlags } from '../../../../src/cli/commands/cni-check/config.js';
 import { runCniCheck } from '../../../../src/cli/commands/cni-check/run.js';
-import { auditAskingRuntime } from '../../../../src/cli/commands/node/cni-audit.js';
+import { auditAskingRuntime, cniWatchSource } from '../../../../src/cli/commands/node/cni-audit.js';
 import type { CniAuditOptions } from '../../../../src/cni/run-cni-audit.js';
-import { ok } from '../../../../src/reason/result.js';
+import { fail, ok } from '../../../../src/reason/result.js';
 import { fixture } from '../../../cni/listing.js';
 
 const STANDIN = fileURLToPath(new URL('../../../fixtures/cni/mesh-cni-standin.mjs', import.meta.url));
@@ -79,6 +79,47 @@ describe('cni-check --cri-endpoint: a runtime that does not answer', () => {
         message: 'cannot compare the prediction with what containerd loaded: no socket there',
       }),
     ]);
+  });
+});
+
+describe("the node agent's audit: a healthy verdict the runtime did not confirm says so", () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'interlock-agent-unconfirmed-'));
+    await mkdir(join(dir, 'net.d'));
+    await mkdir(join(dir, 'bin'));
+    for (const type of ['calico', 'portmap', 'bandwidth', 'linkerd-cni']) {
+      await copyFile(STANDIN, join(dir, 'bin', type));
+      await chmod(join(dir, 'bin', type), 0o755);
+    }
+    await writeFile(join(dir, 'net.d', '10-calico.conflist'), fixture('10-calico-linkerd.conflist'));
+  });
+  afterEach(() => rm(dir, { recursive: true, force: true }));
+
+  it('the default socket unanswered: healthy, and the message names the socket and why', async () => {
+    const source = cniWatchSource({
+      confDir: join(dir, 'net.d'),
+      binDirs: [join(dir, 'bin')],
+      runtime: 'containerd',
+      meshPlugin: 'linkerd-cni',
+      runtimeQuestion: {
+        sockets: ['/run/containerd/containerd.sock'],
+        asked: 'default',
+        ask: () => Promise.resolve(fail('RuntimeUnreachable', 'connect ENOENT')),
+      },
+    });
+    const verdict = await new Promise<{ healthy: boolean; message: string }>((resolve) => {
+      const stop = source.subscribe((first) => {
+        stop();
+        resolve(first);
+      });
+    });
+    expect(verdict).toEqual({
+      healthy: true,
+      message: expect.stringMatching(
+        /is healthy, as predicted only: no container runtime answered the CRI Status on \/run\/containerd\/containerd\.sock \(connect ENOENT\)/,
+      ) as unknown as string,
+    });
   });
 });
 

@@ -1,0 +1,45 @@
+import { meshIdentities, meshIdentity, meshOfContainer } from '../mesh/meshes.js';
+import { NETWORKS_ANNOTATION } from './network-selection.js';
+
+/** A pod of this node that the mesh injected: what the attachment judgment reads of it. */
+export interface AttachmentPod {
+  readonly namespace: string;
+  readonly name: string;
+  /** Its `k8s.v1.cni.cncf.io/networks` value; undefined when it has none. */
+  readonly networks: string | undefined;
+}
+
+type Json = Record<string, unknown>;
+const obj = (value: unknown): Json =>
+  value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Json) : {};
+const str = (value: unknown): string => (typeof value === 'string' ? value : '');
+
+/**
+ * A pod as the API lists it, kept when a sidecar mesh whose CNI plugin is `meshPlugin` injected
+ * it (its containers, else the annotation its injector leaves) and it is not finished or on the
+ * host's network: Multus sets up no attachment for those.
+ */
+export function attachmentPodOf(pod: unknown, meshPlugin: string): AttachmentPod | undefined {
+  const root = obj(pod);
+  const metadata = obj(root.metadata);
+  const spec = obj(root.spec);
+  const phase = str(obj(root.status).phase);
+  const name = str(metadata.name);
+  const namespace = str(metadata.namespace);
+  if (!name || !namespace || spec.hostNetwork === true || phase === 'Succeeded' || phase === 'Failed') return undefined;
+  const annotations = obj(metadata.annotations);
+  if (!injectedBy(spec, annotations, meshPlugin)) return undefined;
+  const networks = annotations[NETWORKS_ANNOTATION];
+  return { namespace, name, networks: typeof networks === 'string' ? networks : undefined };
+}
+
+function injectedBy(spec: Json, annotations: Json, meshPlugin: string): boolean {
+  const containers = [spec.initContainers, spec.containers].flatMap((list) => (Array.isArray(list) ? list : []));
+  const byContainer = containers.flatMap((container) => meshOfContainer(str(obj(container).name)) ?? []);
+  if (byContainer.some((mesh) => meshIdentity(mesh).cniPlugin === meshPlugin)) return true;
+  return meshIdentities().some(
+    (identity) =>
+      identity.cniPlugin === meshPlugin &&
+      (identity.admission?.injectedAnnotations ?? []).some((key) => Object.hasOwn(annotations, key)),
+  );
+}

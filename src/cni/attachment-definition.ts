@@ -24,8 +24,7 @@ export type DefinitionRead =
 export const definitionKey = (namespace: string, name: string): string => `${namespace}/${name}`;
 
 export type DefinitionChain =
-  | { readonly ok: true; readonly network: LoadedNetwork }
-  | { readonly ok: false; readonly message: string };
+  { readonly ok: true; readonly network: LoadedNetwork } | { readonly ok: false; readonly message: string };
 
 /**
  * The chain a definition gives, as Multus loads it (utils.GetCNIConfig): a non-empty
@@ -54,7 +53,8 @@ export function networkFromConfDir(
   libcni: Libcni,
   ifName: string,
 ): DefinitionChain {
-  if (!listing) return { ok: false, message: `Multus's confDir, where network "${name}" would be, is not on this node` };
+  if (!listing)
+    return { ok: false, message: `Multus's confDir, where network "${name}" would be, is not on this node` };
   for (const entry of goSortByName(confFiles(listing.entries))) {
     const load = loadConfigFile(entry, libcni);
     if (!load.ok)
@@ -63,7 +63,10 @@ export function networkFromConfDir(
         message: `Multus's lookup of network "${name}" stops at ${listing.dir}/${entry.name}, which ${load.error.message}`,
       };
     if (load.list.name === name)
-      return { ok: true, network: { file: `${listing.dir}/${entry.name}`, list: load.list, wrapped: load.wrapped, ifName } };
+      return {
+        ok: true,
+        network: { file: `${listing.dir}/${entry.name}`, list: load.list, wrapped: load.wrapped, ifName },
+      };
   }
   return { ok: false, message: `no file of ${listing.dir} carries network "${name}"` };
 }
@@ -82,7 +85,8 @@ function fromSpec(definition: AttachmentDefinition, label: string, libcni: Libcn
   const named = raw.name === undefined || raw.name === '' ? { ...raw, name: definition.name } : raw;
   const isList = Object.hasOwn(named, 'plugins');
   const parsed = isList ? confListFromValue(named, libcni) : wrappedConfFromValue(named);
-  if (!parsed.ok) return { ok: false, message: `${label}'s spec.config is not a network configuration: ${parsed.error}` };
+  if (!parsed.ok)
+    return { ok: false, message: `${label}'s spec.config is not a network configuration: ${parsed.error}` };
   return {
     ok: true,
     network: { file: `${label} (spec.config)`, list: parsed.value, wrapped: !isList, ifName },

@@ -9,7 +9,8 @@ import { parseNetworkSelections } from './network-selection.js';
  */
 export interface MultusApiView {
   readonly definitions: ReadonlyMap<string, DefinitionRead>;
-  readonly pods?: { readonly ok: true; readonly pods: readonly AttachmentPod[] } | { readonly ok: false; readonly message: string };
+  readonly pods?:
+    { readonly ok: true; readonly pods: readonly AttachmentPod[] } | { readonly ok: false; readonly message: string };
 }
 
 /** Multus's own default for `multusNamespace` (multus-cni v4.2.2 pkg/types/conf.go). */

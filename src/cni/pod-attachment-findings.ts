@@ -74,7 +74,9 @@ function podFinding(pod: AttachmentPod, context: Context): CniFinding | undefine
       severity: 'warning',
       message: `${who} has ${annotation}, and whether it gives ${context.meshPlugin} is not known: ${problems}`,
     };
-  return missingFinding(`${who} has ${annotation}, and no attachment it requests carries ${mesh}: ${problems}; ${unmeshed}`);
+  return missingFinding(
+    `${who} has ${annotation}, and no attachment it requests carries ${mesh}: ${problems}; ${unmeshed}`,
+  );
 }
 
 function judge(selection: NetworkSelection, context: Context): Judged {

@@ -27,7 +27,9 @@ export async function readMultusApi(
   const keys = new Set<string>();
   for (const entry of confFiles(listing.entries)) {
     const load = loadConfigFile(entry, libcni);
-    const key = load.ok ? clusterNetworkKey({ file: entry.name, list: load.list, wrapped: load.wrapped, ifName: 'eth0' }) : undefined;
+    const key = load.ok
+      ? clusterNetworkKey({ file: entry.name, list: load.list, wrapped: load.wrapped, ifName: 'eth0' })
+      : undefined;
     if (key !== undefined) keys.add(key);
   }
   let pods: MultusApiView['pods'];

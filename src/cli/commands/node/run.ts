@@ -47,7 +47,8 @@ export async function runNodeCommand(
   const runtime = config.recheck ? criClient(config.recheck.socketPath) : undefined;
   const access = discoverCluster(env);
   if (!access.ok) return commandError('node', EXIT.noInput, access.error);
-  const audit = cniAudit ?? (config.cniAudit && cniWatchSource(auditOptions(config, config.cniAudit, access.value, runtime)));
+  const audit =
+    cniAudit ?? (config.cniAudit && cniWatchSource(auditOptions(config, config.cniAudit, access.value, runtime)));
   const log = createLogger('json', config.logLevel);
   const registry = new Registry();
   const agent = new NodeAgent(settings, {

@@ -34,7 +34,9 @@ export function attachmentPodOf(pod: unknown, meshPlugin: string): AttachmentPod
 }
 
 function injectedBy(spec: Json, annotations: Json, meshPlugin: string): boolean {
-  const containers = [spec.initContainers, spec.containers].flatMap((list) => (Array.isArray(list) ? list : []));
+  const containers = [spec.initContainers, spec.containers].flatMap((list): unknown[] =>
+    Array.isArray(list) ? (list as unknown[]) : [],
+  );
   const byContainer = containers.flatMap((container) => meshOfContainer(str(obj(container).name)) ?? []);
   if (byContainer.some((mesh) => meshIdentity(mesh).cniPlugin === meshPlugin)) return true;
   return meshIdentities().some(

@@ -1,6 +1,6 @@
-import { definitionKey, type DefinitionRead } from './attachment-definition.js';
+import type { DefinitionRead } from './attachment-definition.js';
 import type { AttachmentPod } from './attachment-pod.js';
-import { parseNetworkSelections } from './network-selection.js';
+import { parseNetworkSelections, type NetworkSelection } from './network-selection.js';
 
 /**
  * What the node agent read from the API for Multus, as plain data: the definitions the audit
@@ -24,9 +24,9 @@ export interface MultusApiReader {
   >;
 }
 
-/** The definitions a pod's annotation names, by key, in the order Multus reads them. */
-export function podDefinitionKeys(pod: AttachmentPod): string[] {
+/** The definitions a pod's annotation names, in the order Multus reads them. */
+export function podDefinitions(pod: AttachmentPod): readonly NetworkSelection[] {
   if (pod.networks === undefined) return [];
   const parsed = parseNetworkSelections(pod.networks, pod.namespace);
-  return parsed.ok ? parsed.selections.map((item) => definitionKey(item.namespace, item.name)) : [];
+  return parsed.ok ? parsed.selections : [];
 }

@@ -70,13 +70,13 @@ export function multusDelegate(
   return fromFile(multusFile, first, listing, libcni, `the first file of ${listing.dir}`);
 }
 
-/** The clusterNetwork names this Multus reads, as `namespace/name`, for the API reader. */
-export function clusterNetworkKey(network: LoadedNetwork): string | undefined {
+/** The definition a Multus file's `clusterNetwork` names, for the API reader. */
+export function clusterNetworkDefinition(network: LoadedNetwork): { namespace: string; name: string } | undefined {
   if (!isMultus(network)) return undefined;
   const raw = network.list.plugins[0]?.raw ?? {};
   const name = stringField(raw, 'clusterNetwork');
   if (name === undefined || name.includes('/')) return undefined;
-  return definitionKey(stringField(raw, 'multusNamespace') ?? DEFAULT_MULTUS_NAMESPACE, name);
+  return { namespace: stringField(raw, 'multusNamespace') ?? DEFAULT_MULTUS_NAMESPACE, name };
 }
 
 /**

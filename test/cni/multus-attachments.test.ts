@@ -240,7 +240,7 @@ describe('the API reads one audit makes', () => {
     let listed = 0;
     const api: MultusApiReader = {
       definition: (namespace, name) => {
-        asked.push(`${namespace}/${name}`);
+        asked.push(JSON.stringify([namespace, name]));
         return Promise.resolve({ state: 'absent' });
       },
       podsOnNode: () => {
@@ -260,7 +260,7 @@ describe('the API reads one audit makes', () => {
     const { api, asked, listed } = reader([]);
     const thin = listing({ '70-multus.conf': withKeys(THIN, { clusterNetwork: 'k8s-pod-network' }) });
     await readMultusApi(api, thin, undefined, 'linkerd-cni', '1.1');
-    expect(asked).toEqual(['kube-system/k8s-pod-network']);
+    expect(asked).toEqual(['["kube-system","k8s-pod-network"]']);
     expect(listed()).toBe(0);
   });
 
@@ -272,6 +272,8 @@ describe('the API reads one audit makes', () => {
     const { api, asked, listed } = reader([
       istioPod('web', { 'k8s.v1.cni.cncf.io/networks': 'default/istio-cni' }),
       istioPod('api', { 'k8s.v1.cni.cncf.io/networks': 'extra@net2, default/istio-cni' }),
+      // The JSON form checks no name: one with a "/" is asked for as it is, never split.
+      istioPod('odd', { 'k8s.v1.cni.cncf.io/networks': '[{"name": "a/b"}]' }),
       plain,
     ]);
     const result = await readMultusApi(
@@ -282,12 +284,13 @@ describe('the API reads one audit makes', () => {
       '1.1',
     );
     expect(listed()).toBe(1);
-    expect(asked.sort()).toEqual(['app/extra', 'default/istio-cni']);
+    expect(asked.sort()).toEqual(['["app","a/b"]', '["app","extra"]', '["default","istio-cni"]']);
     expect(result.pods).toEqual({
       ok: true,
       pods: [
         { namespace: 'app', name: 'web', networks: 'default/istio-cni' },
         { namespace: 'app', name: 'api', networks: 'extra@net2, default/istio-cni' },
+        { namespace: 'app', name: 'odd', networks: '[{"name": "a/b"}]' },
       ],
     });
   });

@@ -16,8 +16,8 @@ const str = (value: unknown): string => (typeof value === 'string' ? value : '')
 
 /**
  * A pod as the API lists it, kept when a sidecar mesh whose CNI plugin is `meshPlugin` injected
- * it (its containers, else the annotation its injector leaves) and it is not finished or on the
- * host's network: Multus sets up no attachment for those.
+ * it (its containers, else the annotation its injector leaves) for CNI mode, and it is not
+ * finished or on the host's network: Multus sets up no attachment for those.
  */
 export function attachmentPodOf(pod: unknown, meshPlugin: string): AttachmentPod | undefined {
   const root = obj(pod);
@@ -28,9 +28,23 @@ export function attachmentPodOf(pod: unknown, meshPlugin: string): AttachmentPod
   const namespace = str(metadata.namespace);
   if (!name || !namespace || spec.hostNetwork === true || phase === 'Succeeded' || phase === 'Failed') return undefined;
   const annotations = obj(metadata.annotations);
-  if (!injectedBy(spec, annotations, meshPlugin)) return undefined;
+  if (!injectedBy(spec, annotations, meshPlugin) || writesOwnRules(spec, meshPlugin)) return undefined;
   const networks = annotations[NETWORKS_ANNOTATION];
   return { namespace, name, networks: typeof networks === 'string' ? networks : undefined };
+}
+
+/**
+ * A pod injected without CNI mode carries the mesh's rules writer (istio-init, kuma-init) as an
+ * init container: it captures itself and requests no attachment, which is no finding.
+ */
+function writesOwnRules(spec: Json, meshPlugin: string): boolean {
+  const writers = new Set(
+    meshIdentities()
+      .filter((identity) => identity.cniPlugin === meshPlugin)
+      .flatMap((identity) => identity.containers.rulesWriter ?? []),
+  );
+  const inits: unknown[] = Array.isArray(spec.initContainers) ? (spec.initContainers as unknown[]) : [];
+  return inits.some((container) => writers.has(str(obj(container).name)));
 }
 
 function injectedBy(spec: Json, annotations: Json, meshPlugin: string): boolean {

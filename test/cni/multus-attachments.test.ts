@@ -295,7 +295,7 @@ describe('the API reads one audit makes', () => {
     });
   });
 
-  it('a meshed pod is known by its containers or its injector annotation; finished and host-network pods are not', () => {
+  it('a meshed pod is known by its containers or its injector annotation; finished, host-network and self-capturing (istio-init) pods are not', () => {
     expect(attachmentPodOf(istioPod('web', {}), 'istio-cni')).toMatchObject({ name: 'web', networks: undefined });
     expect(attachmentPodOf(istioPod('web', {}), 'kuma-cni')).toBeUndefined();
     const kuma = {
@@ -304,6 +304,9 @@ describe('the API reads one audit makes', () => {
     };
     expect(attachmentPodOf(kuma, 'kuma-cni')).toMatchObject({ name: 'k' });
     expect(attachmentPodOf({ ...istioPod('done', {}), status: { phase: 'Succeeded' } }, 'istio-cni')).toBeUndefined();
+    const own = istioPod('own', {});
+    const withInit = { ...own, spec: { ...own.spec, initContainers: [{ name: 'istio-init' }] } };
+    expect(attachmentPodOf(withInit, 'istio-cni')).toBeUndefined();
     const host = istioPod('h', {});
     expect(attachmentPodOf({ ...host, spec: { ...host.spec, hostNetwork: true } }, 'istio-cni')).toBeUndefined();
   });

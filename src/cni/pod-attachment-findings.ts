@@ -67,7 +67,7 @@ function podFinding(pod: AttachmentPod, context: Context): CniFinding | undefine
     );
   const judged = parsed.selections.map((selection) => judge(selection, context));
   if (judged.some((item) => item.meshed)) return undefined;
-  const problems = judged.map((item) => item.problem).join('; ');
+  const problems = judged.length === 0 ? 'it names none' : judged.map((item) => item.problem).join('; ');
   if (judged.length > 0 && judged.every((item) => item.unread))
     return {
       code: 'AttachmentUnread',

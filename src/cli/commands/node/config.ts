@@ -69,6 +69,11 @@ export interface NodeConfig {
    * loaded), and whether `--cri-endpoint` named it (then an unanswered question is an error).
    */
   readonly criSocket: { readonly path: string; readonly named: boolean } | undefined;
+  /**
+   * With `--cni-audit` and `--cni-multus-conf-dir` named (the node runs Multus): the audit reads
+   * NetworkAttachmentDefinitions and the node's meshed pods from the API.
+   */
+  readonly readsAttachments: boolean;
   /** With `--recheck-interval`: the re-check of running meshed pods. */
   readonly recheck: NodeRecheck | undefined;
 }
@@ -144,6 +149,7 @@ export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | st
       cniAudit || recheck
         ? { path: socket.value, named: givenValue(parsed.value, CRI_ENDPOINT_FLAG) !== undefined }
         : undefined,
+    readsAttachments: cniAudit !== undefined && givenValue(parsed.value, CNI_MULTUS_CONF_DIR_FLAG) !== undefined,
     recheck,
   };
 }

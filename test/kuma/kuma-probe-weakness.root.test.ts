@@ -25,7 +25,8 @@ const GOLDEN = path.resolve(
 const pod = usePods(afterEach);
 const kuma = meshIdentity('kuma');
 const { inboundPort, outboundPort, proxyUids } = kuma.capture;
-const proxyUid = proxyUids[0];
+const proxyUid = proxyUids?.[0];
+if (proxyUid === undefined) throw new Error("Kuma's preset names no proxy uid");
 /** An application's uid: anyone but the proxy. */
 const APP_UID = 1000;
 /** A documentation address the pod routes to the sink, as a real destination would be. */

@@ -113,6 +113,24 @@ describe('configuration regions against real dumps', () => {
     );
   });
 
+  it('an excluded outbound port sent to a REDIRECT without a port (to the local host) fails, naming the rule', async () => {
+    const argv = ['--mesh=linkerd', '--exclude-outbound-ports=25', '--output=json'];
+    const portless = '-A PROXY_INIT_OUTPUT -p tcp -m tcp --dport 25 -j REDIRECT';
+    const excluded = linkerd.replace(
+      '-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102',
+      `-A PROXY_INIT_OUTPUT -p tcp -m tcp --dport 25 -j RETURN\n-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102`,
+    );
+    expect((await explainFile(excluded, argv)).exitCode).toBe(0);
+    const result = await explainFile(excluded.replace('--dport 25 -j RETURN', '--dport 25 -j REDIRECT'), argv);
+    expect(result.exitCode).toBe(95);
+    const findings = (JSON.parse(result.stdout) as { findings: Array<{ expectation: string; message: string }> })
+      .findings;
+    expect(findings.map((finding) => finding.expectation)).toContain('ipv4/outbound/excluded-port');
+    expect(findings.find((finding) => finding.expectation === 'ipv4/outbound/excluded-port')?.message).toContain(
+      portless,
+    );
+  });
+
   it('an excluded outbound range the rules do not exclude fails, naming the range', async () => {
     const result = await explainFile(linkerd, ['--mesh=linkerd', '--exclude-outbound-cidrs=10.0.0.0/8']);
     expect(result.exitCode).toBe(95);

@@ -105,7 +105,12 @@ beforeAll(async () => {
   await freshNamespace(NS);
 }, 600_000);
 afterAll(async () => {
-  // The pods go while Multus is still there to run their DEL.
+  // The pods go while Multus, with a working file, is still there to run their DEL: inline
+  // delegates (Multus v4.2.2's DEL through a clusterNetwork conflist fails here with bridge's
+  // "no IP ranges specified", and the pods would hang in Terminating).
+  setChain(undefined);
+  setMultus(thinMultusConf({ delegates: [nodeConflist()] }));
+  await sleep(2_000);
   await kubectl(['delete', 'namespace', NS, '--ignore-not-found', '--wait=true', '--timeout=120s']).catch(
     () => undefined,
   );
@@ -187,4 +192,55 @@ describe('thin Multus v4.2.2 (the real plugin) loaded first by containerd', () =
       `containerd loads 00-multus.conf, Multus's own file, which delegates the pods' primary network to its inline delegates[0] (network "interlock-cluster"), whose chain [bridge, portmap] has no linkerd-cni`,
     );
   });
+
+  it("clusterNetwork, a network name Multus finds in its confDir (the node's): the validator passes, cni-check is healthy", async () => {
+    await node(thinMultusConf({ clusterNetwork: 'interlock-cluster', confDir: NET_D }), true);
+    await deploy('by-name');
+    const pod = await running('by-name');
+    expect(validatorOf(pod)?.restartCount).toBe(0);
+    const { exitCode, verdict } = await cniCheck();
+    expect(verdict.findings).toEqual([]);
+    expect(exitCode).toBe(0);
+    expect(verdict.delegate).toMatchObject({ file: '10-interlock-cluster.conflist' });
+  });
+
+  it('clusterNetwork, a network name with confDir unset: Multus looks in /etc/cni/multus/net.d and fails every ADD; cni-check says MultusDelegateMissing', async () => {
+    await node(thinMultusConf({ clusterNetwork: 'interlock-cluster' }), true);
+    await sandboxRefused('by-name-elsewhere', 'GetDefaultNetworks: failed to get clusterNetwork interlock-cluster');
+    const { exitCode, verdict } = await cniCheck();
+    expect(verdict.findings.map((finding) => finding.code)).toEqual(['MultusDelegateMissing']);
+    expect(verdict.findings[0]?.message).toContain('no file of /etc/cni/multus/net.d carries a network of that name');
+    expect(exitCode).toBe(95);
+  });
+
+  it('clusterNetwork without a kubeconfig: Multus ignores its delegates and fails every ADD; cni-check says MultusDelegateMissing', async () => {
+    await node(thinMultusConf({ clusterNetwork: CONFLIST, kubeconfig: undefined, delegates: [nodeConflist()] }), true);
+    await sandboxRefused('no-kubeconfig', 'GetDefaultNetworks: must have either Kubernetes config or delegates');
+    const { exitCode, verdict } = await cniCheck();
+    expect(verdict.findings.map((finding) => finding.code)).toEqual(['MultusDelegateMissing']);
+    expect(verdict.findings[0]?.message).toContain('no kubeconfig');
+    expect(exitCode).toBe(95);
+  });
 });
+
+/**
+ * The Deployment applied, and its pod refused a sandbox: the kubelet's FailedCreatePodSandBox
+ * Event carries Multus's own error. (afterAll gives Multus a working file again before the
+ * namespace goes, so that the pods' DEL through Multus succeeds.)
+ */
+async function sandboxRefused(app: string, multusError: string): Promise<void> {
+  await deploy(app);
+  const event = await waitFor(
+    `${app}: FailedCreatePodSandBox naming Multus's error`,
+    async () => {
+      const events = JSON.parse(
+        await kubectl(['get', 'events', '-n', NS, '--field-selector', 'reason=FailedCreatePodSandBox', '-o', 'json']),
+      ) as { items: Array<{ involvedObject: { name: string }; message: string }> };
+      return events.items.find((item) => item.involvedObject.name.startsWith(`${app}-`));
+    },
+    120_000,
+  );
+  expect(event.message).toContain(multusError);
+  const [pod] = await podsOf(NS, `app=${app}`);
+  expect(pod?.status.initContainerStatuses?.every((c) => c.state.waiting !== undefined) ?? true).toBe(true);
+}

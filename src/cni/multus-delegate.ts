@@ -6,6 +6,8 @@ import type { LoadedNetwork } from './runtime-load.js';
 
 /** The plugin types of Multus's own files: thin (`multus`) and the thick daemon's shim. */
 const MULTUS_TYPES = new Set(['multus', 'multus-shim']);
+/** Multus's confDir when its file sets none (pkg/types/conf.go defaultConfDir, multus-cni v4.2.2). */
+const MULTUS_DEFAULT_CONF_DIR = '/etc/cni/multus/net.d';
 
 /**
  * Where Multus sends the pod's primary network: the network the runtime loaded is Multus's own
@@ -22,20 +24,35 @@ export function isMultus(network: LoadedNetwork): boolean {
 
 /**
  * Multus's rule for the primary network, over plain data: `clusterNetwork` (a file path, read by
- * its base name in the configuration directory, or a network name some file there carries)
- * wins; else thin Multus's inline `delegates[0]`; else (the thick shim) the first file of the
- * auto-config directory, the runtime's directory in upstream's daemon-config, other than Multus's own.
+ * its base name in the configuration directory, or a network name some file of Multus's confDir
+ * carries) wins; else thin Multus's inline `delegates[0]`; else (the thick shim) the first file of
+ * the auto-config directory, the runtime's directory in upstream's daemon-config, other than
+ * Multus's own. `multus` is the audit's listing of Multus's own directory, when it read one.
  */
 export function multusDelegate(
   network: LoadedNetwork,
   listing: CniListing,
   candidates: readonly string[],
   libcni: Libcni,
+  multus?: CniListing,
 ): MultusDelegate {
   const multusFile = network.file;
   const raw = network.list.plugins[0]?.raw ?? {};
   const clusterNetwork = stringField(raw, 'clusterNetwork');
-  if (clusterNetwork !== undefined) return byClusterNetwork(multusFile, clusterNetwork, listing, libcni);
+  if (clusterNetwork !== undefined) {
+    if (network.list.plugins[0]?.type !== 'multus')
+      return byClusterNetwork(multusFile, clusterNetwork, listing, libcni);
+    // Thin Multus resolves clusterNetwork through its API client only, and with it set it reads no
+    // delegates (pkg/types/conf.go LoadNetConf, pkg/k8sclient GetDefaultNetworks, v4.2.2).
+    if (stringField(raw, 'kubeconfig') === undefined)
+      return missing(
+        multusFile,
+        clusterNetwork,
+        `${multusFile} names clusterNetwork ${clusterNetwork} but no kubeconfig: thin Multus resolves clusterNetwork only with one, and then ignores its delegates`,
+      );
+    const names = clusterNetwork.includes('/') ? listing : confDirListing(raw, listing, multus);
+    return byClusterNetwork(multusFile, clusterNetwork, names, libcni, names !== listing);
+  }
   const delegates = raw.delegates;
   if (Array.isArray(delegates) && delegates.length > 0) {
     const inline = inlineDelegate(delegates[0], libcni);
@@ -53,7 +70,31 @@ export function multusDelegate(
   return fromFile(multusFile, first, listing, libcni, `the first file of ${listing.dir}`);
 }
 
-function byClusterNetwork(multusFile: string, name: string, listing: CniListing, libcni: Libcni): MultusDelegate {
+/**
+ * The directory thin Multus looks a network name up in: its `confDir` (default Multus's own
+ * directory), as the audit reads it (the runtime's or Multus's listing; a containerised audit
+ * reads the node's directories under a mount prefix, so a listing's path may end with it).
+ * Neither: an empty listing under that name, so the name is missing there.
+ */
+function confDirListing(raw: Readonly<Record<string, unknown>>, listing: CniListing, multus?: CniListing): CniListing {
+  const confDir = (stringField(raw, 'confDir') ?? MULTUS_DEFAULT_CONF_DIR).replace(/\/+$/, '');
+  const isIt = (dir: string) => {
+    const trimmed = dir.replace(/\/+$/, '');
+    return trimmed === confDir || (confDir.startsWith('/') && trimmed.endsWith(confDir));
+  };
+  if (isIt(listing.dir)) return listing;
+  if (multus && (isIt(multus.dir) || confDir === MULTUS_DEFAULT_CONF_DIR)) return multus;
+  return { dir: confDir, entries: [] };
+}
+
+/** `elsewhere`: the listing is not the runtime's directory, so the delegate is named by its path. */
+function byClusterNetwork(
+  multusFile: string,
+  name: string,
+  listing: CniListing,
+  libcni: Libcni,
+  elsewhere = false,
+): MultusDelegate {
   if (name.includes('/')) {
     const base = name.slice(name.lastIndexOf('/') + 1);
     return fromFile(multusFile, base, listing, libcni, `clusterNetwork ${name}`);
@@ -62,7 +103,11 @@ function byClusterNetwork(multusFile: string, name: string, listing: CniListing,
     const load = loadConfigFile(entry, libcni);
     return load.ok && load.list.name === name && !isMultusFile(entry.name, listing, libcni);
   });
-  if (named) return fromFile(multusFile, named.name, listing, libcni, `clusterNetwork ${name}`);
+  if (named) {
+    const found = fromFile(multusFile, named.name, listing, libcni, `clusterNetwork ${name}`);
+    if (!found.ok || !elsewhere) return found;
+    return { ...found, network: { ...found.network, file: `${listing.dir}/${named.name}` } };
+  }
   return missing(
     multusFile,
     name,

@@ -31,7 +31,7 @@ export function primaryFindings(
   let via: string | undefined;
   const findings: CniFinding[] = [];
   if (isMultus(network)) {
-    const delegate = multusDelegate(network, input.listing, load.candidates, libcni);
+    const delegate = multusDelegate(network, input.listing, load.candidates, libcni, input.multusListing);
     if (!delegate.ok)
       return {
         findings: [

@@ -22,7 +22,7 @@ ldflags() {
     "-X $MODULE/pkg/multus.releaseStatus=,released"
 }
 
-hash=$( (cd "$module" && cat go.mod go.sum tools.go && sed -n '/^ldflags()/,/^}/p' "$repo/scripts/ensure-multus.sh") | sha256sum | cut -c1-16)
+hash=$( (cd "$module" && cat go.mod go.sum tools.go && echo CGO_ENABLED=0 && sed -n '/^ldflags()/,/^}/p' "$repo/scripts/ensure-multus.sh") | sha256sum | cut -c1-16)
 out=$MULTUS_CACHE/$hash
 built() { for binary in "${BINARIES[@]}"; do [ -x "$out/$binary" ] || return 1; done; }
 if ! built; then
@@ -33,7 +33,9 @@ if ! built; then
   flags=$(ldflags 2>>"$build_log") || { tail -5 "$build_log" >&2; die "cannot resolve $MODULE in cluster/multus/go.mod (full log: $build_log)"; }
   for binary in "${BINARIES[@]}"; do
     # The proxy here lists no versions of the module (403) but serves v4.2.2 itself: go.mod pins it.
-    if ! (cd "$module" && nice go build -buildvcs=false -trimpath -ldflags "$flags" \
+    # Static, as upstream's hack/build-go.sh builds them (CGO_ENABLED=0): the thick daemon runs in
+    # whatever image carries it.
+    if ! (cd "$module" && CGO_ENABLED=0 nice go build -buildvcs=false -trimpath -ldflags "$flags" \
       -o "$out/$binary.tmp.$$" "$MODULE/cmd/$binary") >>"$build_log" 2>&1; then
       # Name the module (and version) that could not be fetched.
       grep -E 'reading|not found|unknown revision|verifying|missing go.sum|cannot find module' "$build_log" | head -5 >&2 || true

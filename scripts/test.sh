@@ -23,7 +23,7 @@ bash scripts/ensure-helm.sh >/dev/null
 # cluster/mesh-cni/go.mod once per machine (about 7.5 minutes cold).
 bash scripts/ensure-istio-cni.sh >/dev/null
 # Multus's real thin plugin (and the thick shim and daemon) for e2e/cluster/multus.test.ts, built
-# from cluster/multus/go.mod once per machine (about 3 minutes cold).
+# from cluster/multus/go.mod once per machine (3-7 minutes cold).
 bash scripts/ensure-multus.sh >/dev/null
 
 results=$(mktemp -d)

@@ -100,7 +100,7 @@ let before = '';
 beforeAll(async () => {
   setChain(undefined);
   before = readFileSync(CONFLIST, 'utf8');
-  // Built on first use (about 3 minutes cold; scripts/test.sh builds it before the projects).
+  // Built on first use (3-7 minutes cold; scripts/test.sh builds it before the projects).
   await installMultus();
   await freshNamespace(NS);
 }, 600_000);

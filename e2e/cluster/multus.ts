@@ -16,13 +16,13 @@ const ENSURE = fileURLToPath(new URL('../../scripts/ensure-multus.sh', import.me
 const MULTUS_DIR = join(STATE, 'multus');
 const KUBECONFIG_FILE = join(MULTUS_DIR, 'multus.kubeconfig');
 const MULTUS_LOG = join(MULTUS_DIR, 'multus.log');
-const PLUGIN = join(STATE, 'cni-bin', 'multus');
 /** The file name upstream's docs give it (docs/how-to-use.md, v4.2.2): first in the directory. */
 const MULTUS_FILE = join(STATE, 'net.d', '00-multus.conf');
 const CLUSTER_OBJECTS = ['clusterrole/multus', 'clusterrolebinding/multus'];
 
-// The ServiceAccount, ClusterRole and binding of deployments/multus-daemonset.yml (v4.2.2), in
-// kube-system as there (labels left out).
+// The ServiceAccount, ClusterRole and binding of deployments/multus-daemonset-thick.yml (v4.2.2),
+// in kube-system as there (labels left out): the thin deployment's role with list and watch of pods
+// added, which the thick daemon's pod informer needs.
 const RBAC = `apiVersion: v1
 kind: ServiceAccount
 metadata: {name: multus, namespace: kube-system}
@@ -36,7 +36,7 @@ rules:
   verbs: ["*"]
 - apiGroups: [""]
   resources: ["pods", "pods/status"]
-  verbs: ["get", "update"]
+  verbs: ["get", "list", "update", "watch"]
 - apiGroups: ["", "events.k8s.io"]
   resources: ["events"]
   verbs: ["create", "patch", "update"]
@@ -49,16 +49,23 @@ subjects:
 - {kind: ServiceAccount, name: multus, namespace: kube-system}
 `;
 
-/** Builds (once, cached) and installs the thin plugin and its kubeconfig; Multus's file is not written yet. */
-export async function installMultus(): Promise<void> {
+/**
+ * Builds (once, cached) and installs the thin plugin (and the thick shim) and the thin plugin's
+ * kubeconfig; Multus's file is not written yet. Returns the directory of the built binaries.
+ */
+export async function installMultus(): Promise<string> {
   const built = execFileSync('bash', [ENSURE], { encoding: 'utf8', timeout: 900_000 }).trim();
-  copyFileSync(join(built, 'multus'), `${PLUGIN}.tmp`);
-  chmodSync(`${PLUGIN}.tmp`, 0o755);
-  renameSync(`${PLUGIN}.tmp`, PLUGIN);
+  for (const binary of ['multus', 'multus-shim']) {
+    const plugin = join(STATE, 'cni-bin', binary);
+    copyFileSync(join(built, binary), `${plugin}.tmp`);
+    chmodSync(`${plugin}.tmp`, 0o755);
+    renameSync(`${plugin}.tmp`, plugin);
+  }
   await kubectl(['apply', '-f', '-'], RBAC);
   rmSync(MULTUS_DIR, { recursive: true, force: true });
   mkdirSync(MULTUS_DIR, { recursive: true, mode: 0o700 });
   writeFileSync(KUBECONFIG_FILE, await serviceAccountKubeconfig('kube-system', 'multus'), { mode: 0o600 });
+  return built;
 }
 
 /**
@@ -108,5 +115,104 @@ export async function removeMultus(): Promise<void> {
   await kubectl(['delete', ...CLUSTER_OBJECTS, '--ignore-not-found']);
   await kubectl(['delete', 'serviceaccount', 'multus', '-n', 'kube-system', '--ignore-not-found']);
   rmSync(MULTUS_DIR, { recursive: true, force: true });
-  rmSync(PLUGIN, { force: true });
+  for (const binary of ['multus', 'multus-shim']) rmSync(join(STATE, 'cni-bin', binary), { force: true });
+}
+
+/** The thick daemon's run directory (upstream: the host's /run), under the cluster's state. */
+const THICK_RUN_DIR = join(STATE, 'multus-run');
+const NETNS_DIR = join(STATE, 'containerd-state', 'io.containerd.grpc.v1.cri', 'netns');
+/** Where it listens for its shim: a directory it makes anew in the run directory (/run/multus/). */
+const THICK_SOCKET_DIR = `${join(THICK_RUN_DIR, 'multus')}/`;
+
+/**
+ * Upstream's thick daemon (deployments/multus-daemonset-thick.yml, v4.2.2): the multus-daemon
+ * DaemonSet in kube-system, host network and PID, privileged, the node's root at /hostroot
+ * (HostToContainer) for its chrootDir, its daemon-config.json (multusConfigFile auto: it writes the
+ * multus-shim file 00-multus.conf from the directory's first file). Changed for this node: the
+ * node's CNI conf, bin, run and netns dirs are mounted at their own paths (not under /host), the
+ * plugins are found in the node's bin dir, and the daemon binary built here is mounted from its cache into Interlock's image (nothing is pulled).
+ */
+export function thickMultusDaemonSet(built: string, image: string): string {
+  const netD = join(STATE, 'net.d');
+  const config = {
+    chrootDir: '/hostroot',
+    cniVersion: '0.3.1',
+    logLevel: 'verbose',
+    logToStderr: true,
+    cniConfigDir: netD,
+    multusAutoconfigDir: netD,
+    multusConfigFile: 'auto',
+    socketDir: THICK_SOCKET_DIR,
+    // The node's plugins; upstream's default is /opt/cni/bin.
+    binDir: join(STATE, 'cni-bin'),
+    // Written into the shim's file, so the shim finds the socket (the shim's default is /run/multus/).
+    daemonSocketDir: THICK_SOCKET_DIR,
+  };
+  const volumes: ReadonlyArray<{ name: string; path: string; mountPath: string; extra?: string }> = [
+    { name: 'cni', path: netD, mountPath: netD },
+    // The daemon finds a plugin in its own view before it runs it in the chroot (upstream mounts
+    // the node's /opt/cni/bin so).
+    { name: 'cnibin', path: join(STATE, 'cni-bin'), mountPath: join(STATE, 'cni-bin'), extra: ', readOnly: true' },
+    { name: 'run', path: THICK_RUN_DIR, mountPath: THICK_RUN_DIR },
+    { name: 'hostroot', path: '/', mountPath: '/hostroot', extra: ', mountPropagation: HostToContainer' },
+    // The pods' network namespaces, which the daemon checks before it runs the chain (upstream
+    // mounts /run/netns so): containerd keeps them under its state directory here.
+    { name: 'netns', path: NETNS_DIR, mountPath: NETNS_DIR, extra: ', mountPropagation: HostToContainer' },
+    { name: 'bin', path: built, mountPath: '/multus', extra: ', readOnly: true' },
+  ];
+  const mounts = volumes.map((v) => `        - {name: ${v.name}, mountPath: ${v.mountPath}${v.extra ?? ''}}`);
+  const sources = volumes.map((v) => `      - {name: ${v.name}, hostPath: {path: ${v.path}}}`);
+  return `apiVersion: v1
+kind: ConfigMap
+metadata: {name: multus-daemon-config, namespace: kube-system}
+data:
+  daemon-config.json: '${JSON.stringify(config)}'
+---
+apiVersion: apps/v1
+kind: DaemonSet
+metadata: {name: kube-multus-ds, namespace: kube-system}
+spec:
+  selector: {matchLabels: {name: multus}}
+  template:
+    metadata: {labels: {name: multus}}
+    spec:
+      hostNetwork: true
+      hostPID: true
+      tolerations: [{operator: Exists, effect: NoSchedule}, {operator: Exists, effect: NoExecute}]
+      serviceAccountName: multus
+      terminationGracePeriodSeconds: 10
+      containers:
+      - name: kube-multus
+        image: ${image}
+        command: [/multus/multus-daemon, -config, /etc/multus/daemon-config.json]
+        securityContext: {privileged: true, runAsUser: 0, runAsGroup: 0}
+        env: [{name: MULTUS_NODE_NAME, valueFrom: {fieldRef: {fieldPath: spec.nodeName}}}]
+        volumeMounts:
+${mounts.join('\n')}
+        - {name: config, mountPath: /etc/multus, readOnly: true}
+      volumes:
+${sources.join('\n')}
+      - {name: config, configMap: {name: multus-daemon-config}}
+`;
+}
+
+/** Makes the run directory the DaemonSet mounts. */
+export function makeThickRunDir(): void {
+  mkdirSync(THICK_RUN_DIR, { recursive: true, mode: 0o700 });
+}
+
+/** Removes the thick daemon (its config manager removes the shim's file when it stops). */
+export async function removeThickMultus(): Promise<void> {
+  await kubectl([
+    'delete',
+    'daemonset/kube-multus-ds',
+    'configmap/multus-daemon-config',
+    '-n',
+    'kube-system',
+    '--ignore-not-found',
+    // The daemon's pod gone too (its config manager removes the shim's file as it stops).
+    '--cascade=foreground',
+    '--wait=true',
+  ]);
+  rmSync(THICK_RUN_DIR, { recursive: true, force: true });
 }

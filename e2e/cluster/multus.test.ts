@@ -201,7 +201,8 @@ describe('thin Multus v4.2.2 (the real plugin) loaded first by containerd', () =
     const { exitCode, verdict } = await cniCheck();
     expect(verdict.findings).toEqual([]);
     expect(exitCode).toBe(0);
-    expect(verdict.delegate).toMatchObject({ file: '10-interlock-cluster.conflist' });
+    // Found in Multus's confDir, so named by its path there.
+    expect(verdict.delegate).toMatchObject({ file: CONFLIST });
   });
 
   it('clusterNetwork, a network name with confDir unset: Multus looks in /etc/cni/multus/net.d and fails every ADD; cni-check says MultusDelegateMissing', async () => {

@@ -22,6 +22,9 @@ bash scripts/ensure-helm.sh >/dev/null
 # Istio's real CNI plugin for the cluster project (e2e/cluster/istio.test.ts), built from
 # cluster/mesh-cni/go.mod once per machine (about 7.5 minutes cold).
 bash scripts/ensure-istio-cni.sh >/dev/null
+# Multus's real thin plugin (and the thick shim and daemon) for e2e/cluster/multus.test.ts, built
+# from cluster/multus/go.mod once per machine (3-7 minutes cold).
+bash scripts/ensure-multus.sh >/dev/null
 
 results=$(mktemp -d)
 status=0

@@ -26,11 +26,7 @@ export async function ownContainerImage(
 }
 
 /** The named container's image in a pod object, or the only container's. */
-export function imageOfContainer(
-  pod: unknown,
-  container: string,
-  podName: string,
-): Result<string, 'KubeApiError'> {
+export function imageOfContainer(pod: unknown, container: string, podName: string): Result<string, 'KubeApiError'> {
   const containers = (pod as { spec?: { containers?: unknown } } | undefined)?.spec?.containers;
   const entries = Array.isArray(containers) ? (containers as { name?: unknown; image?: unknown }[]) : [];
   const chosen = entries.find((entry) => entry.name === container) ?? (entries.length === 1 ? entries[0] : undefined);

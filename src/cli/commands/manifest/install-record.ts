@@ -53,7 +53,9 @@ function stub(value: Record<string, unknown>): Record<string, unknown> {
  * left behind, naming an image no longer installed.
  */
 function withoutImage(argv: readonly string[]): string[] {
-  return argv.filter((word, index) => word !== '--image' && !word.startsWith('--image=') && argv[index - 1] !== '--image');
+  return argv.filter(
+    (word, index) => word !== '--image' && !word.startsWith('--image=') && argv[index - 1] !== '--image',
+  );
 }
 
 /** The install record for what `documents` holds; undefined when nothing namespaced is printed. */

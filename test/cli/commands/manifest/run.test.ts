@@ -180,11 +180,7 @@ describe('interlock manifest', () => {
     const container = pod.containers[0]!;
     // No --trusted-image: the agent trusts its own image's repository, read from its pod, so that
     // kustomize's images: moves the trust with the image (docs/node-agent.md).
-    expect(container.args).toEqual([
-      'node',
-      '--mesh=linkerd',
-      ...argv.slice(3),
-    ]);
+    expect(container.args).toEqual(['node', '--mesh=linkerd', ...argv.slice(3)]);
     expect(pod.volumes.map((volume) => volume.hostPath.path)).toEqual([
       '/etc/cni/multus.d',
       '/opt/cni/bin',

@@ -125,3 +125,47 @@ describe('npm run image without a registry', () => {
     expect(wrong.calls).toEqual([]);
   });
 });
+
+/**
+ * The buildx path, which this machine cannot run (no buildx, no registry): the real script from
+ * the checkout, with stand-ins for `docker` (buildx present, the registry answering) and for
+ * `npm pack` (esbuild's binary for the other platform); every other npm call is the real one.
+ */
+describe('npm run image --push with buildx (stand-ins)', () => {
+  it('builds both platforms from a context directory holding the arm64 esbuild, and pushes one list', () => {
+    const work = mkdtempSync(path.join(tmpdir(), 'interlock-image-buildx-'));
+    try {
+      mkdirSync(path.join(work, 'bin'));
+      const calls = path.join(work, 'calls');
+      const npm = execFileSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).trim();
+      writeFileSync(
+        path.join(work, 'bin/docker'),
+        `#!/bin/sh\necho "docker $*" >> '${calls}'\ncase "$1 $2" in\n  'info '*|'buildx version'|'buildx imagetools') exit 0 ;;\n` +
+          `  'buildx build') for last; do :; done; ls "$last/image/Dockerfile" "$last/node_modules/@esbuild/linux-arm64/package.json" "$last/node_modules/netlink" >> '${calls}' 2>&1; exit 0 ;;\n  *) exit 1 ;;\nesac\n`,
+      );
+      writeFileSync(
+        path.join(work, 'bin/npm'),
+        `#!/bin/sh\nif [ "$1" = pack ]; then echo "npm $*" >> '${calls}'; mkdir -p p/package && echo '{}' > p/package/package.json && tar -czf esbuild-linux-arm64.tgz -C p package && rm -rf p; exit 0; fi\nexec '${npm}' "$@"\n`,
+      );
+      chmodSync(path.join(work, 'bin/docker'), 0o755);
+      chmodSync(path.join(work, 'bin/npm'), 0o755);
+      const run = spawnSync('/bin/bash', [path.join(root, 'scripts/image.sh'), '--push'], {
+        encoding: 'utf8',
+        env: { PATH: `${path.join(work, 'bin')}:/usr/bin:/bin`, IMAGE: 'registry.example/mesh-interlock:1.0.0' },
+        timeout: 60_000,
+      });
+      const recorded = readFileSync(calls, 'utf8');
+      expect(run.status, run.stderr).toBe(0);
+      expect(recorded).toContain('docker buildx imagetools inspect node:20-bookworm-slim');
+      expect(recorded).toMatch(/^npm pack -q @esbuild\/linux-arm64@\d+\.\d+\.\d+$/m);
+      expect(recorded).toMatch(
+        /^docker buildx build --platform linux\/amd64,linux\/arm64 --push -f \S+\/context\/image\/Dockerfile -t registry\.example\/mesh-interlock:1\.0\.0 --build-arg BASE_IMAGE=node:20-bookworm-slim /m,
+      );
+      expect(recorded).toMatch(/context\/node_modules\/@esbuild\/linux-arm64\/package\.json$/m);
+      expect(recorded).not.toMatch(/No such file/);
+      expect(run.stderr).toContain('pushed registry.example/mesh-interlock:1.0.0 for linux/amd64,linux/arm64');
+    } finally {
+      rmSync(work, { recursive: true, force: true });
+    }
+  });
+});

@@ -71,8 +71,9 @@ project root
 
 bash scripts/ensure-docker.sh
 # INTERLOCK_IMAGE names the image built and tested (default mesh-interlock:dev), so that runs on a
-# shared Docker engine need not overwrite each other's image.
-IMAGE=$image npm run image --silent
+# shared Docker engine need not overwrite each other's image. The tests ask no registry: the image
+# is built on the local base (INTERLOCK_BASE=official tests the official one instead).
+IMAGE=$image npm run image --silent -- --base "${INTERLOCK_BASE:-local}"
 project containers
 # The kubelet's path: containerd's CRI plugin, real CNI plugins, the API stand-in and kubectl (e2e/cri/).
 bash scripts/ensure-kubectl.sh

@@ -78,7 +78,7 @@ const OPENSHIFT_SELINUX = { type: 'spc_t' } as const;
 
 /**
  * Least privilege per action, equal to what the agent does (a test runs it against the API
- * stand-in and compares): `none` lists and watches pods and creates Events; `delete` adds pods
+ * stand-in and compares): `none` gets its own pod, lists and watches pods and creates Events; `delete` adds pods
  * delete; `label` adds pods patch; `--taint` adds nodes get/patch. Node Events need no node read:
  * like the kubelet, the agent names the node as the Event's uid.
  */
@@ -88,7 +88,9 @@ export function nodeAgentRules(
   recheck = false,
   gate: NodeGateRights = { condition: false, startupTaint: undefined },
 ): PolicyRule[] {
+  // get: its own pod, whose image it trusts without --trusted-image.
   const podVerbs = [
+    'get',
     'list',
     'watch',
     ...(action === 'delete' ? ['delete'] : []),
@@ -237,7 +239,13 @@ function agentContainer(options: NodeAgentManifestOptions): object {
     // The image's entrypoint is `interlock validate`; the agent is the same binary's `node` command.
     command: ['interlock'],
     args: agentArgs(options),
-    env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+    // POD_NAME, POD_NAMESPACE: without --trusted-image the agent trusts its own image's repository,
+    // read from its pod, so that kustomize's `images:` moves the trust with the image.
+    env: [
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
     ports: [{ name: 'metrics', containerPort: port, protocol: 'TCP' }],
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),

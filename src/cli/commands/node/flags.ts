@@ -140,7 +140,7 @@ export const TRUSTED_IMAGE_FLAG: FlagDef<readonly string[]> = {
   name: 'trusted-image',
   kind: 'value',
   placeholder: 'REPO[,REPO]',
-  help: "Interlock's image repositories (or sha256: digests): only validators the kubelet reports running one of them, as shipped, count toward the breaker (none without it).",
+  help: "Interlock's image repositories (or sha256: digests): only validators the kubelet reports running one of them, as shipped, count toward the breaker (without it, in a pod: its own image's repository, read from its pod (POD_NAME); else none).",
   parse: parseNameList,
 };
 

@@ -178,13 +178,9 @@ describe('interlock manifest', () => {
       }>;
     };
     const container = pod.containers[0]!;
-    // The agent trusts failures only of the validator image the manifest prints (docs/node-agent.md).
-    expect(container.args).toContain('--trusted-image=mesh-interlock');
-    expect(container.args.filter((arg) => !arg.startsWith('--trusted-image='))).toEqual([
-      'node',
-      '--mesh=linkerd',
-      ...argv.slice(3),
-    ]);
+    // No --trusted-image: the agent trusts its own image's repository, read from its pod, so that
+    // kustomize's images: moves the trust with the image (docs/node-agent.md).
+    expect(container.args).toEqual(['node', '--mesh=linkerd', ...argv.slice(3)]);
     // The audit asks the runtime what it loaded: CRI-O's socket, by --runtime crio, read-only.
     expect(pod.volumes.map((volume) => volume.hostPath.path)).toEqual([
       '/etc/cni/multus.d',

@@ -3,7 +3,7 @@ import { NODE_AGENT_NAME, nodeAgentRules, type NodeGateRights } from '../node-ag
 import { MESH_CONDITION } from '../node-agent/node-gate.js';
 import { at, count, list, record, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
-import { valueOf, type InstallSnapshot } from './install-snapshot.js';
+import { podSelector, valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { unreadable } from './webhook-checks.js';
 import { agentMeshCheck, agentWatch } from './agent-mesh-check.js';
 
@@ -18,6 +18,14 @@ function reinstall(snapshot: InstallSnapshot): string {
   return `interlock manifest --node-agent --mesh ${mesh} --namespace ${snapshot.nodeNamespace} --image ${image} | kubectl apply -f -`;
 }
 
+/** The agent's DaemonSet's name (`interlock-node-MESH`; `interlock-node` before one ran per mesh). */
+const agentName = (snapshot: InstallSnapshot): string =>
+  text(at(valueOf(snapshot.daemonSet), 'metadata', 'name')) ?? NODE_AGENT_NAME;
+
+/** The ServiceAccount its pods run as. */
+const agentAccount = (snapshot: InstallSnapshot): string =>
+  text(at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'serviceAccountName')) ?? agentName(snapshot);
+
 export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
   return snapshot.daemonSet.state !== 'absent';
 }
@@ -29,7 +37,7 @@ export function nodeAgentChecks(snapshot: InstallSnapshot): InstallCheckResult[]
         'node-agent',
         'installed',
         'skip',
-        `not installed (no DaemonSet ${NODE_AGENT_NAME})`,
+        `not installed (no DaemonSet labelled app.kubernetes.io/name=${NODE_AGENT_NAME} in ${snapshot.nodeNamespace})`,
         reinstall(snapshot),
       ),
     ];
@@ -72,7 +80,7 @@ function namespaceCheck(snapshot: InstallSnapshot): InstallCheckResult {
 }
 
 function daemonSetCheck(snapshot: InstallSnapshot): InstallCheckResult {
-  const name = `DaemonSet ${snapshot.nodeNamespace}/${NODE_AGENT_NAME}`;
+  const name = `DaemonSet ${snapshot.nodeNamespace}/${agentName(snapshot)}`;
   const found = snapshot.daemonSet;
   if (found.state !== 'found') return unreadable('node-agent', 'daemonset', name, found);
   const desired = count(at(found.value, 'status', 'desiredNumberScheduled'));
@@ -84,7 +92,7 @@ function daemonSetCheck(snapshot: InstallSnapshot): InstallCheckResult {
     'daemonset',
     'fail',
     summary,
-    `kubectl -n ${snapshot.nodeNamespace} describe daemonset ${NODE_AGENT_NAME}`,
+    `kubectl -n ${snapshot.nodeNamespace} describe daemonset ${agentName(snapshot)}`,
   );
 }
 
@@ -115,7 +123,7 @@ function everyNodeCheck(snapshot: InstallSnapshot): InstallCheckResult {
     'nodes',
     'fail',
     `no ready agent on ${missing.length} of ${nodes.length} nodes: ${named}; pods failed there are not recreated`,
-    `kubectl -n ${snapshot.nodeNamespace} get pods -o wide -l app.kubernetes.io/name=${NODE_AGENT_NAME}; check the nodes' taints against the DaemonSet's tolerations`,
+    `kubectl -n ${snapshot.nodeNamespace} get pods -o wide -l ${podSelector(snapshot.daemonSet)}; check the nodes' taints against the DaemonSet's tolerations`,
   );
 }
 
@@ -173,7 +181,7 @@ function rbacCheck(snapshot: InstallSnapshot): InstallCheckResult {
     return unreadable('node-agent', 'rbac', 'the ClusterRoleBindings', snapshot.clusterRoleBindings);
   if (snapshot.clusterRoles.state !== 'found')
     return unreadable('node-agent', 'rbac', 'the ClusterRoles', snapshot.clusterRoles);
-  const account = `${snapshot.nodeNamespace}/${NODE_AGENT_NAME}`;
+  const account = `${snapshot.nodeNamespace}/${agentAccount(snapshot)}`;
   const bound = list(at(snapshot.clusterRoleBindings.value, 'items'))
     .filter((binding) =>
       list(at(binding, 'subjects')).some(
@@ -210,6 +218,6 @@ function rbacCheck(snapshot: InstallSnapshot): InstallCheckResult {
     'rbac',
     'fail',
     `ServiceAccount ${account} may not ${missing.join(', ')}, which ${mode} needs`,
-    `re-apply the node agent's manifest with the same flags (its ClusterRole ${NODE_AGENT_NAME} has exactly these verbs)`,
+    `re-apply the node agent's manifest with the same flags (its ClusterRole ${agentName(snapshot)} has exactly these verbs)`,
   );
 }

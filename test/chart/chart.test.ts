@@ -148,7 +148,7 @@ describe('charts/interlock', () => {
       ) as unknown as {
         spec: { template: { spec: Record<string, unknown> & { containers: { imagePullPolicy?: string }[] } } };
       };
-    const agent = pod('interlock-node').spec.template.spec;
+    const agent = pod('interlock-node-linkerd').spec.template.spec;
     expect(agent.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     expect(agent.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
     expect(agent.containers[0]?.imagePullPolicy).toBe('Always');

@@ -112,7 +112,7 @@ describe('install, upgrade and uninstall with kubectl', () => {
     for (const name of [
       'namespace/interlock-system',
       'namespace/interlock-webhook',
-      'daemonset.apps/interlock-node',
+      'daemonset.apps/interlock-node-linkerd',
       'deployment.apps/interlock-webhook',
       'podmonitor.monitoring.coreos.com/interlock-webhook',
       'prometheusrule.monitoring.coreos.com/interlock',
@@ -128,13 +128,13 @@ describe('install, upgrade and uninstall with kubectl', () => {
     const webhookNext = WEBHOOK.map((word) => word.replace(':1.0', ':1.1'));
     const agent = await apply(agentNext);
     expect(agent.code, agent.stderr).toBe(0);
-    expect(agent.stdout).toMatch(/^daemonset\.apps\/interlock-node configured$/m);
-    expect(agent.stdout).toMatch(/^clusterrole\.rbac\.authorization\.k8s\.io\/interlock-node unchanged$/m);
+    expect(agent.stdout).toMatch(/^daemonset\.apps\/interlock-node-linkerd configured$/m);
+    expect(agent.stdout).toMatch(/^clusterrole\.rbac\.authorization\.k8s\.io\/interlock-node-linkerd unchanged$/m);
     const webhook = await apply(webhookNext);
     expect(webhook.code, webhook.stderr).toBe(0);
     expect(webhook.stdout).toMatch(/^deployment\.apps\/interlock-webhook configured$/m);
     expect(webhook.stdout).toMatch(/^service\/interlock-webhook unchanged$/m);
-    const daemonSet = api.store.get('daemonsets', 'interlock-system', 'interlock-node') as unknown as {
+    const daemonSet = api.store.get('daemonsets', 'interlock-system', 'interlock-node-linkerd') as unknown as {
       spec: { template: { spec: { containers: { image: string; args: string[] }[] } } };
     };
     expect(daemonSet.spec.template.spec.containers[0]!.image).toBe('registry.example/interlock:1.1');

@@ -1,4 +1,5 @@
 import type { Mesh } from '../config/interception.js';
+import { meshIdentity } from '../mesh/meshes.js';
 import type { Platform } from '../config/platform.js';
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
@@ -56,16 +57,8 @@ export const NODE_AGENT_NAME = 'interlock-node';
  */
 const nodeAgentInstance = (mesh: Mesh): string => `${NODE_AGENT_NAME}-${mesh}`;
 
-/** Each mesh's `--listen` port: a new mesh needs its own (the type asks for it). */
-const NODE_AGENT_METRICS_PORTS: Readonly<Record<Mesh, number>> = {
-  linkerd: 9478,
-  istio: 9479,
-  'istio-ambient': 9480,
-  kuma: 9481,
-  generic: 9482,
-};
-
-export const nodeAgentMetricsPort = (mesh: Mesh): number => NODE_AGENT_METRICS_PORTS[mesh];
+/** The mesh's agent's `--listen` port (its mesh module's `nodeAgentPort`). */
+export const nodeAgentMetricsPort = (mesh: Mesh): number => meshIdentity(mesh).nodeAgentPort;
 
 /** The single-agent release's objects in `namespace`, as `kubectl delete -f` takes them: an upgrade removes them. */
 export function retiredAgentObjects(namespace: string): readonly object[] {

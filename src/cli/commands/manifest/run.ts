@@ -84,6 +84,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
     'ca-bundle',
     'failure-policy',
     'canary-namespace',
+    'exempt-namespaces',
     'api-server-cidr',
     'metrics-namespace',
     'webhook-client-ca',

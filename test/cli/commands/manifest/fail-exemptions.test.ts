@@ -38,11 +38,12 @@ describe('manifest --webhook --failure-policy Fail leaves out what would repair 
     for (const fact of FACTS) expect(fact.commit).toMatch(/^[0-9a-f]{40}$/);
     expect(FACTS.find((fact) => fact.fact === 'namespace')?.value).toBe(CERT_MANAGER_NAMESPACE);
     for (const identity of meshIdentities()) {
-      if (!('cniInstall' in identity)) continue;
+      const cni = 'cniInstall' in identity ? identity.cniInstall : undefined;
+      if (cni === undefined) continue;
       const pinned = FACTS.find((fact) => fact.mesh === identity.name)?.value;
       // istio-cni's chart installs into its release namespace: the one its install command names.
-      const documented = / -n (\S+)/.exec(identity.cniInstall.installCni)?.[1];
-      expect(identity.cniInstall.namespace, identity.name).toBe(pinned ?? documented);
+      const documented = / -n (\S+)/.exec(cni.installCni)?.[1];
+      expect(cni.namespace, identity.name).toBe(pinned ?? documented);
     }
   });
 

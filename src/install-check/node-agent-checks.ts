@@ -5,17 +5,12 @@ import { at, count, list, record, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { podSelector, valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { unreadable } from './webhook-checks.js';
-import { agentMeshCheck, agentWatch } from './agent-mesh-check.js';
+import { agentInstall, agentMeshCheck, agentReinstall } from './agent-mesh-check.js';
 
 /** The line that prints the agent again: with the mesh, namespace and image its DaemonSet runs, when there is one. */
 function reinstall(snapshot: InstallSnapshot): string {
-  const daemonSet = valueOf(snapshot.daemonSet);
-  if (daemonSet === undefined)
-    return 'interlock manifest --node-agent --mesh MESH --image IMAGE [node flags] | kubectl apply -f -';
-  const container = at(daemonSet, 'spec', 'template', 'spec', 'containers', 0);
-  const { mesh } = agentWatch(list(at(container, 'args')).map(String));
-  const image = text(at(container, 'image')) ?? 'IMAGE';
-  return `interlock manifest --node-agent --mesh ${mesh} --namespace ${snapshot.nodeNamespace} --image ${image} | kubectl apply -f -`;
+  if (valueOf(snapshot.daemonSet) === undefined) return agentInstall(snapshot);
+  return agentReinstall(snapshot);
 }
 
 /** The agent's DaemonSet's name (`interlock-node-MESH`; `interlock-node` before one ran per mesh). */
@@ -169,7 +164,10 @@ function meshConditionCheck(snapshot: InstallSnapshot): InstallCheckResult {
     'condition',
     'fail',
     message,
-    `kubectl describe node NAME (the condition's message names the cause; the agent's Events say more)`,
+    `kubectl describe node ${bad
+      .slice(0, 10)
+      .map((row) => row.name)
+      .join(' ')}  # the condition's message names the cause; the agent's Events say more`,
   );
 }
 

@@ -1,3 +1,4 @@
+import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { failClosedExemptions } from '../webhook/fail-closed-exemptions.js';
 import { parse as parseYaml } from 'yaml';
 import { webhookManifest } from '../webhook/webhook-manifest.js';
@@ -168,7 +169,7 @@ function podSecurityCheck(snapshot: PreflightSnapshot): InstallCheckResult {
       'pod-security',
       'fail',
       `Namespace ${name} enforces PodSecurity ${enforce}: it refuses the node agent's privileged host-network pods`,
-      `kubectl label namespace ${name} ${ENFORCE}=privileged --overwrite  # or: interlock manifest --node-agent --node-namespace NS with a namespace of its own`,
+      `kubectl label namespace ${name} ${ENFORCE}=privileged --overwrite  # or print the agent into a namespace of its own (manifest --node-agent --namespace)`,
     );
   return installCheck(
     'preflight',
@@ -214,6 +215,6 @@ function failurePolicyCheck(snapshot: PreflightSnapshot): InstallCheckResult {
     'failure-policy',
     'fail',
     `--failure-policy Fail would still select ${held.join(', ')}: while the webhook is down no pod starts there, and the webhook waits on them`,
-    `interlock manifest --webhook --failure-policy Fail --exempt-namespaces ${[...failClosedExemptions(), ...heldNames].join(',')} --image ${snapshot.plan.image ?? 'IMAGE'} | kubectl apply -f -`,
+    `interlock manifest --webhook --failure-policy Fail --exempt-namespaces ${[...failClosedExemptions(), ...heldNames].join(',')} --image ${snapshot.plan.image ?? DEFAULT_IMAGE} | kubectl apply -f -`,
   );
 }

@@ -1,3 +1,4 @@
+import { expectPasteable } from '../../../harness/fix-line.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,10 +33,9 @@ async function cluster(withoutGroups: string[] = []): Promise<{ api: KubeApi; ku
 async function pre(kubeconfig: string, ...flags: string[]) {
   const outcome = await runCheck(['--pre', '-o', 'json', ...flags], { KUBECONFIG: kubeconfig });
   expect(outcome.stderr).toBe('');
-  return {
-    exitCode: outcome.exitCode,
-    checks: (JSON.parse(outcome.stdout) as { checks: InstallCheckResult[] }).checks,
-  };
+  const checks = (JSON.parse(outcome.stdout) as { checks: InstallCheckResult[] }).checks;
+  for (const check of checks) await expectPasteable(check.fix);
+  return { exitCode: outcome.exitCode, checks };
 }
 const byId = (checks: readonly InstallCheckResult[], id: string) => checks.find((check) => check.id === id);
 

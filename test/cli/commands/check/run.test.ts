@@ -11,6 +11,7 @@ import { startKubeApi, type KubeApi } from '../../../harness/kube-api/server.js'
 import type { KubeObject, Resource } from '../../../harness/kube-api/types.js';
 import { INTERLOCK, shell as run } from '../../../harness/kubectl-shell.js';
 import { REPO_ROOT } from '../../../harness/pod-namespace.js';
+import { expectPasteable } from '../../../harness/fix-line.js';
 
 /**
  * `interlock check` against the API stand-in: the parts installed with the real kubectl from the
@@ -312,6 +313,7 @@ describe('interlock check', () => {
         expect(result, JSON.stringify(results, null, 1)).toMatchObject({ status: broken.status ?? 'fail' });
         expect(result!.message).toMatch(broken.message);
         expect(result!.fix).toBeTruthy();
+        for (const finding of results) await expectPasteable(finding.fix);
         expect(exitCode).toBe(broken.status === 'warn' ? 0 : 69);
       } finally {
         undo();
@@ -405,7 +407,7 @@ describe('interlock check on a fresh cluster without cert-manager', () => {
       expect(broken.exitCode).toBe(69);
       expect(statusOf(broken.results, 'webhook.ca-bundle')).toMatchObject({
         status: 'fail',
-        fix: expect.stringContaining('install cert-manager'),
+        fix: expect.stringContaining('cert-manager/releases/latest/download/cert-manager.yaml'),
       });
       expect(statusOf(broken.results, 'webhook.certificate')?.message).toMatch(/interlock-webhook-tls does not exist/);
       const mended = await run(

@@ -1,4 +1,5 @@
 import type { CniListing } from './cni-listing.js';
+import type { MultusApiView } from './multus-api-view.js';
 import type { PluginInventory } from './plugin-binary.js';
 import type { RuntimeName } from './runtime-load.js';
 
@@ -16,4 +17,6 @@ export interface CniAuditInput {
   readonly crioDefaultNetwork?: string;
   /** Multus's attachment directory (/etc/cni/multus/net.d), when the node has one. */
   readonly multusListing?: CniListing;
+  /** What the node agent read from the API for Multus: definitions and the meshed pods. */
+  readonly multusApi?: MultusApiView;
 }

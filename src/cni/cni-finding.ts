@@ -8,6 +8,10 @@ export const CNI_FINDING_CODES = {
   MeshMissing: "the winning file's chain has no mesh plugin: linkerd2#2219's scenario 3",
   MultusDelegateMissing:
     "the winning file is Multus's, and the network it delegates the pod's primary network to is not there",
+  PodAttachmentMissing:
+    'a meshed pod of the node does not get the non-chained mesh plugin: its k8s.v1.cni.cncf.io/networks annotation is absent or refused, or the NetworkAttachmentDefinition it names is missing or has no mesh plugin',
+  AttachmentUnread:
+    "the node agent could not read the pods or NetworkAttachmentDefinitions it needs to judge a non-chained mesh plugin's attachments",
   PluginMissing: 'a plugin of the winning chain has no binary',
   PluginNotExecutable: 'a plugin binary of the winning chain cannot be executed',
   PluginNameInvalid: 'a plugin type libcni refuses to look up',

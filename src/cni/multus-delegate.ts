@@ -3,6 +3,8 @@ import { confFiles } from './conf-files.js';
 import { confListFromValue, wrappedConfFromValue, type ConfList, type Libcni } from './conf-list.js';
 import { loadConfigFile } from './config-file.js';
 import type { LoadedNetwork } from './runtime-load.js';
+import { definitionChain, definitionKey, networkFromConfDir, type DefinitionRead } from './attachment-definition.js';
+import { DEFAULT_MULTUS_NAMESPACE, type MultusApiView } from './multus-api-view.js';
 
 /** The plugin types of Multus's own files: thin (`multus`) and the thick daemon's shim. */
 const MULTUS_TYPES = new Set(['multus', 'multus-shim']);
@@ -20,22 +22,37 @@ export function isMultus(network: LoadedNetwork): boolean {
   return network.list.plugins.length === 1 && MULTUS_TYPES.has(network.list.plugins[0]?.type ?? '');
 }
 
+/** Multus's side of the node: its confDir, and what the agent read from the API. */
+export interface MultusContext {
+  readonly listing?: CniListing;
+  readonly api?: MultusApiView;
+}
+
 /**
  * Multus's rule for the primary network, over plain data: `clusterNetwork` (a file path, read by
- * its base name in the configuration directory, or a network name some file there carries)
- * wins; else thin Multus's inline `delegates[0]`; else (the thick shim) the first file of the
- * auto-config directory, the runtime's directory in upstream's daemon-config, other than Multus's own.
+ * its base name in the configuration directory, or a name: a NetworkAttachmentDefinition in
+ * `multusNamespace`, else a file carrying that network name) wins; else thin Multus's inline
+ * `delegates[0]`; else (the thick shim) the first file of the auto-config directory, the
+ * runtime's directory in upstream's daemon-config, other than Multus's own.
  */
 export function multusDelegate(
   network: LoadedNetwork,
   listing: CniListing,
   candidates: readonly string[],
   libcni: Libcni,
+  multus: MultusContext = {},
 ): MultusDelegate {
   const multusFile = network.file;
   const raw = network.list.plugins[0]?.raw ?? {};
   const clusterNetwork = stringField(raw, 'clusterNetwork');
-  if (clusterNetwork !== undefined) return byClusterNetwork(multusFile, clusterNetwork, listing, libcni);
+  if (clusterNetwork?.includes('/')) {
+    const base = clusterNetwork.slice(clusterNetwork.lastIndexOf('/') + 1);
+    return fromFile(multusFile, base, listing, libcni, `clusterNetwork ${clusterNetwork}`);
+  }
+  if (clusterNetwork !== undefined) {
+    const namespace = stringField(raw, 'multusNamespace') ?? DEFAULT_MULTUS_NAMESPACE;
+    return byNetworkName(multusFile, { name: clusterNetwork, namespace }, listing, libcni, multus);
+  }
   const delegates = raw.delegates;
   if (Array.isArray(delegates) && delegates.length > 0) {
     const inline = inlineDelegate(delegates[0], libcni);
@@ -53,21 +70,54 @@ export function multusDelegate(
   return fromFile(multusFile, first, listing, libcni, `the first file of ${listing.dir}`);
 }
 
-function byClusterNetwork(multusFile: string, name: string, listing: CniListing, libcni: Libcni): MultusDelegate {
-  if (name.includes('/')) {
-    const base = name.slice(name.lastIndexOf('/') + 1);
-    return fromFile(multusFile, base, listing, libcni, `clusterNetwork ${name}`);
+/** The definition a Multus file's `clusterNetwork` names, for the API reader. */
+export function clusterNetworkDefinition(network: LoadedNetwork): { namespace: string; name: string } | undefined {
+  if (!isMultus(network)) return undefined;
+  const raw = network.list.plugins[0]?.raw ?? {};
+  const name = stringField(raw, 'clusterNetwork');
+  if (name === undefined || name.includes('/')) return undefined;
+  return { namespace: stringField(raw, 'multusNamespace') ?? DEFAULT_MULTUS_NAMESPACE, name };
+}
+
+/**
+ * getNetDelegate for a name (multus-cni v4.2.2 pkg/k8sclient): the NetworkAttachmentDefinition
+ * of that name in multusNamespace first; on any failure to get it, the file carrying that
+ * network name in Multus's confDir. The runtime's directory is searched last, as before the
+ * definition could be read (a Multus whose `confDir` is that directory).
+ */
+function byNetworkName(
+  multusFile: string,
+  target: { readonly name: string; readonly namespace: string },
+  listing: CniListing,
+  libcni: Libcni,
+  multus: MultusContext,
+): MultusDelegate {
+  const key = definitionKey(target.namespace, target.name);
+  const read = multus.api?.definitions.get(key);
+  if (read?.state === 'found') {
+    const chain = definitionChain(read.definition, multus.listing, libcni, 'eth0');
+    return chain.ok
+      ? { ok: true, multusFile, inline: false, network: chain.network }
+      : missing(multusFile, key, `${multusFile} names clusterNetwork ${target.name}: ${chain.message}`);
   }
+  const inMultusDir = networkFromConfDir(target.name, multus.listing, libcni, 'eth0');
+  if (inMultusDir.ok) return { ok: true, multusFile, inline: false, network: inMultusDir.network };
   const named = confFiles(listing.entries).find((entry) => {
     const load = loadConfigFile(entry, libcni);
-    return load.ok && load.list.name === name && !isMultusFile(entry.name, listing, libcni);
+    return load.ok && load.list.name === target.name && !isMultusFile(entry.name, listing, libcni);
   });
-  if (named) return fromFile(multusFile, named.name, listing, libcni, `clusterNetwork ${name}`);
+  if (named) return fromFile(multusFile, named.name, listing, libcni, `clusterNetwork ${target.name}`);
   return missing(
     multusFile,
-    name,
-    `${multusFile} names clusterNetwork ${name}, and no file of ${listing.dir} carries a network of that name (a NetworkAttachmentDefinition is not visible from the node)`,
+    multus.api ? key : target.name,
+    `${multusFile} names clusterNetwork ${target.name}: ${definitionAnswer(key, read, multus.api !== undefined)}, and no file of ${listing.dir}${multus.listing ? ` or ${multus.listing.dir}` : ''} carries a network of that name`,
   );
+}
+
+function definitionAnswer(key: string, read: DefinitionRead | undefined, asked: boolean): string {
+  if (!asked) return 'a NetworkAttachmentDefinition is not visible from the node (the node agent reads it)';
+  if (read?.state === 'unreadable') return `NetworkAttachmentDefinition ${key} cannot be read (${read.message})`;
+  return `no NetworkAttachmentDefinition ${key} exists`;
 }
 
 function fromFile(multusFile: string, file: string, listing: CniListing, libcni: Libcni, how: string): MultusDelegate {

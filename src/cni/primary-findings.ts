@@ -3,6 +3,7 @@ import type { CniAuditInput } from './cni-audit-input.js';
 import type { CniFinding } from './cni-finding.js';
 import { meshAttachment } from './mesh-attachment.js';
 import { meshFindings } from './mesh-findings.js';
+import { podAttachmentFindings } from './pod-attachment-findings.js';
 import { isMultus, multusDelegate } from './multus-delegate.js';
 import { RUNTIME_LABEL, type LoadedNetwork, type RuntimeLoad } from './runtime-load.js';
 
@@ -31,7 +32,10 @@ export function primaryFindings(
   let via: string | undefined;
   const findings: CniFinding[] = [];
   if (isMultus(network)) {
-    const delegate = multusDelegate(network, input.listing, load.candidates, libcni);
+    const delegate = multusDelegate(network, input.listing, load.candidates, libcni, {
+      ...(input.multusListing ? { listing: input.multusListing } : {}),
+      ...(input.multusApi ? { api: input.multusApi } : {}),
+    });
     if (!delegate.ok)
       return {
         findings: [
@@ -53,7 +57,14 @@ export function primaryFindings(
   const delegated = via === undefined ? {} : { delegate: judged };
   if (!attachment || !mesh.every((finding) => isAttachmentShadow(finding, judged, attachment, input)))
     return { findings: [...findings, ...mesh], ...delegated };
-  return { findings: [...findings, ...chainFindings(input, attachment)], ...delegated, attachment: attachment.file };
+  const pods = input.multusApi
+    ? podAttachmentFindings(input.multusApi, attachment, input.meshPlugin, input.multusListing, libcni)
+    : [];
+  return {
+    findings: [...findings, ...chainFindings(input, attachment), ...pods],
+    ...delegated,
+    attachment: attachment.file,
+  };
 }
 
 /**

@@ -10,6 +10,8 @@ import type { PluginBinary, PluginInventory } from './plugin-binary.js';
 import { queryPluginVersion } from './query-plugin-version.js';
 import { followed, observeRuntime, withObservation, type FollowRuntime, type RuntimeAsker } from './observe-runtime.js';
 import { readCniDir } from './read-cni-dir.js';
+import type { MultusApiReader } from './multus-api-view.js';
+import { readMultusApi } from './read-multus-api.js';
 import type { RuntimeName } from './runtime-load.js';
 
 export interface CniAuditOptions {
@@ -26,6 +28,8 @@ export interface CniAuditOptions {
   readonly crioDefaultNetwork?: string;
   /** Multus's attachment directory; a directory that is not there is a node without one. */
   readonly multusConfDir?: string;
+  /** The node agent's API reads for Multus: NetworkAttachmentDefinitions and the node's meshed pods. */
+  readonly multusApi?: MultusApiReader;
   /** Aborted: every VERSION query under way is ended, its plugin's process group killed. */
   readonly signal?: AbortSignal;
   /** containerd's verbose CRI Status info map: the audit then compares its prediction with it. */
@@ -51,6 +55,11 @@ async function predict(options: CniAuditOptions): Promise<Result<{ verdict: CniV
   if (!read.ok) return read;
   const { listing, reads } = read.value;
   const multus = options.multusConfDir === undefined ? undefined : await readCniDir(options.multusConfDir);
+  const multusListing = multus?.ok ? multus.value : undefined;
+  const libcni = options.runtime === 'crio' ? '1.3' : '1.1';
+  const multusApi = options.multusApi
+    ? await readMultusApi(options.multusApi, listing, multusListing, options.meshPlugin, libcni)
+    : undefined;
   const base: Omit<CniAuditInput, 'inventory'> = {
     listing,
     reads,
@@ -59,7 +68,8 @@ async function predict(options: CniAuditOptions): Promise<Result<{ verdict: CniV
     binDirs: options.binDirs,
     ...(options.maxConfNum === undefined ? {} : { maxConfNum: options.maxConfNum }),
     ...(options.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: options.crioDefaultNetwork }),
-    ...(multus?.ok ? { multusListing: multus.value } : {}),
+    ...(multusListing ? { multusListing } : {}),
+    ...(multusApi ? { multusApi } : {}),
   };
   const inventory = await buildInventory(base, options.versionTimeoutMs ?? 2000, options.signal);
   return ok({ verdict: auditCni({ ...base, inventory }), listing });

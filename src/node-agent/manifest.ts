@@ -191,6 +191,16 @@ function recheckVolumes(options: NodeAgentManifestOptions): { volumes: object[];
 }
 
 /**
+ * With Multus's directory audited, the agent reads the NetworkAttachmentDefinitions a
+ * clusterNetwork or a meshed pod's annotation names, one by one: `get`, nothing broader.
+ */
+const ATTACHMENT_DEFINITION_RULE: PolicyRule = {
+  apiGroups: ['k8s.cni.cncf.io'],
+  resources: ['network-attachment-definitions'],
+  verbs: ['get'],
+};
+
+/**
  * The re-check enters pods' network namespaces (setns: CAP_SYS_ADMIN) and reads their rules
  * (CAP_NET_ADMIN; CAP_NET_RAW for legacy iptables, and uid 0 for /proc/net/ip_tables_names).
  * CAP_SETPCAP lets each reading child drop CAP_SYS_ADMIN from its bounding set after `setns`,
@@ -270,6 +280,7 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
           options.recheck !== undefined,
           options.gate,
         ),
+        ...(options.cni?.multusConfDir === undefined ? [] : [{ ...ATTACHMENT_DEFINITION_RULE }]),
         ...(options.platform === 'openshift' ? [{ ...PRIVILEGED_SCC_RULE }] : []),
       ],
     },

@@ -4,6 +4,11 @@ import type { CniAuditSource, CniAuditVerdict } from '../../../node-agent/cni-au
 import type { Result } from '../../../reason/result.js';
 import type { CniVerdict } from '../../../cni/audit-cni.js';
 import type { RuntimeInfoClient } from '../../../node-agent/cri/cri-client.js';
+import type { ClusterAccess } from '../../../kube/cluster-access.js';
+import { getNetworkAttachmentDefinition } from '../../../kube/network-attachment-definitions.js';
+import { listAllPods } from '../../../kube/watch-pods.js';
+import type { DefinitionRead } from '../../../cni/attachment-definition.js';
+import type { MultusApiReader } from '../../../cni/multus-api-view.js';
 
 /** A CRI Status answer is immediate on a sane node; the audit must not wait on a stuck one. */
 const CRI_STATUS_TIMEOUT_MS = 5000;
@@ -16,6 +21,33 @@ const CRI_STATUS_TIMEOUT_MS = 5000;
 export function auditAskingRuntime(options: CniAuditOptions, runtime: RuntimeInfoClient | undefined): CniAuditOptions {
   if (!runtime || options.runtime !== 'containerd') return options;
   return { ...options, askRuntime: () => runtime.statusInfo(CRI_STATUS_TIMEOUT_MS) };
+}
+
+/** Each API read of the audit has this long: the audit runs every 30 s and must not pile up. */
+const API_TIMEOUT_MS = 10_000;
+
+/**
+ * The audit's API reads for Multus (the agent's credentials): one definition by name, and the
+ * pods bound to this node, listed as the agent's own watch lists them.
+ */
+export function multusApiReader(access: ClusterAccess, node: string): MultusApiReader {
+  return {
+    definition: async (namespace, name): Promise<DefinitionRead> => {
+      const read = await getNetworkAttachmentDefinition(access, namespace, name, API_TIMEOUT_MS);
+      if (!read.ok) return { state: 'unreadable', message: read.error.message };
+      return read.value ? { state: 'found', definition: read.value } : { state: 'absent' };
+    },
+    podsOnNode: async () => {
+      const listed = await listAllPods(access, {
+        fieldSelector: `spec.nodeName=${node}`,
+        pageSize: 500,
+        requestTimeoutMs: API_TIMEOUT_MS,
+        watchTimeoutSeconds: 0,
+        idleMs: 0,
+      });
+      return listed.ok ? { ok: true, pods: listed.value.items } : { ok: false, message: listed.error.message };
+    },
+  };
 }
 
 /**

@@ -62,6 +62,11 @@ export interface NodeConfig {
   readonly labelSelector: string | undefined;
   /** With `--cni-audit`: the options `interlock cni-check` would take. */
   readonly cniAudit: CniAuditOptions | undefined;
+  /**
+   * With `--cni-audit` and `--cni-multus-conf-dir` named (the node runs Multus): the audit reads
+   * NetworkAttachmentDefinitions and the node's meshed pods from the API.
+   */
+  readonly readsAttachments: boolean;
   /** With `--recheck-interval`: the re-check of running meshed pods. */
   readonly recheck: NodeRecheck | undefined;
 }
@@ -124,6 +129,7 @@ export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | st
     listen: flagValue(parsed.value, LISTEN_FLAG),
     labelSelector: flagValue(parsed.value, LABEL_SELECTOR_FLAG),
     cniAudit,
+    readsAttachments: cniAudit !== undefined && givenValue(parsed.value, CNI_MULTUS_CONF_DIR_FLAG) !== undefined,
     recheck,
   };
 }

@@ -19,7 +19,8 @@ import { runPodInformer } from '../../../node-agent/pod-informer.js';
 import type { CommandOutcome } from '../../command-outcome.js';
 import { commandError } from '../../command-error.js';
 import { criClient, type RuntimeClient } from '../../../node-agent/cri/cri-client.js';
-import { auditAskingRuntime, cniWatchSource } from './cni-audit.js';
+import { auditAskingRuntime, cniWatchSource, multusApiReader } from './cni-audit.js';
+import type { CniAuditOptions } from '../../../cni/run-cni-audit.js';
 import { nodeConfigOf } from './config.js';
 import { DEFAULT_RETRY } from '../../../node-agent/retry-delay.js';
 import { fanOut, RecheckRoster } from '../../../node-agent/recheck/roster.js';
@@ -44,9 +45,10 @@ export async function runNodeCommand(
   const { settings } = config;
   // One CRI client, the re-check's: with it the audit also asks containerd what it loaded.
   const runtime = config.recheck ? criClient(config.recheck.socketPath) : undefined;
-  const audit = cniAudit ?? (config.cniAudit && cniWatchSource(auditAskingRuntime(config.cniAudit, runtime)));
   const access = discoverCluster(env);
   if (!access.ok) return commandError('node', EXIT.noInput, access.error);
+  const audit =
+    cniAudit ?? (config.cniAudit && cniWatchSource(auditOptions(config, config.cniAudit, access.value, runtime)));
   const log = createLogger('json', config.logLevel);
   const registry = new Registry();
   const agent = new NodeAgent(settings, {
@@ -76,6 +78,17 @@ export async function runNodeCommand(
     stopSignal,
   );
   return { exitCode: 0, stdout: '', stderr: '' };
+}
+
+/** The audit as the flags ask for it: asking containerd over the CRI, reading Multus's objects from the API. */
+function auditOptions(
+  config: NodeConfig,
+  options: CniAuditOptions,
+  access: ClusterAccess,
+  runtime: Parameters<typeof auditAskingRuntime>[1],
+): CniAuditOptions {
+  const asking = auditAskingRuntime(options, runtime);
+  return config.readsAttachments ? { ...asking, multusApi: multusApiReader(access, config.settings.node) } : asking;
 }
 
 /** What the agent's first log line says it runs with. */

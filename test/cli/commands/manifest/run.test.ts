@@ -223,6 +223,24 @@ describe('interlock manifest', () => {
     expect(await paths([])).toEqual(['/etc/cni/net.d', '/opt/cni/bin']);
   });
 
+  it('--node-agent --cni-multus-conf-dir grants get on network-attachment-definitions, and nothing else more', async () => {
+    const rules = async (extra: string[]) => {
+      const argv = ['--node-agent', '--mesh', 'istio', '--cni-audit', ...extra];
+      const objects = parseAllDocuments((await runManifest(argv, {})).stdout).map((doc) => doc.toJS() as KubeDocument);
+      const role = objects.find((object) => object.kind === 'ClusterRole') as unknown as {
+        rules: Array<{ apiGroups: string[]; resources: string[]; verbs: string[] }>;
+      };
+      return role.rules;
+    };
+    const plain = await rules([]);
+    const multus = await rules(['--cni-multus-conf-dir', '/etc/cni/multus/net.d']);
+    expect(JSON.stringify(plain)).not.toContain('network-attachment-definitions');
+    expect(multus).toEqual([
+      ...plain,
+      { apiGroups: ['k8s.cni.cncf.io'], resources: ['network-attachment-definitions'], verbs: ['get'] },
+    ]);
+  });
+
   it('--mesh generic needs both ports, which reach validate; without them exit 64 (a generic validator without ports could only fail)', async () => {
     const container = parse(
       (await runManifest(['--mesh', 'generic', '--inbound-port', '8443', '--outbound-port', '8080'], {})).stdout,

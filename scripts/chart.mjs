@@ -14,6 +14,7 @@ import { DEFAULT_IMAGE } from '../dist/inject/validator-container.js';
 import { MESHES, capturingMesh } from '../dist/mesh/meshes.js';
 import { PLATFORMS } from '../dist/config/platform.js';
 import { namedForeignNamespaces } from '../dist/cli/commands/manifest/namespace-ownership.js';
+import { failClosedExemptions } from '../dist/webhook/fail-closed-exemptions.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = 'registry.invalid/interlock-chart-repository';
@@ -32,6 +33,25 @@ const CA_PEM = '-----BEGIN CERTIFICATE-----\ninterlock-chart-ca-bundle\n-----END
 const CA_SENTINEL = [Buffer.from(CA_PEM).toString('base64'), '{{ .Values.webhook.caBundle | b64enc }}'];
 const POD_FIELDS = ['nodeSelector', 'tolerations', 'priorityClassName'];
 const FAILURE_POLICIES = ['Ignore', 'Fail'];
+const EXEMPT_SENTINEL = 'interlock-chart-exempt';
+
+/**
+ * webhook.exemptNamespaces as manifest --exempt-namespaces: the list given, else (with Fail only)
+ * manifest's default; each name an item of the namespaceSelector's NotIn values.
+ */
+function exemptItems(text, policy) {
+  const defaults =
+    policy === 'Fail'
+      ? `(list ${failClosedExemptions()
+          .map((n) => `"${n}"`)
+          .join(' ')})`
+      : 'list';
+  return text.replace(
+    new RegExp(`^( *)- ${EXEMPT_SENTINEL}$`, 'gm'),
+    (_, pad) =>
+      `${pad}{{- range (.Values.webhook.exemptNamespaces | default ${defaults}) }}\n${pad}- {{ . }}\n${pad}{{- end }}`,
+  );
+}
 
 class Refused extends Error {}
 
@@ -155,6 +175,7 @@ async function webhookTemplate() {
           `--image=${REPO}:${TAG}`,
           '--namespace=interlock-chart-webhook-namespace',
           `--failure-policy=${policy}`,
+          `--exempt-namespaces=${EXEMPT_SENTINEL}`,
           '--metrics-namespace=interlock-chart-metrics-namespace',
           ...(ca ? [`--ca-bundle=${caFile}`] : []),
         ]);
@@ -166,7 +187,7 @@ async function webhookTemplate() {
           `(eq .Values.webhook.failurePolicy "${policy}")`,
           ca ? '.Values.webhook.caBundle' : '(not .Values.webhook.caBundle)',
         ];
-        blocks.push(block(clauses, templateText(objects, 'webhook')));
+        blocks.push(block(clauses, exemptItems(templateText(objects, 'webhook'), policy)));
       }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -227,6 +248,7 @@ function valuesText(agentDefaults, webhookDefaults) {
     }),
     webhook: part(false, 'interlock-webhook', webhookDefaults, {
       failurePolicy: 'Ignore',
+      exemptNamespaces: [],
       caBundle: '',
       metricsNamespace: 'monitoring',
     }),
@@ -238,6 +260,8 @@ function valuesText(agentDefaults, webhookDefaults) {
     '# nodeAgent/webhook: manifest --node-agent / --webhook, each in its own namespace;',
     "# placement defaults are the manifest's own. nodeAgent.cniAudit: the agent's --cni-audit, with",
     '# --cni-bin-dir and --cni-conf-dir from cniBinDir and cniConfDir (a platform file may pin them).',
+    `# webhook.exemptNamespaces: never sent to the webhook (beside kube-system and its own), as manifest`,
+    `# --exempt-namespaces; empty: with failurePolicy Fail ${failClosedExemptions().join(', ')}, else none.`,
     "# webhook.caBundle: the serving certificate's CA, PEM (--set-file webhook.caBundle=ca.crt), as",
     '# manifest --ca-bundle; you then create the Secret interlock-webhook-tls. Empty: cert-manager.',
     stringify(values, { lineWidth: 0 }),

@@ -91,13 +91,13 @@ describe('interlock check, against a real cluster', () => {
       spec: { template: { spec: { nodeSelector: { 'interlock.dev/no-such': 'node' } } } },
     });
     try {
-      await kubectl(['patch', 'daemonset', 'interlock-node', '-n', NODE_NS, '--type=merge', '-p', patch]);
+      await kubectl(['patch', 'daemonset', 'interlock-node-linkerd', '-n', NODE_NS, '--type=merge', '-p', patch]);
       const out = await failsWith(/^ {2}FAIL {2}no ready agent on 1 of 1 nodes: interlock-node; /);
-      expect(out).toMatch(/FAIL {2}DaemonSet interlock-system\/interlock-node: 0 of 0 scheduled pods ready/);
+      expect(out).toMatch(/FAIL {2}DaemonSet interlock-system\/interlock-node-linkerd: 0 of 0 scheduled pods ready/);
     } finally {
       // The printed DaemonSet has no nodeSelector: a merge patch removes the one added.
       await kubectl([
-        ...['patch', 'daemonset', 'interlock-node', '-n', NODE_NS, '--type=merge'],
+        ...['patch', 'daemonset', 'interlock-node-linkerd', '-n', NODE_NS, '--type=merge'],
         ...['-p', JSON.stringify({ spec: { template: { spec: { nodeSelector: null } } } })],
       ]);
     }
@@ -106,9 +106,9 @@ describe('interlock check, against a real cluster', () => {
 
   it('names the verbs the agent lost with its ClusterRoleBinding', async () => {
     try {
-      await kubectl(['delete', 'clusterrolebinding', 'interlock-node']);
+      await kubectl(['delete', 'clusterrolebinding', 'interlock-node-linkerd']);
       await failsWith(
-        /^ {2}FAIL {2}ServiceAccount interlock-system\/interlock-node may not get pods, list pods, watch pods, delete pods, create events, which --action=delete needs$/,
+        /^ {2}FAIL {2}ServiceAccount interlock-system\/interlock-node-linkerd may not get pods, list pods, watch pods, delete pods, create events, which --action=delete needs$/,
       );
     } finally {
       await reapply(agent);

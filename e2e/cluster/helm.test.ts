@@ -82,9 +82,16 @@ const validatorImages = async (selector: string): Promise<string[] | undefined> 
 /** Every image the part's pods run, once its rollout is over (all pods updated and ready). */
 async function rolledOut(kind: 'deployment' | 'daemonset', name: string, namespace: string): Promise<string[]> {
   await kubectl(['rollout', 'status', kind, name, '-n', namespace, '--timeout=110s']);
-  const pods = JSON.parse(
-    await kubectl(['get', 'pods', '-n', namespace, '-l', `app.kubernetes.io/name=${name}`, '-o', 'json']),
-  ) as { items: Array<{ metadata: { deletionTimestamp?: string }; spec: { containers: Array<{ image: string }> } }> };
+  // Its pods by its own selector (an agent's: its app and its mesh's instance).
+  const selector = JSON.parse(
+    await kubectl(['get', kind, name, '-n', namespace, '-o', 'jsonpath={.spec.selector.matchLabels}']),
+  ) as Record<string, string>;
+  const labels = Object.entries(selector)
+    .map(([key, value]) => `${key}=${value}`)
+    .join(',');
+  const pods = JSON.parse(await kubectl(['get', 'pods', '-n', namespace, '-l', labels, '-o', 'json'])) as {
+    items: Array<{ metadata: { deletionTimestamp?: string }; spec: { containers: Array<{ image: string }> } }>;
+  };
   return [
     ...new Set(
       pods.items.filter((p) => !p.metadata.deletionTimestamp).flatMap((p) => p.spec.containers.map((c) => c.image)),
@@ -138,7 +145,7 @@ describe('charts/interlock, installed, upgraded and removed by the real helm', (
       join(authority.dir, 'tls.key'),
     ]);
     expect(await rolledOut('deployment', 'interlock-webhook', WEBHOOK_NS)).toEqual([IMAGE]);
-    expect(await rolledOut('daemonset', 'interlock-node', AGENT_NS)).toEqual([IMAGE]);
+    expect(await rolledOut('daemonset', 'interlock-node-linkerd', AGENT_NS)).toEqual([IMAGE]);
   });
 
   it("the installed webhook puts Interlock in place of Linkerd's validator in a selected namespace", async () => {
@@ -150,7 +157,7 @@ describe('charts/interlock, installed, upgraded and removed by the real helm', (
     await helm(['upgrade', RELEASE, CHART, '-n', RELEASE_NS, '--reuse-values', '--set', `image.tag=${UPGRADE_TAG}`]);
     const upgraded = `${REPOSITORY}:${UPGRADE_TAG}`;
     expect(await rolledOut('deployment', 'interlock-webhook', WEBHOOK_NS)).toEqual([upgraded]);
-    expect(await rolledOut('daemonset', 'interlock-node', AGENT_NS)).toEqual([upgraded]);
+    expect(await rolledOut('daemonset', 'interlock-node-linkerd', AGENT_NS)).toEqual([upgraded]);
     await kubectl(['apply', '-f', '-'], injected('api'));
     expect(await waitFor('the pod', async () => validatorImages('app=api'), 60_000)).toEqual([upgraded]);
     expect(await helm(['history', RELEASE, '-n', RELEASE_NS, '-o', 'json'])).toMatch(/"revision":2/);

@@ -75,7 +75,14 @@ describe("manifest's install records, and the documented uninstall that reads th
       join(authority.dir, 'tls.key'),
     ]);
     await kubectl(['rollout', 'status', 'deployment/interlock-webhook', '-n', WEBHOOK_NS, '--timeout=110s']);
-    await kubectl(['rollout', 'status', 'daemonset/interlock-node', '-n', 'interlock-system', '--timeout=110s']);
+    await kubectl([
+      'rollout',
+      'status',
+      'daemonset/interlock-node-linkerd',
+      '-n',
+      'interlock-system',
+      '--timeout=110s',
+    ]);
     const records = await kubectl([
       'get',
       'configmap',
@@ -87,7 +94,7 @@ describe("manifest's install records, and the documented uninstall that reads th
     ]);
     expect(records.trim().split('\n').sort()).toEqual([
       `${APP_NS}/interlock-install-validator-events`,
-      'interlock-system/interlock-install-node-agent',
+      'interlock-system/interlock-install-node-agent-linkerd',
       `${WEBHOOK_NS}/interlock-install-webhook`,
     ]);
   });
@@ -95,7 +102,7 @@ describe("manifest's install records, and the documented uninstall that reads th
   it("the documented uninstall leaves no object with Interlock's labels, and the operator's namespace", async () => {
     const ran = await bash(documentedUninstall());
     expect(ran.code, ran.out).toBe(0);
-    expect(ran.out).toMatch(/clusterrole.rbac.authorization.k8s.io "interlock-node" deleted/);
+    expect(ran.out).toMatch(/clusterrole.rbac.authorization.k8s.io "interlock-node-linkerd" deleted/);
     expect(ran.out).toMatch(/mutatingwebhookconfiguration.admissionregistration.k8s.io "zz-interlock-webhook" deleted/);
     expect(ran.out).toMatch(new RegExp(`role.rbac.authorization.k8s.io "interlock-events" deleted`));
     await waitFor('the namespaces to go', async () => (await interlockObjects()) === '', 120_000).catch(

@@ -70,6 +70,6 @@ export async function installAgent(nodeFlags: readonly string[] = []): Promise<s
   const printed = await interlock(['manifest', '--node-agent', '--mesh', 'linkerd', '--image', IMAGE, ...nodeFlags]);
   await notTerminating(NODE_NS);
   await kubectl(['apply', '-f', '-'], printed);
-  await kubectl(['rollout', 'status', 'daemonset/interlock-node', '-n', NODE_NS, '--timeout=180s']);
+  await kubectl(['rollout', 'status', 'daemonset/interlock-node-linkerd', '-n', NODE_NS, '--timeout=180s']);
   return printed;
 }

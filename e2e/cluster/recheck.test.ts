@@ -16,6 +16,7 @@ import {
   waitFor,
 } from './cluster.js';
 import { installAgent } from './install.js';
+import { nodeAgentMetricsPort } from '../../src/node-agent/manifest.js';
 
 // The re-check on a real node: the agent as `manifest --node-agent --recheck-interval` prints it
 // (the privileged variant) finds a running Linkerd pod's namespace through the cluster's containerd
@@ -27,7 +28,8 @@ const INTERVAL = '2s';
 const SOCKET = join(STATE, 'containerd.sock');
 /** containerd's netns_mounts_under_state_dir (scripts/cluster-config.sh): pods' namespaces live here. */
 const NETNS_DIR = join(STATE, 'containerd-state', 'io.containerd.grpc.v1.cri', 'netns');
-const METRICS = 'http://10.231.0.2:9477/metrics';
+// The linkerd agent's own port on the node's host network (one agent per mesh, each its own port).
+const METRICS = `http://10.231.0.2:${nodeAgentMetricsPort('linkerd')}/metrics`;
 
 let agent: string | undefined;
 

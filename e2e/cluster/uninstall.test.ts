@@ -60,10 +60,10 @@ describe('the documented uninstall, on a real cluster', () => {
     expect(installed).toEqual(
       expect.arrayContaining([
         'MutatingWebhookConfiguration zz-interlock-webhook',
-        'ClusterRole interlock-node',
-        'ClusterRoleBinding interlock-node',
-        'ValidatingAdmissionPolicy interlock-node-own-node-pods',
-        'DaemonSet interlock-system/interlock-node',
+        'ClusterRole interlock-node-linkerd',
+        'ClusterRoleBinding interlock-node-linkerd',
+        'ValidatingAdmissionPolicy interlock-node-linkerd-own-node-pods',
+        'DaemonSet interlock-system/interlock-node-linkerd',
         'Deployment interlock-webhook/interlock-webhook',
         'Namespace interlock-webhook',
         'Namespace interlock-system',

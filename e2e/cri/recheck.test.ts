@@ -482,7 +482,7 @@ describe('the printed privileged DaemonSet', () => {
     ];
     const applied = await kubectlPipeline(`"${process.execPath}" "${MAIN}" manifest "$@" | kubectl apply -f -`, args);
     expect(applied.code, applied.stderr).toBe(0);
-    const daemonSet = api.store.get('daemonsets', 'interlock-system', 'interlock-node')!;
+    const daemonSet = api.store.get('daemonsets', 'interlock-system', 'interlock-node-linkerd')!;
     const pod = (daemonSet['spec'] as { template: { spec: Record<string, unknown> } }).template.spec;
     const container = (pod['containers'] as Array<Record<string, unknown>>)[0]!;
     const security = container['securityContext'] as { runAsUser: number; capabilities: { add: string[] } };
@@ -490,7 +490,7 @@ describe('the printed privileged DaemonSet', () => {
     expect(security.runAsUser).toBe(0);
     expect(mounts.every((mount) => mount.readOnly)).toBe(true);
     expect(mounts.map((mount) => mount.mountPath)).toEqual(expect.arrayContaining([node.socket, netnsDir()]));
-    const role = api.store.get('clusterroles', undefined, 'interlock-node')!;
+    const role = api.store.get('clusterroles', undefined, 'interlock-node-linkerd')!;
     expect(JSON.stringify(role['rules'])).toContain('namespaces');
     // As printed: its uid, only its capabilities (bounding and ambient), its args.
     const caps = security.capabilities.add.map((cap) => `+${cap.toLowerCase()}`).join(',');

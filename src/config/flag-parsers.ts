@@ -303,6 +303,14 @@ export const parseArgvOnly: FlagParser<boolean> = () => problem('is read from th
 /** A namespace name (a DNS-1123 label). */
 export const parseNamespaceName: FlagParser<string> = dnsLabel('expected a namespace name (DNS-1123 label)');
 
+/** NS[,NS]: namespace names (DNS-1123 labels), comma-separated. */
+export const parseNamespaceNames: FlagParser<string[]> = (text) => {
+  const names = text.split(',').map((name) => name.trim());
+  return names.every((name) => parseNamespaceName(name).ok)
+    ? ok(names)
+    : problem('expected namespace names (DNS-1123 labels), comma-separated');
+};
+
 /** A byte count from `min` to `max`, in at most nine digits. */
 export function parseByteCount(min: number, max: number): FlagParser<number> {
   return (text) =>

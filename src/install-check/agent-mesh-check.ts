@@ -1,3 +1,4 @@
+import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { meshIdentity, meshOfContainer, MESHES } from '../mesh/meshes.js';
 import type { Mesh } from '../config/interception.js';
 import { at, list, text } from './json-path.js';
@@ -6,7 +7,7 @@ import { MESH_POD_PAGE, valueOf, type InstallSnapshot } from './install-snapshot
 import { unreadable } from './webhook-checks.js';
 
 /** The agent's `--mesh` and the init container it watches (`--container-name`, else the mesh's validator). */
-export function agentWatch(args: readonly string[]): { mesh: Mesh; container: string } {
+function agentWatch(args: readonly string[]): { mesh: Mesh; container: string } {
   const value = (name: string): string | undefined => {
     const index = args.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
     if (index < 0) return undefined;
@@ -45,13 +46,50 @@ const named = (pods: readonly string[]): string =>
  * The mesh the agent watches against the validators the pods run: an agent of another mesh (or
  * generic) ignores their failures, and its DaemonSet is ready all the same.
  */
+/** What manifest --node-agent derives itself (the mesh given apart, its port, the trusted image): never given back. */
+const DERIVED = /^--(mesh|listen|trusted-image)(=|$)/;
+
+/**
+ * The line that prints the agent again as its DaemonSet runs it: its namespace, image and every
+ * node flag it was given, for `mesh` (by default the one it watches).
+ */
+export function agentReinstall(snapshot: InstallSnapshot, mesh?: string): string {
+  const container = at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0);
+  const args = list(at(container, 'args')).map(String);
+  const image = text(at(container, 'image')) ?? DEFAULT_IMAGE;
+  const flags = args.filter((arg) => arg !== 'node' && !DERIVED.test(arg));
+  return [
+    'interlock manifest --node-agent',
+    `--mesh ${mesh ?? agentWatch(args).mesh}`,
+    `--namespace ${snapshot.nodeNamespace}`,
+    `--image ${image}`,
+    ...flags,
+    '| kubectl apply -f -',
+  ].join(' ');
+}
+
+/**
+ * What installs the agent where none runs: one per mesh whose validators the pods run, with the
+ * default image unless `check --image` named one; with no meshed pod yet, the choice of mesh is
+ * the operator's, named in a comment.
+ */
+export function agentInstall(snapshot: InstallSnapshot): string {
+  const image = snapshot.dataPlane?.image ?? DEFAULT_IMAGE;
+  const line = (mesh: string) =>
+    `interlock manifest --node-agent --mesh ${mesh} --namespace ${snapshot.nodeNamespace} --image ${image} | kubectl apply -f -`;
+  const pods = snapshot.meshPods?.state === 'found' ? snapshot.meshPods.value : undefined;
+  const meshes = [...new Set([...validatorPods(pods).keys()].map((container) => meshOfContainer(container)))];
+  const known = meshes.filter((mesh): mesh is Mesh => mesh !== undefined);
+  if (known.length > 0) return known.map(line).join('; ');
+  return `# no pod runs a mesh's validator yet; for your mesh: ${line(MESHES.join('|'))}`;
+}
+
 export function agentMeshCheck(snapshot: InstallSnapshot): InstallCheckResult | undefined {
   const pods = snapshot.meshPods;
   if (pods === undefined) return undefined;
   if (pods.state !== 'found') return unreadable('node-agent', 'mesh', 'the pods (for their validators)', pods);
   const daemonSet = valueOf(snapshot.daemonSet);
   const args = list(at(daemonSet, 'spec', 'template', 'spec', 'containers', 0, 'args')).map(String);
-  const image = text(at(daemonSet, 'spec', 'template', 'spec', 'containers', 0, 'image')) ?? 'IMAGE';
   const watch = agentWatch(args);
   const found = validatorPods(pods.value);
   const partial = text(at(pods.value, 'metadata', 'continue')) ? ` (of the first ${MESH_POD_PAGE} pods)` : '';
@@ -81,6 +119,6 @@ export function agentMeshCheck(snapshot: InstallSnapshot): InstallCheckResult | 
     'mesh',
     'fail',
     `${watching}, but ${lines.join('; ')}${partial}; their validators' failures are ignored and the pods are never recreated`,
-    `interlock manifest --node-agent --mesh ${wanted} --namespace ${snapshot.nodeNamespace} --image ${image} [the agent's other flags] | kubectl apply -f -`,
+    agentReinstall(snapshot, wanted),
   );
 }

@@ -68,7 +68,7 @@ function unvalidated(snapshot: InstallSnapshot, pods: readonly MeshedPod[], imag
       const recreate = recreateCommand(pod.namespace, pod.workload, pod.name);
       const fix = webhook
         ? `${recreate}  # the webhook adds the validator to the new pods, unless its selectors leave ${pod.namespace} out`
-        : `interlock manifest --webhook --image ${image} | kubectl apply -f -  # cert-manager issues its certificate (else --ca-bundle FILE); then: ${recreate}`;
+        : `interlock manifest --webhook --namespace ${snapshot.webhookNamespace} --image ${image} | kubectl apply -f - && ${recreate}  # cert-manager issues its certificate (else print it with --ca-bundle)`;
       const message = `${where(pod)} is in ${pod.mesh} but runs no Interlock validator: nothing proves its traffic is captured`;
       return installCheck('data-plane', 'validator', 'fail', message, fix, finding);
     });

@@ -63,6 +63,25 @@ export function getter(access: ClusterAccess): Get {
 
 export const valueOf = (found: Found): unknown => (found.state === 'found' ? found.value : undefined);
 
+const AGENT_SELECTOR = `app.kubernetes.io/name=${NODE_AGENT_NAME}`;
+
+/**
+ * The agent `check` judges: the first of its namespace (one per mesh may run there; each is its
+ * mesh's `interlock-node-MESH`, a release before that's `interlock-node`).
+ */
+function firstItem(found: Found): Found {
+  if (found.state !== 'found') return found;
+  const first: unknown = list(at(found.value, 'items'))[0];
+  return first === undefined ? { state: 'absent' } : { state: 'found', value: first };
+}
+
+/** That agent's pods: its DaemonSet's own selector, so another mesh's agent's pods are not counted. */
+export function podSelector(daemonSet: Found): string {
+  const labels = at(valueOf(daemonSet), 'spec', 'selector', 'matchLabels');
+  const pairs = labels !== null && typeof labels === 'object' ? Object.entries(labels) : [];
+  return pairs.length > 0 ? pairs.map(([key, value]) => `${key}=${String(value)}`).join(',') : AGENT_SELECTOR;
+}
+
 /**
  * Reads the install. The namespaces are the flags', else where the installed objects say they are
  * (the webhook configuration's Service, the node agent's DaemonSet), else the manifests' defaults.
@@ -84,7 +103,7 @@ export async function readInstall(
     namespaces.webhook ??
     text(at(valueOf(configuration), 'webhooks', 0, 'clientConfig', 'service', 'namespace')) ??
     'interlock-webhook';
-  const agents = await get('/apis/apps/v1/daemonsets', { labelSelector: `app.kubernetes.io/name=${NODE_AGENT_NAME}` });
+  const agents = await get('/apis/apps/v1/daemonsets', { labelSelector: AGENT_SELECTOR });
   const nodeNamespace =
     namespaces.node ?? text(at(list(at(valueOf(agents), 'items'))[0], 'metadata', 'namespace')) ?? 'interlock-system';
   const w = `/api/v1/namespaces/${webhookNamespace}`;
@@ -96,9 +115,11 @@ export async function readInstall(
     get(`${w}/secrets/${WEBHOOK_TLS_SECRET}`),
   ]);
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
-  const [daemonSet, agentPods, nodes, clusterRoles, clusterRoleBindings, meshPods] = await Promise.all([
-    get(`/apis/apps/v1/namespaces/${nodeNamespace}/daemonsets/${NODE_AGENT_NAME}`),
-    get(`/api/v1/namespaces/${nodeNamespace}/pods`, { labelSelector: `app.kubernetes.io/name=${NODE_AGENT_NAME}` }),
+  const daemonSet = firstItem(
+    await get(`/apis/apps/v1/namespaces/${nodeNamespace}/daemonsets`, { labelSelector: AGENT_SELECTOR }),
+  );
+  const [agentPods, nodes, clusterRoles, clusterRoleBindings, meshPods] = await Promise.all([
+    get(`/api/v1/namespaces/${nodeNamespace}/pods`, { labelSelector: podSelector(daemonSet) }),
     get('/api/v1/nodes'),
     get(`${rbac}/clusterroles`),
     get(`${rbac}/clusterrolebindings`),

@@ -1,3 +1,4 @@
+import { notInstalledFix } from './not-installed-fix.js';
 import { dataPlaneChecks } from './data-plane-checks.js';
 import { preflightChecks } from './preflight-checks.js';
 import type { PreflightSnapshot } from './preflight-snapshot.js';
@@ -19,7 +20,7 @@ export function judgeInstall(snapshot: InstallSnapshot): InstallCheckResult[] {
         'installed',
         'fail',
         `Interlock is not installed here: no webhook in ${snapshot.webhookNamespace}, no node agent in ${snapshot.nodeNamespace}`,
-        'interlock manifest --webhook --image IMAGE | kubectl apply -f -; interlock manifest --node-agent --mesh MESH --image IMAGE | kubectl apply -f - (docs/operator.md)',
+        notInstalledFix(snapshot),
       ),
     );
   return [

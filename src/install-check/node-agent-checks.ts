@@ -3,20 +3,23 @@ import { NODE_AGENT_NAME, nodeAgentRules, type NodeGateRights } from '../node-ag
 import { MESH_CONDITION } from '../node-agent/node-gate.js';
 import { at, count, list, record, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
-import { valueOf, type InstallSnapshot } from './install-snapshot.js';
+import { podSelector, valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { unreadable } from './webhook-checks.js';
-import { agentMeshCheck, agentWatch } from './agent-mesh-check.js';
+import { agentInstall, agentMeshCheck, agentReinstall } from './agent-mesh-check.js';
 
 /** The line that prints the agent again: with the mesh, namespace and image its DaemonSet runs, when there is one. */
 function reinstall(snapshot: InstallSnapshot): string {
-  const daemonSet = valueOf(snapshot.daemonSet);
-  if (daemonSet === undefined)
-    return 'interlock manifest --node-agent --mesh MESH --image IMAGE [node flags] | kubectl apply -f -';
-  const container = at(daemonSet, 'spec', 'template', 'spec', 'containers', 0);
-  const { mesh } = agentWatch(list(at(container, 'args')).map(String));
-  const image = text(at(container, 'image')) ?? 'IMAGE';
-  return `interlock manifest --node-agent --mesh ${mesh} --namespace ${snapshot.nodeNamespace} --image ${image} | kubectl apply -f -`;
+  if (valueOf(snapshot.daemonSet) === undefined) return agentInstall(snapshot);
+  return agentReinstall(snapshot);
 }
+
+/** The agent's DaemonSet's name (`interlock-node-MESH`; `interlock-node` before one ran per mesh). */
+const agentName = (snapshot: InstallSnapshot): string =>
+  text(at(valueOf(snapshot.daemonSet), 'metadata', 'name')) ?? NODE_AGENT_NAME;
+
+/** The ServiceAccount its pods run as. */
+const agentAccount = (snapshot: InstallSnapshot): string =>
+  text(at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'serviceAccountName')) ?? agentName(snapshot);
 
 export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
   return snapshot.daemonSet.state !== 'absent';
@@ -29,7 +32,7 @@ export function nodeAgentChecks(snapshot: InstallSnapshot): InstallCheckResult[]
         'node-agent',
         'installed',
         'skip',
-        `not installed (no DaemonSet ${NODE_AGENT_NAME})`,
+        `not installed (no DaemonSet labelled app.kubernetes.io/name=${NODE_AGENT_NAME} in ${snapshot.nodeNamespace})`,
         reinstall(snapshot),
       ),
     ];
@@ -72,7 +75,7 @@ function namespaceCheck(snapshot: InstallSnapshot): InstallCheckResult {
 }
 
 function daemonSetCheck(snapshot: InstallSnapshot): InstallCheckResult {
-  const name = `DaemonSet ${snapshot.nodeNamespace}/${NODE_AGENT_NAME}`;
+  const name = `DaemonSet ${snapshot.nodeNamespace}/${agentName(snapshot)}`;
   const found = snapshot.daemonSet;
   if (found.state !== 'found') return unreadable('node-agent', 'daemonset', name, found);
   const desired = count(at(found.value, 'status', 'desiredNumberScheduled'));
@@ -84,7 +87,7 @@ function daemonSetCheck(snapshot: InstallSnapshot): InstallCheckResult {
     'daemonset',
     'fail',
     summary,
-    `kubectl -n ${snapshot.nodeNamespace} describe daemonset ${NODE_AGENT_NAME}`,
+    `kubectl -n ${snapshot.nodeNamespace} describe daemonset ${agentName(snapshot)}`,
   );
 }
 
@@ -115,7 +118,7 @@ function everyNodeCheck(snapshot: InstallSnapshot): InstallCheckResult {
     'nodes',
     'fail',
     `no ready agent on ${missing.length} of ${nodes.length} nodes: ${named}; pods failed there are not recreated`,
-    `kubectl -n ${snapshot.nodeNamespace} get pods -o wide -l app.kubernetes.io/name=${NODE_AGENT_NAME}; check the nodes' taints against the DaemonSet's tolerations`,
+    `kubectl -n ${snapshot.nodeNamespace} get pods -o wide -l ${podSelector(snapshot.daemonSet)}; check the nodes' taints against the DaemonSet's tolerations`,
   );
 }
 
@@ -161,7 +164,10 @@ function meshConditionCheck(snapshot: InstallSnapshot): InstallCheckResult {
     'condition',
     'fail',
     message,
-    `kubectl describe node NAME (the condition's message names the cause; the agent's Events say more)`,
+    `kubectl describe node ${bad
+      .slice(0, 10)
+      .map((row) => row.name)
+      .join(' ')}  # the condition's message names the cause; the agent's Events say more`,
   );
 }
 
@@ -173,7 +179,7 @@ function rbacCheck(snapshot: InstallSnapshot): InstallCheckResult {
     return unreadable('node-agent', 'rbac', 'the ClusterRoleBindings', snapshot.clusterRoleBindings);
   if (snapshot.clusterRoles.state !== 'found')
     return unreadable('node-agent', 'rbac', 'the ClusterRoles', snapshot.clusterRoles);
-  const account = `${snapshot.nodeNamespace}/${NODE_AGENT_NAME}`;
+  const account = `${snapshot.nodeNamespace}/${agentAccount(snapshot)}`;
   const bound = list(at(snapshot.clusterRoleBindings.value, 'items'))
     .filter((binding) =>
       list(at(binding, 'subjects')).some(
@@ -210,6 +216,6 @@ function rbacCheck(snapshot: InstallSnapshot): InstallCheckResult {
     'rbac',
     'fail',
     `ServiceAccount ${account} may not ${missing.join(', ')}, which ${mode} needs`,
-    `re-apply the node agent's manifest with the same flags (its ClusterRole ${NODE_AGENT_NAME} has exactly these verbs)`,
+    `re-apply the node agent's manifest with the same flags (its ClusterRole ${agentName(snapshot)} has exactly these verbs)`,
   );
 }

@@ -1,3 +1,5 @@
+import { DEFAULT_IMAGE } from '../inject/validator-container.js';
+import { failClosedExemptions } from '../webhook/fail-closed-exemptions.js';
 import { parse as parseYaml } from 'yaml';
 import { webhookManifest } from '../webhook/webhook-manifest.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
@@ -167,7 +169,7 @@ function podSecurityCheck(snapshot: PreflightSnapshot): InstallCheckResult {
       'pod-security',
       'fail',
       `Namespace ${name} enforces PodSecurity ${enforce}: it refuses the node agent's privileged host-network pods`,
-      `kubectl label namespace ${name} ${ENFORCE}=privileged --overwrite  # or: interlock manifest --node-agent --node-namespace NS with a namespace of its own`,
+      `kubectl label namespace ${name} ${ENFORCE}=privileged --overwrite  # or print the agent into a namespace of its own (manifest --node-agent --namespace)`,
     );
   return installCheck(
     'preflight',
@@ -192,28 +194,27 @@ function failurePolicyCheck(snapshot: PreflightSnapshot): InstallCheckResult {
     image: snapshot.plan.image ?? 'mesh-interlock:dev',
     namespace: snapshot.plan.webhookNamespace,
     failurePolicy: 'Fail',
+    exemptNamespaces: failClosedExemptions(),
     metricsNamespace: snapshot.plan.webhookNamespace,
   }).find((document) => document['kind'] === 'MutatingWebhookConfiguration');
   const selectors = list(at(configuration, 'webhooks')).map((webhook) => at(webhook, 'namespaceSelector'));
-  const held = list(at(snapshot.namespaces.value, 'items'))
+  const heldNames = list(at(snapshot.namespaces.value, 'items'))
     .filter((item) => selectors.some((selector) => selects(selector, namespaceLabels(item))))
-    .flatMap((item) => {
-      const name = text(at(item, 'metadata', 'name')) ?? '';
-      const what = hosts.get(name);
-      return what ? [`${name} (${what.join(', ')})`] : [];
-    });
+    .map((item) => text(at(item, 'metadata', 'name')) ?? '')
+    .filter((name) => hosts.has(name));
+  const held = heldNames.map((name) => `${name} (${(hosts.get(name) ?? []).join(', ')})`);
   if (held.length === 0)
     return installCheck(
       'preflight',
       'failure-policy',
       'pass',
-      `--failure-policy Fail selects no namespace of the mesh, its CNI or cert-manager (${[...hosts.keys()].join(', ') || 'none found'})`,
+      `--failure-policy Fail selects no namespace of the mesh, its CNI or cert-manager (${[...hosts.keys()].join(', ') || 'none found'}; left out by default: ${failClosedExemptions().join(', ')})`,
     );
   return installCheck(
     'preflight',
     'failure-policy',
     'fail',
-    `--failure-policy Fail selects ${held.join(', ')}: while the webhook is down no pod starts there, and the webhook waits on them`,
-    `interlock manifest --webhook --failure-policy Ignore --image ${snapshot.plan.image ?? 'IMAGE'} | kubectl apply -f -  # or keep Fail once those namespaces are out of its namespaceSelector`,
+    `--failure-policy Fail would still select ${held.join(', ')}: while the webhook is down no pod starts there, and the webhook waits on them`,
+    `interlock manifest --webhook --failure-policy Fail --exempt-namespaces ${[...failClosedExemptions(), ...heldNames].join(',')} --image ${snapshot.plan.image ?? DEFAULT_IMAGE} | kubectl apply -f -`,
   );
 }

@@ -1,3 +1,4 @@
+import { DEFAULT_IMAGE } from '../inject/validator-container.js';
 import { WEBHOOK_CONFIGURATION_NAME, WEBHOOK_NAME, WEBHOOK_TLS_SECRET } from '../webhook/webhook-manifest.js';
 import { EXPIRY_WARNING_DAYS, expiryDate, firstCertificate, signedBy, type CertificateFacts } from './certificate.js';
 import { at, count, list, text } from './json-path.js';
@@ -5,7 +6,28 @@ import { namespaceLabels, selects } from './label-selector.js';
 import { installCheck, type InstallCheckResult, type InstallPart } from './install-check-result.js';
 import { valueOf, type Found, type InstallSnapshot } from './install-snapshot.js';
 
-const REINSTALL = 'interlock manifest --webhook [--ca-bundle FILE] | kubectl apply -f -';
+/**
+ * The line that prints the webhook again with what the cluster says it was installed with: its
+ * namespace, image and failure policy, and, when its CA was given rather than cert-manager's, that
+ * CA read back from the configuration into a file --ca-bundle takes.
+ */
+function reinstall(snapshot: InstallSnapshot): string {
+  const configuration = valueOf(snapshot.configuration);
+  const image = text(at(valueOf(snapshot.deployment), 'spec', 'template', 'spec', 'containers', 0, 'image'));
+  const policy = text(at(configuration, 'webhooks', 0, 'failurePolicy'));
+  const ownCa =
+    configuration !== undefined &&
+    text(at(configuration, 'metadata', 'annotations', 'cert-manager.io/inject-ca-from')) === undefined &&
+    text(at(configuration, 'webhooks', 0, 'clientConfig', 'caBundle')) !== undefined;
+  const readCa = `kubectl get mutatingwebhookconfiguration ${WEBHOOK_CONFIGURATION_NAME} -o jsonpath='{.webhooks[0].clientConfig.caBundle}' | base64 -d > interlock-ca.crt && `;
+  const flags = [
+    `--namespace ${snapshot.webhookNamespace}`,
+    `--image ${image ?? DEFAULT_IMAGE}`,
+    ...(policy === 'Fail' ? ['--failure-policy Fail'] : []),
+    ...(ownCa ? ['--ca-bundle interlock-ca.crt'] : []),
+  ];
+  return `${ownCa ? readCa : ''}interlock manifest --webhook ${flags.join(' ')} | kubectl apply -f -`;
+}
 
 /** Read failures are checks that fail too: a check that could not look has not passed. */
 export function unreadable(part: InstallPart, id: string, what: string, found: Found): InstallCheckResult {
@@ -29,7 +51,13 @@ export function webhookInstalled(snapshot: InstallSnapshot): boolean {
 export function webhookChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   if (!webhookInstalled(snapshot))
     return [
-      installCheck('webhook', 'installed', 'skip', `not installed (no ${WEBHOOK_CONFIGURATION_NAME})`, REINSTALL),
+      installCheck(
+        'webhook',
+        'installed',
+        'skip',
+        `not installed (no ${WEBHOOK_CONFIGURATION_NAME})`,
+        reinstall(snapshot),
+      ),
     ];
   const ns = snapshot.webhookNamespace;
   const caBundle = text(at(valueOf(snapshot.configuration), 'webhooks', 0, 'clientConfig', 'caBundle'));
@@ -40,7 +68,7 @@ export function webhookChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   return [
     configurationCheck(snapshot),
     namespaceSelectorCheck(snapshot),
-    objectCheck(snapshot.service, `Service ${ns}/${WEBHOOK_NAME}`, 'service'),
+    objectCheck(snapshot, snapshot.service, `Service ${ns}/${WEBHOOK_NAME}`, 'service'),
     endpointsCheck(snapshot),
     deploymentCheck(snapshot),
     caBundleCheck(ca),
@@ -57,7 +85,7 @@ function configurationCheck(snapshot: InstallSnapshot): InstallCheckResult {
       'configuration',
       'fail',
       `${name} does not exist, but other webhook objects do`,
-      REINSTALL,
+      reinstall(snapshot),
     );
   if (found.state !== 'found') return unreadable('webhook', 'configuration', name, found);
   const webhook = at(found.value, 'webhooks', 0);
@@ -70,7 +98,7 @@ function configurationCheck(snapshot: InstallSnapshot): InstallCheckResult {
       'configuration',
       'fail',
       `${name} calls Service ${target}, not ${snapshot.webhookNamespace}/${WEBHOOK_NAME}`,
-      REINSTALL,
+      reinstall(snapshot),
     );
   return installCheck(
     'webhook',
@@ -107,7 +135,7 @@ function namespaceSelectorCheck(snapshot: InstallSnapshot): InstallCheckResult {
   );
 }
 
-function objectCheck(found: Found, name: string, id: string): InstallCheckResult {
+function objectCheck(snapshot: InstallSnapshot, found: Found, name: string, id: string): InstallCheckResult {
   if (found.state === 'found') return installCheck('webhook', id, 'pass', `${name} exists`);
   if (found.state === 'absent')
     return installCheck(
@@ -115,7 +143,7 @@ function objectCheck(found: Found, name: string, id: string): InstallCheckResult
       id,
       'fail',
       `${name} does not exist: the API server cannot reach the webhook`,
-      REINSTALL,
+      reinstall(snapshot),
     );
   return unreadable('webhook', id, name, found);
 }
@@ -146,7 +174,7 @@ function deploymentCheck(snapshot: InstallSnapshot): InstallCheckResult {
   const name = `Deployment ${snapshot.webhookNamespace}/${WEBHOOK_NAME}`;
   const found = snapshot.deployment;
   if (found.state === 'absent')
-    return installCheck('webhook', 'deployment', 'fail', `${name} does not exist`, REINSTALL);
+    return installCheck('webhook', 'deployment', 'fail', `${name} does not exist`, reinstall(snapshot));
   if (found.state !== 'found') return unreadable('webhook', 'deployment', name, found);
   const desired = count(at(found.value, 'spec', 'replicas') ?? 1);
   const ready = count(at(found.value, 'status', 'readyReplicas'));
@@ -168,7 +196,7 @@ function caBundleCheck(ca: CertificateFacts | string | undefined): InstallCheckR
       'ca-bundle',
       'fail',
       'the configuration has no caBundle: the API server cannot verify the webhook, so every call fails',
-      'install cert-manager (it injects the CA from the Certificate), or print the webhook with --ca-bundle FILE',
+      'kubectl apply -f https://github.com/cert-manager/cert-manager/releases/latest/download/cert-manager.yaml  # it injects the CA from the Certificate; or print the webhook with --ca-bundle and your CA',
     );
   if (typeof ca === 'string')
     return installCheck(
@@ -176,7 +204,7 @@ function caBundleCheck(ca: CertificateFacts | string | undefined): InstallCheckR
       'ca-bundle',
       'fail',
       `the caBundle: ${ca}`,
-      'print the webhook with --ca-bundle FILE holding the CA in PEM',
+      'print the webhook again with --ca-bundle naming a file that holds the CA in PEM',
     );
   return expiryCheck('ca-bundle', `the caBundle's CA (${ca.subject})`, ca);
 }

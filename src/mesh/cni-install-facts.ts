@@ -5,6 +5,12 @@
  */
 export interface MeshCniFacts {
   readonly daemonSet: string;
+  /**
+   * The namespace the CNI DaemonSet runs in when installed as the mesh documents it (its charts
+   * install into the release namespace; the documented one is pinned in
+   * test/fixtures/meshes/facts/infrastructure-namespaces.json).
+   */
+  readonly namespace: string;
   readonly config?: {
     readonly configMap: string;
     readonly key: 'values';

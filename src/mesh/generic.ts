@@ -6,6 +6,8 @@ export const GENERIC = {
   failureExitCode: 97,
   containers: { validator: 'interlock', proxy: undefined, rulesWriter: undefined },
   validatorUid: 65534,
+  // Its node agent's port on the host network (`manifest --node-agent`): one per mesh, so two meshes' agents share a node.
+  nodeAgentPort: 9482,
   cniPlugin: undefined,
   podMetadata: undefined,
   namespaceAnnotationFallback: false,

@@ -29,11 +29,14 @@ export const ISTIO_AMBIENT = {
   // Ambient has no mode switch: istio-cni's node agent is what captures the pods.
   cniInstall: {
     daemonSet: 'istio-cni-node',
+    namespace: 'istio-system',
     installCni: 'helm install istio-cni istio/cni -n istio-system --set profile=ambient',
   },
   containers: { validator: 'istio-ambient-validation', proxy: undefined, rulesWriter: undefined },
   // Ambient's rules know no uid (ztunnel is told apart by its socket mark), so nobody will do.
   validatorUid: 65534,
+  // Its node agent's port on the host network (`manifest --node-agent`): one per mesh, so two meshes' agents share a node.
+  nodeAgentPort: 9480,
   cniPlugin: 'istio-cni',
   // Its per-pod annotations: ISTIO_AMBIENT_POD_ANNOTATIONS below.
   podMetadata: 'istio-cni-ambient',

@@ -14,6 +14,7 @@ export const ISTIO = {
   // whose injection template renders istio-validation only when .Values.pilot.cni.enabled.
   cniInstall: {
     daemonSet: 'istio-cni-node',
+    namespace: 'istio-system',
     config: { configMap: 'istio-sidecar-injector', key: 'values', format: 'json', path: ['pilot', 'cni', 'enabled'] },
     installCni: 'helm install istio-cni istio/cni -n istio-system',
     enableCni: 'helm upgrade istiod istio/istiod -n istio-system --reuse-values --set pilot.cni.enabled=true',
@@ -21,6 +22,8 @@ export const ISTIO = {
   containers: { validator: 'istio-validation', proxy: 'istio-proxy', rulesWriter: 'istio-init' },
   // Istio's validator runs as the proxy's uid, which its rules treat specially.
   validatorUid: 1337,
+  // Its node agent's port on the host network (`manifest --node-agent`): one per mesh, so two meshes' agents share a node.
+  nodeAgentPort: 9479,
   cniPlugin: 'istio-cni',
   podMetadata: 'annotations',
   namespaceAnnotationFallback: false,

@@ -17,6 +17,8 @@ export const KUMA = {
   containers: { validator: 'kuma-validation', proxy: 'kuma-sidecar', rulesWriter: 'kuma-init' },
   // kuma-validation runs as the sidecar's uid (runAsUser/runAsGroup 5678 in the injector's goldens).
   validatorUid: 5678,
+  // Its node agent's port on the host network (`manifest --node-agent`): one per mesh, so two meshes' agents share a node.
+  nodeAgentPort: 9481,
   cniPlugin: 'kuma-cni',
   podMetadata: 'annotations',
   namespaceAnnotationFallback: false,

@@ -13,6 +13,7 @@ export const LINKERD = {
   // charts/linkerd-control-plane/templates/config.yaml (linkerd-config, `values`: the chart's values as YAML).
   cniInstall: {
     daemonSet: 'linkerd-cni',
+    namespace: 'linkerd-cni',
     config: { configMap: 'linkerd-config', key: 'values', format: 'yaml', path: ['cniEnabled'] },
     installCni: 'linkerd install-cni | kubectl apply -f -',
     enableCni: 'linkerd upgrade --linkerd-cni-enabled | kubectl apply -f -',
@@ -20,6 +21,8 @@ export const LINKERD = {
   containers: { validator: 'linkerd-network-validator', proxy: 'linkerd-proxy', rulesWriter: 'linkerd-init' },
   // Linkerd's validator runs as nobody.
   validatorUid: 65534,
+  // Its node agent's port on the host network (`manifest --node-agent`): one per mesh, so two meshes' agents share a node.
+  nodeAgentPort: 9478,
   cniPlugin: 'linkerd-cni',
   podMetadata: 'annotations',
   namespaceAnnotationFallback: true,

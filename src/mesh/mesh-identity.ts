@@ -194,6 +194,11 @@ export interface MeshIdentity {
   };
   /** The uid (and gid) a validator Interlock prints runs as without the rules check. */
   readonly validatorUid: number;
+  /**
+   * The node agent's `--listen` port as `manifest --node-agent` prints it: each mesh its own (and
+   * none the single-agent release's 9477), so one agent per mesh runs on a node's host network.
+   */
+  readonly nodeAgentPort: number;
   /** The namespace its install puts its control plane in by default: never Interlock's to own. */
   readonly controlPlaneNamespace?: string;
   /** How `check --pre` tells its CNI mode is installed and on; undefined: it is not checked. */

@@ -60,6 +60,21 @@ export function controlPlaneNamespaces(): readonly string[] {
   );
 }
 
+/**
+ * Where the meshes run what a pod's start depends on: their control planes and CNI plugins, by
+ * default (a failurePolicy Fail webhook must not select them: it would hold up their own repair).
+ */
+export function meshInfrastructureNamespaces(): readonly string[] {
+  return [
+    ...new Set(
+      IDENTITIES.flatMap((identity) => [
+        ...('controlPlaneNamespace' in identity ? [identity.controlPlaneNamespace] : []),
+        ...('cniInstall' in identity ? [identity.cniInstall.namespace] : []),
+      ]),
+    ),
+  ];
+}
+
 /** Whether the mesh's preset names its proxy's redirect ports; generic's must come from flags. */
 export function hasOwnPorts(mesh: Mesh): boolean {
   const { capture } = meshIdentity(mesh);

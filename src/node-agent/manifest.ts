@@ -1,4 +1,5 @@
 import type { Mesh } from '../config/interception.js';
+import { meshIdentity } from '../mesh/meshes.js';
 import type { Platform } from '../config/platform.js';
 import { ADMISSION_OPT_OUT, interlockLabels } from '../kube/interlock-labels.js';
 import { workloadSecurityContext } from '../kube/workload-security-context.js';
@@ -26,7 +27,7 @@ export interface NodeAgentManifestOptions {
     /** The runtime's CRI socket, which the audit asks what the runtime loaded (mounted read-only). */
     readonly criSocket?: string;
   };
-  /** The port of `--listen` when given (metrics and probes); 9477 otherwise. */
+  /** The port of `--listen` when given (metrics and probes); the mesh's own otherwise (nodeAgentMetricsPort). */
   readonly listenPort?: number;
   /**
    * With `--recheck-interval`: the runtime's socket and where it mounts pods' network namespaces
@@ -47,8 +48,40 @@ export interface NodeGateRights {
   readonly startupTaint: string | undefined;
 }
 
+/** The app every agent is (its `app.kubernetes.io/name`, what `check` and the PodMonitor select). */
 export const NODE_AGENT_NAME = 'interlock-node';
-const NODE_AGENT_METRICS_PORT = 9477;
+
+/**
+ * One agent per mesh may run on a cluster of two meshes: each mesh's agent has its own objects
+ * (named by this, cluster-scoped ones too) and its own port on the host network. The names and
+ * port of the release that ran one agent (`interlock-node`, 9477) are nobody's now, so an upgrade's
+ * new agent starts beside the old one, which its install record then retires.
+ */
+const nodeAgentInstance = (mesh: Mesh): string => `${NODE_AGENT_NAME}-${mesh}`;
+
+/** The mesh's agent's `--listen` port (its mesh module's `nodeAgentPort`). */
+export const nodeAgentMetricsPort = (mesh: Mesh): number => meshIdentity(mesh).nodeAgentPort;
+
+/** The single-agent release's objects in `namespace`, as `kubectl delete -f` takes them: an upgrade removes them. */
+export function retiredAgentObjects(namespace: string): readonly object[] {
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  const admission = 'admissionregistration.k8s.io/v1';
+  const scope = `${NODE_AGENT_NAME}-own-node-pods`;
+  return [
+    ['apps/v1', 'DaemonSet', NODE_AGENT_NAME, namespace],
+    ['v1', 'ResourceQuota', NODE_AGENT_NAME, namespace],
+    ['v1', 'ServiceAccount', NODE_AGENT_NAME, namespace],
+    ['v1', 'ConfigMap', 'interlock-install-node-agent', namespace],
+    [admission, 'ValidatingAdmissionPolicyBinding', scope],
+    [admission, 'ValidatingAdmissionPolicy', scope],
+    [rbac, 'ClusterRoleBinding', NODE_AGENT_NAME],
+    [rbac, 'ClusterRole', NODE_AGENT_NAME],
+  ].map(([apiVersion, kind, name, ns]) => ({
+    apiVersion,
+    kind,
+    metadata: { name, ...(ns === undefined ? {} : { namespace: ns }) },
+  }));
+}
 
 interface PolicyRule {
   apiGroups: string[];
@@ -120,7 +153,7 @@ function agentArgs(options: NodeAgentManifestOptions): string[] {
     ...(options.containerName && !has('container-name') ? [`--container-name=${options.containerName}`] : []),
     ...(options.taint && !has('taint') ? ['--taint'] : []),
     ...given,
-    ...(has('listen') ? [] : [`--listen=0.0.0.0:${NODE_AGENT_METRICS_PORT}`]),
+    ...(has('listen') ? [] : [`--listen=0.0.0.0:${nodeAgentMetricsPort(options.mesh ?? 'generic')}`]),
   ];
 }
 
@@ -226,7 +259,7 @@ function agentSecurityContext(options: NodeAgentManifestOptions): Record<string,
 }
 
 function agentContainer(options: NodeAgentManifestOptions): object {
-  const port = options.listenPort ?? NODE_AGENT_METRICS_PORT;
+  const port = options.listenPort ?? nodeAgentMetricsPort(options.mesh ?? 'generic');
   const mounts = [...cniVolumes(options).mounts, ...recheckVolumes(options).mounts];
   const probe = (path: string) => ({
     httpGet: { path, port },
@@ -263,8 +296,9 @@ function agentContainer(options: NodeAgentManifestOptions): object {
  */
 export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly object[] {
   const namespace = options.namespace ?? 'interlock-system';
-  const labels = interlockLabels(NODE_AGENT_NAME, 'node-agent');
-  const metadata = { name: NODE_AGENT_NAME, labels };
+  const name = nodeAgentInstance(options.mesh ?? 'generic');
+  const labels = { ...interlockLabels(NODE_AGENT_NAME, 'node-agent'), [INSTANCE_LABEL]: name };
+  const metadata = { name, labels };
   return [
     {
       apiVersion: 'v1',
@@ -291,14 +325,17 @@ export function nodeAgentManifest(options: NodeAgentManifestOptions): readonly o
       apiVersion: 'rbac.authorization.k8s.io/v1',
       kind: 'ClusterRoleBinding',
       metadata,
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NODE_AGENT_NAME },
-      subjects: [{ kind: 'ServiceAccount', name: NODE_AGENT_NAME, namespace }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+      subjects: [{ kind: 'ServiceAccount', name, namespace }],
     },
-    ...nodeScopePolicy(options.action ?? 'delete', { name: NODE_AGENT_NAME, namespace }, labels),
+    ...nodeScopePolicy(options.action ?? 'delete', { name, namespace }, labels),
     ...criticalPodQuota(namespace, metadata),
     daemonSet(options, { ...metadata, namespace }, labels),
   ];
 }
+
+/** Which mesh's agent an object is: the DaemonSet's selector holds it beside the name. */
+const INSTANCE_LABEL = 'app.kubernetes.io/instance';
 
 const CRITICAL_PRIORITY = 'system-node-critical';
 
@@ -333,12 +370,15 @@ function daemonSet(options: NodeAgentManifestOptions, metadata: object, labels: 
     kind: 'DaemonSet',
     metadata,
     spec: {
-      selector: { matchLabels: { 'app.kubernetes.io/name': NODE_AGENT_NAME } },
+      // Its own mesh's pods only: two agents' DaemonSets in one namespace must not adopt each other's.
+      selector: {
+        matchLabels: { 'app.kubernetes.io/name': NODE_AGENT_NAME, [INSTANCE_LABEL]: labels[INSTANCE_LABEL] },
+      },
       updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: '10%' } },
       template: {
         metadata: { labels: { ...labels, [ADMISSION_OPT_OUT.key]: ADMISSION_OPT_OUT.value } },
         spec: {
-          serviceAccountName: NODE_AGENT_NAME,
+          serviceAccountName: labels[INSTANCE_LABEL],
           hostNetwork: true,
           dnsPolicy: 'ClusterFirstWithHostNet',
           priorityClassName: CRITICAL_PRIORITY,

@@ -14,6 +14,8 @@ export interface WebhookManifestOptions {
   readonly failurePolicy: 'Ignore' | 'Fail';
   /** The CA that signed the serving certificate, PEM; without it cert-manager issues and injects it. */
   readonly caBundlePem?: string;
+  /** Namespaces never sent to the webhook, beside kube-system and its own (`--exempt-namespaces`). */
+  readonly exemptNamespaces?: readonly string[];
   /** Only pods created in this namespace are sent to the webhook. */
   readonly canaryNamespace?: string;
   /** The namespace whose pods may scrape the metrics port. */
@@ -279,7 +281,8 @@ function antiAffinity(): Document {
 }
 
 function webhookConfiguration(options: WebhookManifestOptions): Document {
-  const notIn = { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system', options.namespace] };
+  const exempt = ['kube-system', options.namespace, ...(options.exemptNamespaces ?? [])];
+  const notIn = { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [...new Set(exempt)] };
   const canary = options.canaryNamespace
     ? [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [options.canaryNamespace] }]
     : [];

@@ -56,6 +56,8 @@ interface Case {
   readonly openshift?: true;
   /** webhook.caBundle from a file, as manifest --ca-bundle (no cert-manager objects). */
   readonly caBundle?: true;
+  /** webhook.exemptNamespaces, as manifest --exempt-namespaces (it replaces the default list). */
+  readonly exempt?: readonly string[];
 }
 
 const CASES: readonly Case[] = [
@@ -64,6 +66,8 @@ const CASES: readonly Case[] = [
   { mesh: 'istio-ambient', webhook: true, nodeAgent: false, caBundle: true, failurePolicy: 'Fail' },
   { mesh: 'istio', webhook: false, nodeAgent: true },
   { mesh: 'kuma', webhook: true, nodeAgent: false, failurePolicy: 'Fail' },
+  { mesh: 'kuma', webhook: true, nodeAgent: false, failurePolicy: 'Fail', exempt: ['ops', 'cert-manager'] },
+  { mesh: 'linkerd', webhook: true, nodeAgent: false, exempt: ['ops'] },
   { mesh: 'istio-ambient', webhook: true, nodeAgent: true },
   { mesh: 'linkerd', webhook: false, nodeAgent: false },
   { mesh: 'kuma', webhook: true, nodeAgent: true, failurePolicy: 'Fail' },
@@ -89,6 +93,7 @@ async function expected(test: Case): Promise<string> {
   const policy = test.failurePolicy ? [`--failure-policy=${test.failurePolicy}`] : [];
   const ambient = test.mesh === 'istio-ambient' ? [`--mesh=${test.mesh}`] : [];
   const ca = test.caBundle ? [`--ca-bundle=${CA_FILE}`] : [];
+  if (test.exempt) ca.push(`--exempt-namespaces=${test.exempt.join(',')}`);
   const webhook = test.webhook ? await manifest(['--webhook', ...ambient, image, platform, ...policy, ...ca]) : '';
   return `${agent}\n---\n${webhook}`;
 }
@@ -117,6 +122,7 @@ describe('charts/interlock', () => {
       '--set',
       'image.repository=registry.example/team/mesh-interlock,image.tag=1.2.3',
       ...(test.failurePolicy ? ['--set', `webhook.failurePolicy=${test.failurePolicy}`] : []),
+      ...(test.exempt ? ['--set', `webhook.exemptNamespaces={${test.exempt.join(',')}}`] : []),
       ...(test.cniAudit ? ['--set', 'nodeAgent.cniAudit=true'] : []),
       ...(test.caBundle ? ['--set-file', `webhook.caBundle=${CA_FILE}`] : []),
       ...(test.openshift ? ['-f', join(chart, 'values-openshift.yaml')] : []),
@@ -148,7 +154,7 @@ describe('charts/interlock', () => {
       ) as unknown as {
         spec: { template: { spec: Record<string, unknown> & { containers: { imagePullPolicy?: string }[] } } };
       };
-    const agent = pod('interlock-node').spec.template.spec;
+    const agent = pod('interlock-node-linkerd').spec.template.spec;
     expect(agent.imagePullSecrets).toEqual([{ name: 'regcred' }]);
     expect(agent.nodeSelector).toEqual({ 'kubernetes.io/os': 'linux' });
     expect(agent.containers[0]?.imagePullPolicy).toBe('Always');

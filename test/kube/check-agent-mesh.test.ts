@@ -1,3 +1,4 @@
+import { expectPasteable } from '../harness/fix-line.js';
 import { describe, expect, it } from 'vitest';
 import { nodeAgentChecks } from '../../src/install-check/node-agent-checks.js';
 import type { Found, InstallSnapshot } from '../../src/install-check/install-snapshot.js';
@@ -92,9 +93,24 @@ describe("interlock check: the node agent's fix lines are commands that run", ()
     );
   });
 
-  it('says --mesh when nothing is installed: manifest --node-agent refuses to print without it', () => {
+  it('when no agent is installed, names the mesh whose validators the pods run (else leaves the choice in a comment)', async () => {
     const none = { ...snapshot([], found({ items: [] })), daemonSet: absent };
     const row = nodeAgentChecks(none).find((result) => result.id === 'node-agent.installed');
-    expect(row?.fix).toMatch(/^interlock manifest --node-agent --mesh MESH --image IMAGE/);
+    expect(row?.fix).toMatch(
+      /^# no pod runs a mesh's validator yet; for your mesh: interlock manifest --node-agent --mesh linkerd\|/,
+    );
+    const meshed = {
+      ...none,
+      meshPods: found({
+        items: [
+          { metadata: { namespace: 'shop', name: 'web' }, spec: { initContainers: [{ name: 'istio-validation' }] } },
+        ],
+      }),
+    };
+    const fix = nodeAgentChecks(meshed).find((result) => result.id === 'node-agent.installed')?.fix;
+    expect(fix).toMatch(
+      /^interlock manifest --node-agent --mesh istio --namespace interlock-system --image \S+ \| kubectl apply -f -$/,
+    );
+    await expectPasteable(fix);
   });
 });

@@ -15,6 +15,7 @@ const node = (name: string, ...conditions: object[]) => ({
 function snapshot(args: readonly string[], nodes: readonly object[]): InstallSnapshot {
   const docs = nodeAgentManifest({
     image: 'ghcr.io/example/interlock:1',
+    mesh: 'istio',
     gate: { condition: args.includes('--report-condition'), startupTaint: undefined },
   }) as Record<string, unknown>[];
   const role = docs.find((doc) => doc.kind === 'ClusterRole');
@@ -34,7 +35,15 @@ function snapshot(args: readonly string[], nodes: readonly object[]): InstallSna
     tlsSecret: absent,
     nodeNamespace: 'interlock-system',
     daemonSet: found({
-      spec: { template: { spec: { containers: [{ args: ['node', '--mesh=istio', ...args] }] } } },
+      metadata: { name: 'interlock-node-istio' },
+      spec: {
+        template: {
+          spec: {
+            serviceAccountName: 'interlock-node-istio',
+            containers: [{ args: ['node', '--mesh=istio', ...args] }],
+          },
+        },
+      },
       status: { desiredNumberScheduled: nodes.length, numberReady: nodes.length },
     }),
     agentPods: found({ items: [] }),

@@ -1,3 +1,4 @@
+import { MESHES } from '../../src/mesh/meshes.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -265,13 +266,13 @@ describe('kubectl apply takes every printed manifest, as printed', () => {
       ['--dry-run=server'],
     );
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stdout).toContain('daemonset.apps/interlock-node created (server dry run)');
-    expect(api.store.get('daemonsets', 'jobs', 'interlock-node')).toBeUndefined();
+    expect(dry.stdout).toContain('daemonset.apps/interlock-node-linkerd created (server dry run)');
+    expect(api.store.get('daemonsets', 'jobs', 'interlock-node-linkerd')).toBeUndefined();
     const args = ['--node-agent', '--namespace', 'ssa-agent', '--cni-audit', '--mesh', 'linkerd', '--taint'];
     const ssa = await pipeManifest(args, ['--server-side']);
     expect(ssa.code, ssa.stderr).toBe(0);
-    expect(ssa.stdout).toContain('daemonset.apps/interlock-node serverside-applied');
-    expect(api.store.get('daemonsets', 'ssa-agent', 'interlock-node')).toBeDefined();
+    expect(ssa.stdout).toContain('daemonset.apps/interlock-node-linkerd serverside-applied');
+    expect(api.store.get('daemonsets', 'ssa-agent', 'interlock-node-linkerd')).toBeDefined();
   });
 });
 
@@ -295,7 +296,7 @@ describe('kubectl refuses what a real API server refuses (so an accepted apply m
     const serverSide = await shell('kubectl apply --server-side -f -', [], broken);
     expect(serverSide.code).not.toBe(0);
     expect(serverSide.stderr).toMatch(/strict decoding error: unknown field ".*\.readOnlyy"/);
-    expect(api.store.get('daemonsets', 'broken', 'interlock-node')).toBeUndefined();
+    expect(api.store.get('daemonsets', 'broken', 'interlock-node-linkerd')).toBeUndefined();
   });
 
   it('a namespaced object before its namespace exists', async () => {
@@ -321,15 +322,15 @@ describe('kubectl get and describe what was applied', () => {
     const get = await kubectl('get', 'namespace,serviceaccount,daemonset', '-n', 'interlock-system');
     expect(get.code, get.stderr).toBe(0);
     expect(get.stdout).toMatch(/interlock-system/);
-    expect(get.stdout).toMatch(/daemonset\.apps\/interlock-node|interlock-node/);
+    expect(get.stdout).toMatch(/daemonset\.apps\/interlock-node-linkerd|interlock-node-linkerd/);
     const roles = await kubectl('get', 'clusterrole,clusterrolebinding', '-o', 'name');
-    expect(roles.stdout.split('\n').sort()).toEqual(
-      [
-        '',
-        'clusterrole.rbac.authorization.k8s.io/interlock-node',
-        'clusterrolebinding.rbac.authorization.k8s.io/interlock-node',
-      ].sort(),
-    );
+    // One agent per mesh: each mesh applied above has its own ClusterRole and binding, none shared.
+    const names = roles.stdout.split('\n').filter(Boolean);
+    const of = (kind: string) =>
+      names.filter((name) => name.startsWith(`${kind}.rbac.authorization.k8s.io/`)).map((name) => name.split('/')[1]);
+    expect(of('clusterrolebinding').sort()).toEqual(of('clusterrole').sort());
+    expect(of('clusterrole')).toContain('interlock-node-linkerd');
+    for (const name of of('clusterrole')) expect(name).toMatch(new RegExp(`^interlock-node-(${MESHES.join('|')})$`));
     const applied = await shell(`${interlock} manifest "$@"`, [
       '--node-agent',
       '--namespace',
@@ -339,11 +340,11 @@ describe('kubectl get and describe what was applied', () => {
       'linkerd',
     ]);
     expect((await shell('kubectl apply -f -', [], applied.stdout)).code).toBe(0);
-    const describe = await kubectl('describe', 'daemonset', 'interlock-node', '-n', 'shown');
+    const describe = await kubectl('describe', 'daemonset', 'interlock-node-linkerd', '-n', 'shown');
     expect(describe.code, describe.stderr).toBe(0);
     expect(describe.stdout).toMatch(/\/etc\/cni\/net\.d from cni-0 \(ro\)/);
     expect(describe.stdout).toMatch(/HostPathType:\s+Directory/);
-    const json = await kubectl('get', 'daemonset', 'interlock-node', '-n', 'shown', '-o', 'json');
+    const json = await kubectl('get', 'daemonset', 'interlock-node-linkerd', '-n', 'shown', '-o', 'json');
     const printedArgs = parseAllDocuments(applied.stdout)
       .map((doc) => doc.toJS() as { kind: string; spec?: { template: { spec: { containers: { args: string[] }[] } } } })
       .find((object) => object.kind === 'DaemonSet')!.spec!.template.spec.containers[0]!.args;

@@ -30,7 +30,7 @@ describe('manifest --node-agent keeps each agent to its own node’s pods at the
       expect(policy.spec.matchConditions).toEqual([
         {
           name: 'interlock-node-agent',
-          expression: "request.userInfo.username == 'system:serviceaccount:ops:interlock-node'",
+          expression: "request.userInfo.username == 'system:serviceaccount:ops:interlock-node-linkerd'",
         },
       ]);
       const expression = policy.spec.validations.map((rule: Doc) => rule.expression).join(' ');

@@ -62,14 +62,14 @@ describe('node agent manifests', () => {
       '--mesh=linkerd',
       '--action=label',
       '--taint',
-      '--listen=0.0.0.0:9477',
+      '--listen=0.0.0.0:9478',
     ]);
     expect(pod.containers[0]?.env).toContainEqual({
       name: 'NODE_NAME',
       valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } },
     });
     expect(documents[3]?.subjects).toEqual([
-      { kind: 'ServiceAccount', name: 'interlock-node', namespace: 'interlock-system' },
+      { kind: 'ServiceAccount', name: 'interlock-node-linkerd', namespace: 'interlock-system' },
     ]);
   });
 });

@@ -18,6 +18,13 @@ export interface InstallRecordInput {
   /** The flags a variable gave (`INTERLOCK_MESH=linkerd`): part of what was installed too. */
   readonly environment: readonly string[];
   readonly documents: readonly ManifestDocument[];
+  /** Whose part it is when one cluster runs several (the node agent's mesh): the record's name ends with it. */
+  readonly instance?: string;
+  /**
+   * What an earlier release installed for this part and this one no longer prints (the single
+   * agent's objects): kept apart from `objects`, since an upgrade deletes them once the new part runs.
+   */
+  readonly retired?: readonly object[];
 }
 
 type Meta = { name?: unknown; namespace?: unknown };
@@ -58,11 +65,14 @@ function withoutImage(argv: readonly string[]): string[] {
   );
 }
 
+const documentsText = (objects: readonly object[]): string =>
+  objects.map((object) => `---\n${stringify(object)}`).join('');
+
 /** The install record for what `documents` holds; undefined when nothing namespaced is printed. */
 export function installRecord(input: InstallRecordInput): ManifestDocument | undefined {
   const namespace = recordNamespace(input.documents);
   if (namespace === undefined) return undefined;
-  const name = `${INSTALL_RECORD_NAME}-${input.component}`;
+  const name = [INSTALL_RECORD_NAME, input.component, ...(input.instance ? [input.instance] : [])].join('-');
   const metadata = { name, namespace, labels: interlockLabels(INSTALL_RECORD_NAME, input.component) };
   const record = { apiVersion: 'v1', kind: 'ConfigMap', metadata };
   // Removed in the reverse of the order applied: the objects inside a Namespace before it.
@@ -71,7 +81,8 @@ export function installRecord(input: InstallRecordInput): ManifestDocument | und
     command: ['interlock', 'manifest', ...withoutImage(input.argv)].map(shellWord).join(' '),
     ...(input.environment.length > 0 ? { environment: input.environment.join('\n') } : {}),
     version: VERSION,
-    objects: objects.map((object) => `---\n${stringify(object)}`).join(''),
+    objects: documentsText(objects),
+    ...(input.retired && input.retired.length > 0 ? { retired: documentsText(input.retired) } : {}),
   };
   return {
     value: { ...record, data },

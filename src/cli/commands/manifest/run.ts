@@ -84,6 +84,7 @@ export const MODE_FLAGS: Readonly<Record<Mode, readonly string[]>> = {
     'ca-bundle',
     'failure-policy',
     'canary-namespace',
+    'exempt-namespaces',
     'api-server-cidr',
     'metrics-namespace',
     'webhook-client-ca',
@@ -112,7 +113,7 @@ export async function runManifest(
   // What is printed must start: the command each container runs checks it here, at print time.
   const refused = printedRefusal(documents.map((document) => document.value));
   if (refused) return usageError(refused);
-  documents.push(...recorded(mode, documents, argv, values, env));
+  documents.push(...(await recorded(mode, documents, argv, values, env)));
   const json = flagValue(values, MANIFEST_OUTPUT_FLAG) === 'json';
   const stdout = json ? renderJson(documents) : renderYaml(documents);
   const usesImage = mode !== 'rbac' && flagSource(values, IMAGE_FLAG) === undefined;
@@ -132,18 +133,33 @@ const COMPONENT: Readonly<Record<Mode, Component | undefined>> = {
 };
 
 /** The install record of what is printed (install-record.ts), when the mode installs something. */
-function recorded(
+async function recorded(
   mode: Mode,
   documents: readonly ManifestDocument[],
   argv: readonly string[],
   values: ParsedFlags,
   env: Readonly<Record<string, string | undefined>>,
-): ManifestDocument[] {
+): Promise<ManifestDocument[]> {
   const component = COMPONENT[mode];
   if (component === undefined) return [];
   const environment = environmentSources(values).map((variable) => `${variable}=${env[variable] ?? ''}`);
-  const record = installRecord({ component, argv: withoutOutputFormat(argv), environment, documents });
+  const record = installRecord({
+    component,
+    argv: withoutOutputFormat(argv),
+    environment,
+    documents,
+    ...(mode === 'node-agent' ? await agentRecordParts(values) : {}),
+  });
   return record ? [record] : [];
+}
+
+/** The agent's record is its mesh's, and retires what the single-agent release left in its namespace. */
+async function agentRecordParts(values: ParsedFlags): Promise<{ instance: string; retired: readonly object[] }> {
+  const { retiredAgentObjects } = await import('../../../node-agent/manifest.js');
+  return {
+    instance: givenValue(values, MESH_FLAG) ?? 'generic',
+    retired: retiredAgentObjects(flagValue(values, NAMESPACE_FLAG) ?? 'interlock-system'),
+  };
 }
 
 /** argv without --output/-o: YAML or JSON, the same objects are installed. */

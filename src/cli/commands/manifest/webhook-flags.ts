@@ -1,9 +1,11 @@
 import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
+import { failClosedExemptions } from '../../../webhook/fail-closed-exemptions.js';
 import {
   oneOf,
   parseCidrTexts,
   parseNameList,
   parseNamespaceName,
+  parseNamespaceNames,
   parseNonBlank,
   parseSwitch,
 } from '../../../config/flag-parsers.js';
@@ -32,6 +34,14 @@ export const FAILURE_POLICY_FLAG: DefaultedFlag<'Ignore' | 'Fail'> = {
   help: "With --webhook: what the API server does when the webhook does not answer (default {default}: the pod keeps the mesh's own validator).",
   parse: oneOf(['Ignore', 'Fail'], { say: 'or', exact: true }),
   default: 'Ignore',
+};
+
+export const EXEMPT_NAMESPACES_FLAG: FlagDef<string[]> = {
+  name: 'exempt-namespaces',
+  kind: 'value',
+  placeholder: 'NS[,NS]',
+  help: `With --webhook: namespaces never sent to it, beside kube-system and its own. With --failure-policy Fail the default is ${failClosedExemptions().join(',')} (cert-manager, the meshes' control planes and CNI plugins: a webhook outage must not block their repair); a list replaces it (name those too to extend it).`,
+  parse: parseNamespaceNames,
 };
 
 export const CANARY_NAMESPACE_FLAG: FlagDef<string> = {
@@ -80,6 +90,7 @@ export const WEBHOOK_MANIFEST_FLAGS: readonly FlagDef[] = [
   WEBHOOK_SWITCH,
   CA_BUNDLE_FLAG,
   FAILURE_POLICY_FLAG,
+  EXEMPT_NAMESPACES_FLAG,
   CANARY_NAMESPACE_FLAG,
   API_SERVER_CIDR_FLAG,
   METRICS_NAMESPACE_FLAG,

@@ -8,6 +8,7 @@ import {
   API_SERVER_CIDR_FLAG,
   CA_BUNDLE_FLAG,
   CANARY_NAMESPACE_FLAG,
+  EXEMPT_NAMESPACES_FLAG,
   FAILURE_POLICY_FLAG,
   METRICS_NAMESPACE_FLAG,
   WEBHOOK_CLIENT_CA_FLAG,
@@ -18,6 +19,7 @@ import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { IMAGE_PULL_SECRET_FLAG, NAMESPACE_FLAG } from './flags.js';
 import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from '../../input/read-input-file.js';
+import { failClosedExemptions } from '../../../webhook/fail-closed-exemptions.js';
 
 /**
  * Said above the first document: without --ca-bundle the serving certificate comes from
@@ -56,12 +58,15 @@ export function webhookDocuments(parsed: ParsedFlags): Result<ManifestDocument[]
       `--mesh does not apply to manifest --webhook (given ${mesh}): it replaces every mesh's own validator; only --mesh ${capturing?.mesh ?? '(none)'}, which adds Interlock's validator to the pods that mesh captures`,
     );
   const pullSecrets = flagValue(parsed, IMAGE_PULL_SECRET_FLAG);
+  const failurePolicy = flagValue(parsed, FAILURE_POLICY_FLAG);
+  const exempt = flagValue(parsed, EXEMPT_NAMESPACES_FLAG) ?? (failurePolicy === 'Fail' ? failClosedExemptions() : []);
   const documents = webhookManifest({
     image: flagValue(parsed, IMAGE_FLAG),
     ...(pullSecrets === undefined ? {} : { imagePullSecrets: pullSecrets }),
     platform: flagValue(parsed, PLATFORM_FLAG),
     namespace,
-    failurePolicy: flagValue(parsed, FAILURE_POLICY_FLAG),
+    failurePolicy,
+    ...(exempt.length > 0 ? { exemptNamespaces: exempt } : {}),
     metricsNamespace: flagValue(parsed, METRICS_NAMESPACE_FLAG),
     ...(mesh !== undefined && capturing ? { capturedPods: capturing.capturedPods } : {}),
     ...(caBundlePem.value === undefined ? {} : { caBundlePem: caBundlePem.value }),

@@ -1,3 +1,4 @@
+import { expectPasteable } from '../../../harness/fix-line.js';
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -37,10 +38,9 @@ const env = { kubeconfig: '', home: '' };
 async function check(...flags: string[]): Promise<{ exitCode: number; results: InstallCheckResult[] }> {
   const outcome = await runCheck(['-o', 'json', ...flags], { KUBECONFIG: env.kubeconfig });
   expect(outcome.stderr).toBe('');
-  return {
-    exitCode: outcome.exitCode,
-    results: (JSON.parse(outcome.stdout) as { checks: InstallCheckResult[] }).checks,
-  };
+  const results = (JSON.parse(outcome.stdout) as { checks: InstallCheckResult[] }).checks;
+  for (const result of results) await expectPasteable(result.fix);
+  return { exitCode: outcome.exitCode, results };
 }
 const part = (results: readonly InstallCheckResult[], id: string) => results.filter((result) => result.id === id);
 
@@ -206,9 +206,12 @@ describe('interlock check --data-plane', () => {
       expect(part(none, 'data-plane.pods')).toMatchObject([{ status: 'skip' }]);
       const given = await runCheck(['-o', 'json', '--data-plane', '--image', IMAGE], { KUBECONFIG: kubeconfig });
       const checks = (JSON.parse(given.stdout) as { checks: InstallCheckResult[] }).checks;
+      for (const check of checks) await expectPasteable(check.fix);
       expect(part(checks, 'data-plane.blocked')).toHaveLength(2);
       expect(part(checks, 'data-plane.validator')[0]?.fix).toMatch(
-        new RegExp(`^interlock manifest --webhook --image ${IMAGE} \\| kubectl apply -f -  # `),
+        new RegExp(
+          `^interlock manifest --webhook --namespace interlock-webhook --image ${IMAGE} \\| kubectl apply -f - && kubectl `,
+        ),
       );
       const refused = await runCheck(['--image', IMAGE], { KUBECONFIG: kubeconfig });
       expect(refused.exitCode).toBe(64);

@@ -1,3 +1,4 @@
+import { expectPasteable } from '../../../harness/fix-line.js';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,10 +33,9 @@ async function cluster(withoutGroups: string[] = []): Promise<{ api: KubeApi; ku
 async function pre(kubeconfig: string, ...flags: string[]) {
   const outcome = await runCheck(['--pre', '-o', 'json', ...flags], { KUBECONFIG: kubeconfig });
   expect(outcome.stderr).toBe('');
-  return {
-    exitCode: outcome.exitCode,
-    checks: (JSON.parse(outcome.stdout) as { checks: InstallCheckResult[] }).checks,
-  };
+  const checks = (JSON.parse(outcome.stdout) as { checks: InstallCheckResult[] }).checks;
+  for (const check of checks) await expectPasteable(check.fix);
+  return { exitCode: outcome.exitCode, checks };
 }
 const byId = (checks: readonly InstallCheckResult[], id: string) => checks.find((check) => check.id === id);
 
@@ -157,32 +157,29 @@ describe('interlock check --pre', () => {
     expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security')?.status).toBe('pass');
   });
 
-  it('--failure-policy Fail lists the namespaces of the mesh, its CNI and cert-manager it would select', async () => {
+  it('--failure-policy Fail: the mesh, its CNI and cert-manager where they are by default are left out; elsewhere, still selected', async () => {
     const { api, kubeconfig } = fresh;
-    for (const name of ['linkerd', 'linkerd-cni', 'cert-manager']) api.store.put('namespaces', namespace(name));
+    for (const name of ['linkerd', 'linkerd-cni', 'cert-manager', 'certs'])
+      api.store.put('namespaces', namespace(name));
     api.store.put('daemonsets', linkerdCni(1));
     api.store.put('configmaps', linkerdConfig(true));
-    api.store.put('deployments', {
-      metadata: { name: 'cert-manager', namespace: 'cert-manager' },
-      spec: {},
-    } as KubeObject);
-    const { exitCode, checks } = await pre(
-      kubeconfig,
-      '--mesh',
-      'linkerd',
-      '--failure-policy',
-      'Fail',
-      '--image',
-      'registry.example/mesh-interlock:1.0',
-    );
+    const certManager = (ns: string) => ({ metadata: { name: 'cert-manager', namespace: ns }, spec: {} }) as KubeObject;
+    api.store.put('deployments', certManager('cert-manager'));
+    const argv = ['--mesh', 'linkerd', '--failure-policy', 'Fail', '--image', 'registry.example/mesh-interlock:1.0'];
+    const left = await pre(kubeconfig, ...argv);
+    expect(byId(left.checks, 'preflight.failure-policy')).toMatchObject({
+      status: 'pass',
+      message: expect.stringMatching(/selects no namespace .*left out by default: cert-manager, linkerd, linkerd-cni/),
+    });
+    api.store.remove('deployments', 'cert-manager', 'cert-manager');
+    api.store.put('deployments', certManager('certs'));
+    const { exitCode, checks } = await pre(kubeconfig, ...argv);
     expect(exitCode).toBe(69);
     expect(byId(checks, 'preflight.failure-policy')).toMatchObject({
       status: 'fail',
-      message: expect.stringMatching(
-        /selects cert-manager \(cert-manager\), linkerd \(the mesh's control plane\), linkerd-cni \(the mesh's CNI plugin\)/,
-      ),
+      message: expect.stringMatching(/would still select certs \(cert-manager\):/),
       fix: expect.stringMatching(
-        /^interlock manifest --webhook --failure-policy Ignore --image registry.example\/mesh-interlock:1.0 \| kubectl apply -f -/,
+        /^interlock manifest --webhook --failure-policy Fail --exempt-namespaces cert-manager,linkerd,linkerd-cni,[a-z,-]*certs --image registry.example\/mesh-interlock:1.0 \| kubectl apply -f -$/,
       ),
     });
     expect(byId((await pre(kubeconfig, '--mesh', 'linkerd')).checks, 'preflight.failure-policy')).toBeUndefined();

@@ -11,6 +11,7 @@ import { startKubeApi, type KubeApi } from '../../../harness/kube-api/server.js'
 import type { KubeObject, Resource } from '../../../harness/kube-api/types.js';
 import { INTERLOCK, shell as run } from '../../../harness/kubectl-shell.js';
 import { REPO_ROOT } from '../../../harness/pod-namespace.js';
+import { expectPasteable } from '../../../harness/fix-line.js';
 
 /**
  * `interlock check` against the API stand-in: the parts installed with the real kubectl from the
@@ -45,8 +46,15 @@ function tlsSecret(authority: Authority): Record<string, unknown> {
   };
 }
 
+/** The linkerd agent's DaemonSet, ServiceAccount and ClusterRole (one agent per mesh). */
+const AGENT = 'interlock-node-linkerd';
+
 const readyPod = (node: string, ready = true) => ({
-  metadata: { name: `interlock-node-${node}`, namespace: N, labels: { 'app.kubernetes.io/name': 'interlock-node' } },
+  metadata: {
+    name: `interlock-node-${node}`,
+    namespace: N,
+    labels: { 'app.kubernetes.io/name': 'interlock-node', 'app.kubernetes.io/instance': AGENT },
+  },
   spec: { nodeName: node, containers: [{ name: 'node-agent', image: IMAGE }] },
   status: { phase: 'Running', conditions: [{ type: 'Ready', status: ready ? 'True' : 'False' }] },
 });
@@ -61,7 +69,7 @@ function controllersDone(): void {
   const deployment = api.store.get('deployments', W, 'interlock-webhook')!;
   put('deployments', { ...deployment, status: { replicas: 2, readyReplicas: 2 } });
   for (const node of ['node-a', 'node-b']) put('nodes', { metadata: { name: node } });
-  const daemonSet = api.store.get('daemonsets', N, 'interlock-node')!;
+  const daemonSet = api.store.get('daemonsets', N, AGENT)!;
   put('daemonsets', { ...daemonSet, status: { desiredNumberScheduled: 2, numberReady: 2 } });
   for (const node of ['node-a', 'node-b']) put('pods', readyPod(node));
 }
@@ -255,7 +263,7 @@ describe('interlock check', () => {
       name: 'the DaemonSet has fewer ready pods than scheduled',
       id: 'node-agent.daemonset',
       message: /1 of 2 scheduled pods ready/,
-      break: replace('daemonsets', N, 'interlock-node', (object) => ({
+      break: replace('daemonsets', N, AGENT, (object) => ({
         ...object,
         status: { desiredNumberScheduled: 2, numberReady: 1 },
       })),
@@ -264,7 +272,7 @@ describe('interlock check', () => {
       name: 'the ClusterRole lost pods delete',
       id: 'node-agent.rbac',
       message: /may not delete pods, which --action=delete needs/,
-      break: replace('clusterroles', undefined, 'interlock-node', (object) => ({
+      break: replace('clusterroles', undefined, AGENT, (object) => ({
         ...object,
         rules: [
           { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
@@ -276,7 +284,7 @@ describe('interlock check', () => {
       name: 'the agent runs another image than the webhook',
       id: 'versions.images',
       message: /the parts run different images: .*node agent registry\.example\/interlock:0\.9/,
-      break: replace('daemonsets', N, 'interlock-node', (object) => {
+      break: replace('daemonsets', N, AGENT, (object) => {
         const copy = structuredClone(object) as unknown as {
           spec: { template: { spec: { containers: { image: string }[] } } };
         };
@@ -289,7 +297,7 @@ describe('interlock check', () => {
       id: 'versions.cli',
       status: 'warn',
       message: /installed from interlock 0\.0\.9; this CLI is /,
-      break: replace('daemonsets', N, 'interlock-node', (object) => ({
+      break: replace('daemonsets', N, AGENT, (object) => ({
         ...object,
         metadata: { ...object.metadata, labels: { ...object.metadata.labels, 'app.kubernetes.io/version': '0.0.9' } },
       })),
@@ -305,6 +313,7 @@ describe('interlock check', () => {
         expect(result, JSON.stringify(results, null, 1)).toMatchObject({ status: broken.status ?? 'fail' });
         expect(result!.message).toMatch(broken.message);
         expect(result!.fix).toBeTruthy();
+        for (const finding of results) await expectPasteable(finding.fix);
         expect(exitCode).toBe(broken.status === 'warn' ? 0 : 69);
       } finally {
         undo();
@@ -398,7 +407,7 @@ describe('interlock check on a fresh cluster without cert-manager', () => {
       expect(broken.exitCode).toBe(69);
       expect(statusOf(broken.results, 'webhook.ca-bundle')).toMatchObject({
         status: 'fail',
-        fix: expect.stringContaining('install cert-manager'),
+        fix: expect.stringContaining('cert-manager/releases/latest/download/cert-manager.yaml'),
       });
       expect(statusOf(broken.results, 'webhook.certificate')?.message).toMatch(/interlock-webhook-tls does not exist/);
       const mended = await run(

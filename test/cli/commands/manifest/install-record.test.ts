@@ -23,7 +23,7 @@ const deleteList = (record: Doc) =>
 
 describe('manifest: the install record', () => {
   it.each([
-    [['--node-agent', '--mesh', 'linkerd'], 'interlock-install-node-agent', 'interlock-system'],
+    [['--node-agent', '--mesh', 'linkerd'], 'interlock-install-node-agent-linkerd', 'interlock-system'],
     [['--webhook', '--namespace', 'hooks'], 'interlock-install-webhook', 'hooks'],
     [['--rbac', '--namespace', 'shop', '--service-account', 'web'], 'interlock-install-validator-events', 'shop'],
     [['--monitoring', '--node-namespace', 'agents'], 'interlock-install-monitoring', 'agents'],

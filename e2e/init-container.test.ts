@@ -97,7 +97,7 @@ describe(`${INTERLOCK_IMAGE} as the init container of a meshed pod`, () => {
     const client = await getContainerRuntimeClient();
     await expect(
       client.image.exists(ImageName.fromString(INTERLOCK_IMAGE)),
-      `${INTERLOCK_IMAGE} is not built: run npm run image`,
+      `${INTERLOCK_IMAGE} is not built: run IMAGE=${INTERLOCK_IMAGE} npm run image -- --base local`,
     ).resolves.toBe(true);
   });
 

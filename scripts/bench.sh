@@ -41,7 +41,7 @@ node scripts/bench-node.mjs
 node scripts/bench-webhook.mjs
 if [ "${BENCH_SKIP_IMAGE:-}" != 1 ]; then
   bash scripts/ensure-docker.sh
-  npm run image --silent
+  npm run image --silent -- --base "${INTERLOCK_BASE:-local}"
   node scripts/bench-image.mjs
   node scripts/bench-image-size.mjs "${INTERLOCK_IMAGE:-mesh-interlock:dev}"
   INTERLOCK_IMAGE=${INTERLOCK_IMAGE:-mesh-interlock:dev} node scripts/bench-cri.mjs

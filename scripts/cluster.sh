@@ -162,7 +162,7 @@ images() {
     docker save "$image" | ctr -a "$sock" -n k8s.io images import - >/dev/null
     log "loaded $image into the node's containerd"
   else
-    log "no image $image in Docker: build it with 'npm run image', then 'npm run cluster' again loads it"
+    log "no image $image in Docker: build it with 'IMAGE=$image npm run image -- --base local', then 'npm run cluster' again loads it"
   fi
 }
 

@@ -4,8 +4,12 @@
 #     started in the background;
 #   - mesh-interlock-base:local (Debian bookworm minbase plus this machine's Node binary, nothing
 #     of the project) is built only when it is missing, because no registry can be pulled from.
+# With --engine-only (what `npm run image` on the official base asks for) the base is not made.
 # The host also needs iptables (the e2e harness plays the mesh CNI with it) and iproute2.
 set -euo pipefail
+
+engine_only=0
+[ "${1:-}" = --engine-only ] && engine_only=1
 
 BASE_IMAGE=${INTERLOCK_LOCAL_BASE:-mesh-interlock-base:local}
 DOCKERD_LOG=${DOCKERD_LOG:-/var/log/interlock-dockerd.log}
@@ -54,6 +58,8 @@ else
   log "engine ready"
 fi
 
+[ $engine_only = 0 ] || exit 0
+
 if docker image inspect "$BASE_IMAGE" >/dev/null 2>&1; then
   log "$BASE_IMAGE present"
   exit 0
@@ -99,11 +105,13 @@ debootstrap --variant=minbase bookworm "$rootfs" "$mirror" >/dev/null
 
 # Node is copied rather than apt-installed: bookworm's nodejs is 18, and nothing can be pulled.
 install -m 0755 "$node_bin" "$rootfs/usr/local/bin/node"
+# Debian's multiarch directory of this machine (x86_64-linux-gnu, aarch64-linux-gnu).
+multiarch="$(uname -m)-linux-gnu"
 missing=()
 while read -r lib; do
   [ -n "$lib" ] || continue
   found=0
-  for d in lib/x86_64-linux-gnu usr/lib/x86_64-linux-gnu lib64 usr/lib lib; do
+  for d in "lib/$multiarch" "usr/lib/$multiarch" lib64 usr/lib lib; do
     [ -e "$rootfs/$d/$lib" ] && { found=1; break; }
   done
   [ $found = 1 ] || missing+=("$lib")

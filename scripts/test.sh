@@ -22,6 +22,9 @@ bash scripts/ensure-helm.sh >/dev/null
 # Istio's real CNI plugin for the cluster project (e2e/cluster/istio.test.ts), built from
 # cluster/mesh-cni/go.mod once per machine (about 7.5 minutes cold).
 bash scripts/ensure-istio-cni.sh >/dev/null
+# Multus's real thin plugin (and the thick shim and daemon) for e2e/cluster/multus.test.ts, built
+# from cluster/multus/go.mod once per machine (3-7 minutes cold).
+bash scripts/ensure-multus.sh >/dev/null
 
 results=$(mktemp -d)
 status=0
@@ -68,8 +71,9 @@ project root
 
 bash scripts/ensure-docker.sh
 # INTERLOCK_IMAGE names the image built and tested (default mesh-interlock:dev), so that runs on a
-# shared Docker engine need not overwrite each other's image.
-IMAGE=$image npm run image --silent
+# shared Docker engine need not overwrite each other's image. The tests ask no registry: the image
+# is built on the local base (INTERLOCK_BASE=official tests the official one instead).
+IMAGE=$image npm run image --silent -- --base "${INTERLOCK_BASE:-local}"
 project containers
 # The kubelet's path: containerd's CRI plugin, real CNI plugins, the API stand-in and kubectl (e2e/cri/).
 bash scripts/ensure-kubectl.sh

@@ -108,7 +108,7 @@ describe('interlock check, against a real cluster', () => {
     try {
       await kubectl(['delete', 'clusterrolebinding', 'interlock-node']);
       await failsWith(
-        /^ {2}FAIL {2}ServiceAccount interlock-system\/interlock-node may not list pods, watch pods, delete pods, create events, which --action=delete needs$/,
+        /^ {2}FAIL {2}ServiceAccount interlock-system\/interlock-node may not get pods, list pods, watch pods, delete pods, create events, which --action=delete needs$/,
       );
     } finally {
       await reapply(agent);

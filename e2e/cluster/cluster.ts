@@ -140,6 +140,38 @@ export function chainMeshPlugin(mesh: Readonly<Record<string, unknown>> | undefi
   renameSync(`${file}.tmp`, file);
 }
 
+/**
+ * A kubeconfig as a CNI plugin's installer writes it for the node (istio-cni's install-cni,
+ * Multus's thin entrypoint): the API server's Service address, the cluster's CA and a token of
+ * `account` in `namespace`. The plugin runs in the node's network namespace, where kube-proxy
+ * serves the Service.
+ */
+export async function serviceAccountKubeconfig(namespace: string, account: string): Promise<string> {
+  const service = JSON.parse(await kubectl(['get', 'service', 'kubernetes', '-n', 'default', '-o', 'json'])) as {
+    spec: { clusterIP: string; ports: Array<{ port: number }> };
+  };
+  const ca = JSON.parse(await kubectl(['get', 'configmap', 'kube-root-ca.crt', '-n', namespace, '-o', 'json'])) as {
+    data: { 'ca.crt': string };
+  };
+  const token = (await kubectl(['create', 'token', account, '-n', namespace, '--duration=2h'])).trim();
+  return JSON.stringify({
+    apiVersion: 'v1',
+    kind: 'Config',
+    clusters: [
+      {
+        name: 'local',
+        cluster: {
+          server: `https://${service.spec.clusterIP}:${service.spec.ports[0]?.port ?? 443}`,
+          'certificate-authority-data': Buffer.from(ca.data['ca.crt']).toString('base64'),
+        },
+      },
+    ],
+    contexts: [{ name: `${account}-context`, context: { cluster: 'local', user: account } }],
+    'current-context': `${account}-context`,
+    users: [{ name: account, user: { token } }],
+  });
+}
+
 export interface PodStatus {
   readonly metadata: { readonly name: string; readonly uid: string };
   readonly status: {

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { kubectl, STATE } from './cluster.js';
+import { kubectl, serviceAccountKubeconfig, STATE } from './cluster.js';
 
 // Istio's real CNI plugin, istio.io/istio/cni/cmd/istio-cni at tag 1.27.0 (cluster/mesh-cni/go.mod,
 // built by scripts/ensure-istio-cni.sh), set up on the cluster's node as the istio-cni chart's node
@@ -71,33 +71,6 @@ function istioCniEntry(): Record<string, unknown> {
   };
 }
 
-/** The kubeconfig install-cni writes (cni/pkg/install/kubeconfig.go): the API's Service, its CA, the token. */
-async function pluginKubeconfig(): Promise<string> {
-  const service = JSON.parse(await kubectl(['get', 'service', 'kubernetes', '-n', 'default', '-o', 'json'])) as {
-    spec: { clusterIP: string; ports: Array<{ port: number }> };
-  };
-  const ca = JSON.parse(await kubectl(['get', 'configmap', 'kube-root-ca.crt', '-n', NAMESPACE, '-o', 'json'])) as {
-    data: { 'ca.crt': string };
-  };
-  const token = (await kubectl(['create', 'token', 'istio-cni', '-n', NAMESPACE, '--duration=2h'])).trim();
-  return JSON.stringify({
-    apiVersion: 'v1',
-    kind: 'Config',
-    clusters: [
-      {
-        name: 'local',
-        cluster: {
-          server: `https://${service.spec.clusterIP}:${service.spec.ports[0]?.port ?? 443}`,
-          'certificate-authority-data': Buffer.from(ca.data['ca.crt']).toString('base64'),
-        },
-      },
-    ],
-    contexts: [{ name: 'istio-cni-context', context: { cluster: 'local', user: 'istio-cni' } }],
-    'current-context': 'istio-cni-context',
-    users: [{ name: 'istio-cni', user: { token } }],
-  });
-}
-
 /**
  * Builds (once, cached) and installs istio-cni on the node, and returns its conflist entry for
  * `chainMeshPlugin`. Nothing is chained yet.
@@ -113,7 +86,9 @@ export async function installIstioCni(): Promise<Record<string, unknown>> {
   // Anew: a run killed before its cleanup leaves a log that names the same pods.
   rmSync(ISTIO_CNI_RUN_DIR, { recursive: true, force: true });
   mkdirSync(ISTIO_CNI_RUN_DIR, { recursive: true, mode: 0o700 });
-  writeFileSync(join(ISTIO_CNI_RUN_DIR, 'istio-cni-kubeconfig'), await pluginKubeconfig(), { mode: 0o600 });
+  // The kubeconfig install-cni writes (cni/pkg/install/kubeconfig.go): the API's Service, its CA, the token.
+  const kubeconfig = await serviceAccountKubeconfig(NAMESPACE, 'istio-cni');
+  writeFileSync(join(ISTIO_CNI_RUN_DIR, 'istio-cni-kubeconfig'), kubeconfig, { mode: 0o600 });
   return istioCniEntry();
 }
 

@@ -1,9 +1,22 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { meshPods } from '../../scripts/mesh-pods.mjs';
 import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
-import { IMAGE, interlock, kubectl, LINKERD_RULES, LINKERD_VALIDATOR, setChain, STAND_IN, waitFor } from './cluster.js';
+import {
+  IMAGE,
+  interlock,
+  kubectl,
+  LINKERD_RULES,
+  LINKERD_VALIDATOR,
+  setChain,
+  STAND_IN,
+  STATE,
+  waitFor,
+} from './cluster.js';
 
 // The admission path on a real API server: `interlock manifest --webhook --ca-bundle` applied as
 // printed, the webhook running as the Deployment it prints, and a pod exactly as Linkerd's injector
@@ -12,6 +25,9 @@ import { IMAGE, interlock, kubectl, LINKERD_RULES, LINKERD_VALIDATOR, setChain, 
 const FIXTURE = 'linkerd/edge-26.8.3/inject_emojivoto_deployment_no_init_container.golden.yml';
 const VALIDATOR = LINKERD_VALIDATOR;
 const WEBHOOK_NS = 'interlock-webhook';
+/** The image under another name in the node's containerd, as a mirror would hold it (kustomize's images:). */
+const MOVED = 'docker.io/library/mesh-interlock-kustomized:e2e';
+const CTR = ['-a', join(STATE, 'containerd.sock'), '-n', 'k8s.io'];
 
 interface Container {
   name: string;
@@ -117,6 +133,11 @@ afterAll(async () => {
   setChain(undefined);
   await kubectl(['delete', 'namespace', 'emojivoto', '--wait=false']).catch(() => undefined);
   if (authority) removeAuthority(authority);
+  try {
+    execFileSync('ctr', [...CTR, 'images', 'rm', MOVED], { stdio: 'pipe' });
+  } catch {
+    // never tagged: the test stopped before
+  }
 });
 
 describe('the admission webhook, called by a real API server', () => {
@@ -143,6 +164,40 @@ describe('the admission webhook, called by a real API server', () => {
     await kubectl(['apply', '-f', '-'], stringify(goldenPod('web-2', { 'interlock.dev/admission': 'disabled' })));
     expect(await validatorImage('web-2')).toMatch(/^cr\.l5d\.io\/linkerd\/proxy:/);
     await kubectl(['delete', 'pod', '-n', 'emojivoto', 'web-2', '--wait=false']);
+  });
+
+  it("after kustomize's images: moves the image, the webhook injects the new one, no argument left behind", async () => {
+    // The same image under another name in the node's containerd: what a mirror would hold.
+    execFileSync('ctr', [...CTR, 'images', 'tag', '--force', IMAGE, MOVED], { stdio: 'pipe' });
+    const dir = mkdtempSync(join(tmpdir(), 'interlock-kustomize-'));
+    try {
+      writeFileSync(join(dir, 'interlock.yaml'), printed);
+      const [name, tag] = [IMAGE.slice(0, IMAGE.lastIndexOf(':')), IMAGE.slice(IMAGE.lastIndexOf(':') + 1)];
+      writeFileSync(
+        join(dir, 'kustomization.yaml'),
+        stringify({
+          resources: ['interlock.yaml'],
+          images: [{ name, newName: MOVED.slice(0, MOVED.lastIndexOf(':')), newTag: 'e2e' }],
+        }),
+      );
+      expect(tag).not.toBe('');
+      const rendered = await kubectl(['kustomize', dir]);
+      expect(rendered).not.toContain(IMAGE);
+      // The new webhook pods start off the Linkerd chain: its rules would send their call to the
+      // API server (the get on their own pod) to a proxy port no one listens on here.
+      setChain(undefined);
+      try {
+        await kubectl(['apply', '-f', '-'], rendered);
+        await kubectl(['rollout', 'status', 'deployment/interlock-webhook', '-n', WEBHOOK_NS, '--timeout=180s']);
+      } finally {
+        setChain(LINKERD_RULES);
+      }
+      await kubectl(['apply', '-f', '-'], stringify(goldenPod('web-4')));
+      expect(await validatorImage('web-4')).toBe(MOVED);
+      await kubectl(['delete', 'pod', '-n', 'emojivoto', 'web-4', '--wait=false']);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("the documented uninstall (kubectl delete -f, the same output) leaves no object with Interlock's labels", async () => {

@@ -120,6 +120,9 @@ export async function cniCheck(node: ContainerdNode, mesh = 'linkerd'): Promise<
       node.confDir,
       '--cni-bin-dir',
       node.binDir,
+      // No CRI here (`ctr run --cni`): the prediction alone, compared with what containerd did.
+      '--cri-endpoint',
+      'none',
       '--format',
       'json',
     ],

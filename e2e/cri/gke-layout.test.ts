@@ -48,6 +48,8 @@ beforeAll(async () => {
     `for p in bridge host-local loopback portmap; do cp /usr/lib/cni/$p ${GKE_BIN}/$p; done`,
     `cp ${STANDIN} ${GKE_BIN}/linkerd-cni && chmod 755 ${GKE_BIN}/linkerd-cni`,
     'mount -t tmpfs interlock-gke-run /run/containerd 2>/dev/null || { mkdir -p /run/containerd && mount -t tmpfs interlock-gke-run /run/containerd; }',
+    // containerd's default socket path, in this mount namespace only: what cni-check asks unflagged.
+    `ln -s ${socket} /run/containerd/containerd.sock`,
     `exec containerd --config ${root}/containerd.toml`,
   ].join('\n');
   const log = openSync(join(root, 'containerd.log'), 'a');
@@ -102,7 +104,7 @@ describe('a GKE node: plugins in /home/kubernetes/bin', () => {
     expectGolden(join(REPO, 'test/fixtures/cni/cri-status/gke-layout.json'), text);
     expect(JSON.parse(info['cniconfig'] as string)).toMatchObject({ PluginDirs: [GKE_BIN] });
 
-    const guessed = await cniCheck('--cni-conf-dir', join(root, 'net.d'));
+    const guessed = await cniCheck('--cni-conf-dir', join(root, 'net.d'), '--cri-endpoint', 'none');
     expect(guessed.exitCode).toBe(95);
     expect(guessed.codes).toContain('PluginMissing');
 
@@ -125,5 +127,40 @@ describe('a GKE node: plugins in /home/kubernetes/bin', () => {
     expect(named.verdict.findings.find((finding) => finding.code === 'RuntimeDisagrees')?.message).toMatch(
       /^containerd looks for plugin binaries in \/home\/kubernetes\/bin, not in \/opt\/cni\/bin/,
     );
+  });
+
+  it('no flag at all: containerd on its default socket is asked, and its directories are judged', async () => {
+    const asked = await cniCheck();
+    expect(asked.codes).toEqual([]);
+    expect(asked.exitCode).toBe(0);
+    expect(asked.verdict).toMatchObject({
+      dir: join(root, 'net.d'),
+      observed: { confDir: join(root, 'net.d'), pluginDirs: [GKE_BIN], agrees: true },
+    });
+  });
+
+  it('no runtime answering: the guessed directories are judged, and the warning names each socket tried', async () => {
+    const empty = join(root, 'no-runtime-here');
+    await mkdir(empty, { recursive: true });
+    const fallback = await cniCheck('--cni-conf-dir', join(root, 'net.d'), '--host-root', empty);
+    expect(fallback.codes).toContain('RuntimeUnobserved');
+    expect(fallback.verdict.findings.find((finding) => finding.code === 'RuntimeUnobserved')?.message).toContain(
+      `no container runtime answered the CRI Status on ${empty}/run/containerd/containerd.sock (no socket there), ${empty}/var/run/crio/crio.sock (no socket there)`,
+    );
+  });
+
+  it("broken: the mesh plugin gone from containerd's bin dir is PluginMissing, flags or none", async () => {
+    const pid = String(daemon?.pid);
+    const inNamespace = (command: string) => run('nsenter', [`--mount=/proc/${pid}/ns/mnt`, 'sh', '-c', command]);
+    await inNamespace(`mv ${GKE_BIN}/linkerd-cni ${GKE_BIN}/linkerd-cni.away`);
+    try {
+      const broken = await cniCheck();
+      expect(broken.exitCode).toBe(95);
+      expect(broken.verdict.findings).toContainEqual(
+        expect.objectContaining({ code: 'PluginMissing', message: expect.stringContaining(GKE_BIN) }),
+      );
+    } finally {
+      await inNamespace(`mv ${GKE_BIN}/linkerd-cni.away ${GKE_BIN}/linkerd-cni`);
+    }
   });
 });

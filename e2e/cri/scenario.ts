@@ -137,6 +137,9 @@ export async function cniCheck(node: CriNode, mesh: Mesh = 'linkerd'): Promise<C
     node.confDir,
     '--cni-bin-dir',
     node.binDir,
+    // The prediction alone: these scenarios set it beside what the runtime does to a pod.
+    '--cri-endpoint',
+    'none',
     // A generous VERSION deadline: the stand-ins are node scripts, slow to start on a loaded machine.
     '--version-timeout',
     '20s',

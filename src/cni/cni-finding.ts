@@ -22,9 +22,10 @@ export const CNI_FINDING_CODES = {
   Leftover: 'a configuration the runtime does not load names a plugin with no binary',
   PassedOver: 'CRI-O skips a file it cannot load or validate',
   RuntimeDisagrees:
-    'containerd (asked over the CRI) loaded another file, directory or plugin directory than the audit predicts',
+    'the runtime (asked over the CRI) loaded another file, directory or plugin directory than the audit predicts, or is another runtime than --runtime',
   RuntimeLoadFailed: 'containerd reports that its last load of the CNI configuration failed (lastCNILoadStatus)',
-  RuntimeUnobserved: 'the audit was to ask containerd what it loaded, and got no usable answer',
+  RuntimeUnobserved:
+    "the runtime was asked what it loaded and the answer cannot be compared: none answered (a warning when only the default sockets were tried), CRI-O's Status does not say (a warning), or an answer of no known shape",
 } as const;
 
 export type CniFindingCode = keyof typeof CNI_FINDING_CODES;

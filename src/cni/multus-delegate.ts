@@ -8,6 +8,8 @@ import { DEFAULT_MULTUS_NAMESPACE, type MultusApiView } from './multus-api-view.
 
 /** The plugin types of Multus's own files: thin (`multus`) and the thick daemon's shim. */
 const MULTUS_TYPES = new Set(['multus', 'multus-shim']);
+/** Multus's confDir when its file sets none (pkg/types/conf.go defaultConfDir, multus-cni v4.2.2). */
+const MULTUS_DEFAULT_CONF_DIR = '/etc/cni/multus/net.d';
 
 /**
  * Where Multus sends the pod's primary network: the network the runtime loaded is Multus's own
@@ -45,13 +47,24 @@ export function multusDelegate(
   const multusFile = network.file;
   const raw = network.list.plugins[0]?.raw ?? {};
   const clusterNetwork = stringField(raw, 'clusterNetwork');
+  const thin = network.list.plugins[0]?.type === 'multus';
+  // Thin Multus resolves clusterNetwork through its API client only, and with it set it reads no
+  // delegates (pkg/types/conf.go LoadNetConf, pkg/k8sclient GetDefaultNetworks, v4.2.2).
+  if (clusterNetwork !== undefined && thin && stringField(raw, 'kubeconfig') === undefined)
+    return missing(
+      multusFile,
+      clusterNetwork,
+      `${multusFile} names clusterNetwork ${clusterNetwork} but no kubeconfig: thin Multus resolves clusterNetwork only with one, and then ignores its delegates`,
+    );
   if (clusterNetwork?.includes('/')) {
     const base = clusterNetwork.slice(clusterNetwork.lastIndexOf('/') + 1);
     return fromFile(multusFile, base, listing, libcni, `clusterNetwork ${clusterNetwork}`);
   }
   if (clusterNetwork !== undefined) {
     const namespace = stringField(raw, 'multusNamespace') ?? DEFAULT_MULTUS_NAMESPACE;
-    return byNetworkName(multusFile, { name: clusterNetwork, namespace }, listing, libcni, multus);
+    // Thin Multus's confDir is a path of the node: the runtime's directory only when it names it.
+    const context = thin ? thinConfDir(raw, listing, multus) : multus;
+    return byNetworkName(multusFile, { name: clusterNetwork, namespace }, thin ? undefined : listing, libcni, context);
   }
   const delegates = raw.delegates;
   if (Array.isArray(delegates) && delegates.length > 0) {
@@ -87,13 +100,13 @@ export function clusterNetworkDefinition(network: LoadedNetwork): { namespace: s
 /**
  * getNetDelegate for a name (multus-cni v4.2.2 pkg/k8sclient): the NetworkAttachmentDefinition
  * of that name in multusNamespace first; on any failure to get it, the file carrying that
- * network name in Multus's confDir. The runtime's directory is searched last, as before the
- * definition could be read (a Multus whose `confDir` is that directory).
+ * network name in Multus's confDir. For the thick shim, whose daemon's confDir the node's file does
+ * not say, the runtime's directory (`listing`) is searched last; thin Multus passes none.
  */
 function byNetworkName(
   multusFile: string,
   target: { readonly name: string; readonly namespace: string },
-  listing: CniListing,
+  listing: CniListing | undefined,
   libcni: Libcni,
   multus: MultusContext,
 ): MultusDelegate {
@@ -107,16 +120,40 @@ function byNetworkName(
   }
   const inMultusDir = networkFromConfDir(target.name, multus.listing, libcni, 'eth0');
   if (inMultusDir.ok) return { ok: true, multusFile, inline: false, network: inMultusDir.network };
-  const named = confFiles(listing.entries).find((entry) => {
-    const load = loadConfigFile(entry, libcni);
-    return load.ok && load.list.name === target.name && !isMultusFile(entry.name, listing, libcni);
-  });
-  if (named) return fromFile(multusFile, named.name, listing, libcni, `clusterNetwork ${target.name}`);
+  const named = listing
+    ? confFiles(listing.entries).find((entry) => {
+        const load = loadConfigFile(entry, libcni);
+        return load.ok && load.list.name === target.name && !isMultusFile(entry.name, listing, libcni);
+      })
+    : undefined;
+  if (listing && named) return fromFile(multusFile, named.name, listing, libcni, `clusterNetwork ${target.name}`);
+  const dirs = [listing?.dir, multus.listing?.dir].filter((dir): dir is string => dir !== undefined);
   return missing(
     multusFile,
     multus.api ? key : target.name,
-    `${multusFile} names clusterNetwork ${target.name}: ${definitionAnswer(key, read, multus.api !== undefined)}, and no file of ${listing.dir}${multus.listing ? ` or ${multus.listing.dir}` : ''} carries a network of that name`,
+    `${multusFile} names clusterNetwork ${target.name}: ${definitionAnswer(key, read, multus.api !== undefined)}, and no file of ${dirs.join(' or ')} carries a network of that name`,
   );
+}
+
+/**
+ * Thin Multus's confDir (default Multus's own directory) as the audit reads it: the runtime's
+ * listing when confDir names that directory (a containerised audit reads the node's directories
+ * under a mount prefix, so the listing's path may end with it), Multus's listing when it names
+ * that one or is unset; else an empty listing under confDir's own path.
+ */
+function thinConfDir(
+  raw: Readonly<Record<string, unknown>>,
+  listing: CniListing,
+  multus: MultusContext,
+): MultusContext {
+  const confDir = (stringField(raw, 'confDir') ?? MULTUS_DEFAULT_CONF_DIR).replace(/\/+$/, '');
+  const names = (dir: string) => {
+    const trimmed = dir.replace(/\/+$/, '');
+    return trimmed === confDir || (confDir.startsWith('/') && trimmed.endsWith(confDir));
+  };
+  if (names(listing.dir)) return { ...multus, listing };
+  if (multus.listing && (names(multus.listing.dir) || confDir === MULTUS_DEFAULT_CONF_DIR)) return multus;
+  return { ...multus, listing: { dir: confDir, entries: [] } };
 }
 
 function definitionAnswer(key: string, read: DefinitionRead | undefined, asked: boolean): string {

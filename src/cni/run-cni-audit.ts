@@ -8,7 +8,13 @@ import { loadConfigFile } from './config-file.js';
 import { findPluginBinary } from './find-plugin-binary.js';
 import type { PluginBinary, PluginInventory } from './plugin-binary.js';
 import { queryPluginVersion } from './query-plugin-version.js';
-import { followed, observeRuntime, withObservation, type FollowRuntime, type RuntimeAsker } from './observe-runtime.js';
+import {
+  followed,
+  observeRuntime,
+  withObservation,
+  type FollowRuntime,
+  type RuntimeQuestion,
+} from './observe-runtime.js';
 import { readCniDir } from './read-cni-dir.js';
 import type { MultusApiReader } from './multus-api-view.js';
 import { readMultusApi } from './read-multus-api.js';
@@ -32,16 +38,16 @@ export interface CniAuditOptions {
   readonly multusApi?: MultusApiReader;
   /** Aborted: every VERSION query under way is ended, its plugin's process group killed. */
   readonly signal?: AbortSignal;
-  /** containerd's verbose CRI Status info map: the audit then compares its prediction with it. */
-  readonly askRuntime?: RuntimeAsker;
+  /** Whom to ask what the runtime loaded (its verbose CRI Status): the audit then compares its prediction with it. */
+  readonly runtimeQuestion?: RuntimeQuestion;
   /** The settings the operator did not name, taken from the runtime's answer. */
   readonly followRuntime?: FollowRuntime;
 }
 
 /** The audit's adapters: read the directory, stat and ask the binaries, then the pure verdict. */
 export async function runCniAudit(given: CniAuditOptions): Promise<Result<CniVerdict>> {
-  const observed = given.askRuntime ? await observeRuntime(given.askRuntime) : undefined;
-  const options = observed?.ok ? followed(given, observed.value) : given;
+  const observed = given.runtimeQuestion ? await observeRuntime(given.runtimeQuestion) : undefined;
+  const options = observed ? followed(given, observed) : given;
   const predicted = await predict(options);
   if (!predicted.ok) return predicted;
   const { verdict, listing } = predicted.value;

@@ -31,7 +31,8 @@ type Settings = Map<string, string>;
  * (`--config-file=/tmp/.kumactl`, then either `--ip-family-mode` and `--validation-server-port`,
  * or `--transparent-proxy-config` naming the mounted ConfigMaps' config.yaml, the pod's custom one
  * from `traffic.kuma.io/transparent-proxy-configmap-name` last), as `interlock validate` argv with
- * Kuma's preset. Later configs override earlier ones, as kumactl merges them.
+ * Kuma's preset. Later configs override earlier ones, as kumactl merges them; with any config,
+ * the family and port come from the configs, never from the two flags.
  */
 export function kumactlValidatorToValidate(argv: readonly string[]): Result<string[], 'ConfigInvalid'> {
   // Bare flags (the image's entrypoint given only the args) or the program and its subcommand.
@@ -43,17 +44,25 @@ export function kumactlValidatorToValidate(argv: readonly string[]): Result<stri
   if (!read.ok) return read;
   const help = read.value.find((arg) => arg.key === 'help');
   if (help) return notAVerdict(KUMACTL, help.name, 'help');
-  const settings: Settings = new Map();
+  const flags: Settings = new Map();
+  const files: string[] = [];
   for (const arg of read.value) {
-    if (arg.key === 'ip-family-mode') settings.set('family', arg.value);
-    if (arg.key === 'validation-server-port') settings.set('inbound-port', arg.value);
-    if (arg.key !== 'transparent-proxy-config') continue;
-    for (const file of arg.value.split(',')) {
-      const applied = applyConfigFile(file, settings);
-      if (!applied.ok) return applied;
-    }
+    if (arg.key === 'ip-family-mode') flags.set('family', arg.value);
+    if (arg.key === 'validation-server-port') flags.set('inbound-port', arg.value);
+    if (arg.key === 'transparent-proxy-config') files.push(...arg.value.split(','));
   }
-  return toValidate(settings);
+  // With a config kumactl reads the family and port from it (over its defaults), not the flags,
+  // which cobra has still parsed: a value it would refuse is refused.
+  const flagged = toValidate(flags);
+  if (files.length === 0 || !flagged.ok) return flagged;
+  const port = flags.get('inbound-port');
+  if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) <= 65535))
+    return fail('ConfigInvalid', `${KUMACTL} --validation-server-port ${JSON.stringify(port)}: expected a port`);
+  const merged = mergeConfigFiles(files);
+  if (!merged.ok) return merged;
+  const settings: Settings = new Map();
+  const applied = applyConfig(merged.value, settings);
+  return applied.ok ? toValidate(settings) : applied;
 }
 
 function toValidate(settings: Settings): Result<string[], 'ConfigInvalid'> {
@@ -75,7 +84,51 @@ function toValidate(settings: Settings): Result<string[], 'ConfigInvalid'> {
   return ok(out);
 }
 
-function applyConfigFile(file: string, settings: Settings): Result<void, 'ConfigInvalid'> {
+/** The configs merged, and which file set each value (a scalar or a whole list), by its dotted path. */
+interface MergedConfig {
+  readonly config: Record<string, unknown>;
+  readonly origin: Map<string, string>;
+}
+
+/**
+ * Each file read and merged over the ones before it as kumactl's loader does (each document
+ * decoded onto the same struct): mappings key by key, a scalar or a list replacing the earlier
+ * one whole.
+ */
+function mergeConfigFiles(files: readonly string[]): Result<MergedConfig, 'ConfigInvalid'> {
+  const merged: MergedConfig = { config: {}, origin: new Map() };
+  for (const file of files) {
+    const read = readConfigFile(file);
+    if (!read.ok) return read;
+    mergeInto(merged.config, read.value, file, '', merged.origin);
+  }
+  return ok(merged);
+}
+
+const isMapping = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+function mergeInto(
+  target: Record<string, unknown>,
+  source: Record<string, unknown>,
+  file: string,
+  prefix: string,
+  origin: Map<string, string>,
+): void {
+  for (const [key, value] of Object.entries(source)) {
+    const path = `${prefix}${key}`;
+    if (isMapping(value)) {
+      const into = isMapping(target[key]) ? target[key] : {};
+      target[key] = into;
+      mergeInto(into, value, file, `${path}.`, origin);
+      continue;
+    }
+    target[key] = value;
+    origin.set(path, file);
+  }
+}
+
+function readConfigFile(file: string): Result<Record<string, unknown>, 'ConfigInvalid'> {
   if (file === '-')
     return fail('ConfigInvalid', `${KUMACTL} --transparent-proxy-config -: an init container has no input to read`);
   const read = readBoundedFile(file, MAX_CONFIG_BYTES);
@@ -84,9 +137,9 @@ function applyConfigFile(file: string, settings: Settings): Result<void, 'Config
   const config = parseKumaConfig(read.bytes.toString('utf8'));
   if (!config.ok)
     return fail('ConfigInvalid', `${KUMACTL} --transparent-proxy-config ${file}: ${config.error.message}`);
-  if (typeof config.value !== 'object' || config.value === null || Array.isArray(config.value))
+  if (!isMapping(config.value))
     return fail('ConfigInvalid', `${KUMACTL} --transparent-proxy-config ${file}: expected a mapping`);
-  return applyConfig(config.value, file, settings);
+  return ok(config.value);
 }
 
 /** The fields of Kuma's transparent-proxy config that decide which rules are correct. */
@@ -121,17 +174,24 @@ function at(config: Record<string, unknown>, path: readonly string[]): unknown {
 const isSet = (value: unknown) =>
   value !== undefined && value !== null && value !== '' && !(Array.isArray(value) && value.length === 0);
 
-function applyConfig(config: Record<string, unknown>, file: string, settings: Settings): Result<void, 'ConfigInvalid'> {
-  const where = `${KUMACTL} --transparent-proxy-config ${file}`;
+function applyConfig(merged: MergedConfig, settings: Settings): Result<void, 'ConfigInvalid'> {
+  const { config } = merged;
+  const where = (path: readonly string[]) =>
+    `${KUMACTL} --transparent-proxy-config ${merged.origin.get(path.join('.')) ?? '(merged)'}`;
   for (const path of UNMODELLED)
     if (isSet(at(config, path)))
       return fail(
         'ConfigInvalid',
-        `${where}: ${path.join('.')} is set, which Interlock does not check yet; remove it or validate with interlock's own flags`,
+        `${where(path)}: ${path.join('.')} is set, which Interlock does not check yet; remove it or validate with interlock's own flags`,
       );
-  for (const flow of ['inbound', 'outbound'])
-    if (String(at(config, ['redirect', flow, 'enabled'])) === 'false')
-      return fail('ConfigInvalid', `${where}: redirect.${flow}.enabled is false: there is no ${flow} capture to prove`);
+  for (const flow of ['inbound', 'outbound']) {
+    const path = ['redirect', flow, 'enabled'];
+    if (String(at(config, path)) === 'false')
+      return fail(
+        'ConfigInvalid',
+        `${where(path)}: redirect.${flow}.enabled is false: there is no ${flow} capture to prove`,
+      );
+  }
   for (const [path, setting] of FIELDS) {
     const value = at(config, path);
     if (value === undefined || value === null || (Array.isArray(value) && value.length === 0)) continue;
@@ -139,12 +199,17 @@ function applyConfig(config: Record<string, unknown>, file: string, settings: Se
     const texts = items.map((item) =>
       typeof item === 'string' || typeof item === 'number' || typeof item === 'boolean' ? String(item) : undefined,
     );
-    if (texts.includes(undefined)) return fail('ConfigInvalid', `${where}: ${path.join('.')} is not a value`);
+    if (texts.includes(undefined)) return fail('ConfigInvalid', `${where(path)}: ${path.join('.')} is not a value`);
     settings.set(setting, texts.join(','));
   }
   // A switch: on by its name alone; Kuma's preset leaves DNS capture off.
-  const dns = String(at(config, ['redirect', 'dns', 'enabled']));
-  if (dns === 'true') settings.set('dns-capture', '');
-  if (dns === 'false') settings.delete('dns-capture');
+  if (String(at(config, ['redirect', 'dns', 'enabled'])) !== 'true') return ok(undefined);
+  const captureAll = ['redirect', 'dns', 'captureAll'];
+  if (String(at(config, captureAll)) === 'false')
+    return fail(
+      'ConfigInvalid',
+      `${where(captureAll)}: redirect.dns.captureAll is false: Kuma then captures only DNS to resolv.conf's servers, which Interlock does not check yet; remove it or validate with interlock's own flags`,
+    );
+  settings.set('dns-capture', '');
   return ok(undefined);
 }

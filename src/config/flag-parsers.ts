@@ -252,6 +252,18 @@ export const parseCriEndpoint: FlagParser<string> = (text) =>
         'expected unix:///PATH (containerd: unix:///run/containerd/containerd.sock; CRI-O: unix:///var/run/crio/crio.sock)',
       );
 
+/** cni-check's runtime to ask: `auto` (its default sockets), `none` (ask nothing), or one socket. */
+export const parseCriEndpointChoice: FlagParser<string> = (text) =>
+  text === 'auto' || text === 'none'
+    ? ok(text)
+    : parseCriEndpoint(text).ok
+      ? ok(text.trim())
+      : problem('expected auto, none or unix:///PATH (containerd: unix:///run/containerd/containerd.sock)');
+
+/** Where the node's root filesystem is seen: `/` on the node, `/host` in `kubectl debug node/...`. */
+export const parseHostRoot: FlagParser<string> = (text) =>
+  text === '/' || parseAbsoluteDir(text).ok ? ok(text) : problem('expected / or an absolute directory such as /host');
+
 /** A host directory named to be mounted at the same path: absolute, plain (no `.`, `..` or `//`), no trailing `/`. */
 export const parseAbsoluteDir: FlagParser<string> = (text) =>
   /^(\/[A-Za-z0-9._-]+)+$/.test(text) && !text.split('/').some((part) => part === '.' || part === '..')

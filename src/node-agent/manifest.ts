@@ -23,6 +23,8 @@ export interface NodeAgentManifestOptions {
     readonly binDirs: readonly string[];
     /** Multus's attachment directory, mounted only when the operator names it (it must exist). */
     readonly multusConfDir?: string;
+    /** The runtime's CRI socket, which the audit asks what the runtime loaded (mounted read-only). */
+    readonly criSocket?: string;
   };
   /** The port of `--listen` when given (metrics and probes); 9477 otherwise. */
   readonly listenPort?: number;
@@ -76,7 +78,7 @@ const OPENSHIFT_SELINUX = { type: 'spc_t' } as const;
 
 /**
  * Least privilege per action, equal to what the agent does (a test runs it against the API
- * stand-in and compares): `none` lists and watches pods and creates Events; `delete` adds pods
+ * stand-in and compares): `none` gets its own pod, lists and watches pods and creates Events; `delete` adds pods
  * delete; `label` adds pods patch; `--taint` adds nodes get/patch. Node Events need no node read:
  * like the kubelet, the agent names the node as the Event's uid.
  */
@@ -86,7 +88,9 @@ export function nodeAgentRules(
   recheck = false,
   gate: NodeGateRights = { condition: false, startupTaint: undefined },
 ): PolicyRule[] {
+  // get: its own pod, whose image it trusts without --trusted-image.
   const podVerbs = [
+    'get',
     'list',
     'watch',
     ...(action === 'delete' ? ['delete'] : []),
@@ -120,17 +124,24 @@ function agentArgs(options: NodeAgentManifestOptions): string[] {
   ];
 }
 
-/** Read-only hostPath volumes for the CNI audit: the agent must see the node's files, never change them. */
+/**
+ * Read-only hostPath volumes for the CNI audit: the agent must see the node's files, never change
+ * them. The runtime's socket too, unless the re-check mounts it already.
+ */
 function cniVolumes(options: NodeAgentManifestOptions): { volumes: object[]; mounts: object[] } {
   if (!options.cni) return { volumes: [], mounts: [] };
-  const { multusConfDir } = options.cni;
+  const { multusConfDir, criSocket } = options.cni;
   const paths = [options.cni.confDir, ...options.cni.binDirs, ...(multusConfDir === undefined ? [] : [multusConfDir])];
+  const socket = criSocket !== undefined && !options.recheck ? criSocket : undefined;
   return {
-    volumes: paths.map((path, index) => ({
-      name: `cni-${index}`,
-      hostPath: { path, type: 'Directory' },
-    })),
-    mounts: paths.map((path, index) => ({ name: `cni-${index}`, mountPath: path, readOnly: true })),
+    volumes: [
+      ...paths.map((path, index) => ({ name: `cni-${index}`, hostPath: { path, type: 'Directory' } })),
+      ...(socket === undefined ? [] : [{ name: 'cri-socket', hostPath: { path: socket, type: 'Socket' } }]),
+    ],
+    mounts: [
+      ...paths.map((path, index) => ({ name: `cni-${index}`, mountPath: path, readOnly: true })),
+      ...(socket === undefined ? [] : [{ name: 'cri-socket', mountPath: socket, readOnly: true }]),
+    ],
   };
 }
 
@@ -188,9 +199,29 @@ function recheckSecurityContext(): Record<string, unknown> {
   };
 }
 
+/**
+ * The audit's agent connects to the runtime's socket, which is the runtime's own (root, mode
+ * 0660): uid 0, with every capability dropped, so nothing but the file's owner bits grant it.
+ */
+function socketSecurityContext(): Record<string, unknown> {
+  return {
+    runAsNonRoot: false,
+    runAsUser: 0,
+    runAsGroup: 0,
+    allowPrivilegeEscalation: false,
+    readOnlyRootFilesystem: true,
+    capabilities: { drop: ['ALL'] },
+    seccompProfile: { type: 'RuntimeDefault' },
+  };
+}
+
 /** Its uid stays on OpenShift too: the privileged SCC admits it (and the re-check needs uid 0). */
 function agentSecurityContext(options: NodeAgentManifestOptions): Record<string, unknown> {
-  const context = options.recheck ? recheckSecurityContext() : workloadSecurityContext();
+  const context = options.recheck
+    ? recheckSecurityContext()
+    : options.cni?.criSocket !== undefined
+      ? socketSecurityContext()
+      : workloadSecurityContext();
   return options.platform === 'openshift' ? { ...context, seLinuxOptions: { ...OPENSHIFT_SELINUX } } : context;
 }
 
@@ -208,7 +239,13 @@ function agentContainer(options: NodeAgentManifestOptions): object {
     // The image's entrypoint is `interlock validate`; the agent is the same binary's `node` command.
     command: ['interlock'],
     args: agentArgs(options),
-    env: [{ name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } }],
+    // POD_NAME, POD_NAMESPACE: without --trusted-image the agent trusts its own image's repository,
+    // read from its pod, so that kustomize's `images:` moves the trust with the image.
+    env: [
+      { name: 'NODE_NAME', valueFrom: { fieldRef: { fieldPath: 'spec.nodeName' } } },
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
     ports: [{ name: 'metrics', containerPort: port, protocol: 'TCP' }],
     livenessProbe: probe('/healthz'),
     readinessProbe: probe('/readyz'),

@@ -78,8 +78,21 @@ export function webhookManifest(options: WebhookManifestOptions): Document[] {
         labels: { ...allLabels(), 'pod-security.kubernetes.io/enforce': 'restricted' },
       },
     },
-    // No Role and no binding: the webhook answers the API server and never calls it.
+    // Its one call: at start, a get on its own pod to learn the image it injects (its own).
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(), automountServiceAccountToken: false },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: meta(),
+      rules: [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }],
+    },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: meta(),
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME },
+      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: options.namespace }],
+    },
     ...(options.caBundlePem === undefined ? certManagerDocuments(options.namespace, meta) : []),
     ...(options.clientCaPem === undefined
       ? []
@@ -152,13 +165,18 @@ function webhookContainer(options: WebhookManifestOptions): Document {
     name: 'webhook',
     image: options.image,
     command: ['interlock'],
+    // No --image: the webhook injects its own image, read from its pod (POD_NAME), so that
+    // kustomize's `images:` or `kubectl set image` changes both; an argument would be left behind.
     args: [
       'webhook',
-      `--image=${options.image}`,
       ...(options.platform === 'openshift' ? ['--platform=openshift'] : []),
       `--bind=0.0.0.0:${PORT}`,
       `--metrics-bind=0.0.0.0:${METRICS_PORT}`,
     ].concat(clientAuthArgs(options)),
+    env: [
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
     ports: [
       { name: 'https', containerPort: PORT, protocol: 'TCP' },
       { name: 'metrics', containerPort: METRICS_PORT, protocol: 'TCP' },
@@ -188,7 +206,8 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
         metadata: { labels: allLabels() },
         spec: {
           serviceAccountName: NAME,
-          automountServiceAccountToken: false,
+          // The token for the get on its own pod (the Role above); the ServiceAccount mounts none elsewhere.
+          automountServiceAccountToken: true,
           nodeSelector: { ...LINUX_NODES },
           ...pullSecretFields(options.imagePullSecrets),
           // Longer than --drain-timeout (20 s): in-flight admissions finish before SIGKILL.
@@ -217,8 +236,10 @@ export const OPEN_ADMISSION_PORT_WARNING = `no --api-server-cidr: the NetworkPol
 /**
  * Only what must reach the webhook does: the API server to the admission port (from its addresses
  * when given: it is not a pod a selector can name) and the metrics namespace to the metrics port.
- * No egress: the webhook calls nothing, not even DNS. The kubelet's probes come from the node,
- * which the common CNIs let through whatever the policy says (docs/admission.md).
+ * Egress only to the API server (its addresses when given, else TCP 443 and 6443: the Service's
+ * port and the common endpoint port), for the get on its own pod; no DNS (the in-cluster address
+ * is an IP). The kubelet's probes come from the node, which the common CNIs let through whatever
+ * the policy says (docs/admission.md).
  */
 function networkPolicy(options: WebhookManifestOptions, metadata: Document): Document {
   const apiServers = options.apiServerCidrs?.map((cidr) => ({ ipBlock: { cidr } }));
@@ -236,7 +257,16 @@ function networkPolicy(options: WebhookManifestOptions, metadata: Document): Doc
           ports: [{ protocol: 'TCP', port: METRICS_PORT }],
         },
       ],
-      egress: [],
+      egress: [
+        apiServers
+          ? { to: apiServers }
+          : {
+              ports: [
+                { protocol: 'TCP', port: 443 },
+                { protocol: 'TCP', port: 6443 },
+              ],
+            },
+      ],
     },
   };
 }

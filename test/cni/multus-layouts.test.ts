@@ -49,6 +49,19 @@ async function audit(node: Node): Promise<CniVerdict> {
   return verdict.value;
 }
 
+/** A node whose files may name its own directories (Multus's confDir is a path). */
+async function auditAt(
+  make: (dirs: { confDir: string }) => { conf: Record<string, Promise<string> | string> },
+): Promise<CniVerdict> {
+  root ||= await mkdtemp(join(tmpdir(), 'interlock-multus-'));
+  const confDir = join(root, String(count), 'net.d');
+  const { conf } = make({ confDir });
+  const files = Object.fromEntries(
+    await Promise.all(Object.entries(conf).map(async ([name, text]) => [name, await text] as const)),
+  );
+  return audit({ conf: files });
+}
+
 async function nodeDirs(node: Node): Promise<{ confDir: string; binDir: string; multusConfDir: string }> {
   root ||= await mkdtemp(join(tmpdir(), 'interlock-multus-'));
   const base = join(root, String(count++));
@@ -129,20 +142,50 @@ describe('Multus thin (type multus)', () => {
     );
   });
 
-  it('clusterNetwork naming a network a file carries: judged on that file, healthy with the mesh chained', async () => {
-    const thin = await withKeys(THIN, { clusterNetwork: 'k8s-pod-network' });
-    const healthy = await audit({
-      conf: { '70-multus.conf': thin, '80-calico.conflist': fixture('10-calico-linkerd.conflist') },
-    });
-    expect(healthy).toMatchObject({ healthy: true, findings: [], delegate: { file: '80-calico.conflist' } });
-    const broken = await audit({
-      conf: { '70-multus.conf': thin, '80-calico.conflist': fixture('10-calico.conflist') },
-    });
+  it("clusterNetwork naming a network a file of Multus's confDir carries: judged on that file, healthy with the mesh chained", async () => {
+    // Multus looks the name up in its confDir (pkg/k8sclient getNetDelegate, v4.2.2): here the runtime's.
+    const thin = (confDir: string) => withKeys(THIN, { clusterNetwork: 'k8s-pod-network', confDir });
+    const healthy = await auditAt((dirs) => ({
+      conf: { '70-multus.conf': thin(dirs.confDir), '80-calico.conflist': fixture('10-calico-linkerd.conflist') },
+    }));
+    expect(healthy).toMatchObject({ healthy: true, findings: [] });
+    expect(healthy.delegate?.file).toMatch(/\/net\.d\/80-calico\.conflist$/);
+    const broken = await auditAt((dirs) => ({
+      conf: { '70-multus.conf': thin(dirs.confDir), '80-calico.conflist': fixture('10-calico.conflist') },
+    }));
     expect(codes(broken)).toEqual(['error:MeshMissing']);
-    expect(broken.findings[0]).toMatchObject({ file: '80-calico.conflist' });
-    const missing = await audit({ conf: { '70-multus.conf': thin } });
+    expect(broken.findings[0]?.file).toMatch(/\/net\.d\/80-calico\.conflist$/);
+    const missing = await auditAt((dirs) => ({ conf: { '70-multus.conf': thin(dirs.confDir) } }));
     expect(codes(missing)).toEqual(['error:MultusDelegateMissing']);
     expect(missing.findings[0]).toMatchObject({ file: 'k8s-pod-network' });
+  });
+
+  it("clusterNetwork naming a network with confDir unset: looked up in Multus's directory, not the runtime's", async () => {
+    const thin = await withKeys(THIN, { clusterNetwork: 'k8s-pod-network' });
+    // Real Multus fails every ADD here: the file is in the runtime's directory, not in /etc/cni/multus/net.d.
+    const beside = await audit({
+      conf: { '70-multus.conf': thin, '80-calico.conflist': fixture('10-calico-linkerd.conflist') },
+      multus: {},
+    });
+    expect(codes(beside)).toEqual(['error:MultusDelegateMissing']);
+    expect(beside.findings[0]?.message).toMatch(
+      /names clusterNetwork k8s-pod-network: .*, and no file of \S*multus\/net\.d carries/,
+    );
+    const there = await audit({
+      conf: { '70-multus.conf': thin },
+      multus: { '80-calico.conflist': fixture('10-calico-linkerd.conflist') },
+    });
+    expect(there).toMatchObject({ healthy: true, findings: [] });
+    expect(there.delegate?.file).toMatch(/\/multus\/net\.d\/80-calico\.conflist$/);
+  });
+
+  it('clusterNetwork without a kubeconfig: thin Multus resolves it only through the API and ignores its delegates', async () => {
+    const thin = await withKeys(THIN, { clusterNetwork: '/etc/cni/net.d/80-calico.conflist', kubeconfig: undefined });
+    const verdict = await audit({
+      conf: { '70-multus.conf': thin, '80-calico.conflist': fixture('10-calico-linkerd.conflist') },
+    });
+    expect(codes(verdict)).toEqual(['error:MultusDelegateMissing']);
+    expect(verdict.findings[0]?.message).toContain('no kubeconfig');
   });
 });
 

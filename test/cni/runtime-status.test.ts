@@ -379,12 +379,19 @@ describe('the prediction against what containerd holds', () => {
     const prediction = predicted(state);
     expect(prediction.verdict.healthy).toBe(true);
     const unanswered = withObservation(prediction, {
-      ok: false,
-      error: { reason: 'RuntimeUnreachable', message: 'CRI Status on the runtime socket: connect ENOENT' },
+      kind: 'unanswered',
+      asked: 'named',
+      tries: [
+        { socket: '/run/containerd/containerd.sock', message: 'CRI Status on the runtime socket: connect ENOENT' },
+      ],
     });
     expect(unanswered.healthy).toBe(false);
     expect(unanswered.findings.map((finding) => finding.code)).toEqual(['RuntimeUnobserved']);
-    const agreed = withObservation(prediction, { ok: true, value: parsed('conflist-loaded') });
+    const agreed = withObservation(prediction, {
+      kind: 'answered',
+      socket: '/run/containerd/containerd.sock',
+      status: { runtime: 'containerd', held: parsed('conflist-loaded') },
+    });
     expect(agreed).toMatchObject({ healthy: true, observed: { agrees: true, network: { name: 'k8s-pod-network' } } });
   });
 });

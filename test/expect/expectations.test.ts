@@ -86,6 +86,51 @@ describe('configuration regions against real dumps', () => {
     ]);
   });
 
+  it("Kuma 2.11.7's TCP DNS redirect to the DNS port holds (DNS rules first); a DNAT to another host's DNS port fails", async () => {
+    const golden = readFileSync(
+      path.join(
+        CORPUS,
+        '../meshes/kuma/2.11.7/transparentproxy-flags/debian-12-with-multiple-flags.iptables-nft.golden',
+      ),
+      'utf8',
+    ).replaceAll('ifPlaceholder', 'lo');
+    const argv = ['--mesh=kuma', '--family=ipv4', '--dns-capture', '--output=json'];
+    const failing = async (text: string) =>
+      (
+        JSON.parse((await explainFile(text, argv)).stdout) as {
+          findings: Array<{ expectation: string; message: string }>;
+        }
+      ).findings.filter((finding) => finding.expectation === 'ipv4/dns/app-tcp');
+    const tcpDns = /^(-A KUMA_MESH_OUTBOUND -p tcp .*--dport 53) -j REDIRECT --to-ports 15053$/m;
+    expect(golden).toMatch(tcpDns);
+    expect(await failing(golden)).toEqual([]);
+    // The same port on another host is not the DNS proxy: the answer must be a REDIRECT to it.
+    const elsewhere = await failing(golden.replace(tcpDns, '$1 -j DNAT --to-destination 192.0.2.53:15053'));
+    expect(elsewhere.length).toBeGreaterThan(0);
+    expect(elsewhere[0]?.message).toContain('--to-destination 192.0.2.53:15053');
+    expect(elsewhere[0]?.message).toContain(
+      "because the application's TCP DNS goes to the DNS port or, as the mesh allows, to its original destination",
+    );
+  });
+
+  it('an excluded outbound port sent to a REDIRECT without a port (to the local host) fails, naming the rule', async () => {
+    const argv = ['--mesh=linkerd', '--exclude-outbound-ports=25', '--output=json'];
+    const portless = '-A PROXY_INIT_OUTPUT -p tcp -m tcp --dport 25 -j REDIRECT';
+    const excluded = linkerd.replace(
+      '-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102',
+      `-A PROXY_INIT_OUTPUT -p tcp -m tcp --dport 25 -j RETURN\n-A PROXY_INIT_OUTPUT -m owner --uid-owner 2102`,
+    );
+    expect((await explainFile(excluded, argv)).exitCode).toBe(0);
+    const result = await explainFile(excluded.replace('--dport 25 -j RETURN', '--dport 25 -j REDIRECT'), argv);
+    expect(result.exitCode).toBe(95);
+    const findings = (JSON.parse(result.stdout) as { findings: Array<{ expectation: string; message: string }> })
+      .findings;
+    expect(findings.map((finding) => finding.expectation)).toContain('ipv4/outbound/excluded-port');
+    expect(findings.find((finding) => finding.expectation === 'ipv4/outbound/excluded-port')?.message).toContain(
+      portless,
+    );
+  });
+
   it('an excluded outbound range the rules do not exclude fails, naming the range', async () => {
     const result = await explainFile(linkerd, ['--mesh=linkerd', '--exclude-outbound-cidrs=10.0.0.0/8']);
     expect(result.exitCode).toBe(95);
@@ -461,6 +506,17 @@ describe('claims that depend on one option', () => {
     // Without DNS capture Kuma claims nothing of DNS.
     const quiet = all(specFromFlags(['--mesh=kuma']), 'ipv4').map((expectation) => expectation.id);
     expect(quiet.filter((id) => id.includes('dns'))).toEqual([]);
+    // Nor with capture but no port to send it to (the flags refuse it; the claims do not rely on that).
+    const portless = { ...specFromFlags(['--mesh=kuma', '--dns-capture']), dnsPort: 0 };
+    const none = all(portless, 'ipv4').map((expectation) => expectation.id);
+    expect(none.filter((id) => id.includes('/dns/') || id.endsWith('passthrough-dns'))).toEqual([]);
+    expect(all(specFromFlags(['--mesh=kuma', '--dns-capture']), 'ipv4').map((e) => e.id)).toEqual(
+      expect.arrayContaining(['ipv4/dns/app', 'ipv4/dns/app-tcp', 'ipv4/outbound/passthrough-dns']),
+    );
+    // What the operator reads beside each relaxed claim.
+    expect(passthrough.because).toBe(
+      "DNS over loopback from the proxy's passthrough source goes through the DNS rules, which the configuration leaves to the mesh",
+    );
   });
 
   it('no proxy uid (the proxy known by its group only): no loopback-to-pod claims, the group still excluded', () => {

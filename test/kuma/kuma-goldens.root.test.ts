@@ -12,8 +12,9 @@ import { blanketReturnFirst, changeRedirectPort, dropProxyUidExclusion, type Mut
  * Kuma's own goldens of its transparent proxy (kumahq/kuma test/transparentproxy/testdata, pinned
  * in test/fixtures/meshes/sources.json), loaded into a real namespace by the real restore tools of
  * the golden's backend and dumped back: `explain --mesh kuma` passes each, and each bypass mutant
- * fails naming the rule. Upstream's test writes `ifPlaceholder` for the loopback interface's name
- * (its harness does not know the host's); it is `lo` in a pod.
+ * of the IPv4 half or of the IPv6 half fails naming the rule. Upstream's test writes
+ * `ifPlaceholder` for the loopback interface's name (its harness does not know the host's); it is
+ * `lo` in a pod. The goldens with upstream's flag sets: kuma-flag-goldens.root.test.ts.
  */
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/meshes/kuma');
 const namespace = makeNamespace('kuma-goldens');
@@ -95,25 +96,30 @@ describe("explain --mesh kuma passes Kuma's own transparent-proxy goldens, loade
   });
 
   for (const kumaCase of cases) {
-    it(`${kumaCase.tag} ${kumaCase.stem} (${kumaCase.backend}): passes, and each bypass mutant fails naming its rule`, async () => {
+    it(`${kumaCase.tag} ${kumaCase.stem} (${kumaCase.backend}): passes; each bypass mutant of either family fails naming its rule`, async () => {
       const dump = loadAndDump(kumaCase);
       expect(dump.v4).toContain('KUMA_MESH_OUTBOUND');
       const passed = await explain(kumaCase, dump.v4, dump.v6, 'golden');
       expect(passed.stderr).toBe('');
       expect(passed.stdout).toContain('PASSED');
       expect(passed.exitCode).toBe(0);
-      const mutants: Array<[string, Mutant | undefined]> = [
-        ['outbound port', changeRedirectPort(dump.v4, 15001, 15002)],
-        ['inbound port', changeRedirectPort(dump.v4, 15006, 15007)],
-        ['uid exclusion', dropProxyUidExclusion(dump.v4, '5678')],
-        ['blanket return', blanketReturnFirst(dump.v4, 'KUMA_MESH_OUTBOUND')],
-      ];
-      for (const [name, mutant] of mutants) {
-        expect(mutant, name).toBeDefined();
-        if (!mutant) continue;
-        const failed = await explain(kumaCase, mutant.text, dump.v6, name.replaceAll(' ', '-'));
-        expect(failed.exitCode, name).not.toBe(0);
-        expect(failed.stdout + failed.stderr, name).toContain(mutant.mustName);
+      for (const family of ['v4', 'v6'] as const) {
+        const mutants: Array<[string, Mutant | undefined]> = [
+          ['outbound port', changeRedirectPort(dump[family], 15001, 15002)],
+          ['inbound port', changeRedirectPort(dump[family], 15006, 15007)],
+          ['uid exclusion', dropProxyUidExclusion(dump[family], '5678')],
+          ['blanket return', blanketReturnFirst(dump[family], 'KUMA_MESH_OUTBOUND')],
+        ];
+        for (const [name, mutant] of mutants) {
+          const label = `${family} ${name}`;
+          expect(mutant, label).toBeDefined();
+          if (!mutant) continue;
+          const v4 = family === 'v4' ? mutant.text : dump.v4;
+          const v6 = family === 'v6' ? mutant.text : dump.v6;
+          const failed = await explain(kumaCase, v4, v6, label.replaceAll(' ', '-'));
+          expect(failed.exitCode, label).not.toBe(0);
+          expect(failed.stdout + failed.stderr, label).toContain(mutant.mustName);
+        }
       }
     });
   }

@@ -52,6 +52,20 @@ describe('the webhook stands in for kuma-validation and runs it first', () => {
     expect(podPatch(apply(pod, podPatch(pod, SETTINGS).ops), SETTINGS).ops).toEqual([]);
   });
 
+  it('with native sidecars (the sidecar-feature golden) keeps kuma-validation first, before kuma-sidecar', () => {
+    const native = parseYaml(readFileSync(GOLDEN.replace('inject.34.', 'inject.sidecar-feature.34.'), 'utf8')) as Json;
+    const names = (pod: Json) => (pod.spec.initContainers as Json[]).map((container) => container.name as string);
+    expect(names(native)).toEqual([VALIDATOR, meshIdentity('kuma').containers.proxy, 'init']);
+    const patch = podPatch(native, SETTINGS);
+    expect(patch.containers.map((decision) => decision.outcome)).toEqual(['patched']);
+    const after = apply(native, patch.ops);
+    expect(names(after)).toEqual(names(native));
+    const validator = (after.spec.initContainers as Json[])[0] as Json;
+    expect(validator.image).toBe(SETTINGS.image);
+    const argv = ['kumactl', ...(validator.command as string[]).slice(1), ...(validator.args as string[])];
+    expect(compatToValidate(argv, {})?.ok).toBe(true);
+  });
+
   it('leaves the order alone when a mesh container (a rules writer) precedes the validator', () => {
     const pod = appended();
     const inits = pod.spec.initContainers as Json[];

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -109,6 +109,86 @@ describe("kumactl install transparent-proxy-validator, exactly as Kuma's injecto
     const anchor = path.join(scratch, 'anchor.yaml');
     writeFileSync(anchor, 'redirect: &r\n  inbound:\n    port: 1\n');
     expect(configOf([...argv, `--transparent-proxy-config=${anchor}`])).toMatch(/line 1: YAML Interlock does not read/);
+  });
+
+  it('with a config, takes family and port from it (or its defaults), never from the flags, as kumactl does', () => {
+    // kumactl loads DefaultDataplaneConfig under the configs and then reads only them
+    // (install_transparent_proxy_validator.go, v2.14.3): --ip-family-mode and
+    // --validation-server-port count only when no --transparent-proxy-config is given.
+    const base = path.join(scratch, 'defaults-only.yaml');
+    writeFileSync(base, 'kumaDPUser: "5678"\n');
+    const argv = ['kumactl', 'install', 'transparent-proxy-validator', '--config-file=/tmp/.kumactl'];
+    const flags = ['--ip-family-mode=ipv4', '--validation-server-port=15055'];
+    for (const order of [
+      [...flags, `--transparent-proxy-config=${base}`],
+      [`--transparent-proxy-config=${base}`, ...flags],
+    ]) {
+      const config = must(configOf([...argv, ...order]));
+      expect(config.interception.inboundPort, order.join(' ')).toBe(15006);
+      expect(config.family, order.join(' ')).toBe('auto');
+    }
+    // Values cobra refuses are refused whether or not a config follows.
+    const withConfig = [...argv, `--transparent-proxy-config=${base}`];
+    expect(configOf([...withConfig, '--ip-family-mode=both'])).toMatch(/"both"/);
+    expect(configOf([...withConfig, '--validation-server-port=70000'])).toMatch(/"70000": expected a port/);
+  });
+
+  it('merges the configs as kumactl does: mappings key by key, a later list replacing an earlier one whole', () => {
+    const argv = ['kumactl', 'install', 'transparent-proxy-validator', '--config-file=/tmp/.kumactl'];
+    const base = path.join(scratch, 'merge-base.yaml');
+    const cleared = path.join(scratch, 'merge-cleared.yaml');
+    const silent = path.join(scratch, 'merge-silent.yaml');
+    writeFileSync(
+      base,
+      'redirect:\n  outbound:\n    excludePortsForUIDs:\n    - "tcp:22:106"\n    excludePorts: [22]\n',
+    );
+    writeFileSync(cleared, 'redirect:\n  outbound:\n    excludePortsForUIDs: []\n');
+    writeFileSync(silent, 'redirect:\n  inbound:\n    port: 16006\n');
+    // The custom ConfigMap empties the base's per-uid list: nothing unmodelled is left.
+    const config = must(
+      configOf([...argv, `--transparent-proxy-config=${base}`, `--transparent-proxy-config=${cleared}`]),
+    );
+    expect(config.interception.excludeOutboundPorts).toEqual(parsedPorts('22'));
+    // One that does not mention it keeps the base's, which is refused, named.
+    expect(configOf([...argv, `--transparent-proxy-config=${base}`, `--transparent-proxy-config=${silent}`])).toMatch(
+      /redirect\.outbound\.excludePortsForUIDs is set/,
+    );
+  });
+
+  it("names DNS capture limited to resolv.conf's servers (captureAll false), which it does not model", () => {
+    const argv = ['kumactl', 'install', 'transparent-proxy-validator', '--config-file=/tmp/.kumactl'];
+    const file = path.join(scratch, 'dns-servers-only.yaml');
+    writeFileSync(file, 'redirect:\n  dns:\n    enabled: true\n    captureAll: false\n');
+    expect(configOf([...argv, `--transparent-proxy-config=${file}`])).toMatch(/redirect\.dns\.captureAll is false/);
+    // With DNS redirection off, captureAll changes no rule.
+    writeFileSync(file, 'redirect:\n  dns:\n    enabled: false\n    captureAll: false\n');
+    expect(must(configOf([...argv, `--transparent-proxy-config=${file}`])).interception.dnsCapture).toBeUndefined();
+  });
+
+  it("reads upstream's with-multiple-config-flags sources in order, at the mount paths the injector renders", () => {
+    // NewValidationContainer: the control plane's ConfigMap at /tmp/transparent-proxy/base, the
+    // pod's (traffic.kuma.io/transparent-proxy-configmap-name) at /tmp/transparent-proxy/custom,
+    // each its config.yaml; here in a scratch folder of the same shape.
+    const sources = path.resolve(path.dirname(GOLDEN), '../transparentproxy-config');
+    const mount = (name: string, source: string) => {
+      const dir = path.join(scratch, 'transparent-proxy', name);
+      mkdirSync(dir, { recursive: true });
+      copyFileSync(path.join(sources, `with-multiple-config-flags.${source}`), path.join(dir, 'config.yaml'));
+      return `--transparent-proxy-config=${path.join(dir, 'config.yaml')}`;
+    };
+    const argv = ['kumactl', 'install', 'transparent-proxy-validator', '--config-file=/tmp/.kumactl'];
+    // /1.yaml alone turns DNS redirection off.
+    const first = must(configOf([...argv, mount('base', '1.yaml')]));
+    expect(first.interception.dnsCapture).toBeUndefined();
+    expect(first.interception.dnsPort).toBe(7777);
+    // /2.yaml after it turns it on at 8888 and excludes outbound addresses: refused, named.
+    expect(configOf([...argv, mount('base', '1.yaml'), mount('custom', '2.yaml')])).toMatch(
+      /transparent-proxy\/custom\/config\.yaml: redirect\.outbound\.excludePortsForIPs is set/,
+    );
+    // Upstream's stdin document last: its settings are named, the first in Interlock's order.
+    expect(configOf([...argv, mount('base', '2.yaml'), mount('custom', 'stdin.yaml')])).toMatch(
+      /redirect\.inbound\.excludePortsForIPs is set/,
+    );
   });
 
   it("reads the chart's own transparent-proxy ConfigMap (values.yaml's default, rendered as toYaml does)", () => {

@@ -9,6 +9,7 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
+import type { Http2Server } from 'node:http2';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeKubeconfig } from '../harness/kube-api/kubeconfig.js';
 import { nodeObject } from '../harness/kube-api/pods.js';
 import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
+import { fakeCriStatus } from '../harness/fake-cri-status.js';
 import { launchArgs } from '../harness/pod-namespace.js';
 import { waitFor } from './agent-process.js';
 import { daemonSetContainer, launch, launchScript, writeImageBin, type LaunchedAgent } from './printed-container.js';
@@ -130,36 +132,43 @@ beforeAll(async () => {
   // The stand-in's token is a placeholder; the printed uid must read the file.
   chmodSync(kubeconfig, 0o644);
   kubeconfigPath = kubeconfig;
+  // The node's containerd, as the printed DaemonSet mounts it, answers no CRI (its CRI plugin
+  // off, as Docker's): the audit's question goes unanswered, a warning, and the audit stands.
+  runtime = await fakeCriStatus(join(root, 'containerd.sock'), undefined);
   port = await freePort();
   const { container, volumes } = daemonSetContainer(printManifest(port));
   agent = await launch(launchScript(container, volumes, launchOptions('node-a')));
 });
 
 let kubeconfigPath: string;
+let runtime: Http2Server | undefined;
 const launchOptions = (nodeName: string) => ({
   nodeName,
   imageBin: writeImageBin(join(root, 'image-bin'), launchArgs('modules')),
   stage: join(root, 'stage'),
   hide: nodeDir,
   clusterEnv: { KUBECONFIG: kubeconfigPath },
+  socketSources: { '/run/containerd/containerd.sock': join(root, 'containerd.sock') },
 });
 
 afterAll(async () => {
   await agent?.stop();
+  runtime?.close();
   await api?.close();
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
 describe('the node agent started from the printed DaemonSet audits the mounted CNI directory', () => {
-  it('runs as the printed uid with the CNI directories mounted read-only, and nothing else of the node', () => {
+  it('runs as the printed uid with the CNI directories and the runtime socket read-only, nothing else of the node', () => {
     const pid = agent!.child.pid!;
     const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    expect(status).toMatch(/^Uid:\s+65532\s+65532\s+65532\s+65532$/m);
+    // uid 0, the runtime socket's owner, with no capability at all.
+    expect(status).toMatch(/^Uid:\s+0\s+0\s+0\s+0$/m);
     expect(status).toMatch(/^CapEff:\s+0+$/m);
     const mounts = readFileSync(`/proc/${pid}/mountinfo`, 'utf8').split('\n');
-    for (const dir of ['net.d', 'bin']) {
-      const mount = mounts.find((line) => line.split(' ')[4] === join(nodeDir, dir));
-      expect(mount, dir).toBeDefined();
+    for (const path of [join(nodeDir, 'net.d'), join(nodeDir, 'bin'), '/run/containerd/containerd.sock']) {
+      const mount = mounts.find((line) => line.split(' ')[4] === path);
+      expect(mount, path).toBeDefined();
       expect(mount!.split(' ')[5]!.split(',')).toContain('ro');
     }
     // The node directory itself is the container's empty tmpfs: only the volumes show through.

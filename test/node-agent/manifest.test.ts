@@ -17,17 +17,17 @@ const verbsOf = (rules: ReturnType<typeof nodeAgentRules>) =>
 
 describe('node agent manifests', () => {
   it('grants each action exactly the rights of the table', () => {
-    expect(verbsOf(nodeAgentRules('none', false))).toEqual({ pods: ['list', 'watch'], events: ['create'] });
+    expect(verbsOf(nodeAgentRules('none', false))).toEqual({ pods: ['get', 'list', 'watch'], events: ['create'] });
     expect(verbsOf(nodeAgentRules('delete', false))).toEqual({
-      pods: ['list', 'watch', 'delete'],
+      pods: ['get', 'list', 'watch', 'delete'],
       events: ['create'],
     });
     expect(verbsOf(nodeAgentRules('label', false))).toEqual({
-      pods: ['list', 'watch', 'patch'],
+      pods: ['get', 'list', 'watch', 'patch'],
       events: ['create'],
     });
     expect(verbsOf(nodeAgentRules('delete', true))).toEqual({
-      pods: ['list', 'watch', 'delete'],
+      pods: ['get', 'list', 'watch', 'delete'],
       events: ['create'],
       nodes: ['get', 'patch'],
     });

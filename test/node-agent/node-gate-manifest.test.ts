@@ -23,11 +23,11 @@ describe('manifest --node-agent with the node gate', () => {
     const condition = await printed([...AUDIT, '--report-condition']);
     const taint = await printed([...AUDIT, '--report-condition', '--startup-taint', 'readiness.k8s.io/mesh:NoExecute']);
     expect(kind(plain.docs, 'ClusterRole').rules).toEqual([
-      { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'delete'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create'] },
     ]);
     expect(kind(condition.docs, 'ClusterRole').rules).toEqual([
-      { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'delete'] },
+      { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'delete'] },
       { apiGroups: [''], resources: ['events'], verbs: ['create', 'list', 'watch'] },
       { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
       { apiGroups: [''], resources: ['nodes/status'], verbs: ['patch'] },

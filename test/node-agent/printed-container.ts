@@ -40,6 +40,11 @@ export interface LaunchOptions {
   readonly hide: string;
   /** Environment the cluster adds (KUBECONFIG in place of the in-cluster service account). */
   readonly clusterEnv: Readonly<Record<string, string>>;
+  /**
+   * Where this machine keeps the test node's sockets (a `Socket` hostPath by its path): the
+   * machine's own /run/containerd is not the test's to serve.
+   */
+  readonly socketSources?: Readonly<Record<string, string>>;
 }
 
 function resolveEnv(container: PrintedContainer, nodeName: string): string[] {
@@ -70,15 +75,31 @@ export function launchScript(
     const volume = volumes.find((candidate) => candidate.name === mount.name);
     if (!volume?.hostPath) throw new Error(`volumeMount ${mount.name} has no hostPath volume`);
     if (volume.hostPath.type === 'Directory') lines.push(`test -d ${quote(volume.hostPath.path)}`);
+    const socket = volume.hostPath.type === 'Socket';
+    const source = socket
+      ? (options.socketSources?.[volume.hostPath.path] ?? volume.hostPath.path)
+      : volume.hostPath.path;
+    if (socket) lines.push(`test -S ${quote(source)}`);
     lines.push(
-      `mkdir ${quote(`${options.stage}/${index}`)}`,
-      `mount --bind ${quote(volume.hostPath.path)} ${quote(`${options.stage}/${index}`)}`,
+      socket ? `touch ${quote(`${options.stage}/${index}`)}` : `mkdir ${quote(`${options.stage}/${index}`)}`,
+      `mount --bind ${quote(source)} ${quote(`${options.stage}/${index}`)}`,
     );
   });
   lines.push(`mount -t tmpfs container ${quote(options.hide)}`);
+  // A socket's mountPath (/run/containerd/containerd.sock) is outside `hide`: its top directory
+  // gets a private tmpfs first, so the file the bind needs is never created on the machine.
+  const socketTops = new Set(
+    container.volumeMounts
+      .filter((mount) => volumes.find((candidate) => candidate.name === mount.name)?.hostPath?.type === 'Socket')
+      .map((mount) => `/${mount.mountPath.split('/')[1]}`),
+  );
+  for (const top of socketTops) lines.push(`mount -t tmpfs sockets ${quote(top)}`);
   container.volumeMounts.forEach((mount, index) => {
+    const socket = volumes.find((candidate) => candidate.name === mount.name)?.hostPath?.type === 'Socket';
     lines.push(
-      `mkdir -p ${quote(mount.mountPath)}`,
+      socket
+        ? `mkdir -p "$(dirname ${quote(mount.mountPath)})" && touch ${quote(mount.mountPath)}`
+        : `mkdir -p ${quote(mount.mountPath)}`,
       `mount --bind ${quote(`${options.stage}/${index}`)} ${quote(mount.mountPath)}`,
     );
     if (mount.readOnly) lines.push(`mount -o remount,bind,ro ${quote(mount.mountPath)}`);

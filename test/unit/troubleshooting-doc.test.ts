@@ -64,7 +64,7 @@ describe('docs/troubleshooting.md: a row per reason (issue #36 item 18)', () => 
 describe('docs/troubleshooting.md: cni-check on the node (kubectl debug)', () => {
   const recipe = DOC.split('\n').find((line) => line.startsWith('kubectl debug node/'));
 
-  it("runs cni-check on the node with the host's CNI paths under /host, every flag one cni-check takes", () => {
+  it('runs cni-check on the node under --host-root /host, the directories from the runtime, every flag one cni-check takes', () => {
     expect(recipe, 'a kubectl debug node/NODE line').toBeDefined();
     const words = (recipe ?? '').split(/\s+/);
     const start = words.indexOf('cni-check');
@@ -72,7 +72,10 @@ describe('docs/troubleshooting.md: cni-check on the node (kubectl debug)', () =>
     const flags = words.slice(start + 1).filter((word) => word.startsWith('--'));
     const known = COMMANDS.find((spec) => spec.name === 'cni-check')?.flags.map((flag) => `--${flag.name}`) ?? [];
     for (const flag of flags) expect(known, flag).toContain(flag.split('=')[0]);
-    for (const dir of ['--cni-conf-dir', '--cni-bin-dir', '--cni-multus-conf-dir'])
-      expect(words[words.indexOf(dir) + 1], dir).toMatch(/^\/host\//);
+    expect(words[words.indexOf('--host-root') + 1]).toBe('/host');
+    expect(words[words.indexOf('--cni-multus-conf-dir') + 1]).toMatch(/^\/host\//);
+    // The runtime answers the conf and bin dirs (GKE's /home/kubernetes/bin too): none is guessed.
+    expect(flags).not.toContain('--cni-conf-dir');
+    expect(flags).not.toContain('--cni-bin-dir');
   });
 });

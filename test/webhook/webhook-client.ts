@@ -20,6 +20,8 @@ export async function spawnWebhook(
   key: string,
   extra: readonly string[] = [],
   env: Record<string, string> = {},
+  /** null: no --image (the webhook then injects its own pod's image). */
+  image: string | null = 'registry.example/interlock:1.0.0',
 ): Promise<WebhookProcess> {
   const [node, ...flags] = launch;
   const child = spawn(
@@ -35,8 +37,7 @@ export async function spawnWebhook(
       cert,
       '--tls-key',
       key,
-      '--image',
-      'registry.example/interlock:1.0.0',
+      ...(image === null ? [] : ['--image', image]),
       ...extra,
     ],
     { stdio: ['ignore', 'pipe', 'pipe'], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } },

@@ -3,6 +3,7 @@ import { MutatingWebhookConfiguration } from 'kubernetes-models/admissionregistr
 import { Deployment } from 'kubernetes-models/apps/v1';
 import { NetworkPolicy } from 'kubernetes-models/networking.k8s.io/v1';
 import { PodDisruptionBudget } from 'kubernetes-models/policy/v1';
+import { Role, RoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { ConfigMap, Namespace, Service, ServiceAccount } from 'kubernetes-models/v1';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -25,6 +26,8 @@ const MODELS: Record<string, new (data: never) => { validate(): void }> = {
   'policy/v1/PodDisruptionBudget': PodDisruptionBudget,
   'networking.k8s.io/v1/NetworkPolicy': NetworkPolicy,
   'v1/ConfigMap': ConfigMap,
+  'rbac.authorization.k8s.io/v1/Role': Role,
+  'rbac.authorization.k8s.io/v1/RoleBinding': RoleBinding,
   'admissionregistration.k8s.io/v1/MutatingWebhookConfiguration': MutatingWebhookConfiguration,
   'cert-manager.io/v1/Issuer': Issuer,
   'cert-manager.io/v1/Certificate': Certificate,
@@ -81,6 +84,8 @@ describe('interlock manifest --webhook', () => {
       Issuer: (d) => (d.spec = 'self-signed'),
       Certificate: (d) => delete d.spec.secretName,
       ConfigMap: (d) => (d.data = 'installed'),
+      Role: (d) => (d.rules[0].verbs = 'get'),
+      RoleBinding: (d) => delete d.roleRef,
     };
     for (const document of documents) {
       const broken = structuredClone(document);
@@ -108,14 +113,21 @@ describe('interlock manifest --webhook', () => {
     }
   });
 
-  it('runs 2 non-root, read-only replicas spread over nodes, with a PDB, and no API rights at all', async () => {
+  it('runs 2 non-root, read-only replicas spread over nodes, with a PDB, and one API right: get its own pod', async () => {
     const documents = await printed();
-    expect(documents.map((d) => d.kind).filter((kind) => /Role/.test(kind))).toEqual([]);
+    // The image it injects is its own, read from its pod: a get in its own namespace, nothing more.
+    const role = byKind(documents, 'Role');
+    expect(role.metadata.namespace).toBe('interlock-webhook');
+    expect(role.rules).toEqual([{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }]);
+    expect(byKind(documents, 'RoleBinding').subjects).toEqual([
+      { kind: 'ServiceAccount', name: 'interlock-webhook', namespace: 'interlock-webhook' },
+    ]);
+    expect(documents.map((d) => d.kind).filter((kind) => /Cluster/.test(kind))).toEqual([]);
     expect(byKind(documents, 'ServiceAccount').automountServiceAccountToken).toBe(false);
     const deployment = byKind(documents, 'Deployment');
     expect(deployment.spec.replicas).toBe(2);
     const pod = deployment.spec.template.spec;
-    expect(pod.automountServiceAccountToken).toBe(false);
+    expect(pod.automountServiceAccountToken).toBe(true);
     expect(
       pod.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.topologyKey,
     ).toBe('kubernetes.io/hostname');
@@ -139,7 +151,15 @@ describe('interlock manifest --webhook', () => {
     const [command, ...flags] = pod.containers[0].args as string[];
     expect(command).toBe('webhook');
     const parsed = parseCommandLine('webhook', flags, {}, WEBHOOK_COMMAND_FLAGS);
-    expect(parsed.ok && parsed.value.values.get('image')).toBe('registry.example/interlock:1.0.0');
+    // No --image: it injects its own container's image, read from the pod the downward API names.
+    expect(parsed.ok && parsed.value.sources.get('image')).toBeUndefined();
+    expect(flags.filter((flag) => flag.includes('registry.example'))).toEqual([]);
+    expect(pod.containers[0].image).toBe('registry.example/interlock:1.0.0');
+    expect(pod.containers[0].name).toBe('webhook');
+    expect(pod.containers[0].env).toEqual([
+      { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ]);
     expect(pod.volumes[0].secret.secretName).toBe(byKind(documents, 'Certificate').spec.secretName);
     expect(byKind(documents, 'Certificate').spec.dnsNames).toContain('interlock-webhook.interlock-webhook.svc');
   });
@@ -232,14 +252,21 @@ describe('interlock manifest --webhook', () => {
     });
   });
 
-  it('a NetworkPolicy opens the admission port (to the API servers when named) and the metrics port to one namespace, nothing out', async () => {
+  it('a NetworkPolicy opens the admission port (to the API servers when named) and the metrics port to one namespace, out only to the API server', async () => {
     const open = byKind(await printed(), 'NetworkPolicy');
     const deployment = byKind(await printed(), 'Deployment');
     const container = deployment.spec.template.spec.containers[0];
     const portOf = (name: string) => container.ports.find((p: Doc) => p.name === name).containerPort as number;
     expect(open.spec.podSelector.matchLabels).toEqual(deployment.spec.selector.matchLabels);
     expect(open.spec.policyTypes).toEqual(['Ingress', 'Egress']);
-    expect(open.spec.egress).toEqual([]);
+    expect(open.spec.egress).toEqual([
+      {
+        ports: [
+          { protocol: 'TCP', port: 443 },
+          { protocol: 'TCP', port: 6443 },
+        ],
+      },
+    ]);
     expect(open.spec.ingress).toEqual([
       { ports: [{ protocol: 'TCP', port: portOf('https') }] },
       {
@@ -253,6 +280,7 @@ describe('interlock manifest --webhook', () => {
       { ipBlock: { cidr: '10.0.0.10/32' } },
       { ipBlock: { cidr: 'fd00::1/128' } },
     ]);
+    expect(narrowed.spec.egress).toEqual([{ to: narrowed.spec.ingress[0].from }]);
     // The probes go to the metrics port: the kubelet has no client certificate to show.
     expect(container.livenessProbe.httpGet).toMatchObject({ port: 'metrics', scheme: 'HTTP' });
     expect(container.readinessProbe.httpGet).toMatchObject({ port: 'metrics', scheme: 'HTTP' });

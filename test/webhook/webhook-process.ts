@@ -7,6 +7,7 @@ export function startWebhook(
   key: string,
   extra: readonly string[] = [],
   env: Record<string, string> = {},
+  image?: string | null,
 ): Promise<WebhookProcess> {
-  return spawnWebhook(launchArgs('snapshot'), cert, key, extra, env);
+  return spawnWebhook(launchArgs('snapshot'), cert, key, extra, env, image);
 }

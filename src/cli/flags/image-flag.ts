@@ -7,7 +7,7 @@ export const IMAGE_FLAG: DefaultedFlag<string> = {
   name: 'image',
   kind: 'value',
   placeholder: 'IMAGE',
-  help: `Interlock's image, as you pushed it (REGISTRY/mesh-interlock:TAG). Without it ${DEFAULT_IMAGE} is used, which no registry publishes, and a warning says so. webhook: the image it puts in place of the mesh's validator.`,
+  help: `Interlock's image, as you pushed it (REGISTRY/mesh-interlock:TAG). Without it ${DEFAULT_IMAGE} is used, which no registry publishes, and a warning says so. webhook: the image it puts in place of the mesh's validator; without it, in a pod (POD_NAME), its own container's image, read from its pod.`,
   parse: parseImageReference,
   default: DEFAULT_IMAGE,
 };

@@ -1,6 +1,8 @@
 import type { FollowRuntime } from '../../../cni/observe-runtime.js';
 import type { RuntimeName } from '../../../cni/runtime-load.js';
 import { socketPathOf } from '../../../node-agent/cri/socket-path.js';
+import { defaultSockets } from '../../../cni/runtime-sockets.js';
+import type { RuntimeQuestion } from '../../../cni/observe-runtime.js';
 import { FORMAT_FLAG } from '../../../config/explain-flags.js';
 import { PRESETS, type Mesh } from '../../../config/interception.js';
 import { MESH_FLAG } from '../../../config/interception-flags.js';
@@ -15,6 +17,7 @@ import {
   CNI_CRI_ENDPOINT_FLAG,
   CNI_MULTUS_CONF_DIR_FLAG,
   CRIO_DEFAULT_NETWORK_FLAG,
+  HOST_ROOT_FLAG,
   MAX_CONF_NUM_FLAG,
   MESH_PLUGIN_FLAG,
   RUNTIME_FLAG,
@@ -32,8 +35,15 @@ export interface CniCheckConfig {
   readonly maxConfNum: number;
   readonly crioDefaultNetwork?: string;
   readonly format: 'text' | 'json';
-  /** With --cri-endpoint: containerd's socket, and what the operator left to its answer. */
-  readonly cri?: { readonly socketPath: string; readonly follow: FollowRuntime };
+  /** Unless --cri-endpoint none: the sockets to ask, and what the operator left to the answer. */
+  readonly cri?: CniCheckCri;
+}
+
+export interface CniCheckCri {
+  readonly sockets: readonly string[];
+  readonly asked: RuntimeQuestion['asked'];
+  readonly hostRoot: string;
+  readonly follow: FollowRuntime;
 }
 
 /** The command line through the one shared reader, then the cross-flag rules of cni-check. */
@@ -70,23 +80,25 @@ export function parseCniCheckFlags(
   });
 }
 
-/** --cri-endpoint: containerd's socket; the settings not given on the command line follow its answer. */
+/**
+ * --cri-endpoint: `auto` tries the runtimes' default sockets under --host-root (only --runtime's
+ * when given), a named socket is asked alone, `none` asks nothing. The settings not given on the
+ * command line follow the answer.
+ */
 function criOf(read: ParsedFlags): Result<CniCheckConfig['cri'], 'ConfigInvalid'> {
   const endpoint = flagValue(read, CNI_CRI_ENDPOINT_FLAG);
-  if (endpoint === undefined) return ok(undefined);
-  if (flagValue(read, RUNTIME_FLAG) !== 'containerd')
-    return fail(
-      'ConfigInvalid',
-      "--cri-endpoint compares with containerd's loaded CNI configuration (its verbose Status); it takes --runtime containerd",
-    );
+  if (endpoint === 'none') return ok(undefined);
+  const hostRoot = flagValue(read, HOST_ROOT_FLAG);
+  const runtime = givenValue(read, RUNTIME_FLAG);
+  const follow: FollowRuntime = {
+    confDir: givenValue(read, CNI_CONF_DIR_FLAG) === undefined,
+    binDirs: givenValue(read, CNI_BIN_DIR_FLAG) === undefined,
+    maxConfNum: givenValue(read, MAX_CONF_NUM_FLAG) === undefined,
+    runtime: runtime === undefined,
+  };
+  if (endpoint === 'auto')
+    return ok({ sockets: defaultSockets(runtime, hostRoot), asked: 'default', hostRoot, follow });
   const socket = socketPathOf(endpoint);
   if (!socket.ok) return fail('ConfigInvalid', `--cri-endpoint: ${socket.error.message}`);
-  return ok({
-    socketPath: socket.value,
-    follow: {
-      confDir: givenValue(read, CNI_CONF_DIR_FLAG) === undefined,
-      binDirs: givenValue(read, CNI_BIN_DIR_FLAG) === undefined,
-      maxConfNum: givenValue(read, MAX_CONF_NUM_FLAG) === undefined,
-    },
-  });
+  return ok({ sockets: [socket.value], asked: 'named', hostRoot, follow });
 }

@@ -5,9 +5,10 @@ import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
 import {
   oneOf,
   parseCountOrAll,
-  parseCriEndpoint,
+  parseCriEndpointChoice,
   parseDirList,
   parseDuration,
+  parseHostRoot,
   parseNonBlank,
   parsePluginType,
 } from '../../../config/flag-parsers.js';
@@ -94,13 +95,24 @@ export const CNI_MULTUS_CONF_DIR_FLAG: DefaultedFlag<string> = {
   default: '/etc/cni/multus/net.d',
 };
 
-export const CNI_CRI_ENDPOINT_FLAG: FlagDef<string> = {
+export const CNI_CRI_ENDPOINT_FLAG: DefaultedFlag<string> = {
   name: 'cri-endpoint',
   kind: 'value',
   env: 'INTERLOCK_CNI_CRI_ENDPOINT',
-  placeholder: 'unix:///PATH',
-  help: 'Also ask containerd over this CRI socket what it loaded (verbose Status, as `crictl info`): conf dir, plugin dirs and max_conf_num not given are taken from its answer, and where it disagrees with the prediction is a finding.',
-  parse: parseCriEndpoint,
+  placeholder: 'auto|none|unix:///PATH',
+  help: "Ask the runtime what it loaded (verbose Status, as `crictl info`) before judging (default {default}: containerd's /run/containerd/containerd.sock, then CRI-O's /var/run/crio/crio.sock, under --host-root; a warning says when none answered and the directories are guessed). Its conf dir, plugin dirs, max_conf_num and runtime are taken where no flag names them; where a flag and the runtime disagree is a finding. `none`: ask nothing.",
+  parse: parseCriEndpointChoice,
+  default: 'auto',
+};
+
+export const HOST_ROOT_FLAG: DefaultedFlag<string> = {
+  name: 'host-root',
+  kind: 'value',
+  env: 'INTERLOCK_HOST_ROOT',
+  placeholder: 'DIR',
+  help: "Where the node's root filesystem is seen (default {default}; `/host` in `kubectl debug node/...`): the runtime's default sockets and the paths it answers are read under it.",
+  parse: parseHostRoot,
+  default: '/',
 };
 
 /** What the audit reads: cni-check's and, for --cni-audit, node's. */
@@ -119,6 +131,7 @@ export const CNI_CHECK_FLAGS: readonly FlagDef[] = [
   MESH_FLAG,
   ...CNI_AUDIT_FLAGS,
   CNI_CRI_ENDPOINT_FLAG,
+  HOST_ROOT_FLAG,
   FORMAT_FLAG,
   HELP_FLAG,
   VERSION_FLAG,

@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import { fail } from '../../../reason/result.js';
 import { EXIT } from '../../../config/exit-codes.js';
 import { echoValue } from '../../../config/echo-value.js';
 import { PRESETS } from '../../../config/interception.js';
@@ -50,7 +52,17 @@ async function check(config: CniCheckConfig, signal: AbortSignal | undefined): P
     maxConfNum: config.maxConfNum,
     ...(config.crioDefaultNetwork === undefined ? {} : { crioDefaultNetwork: config.crioDefaultNetwork }),
     ...(signal ? { signal } : {}),
-    ...(config.cri ? { askRuntime: askContainerd(config.cri.socketPath), followRuntime: config.cri.follow } : {}),
+    ...(config.cri
+      ? {
+          runtimeQuestion: {
+            sockets: config.cri.sockets,
+            asked: config.cri.asked,
+            hostRoot: config.cri.hostRoot,
+            ask: askRuntime,
+          },
+          followRuntime: config.cri.follow,
+        }
+      : {}),
   });
   if (!verdict.ok)
     return commandError(
@@ -66,15 +78,21 @@ async function check(config: CniCheckConfig, signal: AbortSignal | undefined): P
   };
 }
 
-/** containerd's verbose Status over its CRI socket: one call, one connection, closed after. */
-function askContainerd(socketPath: string): RuntimeAsker {
-  return async () => {
-    const { criClient } = await import('../../../node-agent/cri/cri-client.js');
-    const client = criClient(socketPath);
-    try {
-      return await client.statusInfo(CRI_STATUS_TIMEOUT_MS);
-    } finally {
-      client.close();
-    }
-  };
-}
+/**
+ * A runtime's verbose Status over its CRI socket: one call, one connection, closed after. A path
+ * that is no socket is said as such, not as the connection's error.
+ */
+const askRuntime: RuntimeAsker = async (socketPath) => {
+  const kind = await stat(socketPath).then(
+    (stats) => (stats.isSocket() ? 'socket' : 'not a socket'),
+    () => 'no socket there',
+  );
+  if (kind !== 'socket') return fail('RuntimeUnreachable', kind);
+  const { criClient } = await import('../../../node-agent/cri/cri-client.js');
+  const client = criClient(socketPath);
+  try {
+    return await client.statusInfo(CRI_STATUS_TIMEOUT_MS);
+  } finally {
+    client.close();
+  }
+};

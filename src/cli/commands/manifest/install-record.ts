@@ -47,6 +47,17 @@ function stub(value: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
+/**
+ * manifest's words without --image and its value: the image lives in the workloads, where
+ * kustomize's `images:`, `kubectl set image` or `helm upgrade` change it; a copy here would be
+ * left behind, naming an image no longer installed.
+ */
+function withoutImage(argv: readonly string[]): string[] {
+  return argv.filter(
+    (word, index) => word !== '--image' && !word.startsWith('--image=') && argv[index - 1] !== '--image',
+  );
+}
+
 /** The install record for what `documents` holds; undefined when nothing namespaced is printed. */
 export function installRecord(input: InstallRecordInput): ManifestDocument | undefined {
   const namespace = recordNamespace(input.documents);
@@ -57,7 +68,7 @@ export function installRecord(input: InstallRecordInput): ManifestDocument | und
   // Removed in the reverse of the order applied: the objects inside a Namespace before it.
   const objects = [record, ...[...input.documents].reverse().map(({ value }) => value)].map(stub);
   const data = {
-    command: ['interlock', 'manifest', ...input.argv].map(shellWord).join(' '),
+    command: ['interlock', 'manifest', ...withoutImage(input.argv)].map(shellWord).join(' '),
     ...(input.environment.length > 0 ? { environment: input.environment.join('\n') } : {}),
     version: VERSION,
     objects: objects.map((object) => `---\n${stringify(object)}`).join(''),

@@ -239,7 +239,7 @@ async function agentDocuments(
     mesh,
     ...(pullSecrets ? { imagePullSecrets: pullSecrets } : {}),
     platform: flagValue(values, PLATFORM_FLAG),
-    nodeArgs: [...agent, ...trustedImageArgs(agent, image)],
+    nodeArgs: agent,
     ...(namespace ? { namespace } : {}),
     ...agentManifestOptions(
       node.value,
@@ -250,17 +250,6 @@ async function agentDocuments(
     value: value as Record<string, unknown>,
     ...(index === 0 ? { comment: namespaceOwnership(namespace ?? 'interlock-system') } : {}),
   }));
-}
-
-/**
- * The agent counts a validator's failures only from images it trusts: by default the one the
- * printed validators use. Printed when the agent has the flag and the operator did not set it.
- */
-function trustedImageArgs(agent: readonly string[], image: string): string[] {
-  if (!NODE_COMMAND_FLAGS.some((flag) => flag.name === 'trusted-image')) return [];
-  if (agent.some((arg) => arg.startsWith('--trusted-image'))) return [];
-  const repository = image.split('@')[0]?.replace(/:[^/:]*$/, '') ?? image;
-  return [`--trusted-image=${repository}`];
 }
 
 /** The words of `argv` that are node flags (with their values), apart from manifest's own. */

@@ -14,13 +14,26 @@ import type { MultusApiReader } from '../../../cni/multus-api-view.js';
 const CRI_STATUS_TIMEOUT_MS = 5000;
 
 /**
- * With the re-check's CRI client (its socket is mounted), the audit also asks containerd what it
- * loaded and reports where that and its prediction disagree. The agent's directories stay the
- * mounted ones: only the comparison, never the runtime's host paths, is taken from the answer.
+ * The audit also asks the runtime over the agent's CRI client (its socket is mounted) what it
+ * loaded, and reports where that and its prediction disagree. The agent's directories stay the
+ * mounted ones: only the comparison, never the runtime's host paths, is taken from the answer
+ * (a directory the DaemonSet does not mount cannot be read in it). The runtime's default socket
+ * unanswered is a warning, as in cni-check; one named with --cri-endpoint, an error.
  */
-export function auditAskingRuntime(options: CniAuditOptions, runtime: RuntimeInfoClient | undefined): CniAuditOptions {
-  if (!runtime || options.runtime !== 'containerd') return options;
-  return { ...options, askRuntime: () => runtime.statusInfo(CRI_STATUS_TIMEOUT_MS) };
+export function auditAskingRuntime(
+  options: CniAuditOptions,
+  runtime: RuntimeInfoClient | undefined,
+  socket: { readonly path: string; readonly named: boolean } | undefined,
+): CniAuditOptions {
+  if (!runtime || socket === undefined) return options;
+  return {
+    ...options,
+    runtimeQuestion: {
+      sockets: [socket.path],
+      asked: socket.named ? 'named' : 'default',
+      ask: () => runtime.statusInfo(CRI_STATUS_TIMEOUT_MS),
+    },
+  };
 }
 
 /** Each API read of the audit has this long: the audit runs every 30 s and must not pile up. */
@@ -64,10 +77,17 @@ export function cniWatchSource(options: CniAuditOptions, intervalMs = 30_000): C
   };
 }
 
-/** An unreadable directory is an unhealthy node, never a silent healthy one. */
+/**
+ * An unreadable directory is an unhealthy node, never a silent healthy one; a healthy verdict the
+ * runtime did not confirm says so (the node condition's True message carries it).
+ */
 function auditVerdictOf(verdict: Result<CniVerdict>): CniAuditVerdict {
   if (!verdict.ok) return { healthy: false, message: verdict.error.message };
-  if (verdict.value.healthy) return { healthy: true, message: `${verdict.value.dir} is healthy` };
+  if (verdict.value.healthy) {
+    const unconfirmed = verdict.value.findings.find((finding) => finding.code === 'RuntimeUnobserved');
+    const note = unconfirmed ? `, as predicted only: ${unconfirmed.message}` : '';
+    return { healthy: true, message: `${verdict.value.dir} is healthy${note}` };
+  }
   const errors = verdict.value.findings.filter((finding) => finding.severity === 'error');
   return {
     healthy: false,

@@ -12,8 +12,10 @@ import type { AgentSettings } from '../../../node-agent/agent-settings.js';
 import { NODE_TAINT } from '../../../node-agent/agent-api.js';
 import type { GateSettings } from '../../../node-agent/node-gate.js';
 import type { NodeAgentManifestOptions } from '../../../node-agent/manifest.js';
+import { ok, type Result } from '../../../reason/result.js';
 import { DEFAULT_RETRY } from '../../../node-agent/retry-delay.js';
 import { socketPathOf } from '../../../node-agent/cri/socket-path.js';
+import { RUNTIME_SOCKETS } from '../../../cni/runtime-sockets.js';
 import type { RecheckAction } from '../../../node-agent/recheck/recheck-action.js';
 import {
   CNI_BIN_DIR_FLAG,
@@ -63,6 +65,11 @@ export interface NodeConfig {
   /** With `--cni-audit`: the options `interlock cni-check` would take. */
   readonly cniAudit: CniAuditOptions | undefined;
   /**
+   * With `--cni-audit` or `--recheck-interval`: the runtime's CRI socket (the audit asks it what it
+   * loaded), and whether `--cri-endpoint` named it (then an unanswered question is an error).
+   */
+  readonly criSocket: { readonly path: string; readonly named: boolean } | undefined;
+  /**
    * With `--cni-audit` and `--cni-multus-conf-dir` named (the node runs Multus): the audit reads
    * NetworkAttachmentDefinitions and the node's meshed pods from the API.
    */
@@ -90,15 +97,23 @@ export function meshDefaults(mesh: Mesh): { container: string; failureExitCode: 
   return { container: identity.containers.validator, failureExitCode: identity.failureExitCode };
 }
 
+/**
+ * The runtime's CRI socket: `--cri-endpoint` when given, else the default socket of `--runtime`
+ * (containerd's, or CRI-O's with `--runtime crio`).
+ */
+function criSocketOf(parsed: ParsedFlags): Result<string, 'ConfigInvalid'> {
+  const endpoint = givenValue(parsed, CRI_ENDPOINT_FLAG);
+  if (endpoint === undefined) return ok(RUNTIME_SOCKETS[flagValue(parsed, RUNTIME_FLAG)]);
+  return socketPathOf(endpoint);
+}
+
 /** The re-check with `--recheck-interval`; its CRI endpoint as a socket path. */
-function recheckOf(parsed: ParsedFlags): NodeRecheck | string | undefined {
+function recheckOf(parsed: ParsedFlags, socketPath: string): NodeRecheck | undefined {
   const intervalMs = flagValue(parsed, RECHECK_INTERVAL_FLAG);
   if (intervalMs === undefined) return undefined;
-  const socket = socketPathOf(flagValue(parsed, CRI_ENDPOINT_FLAG));
-  if (!socket.ok) return `--cri-endpoint: ${socket.error.message}`;
   return {
     intervalMs,
-    socketPath: socket.value,
+    socketPath,
     netnsDir: flagValue(parsed, NETNS_DIR_FLAG),
     action: flagValue(parsed, RECHECK_ACTION_FLAG),
     concurrency: 4,
@@ -119,8 +134,9 @@ export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | st
   if (typeof settings === 'string') return settings;
   const cniAudit = cniAuditOf(parsed.value);
   if (typeof cniAudit === 'string') return cniAudit;
-  const recheck = recheckOf(parsed.value);
-  if (typeof recheck === 'string') return recheck;
+  const socket = criSocketOf(parsed.value);
+  if (!socket.ok) return `--cri-endpoint: ${socket.error.message}`;
+  const recheck = recheckOf(parsed.value, socket.value);
   const gate = gateOf(parsed.value, settings, cniAudit);
   if (typeof gate === 'string') return gate;
   return {
@@ -129,6 +145,10 @@ export function nodeConfigOf(argv: readonly string[], env: Env): NodeConfig | st
     listen: flagValue(parsed.value, LISTEN_FLAG),
     labelSelector: flagValue(parsed.value, LABEL_SELECTOR_FLAG),
     cniAudit,
+    criSocket:
+      cniAudit || recheck
+        ? { path: socket.value, named: givenValue(parsed.value, CRI_ENDPOINT_FLAG) !== undefined }
+        : undefined,
     readsAttachments: cniAudit !== undefined && givenValue(parsed.value, CNI_MULTUS_CONF_DIR_FLAG) !== undefined,
     recheck,
   };
@@ -225,27 +245,29 @@ export function agentManifestOptions(
   parsed: ParsedFlags,
   listenGiven: boolean,
 ): Pick<NodeAgentManifestOptions, 'action' | 'taint' | 'listenPort' | 'cni' | 'recheck' | 'gate'> {
-  const socket =
-    flagValue(parsed, RECHECK_INTERVAL_FLAG) === undefined
-      ? undefined
-      : socketPathOf(flagValue(parsed, CRI_ENDPOINT_FLAG));
+  const socket = criSocketOf(parsed);
+  const recheck = flagValue(parsed, RECHECK_INTERVAL_FLAG) !== undefined && socket.ok;
   return {
     action: flagValue(parsed, ACTION_FLAG),
     taint: flagValue(parsed, TAINT_FLAG),
     ...(listenGiven ? { listenPort: flagValue(parsed, LISTEN_FLAG).port } : {}),
-    ...(flagValue(parsed, CNI_AUDIT_FLAG) ? { cni: cniPaths(parsed) } : {}),
-    ...(socket?.ok ? { recheck: { socketPath: socket.value, netnsDir: flagValue(parsed, NETNS_DIR_FLAG) } } : {}),
+    ...(flagValue(parsed, CNI_AUDIT_FLAG) ? { cni: cniPaths(parsed, socket.ok ? socket.value : undefined) } : {}),
+    ...(recheck ? { recheck: { socketPath: socket.value, netnsDir: flagValue(parsed, NETNS_DIR_FLAG) } } : {}),
     ...gateOption(parsed),
   };
 }
 
-/** The host directories the audit reads; Multus's only when named (a hostPath that must exist). */
-function cniPaths(parsed: ParsedFlags): NonNullable<NodeAgentManifestOptions['cni']> {
+/**
+ * The host paths the audit reads: its directories (Multus's only when named: a hostPath that must
+ * exist) and the runtime's socket, which it asks what the runtime loaded.
+ */
+function cniPaths(parsed: ParsedFlags, criSocket: string | undefined): NonNullable<NodeAgentManifestOptions['cni']> {
   const multusConfDir = givenValue(parsed, CNI_MULTUS_CONF_DIR_FLAG);
   return {
     confDir: flagValue(parsed, CNI_CONF_DIR_FLAG),
     binDirs: flagValue(parsed, CNI_BIN_DIR_FLAG),
     ...(multusConfDir === undefined ? {} : { multusConfDir }),
+    ...(criSocket === undefined ? {} : { criSocket }),
   };
 }
 

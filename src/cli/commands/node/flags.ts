@@ -140,7 +140,7 @@ export const TRUSTED_IMAGE_FLAG: FlagDef<readonly string[]> = {
   name: 'trusted-image',
   kind: 'value',
   placeholder: 'REPO[,REPO]',
-  help: "Interlock's image repositories (or sha256: digests): only validators the kubelet reports running one of them, as shipped, count toward the breaker (none without it).",
+  help: "Interlock's image repositories (or sha256: digests): only validators the kubelet reports running one of them, as shipped, count toward the breaker (without it, in a pod: its own image's repository, read from its pod (POD_NAME); else none).",
   parse: parseNameList,
 };
 
@@ -179,7 +179,7 @@ export const CRI_ENDPOINT_FLAG: DefaultedFlag<string> = {
   kind: 'value',
   env: 'CONTAINER_RUNTIME_ENDPOINT',
   placeholder: 'unix:///PATH',
-  help: "The container runtime's CRI socket the re-check asks for each pod's sandbox (default containerd's {default}; CRI-O: unix:///var/run/crio/crio.sock).",
+  help: "The container runtime's CRI socket: the re-check asks it for each pod's sandbox, --cni-audit what the runtime loaded (default containerd's {default}; with --runtime crio, CRI-O's unix:///var/run/crio/crio.sock). The default unanswered is a warning of the audit, a socket named here an error.",
   parse: parseCriEndpoint,
   default: 'unix:///run/containerd/containerd.sock',
 };

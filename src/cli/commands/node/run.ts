@@ -3,6 +3,9 @@ import type { Server } from 'node:http';
 import { EXIT } from '../../../config/exit-codes.js';
 import type { ClusterAccess } from '../../../kube/cluster-access.js';
 import { discoverCluster } from '../../../kube/discover-cluster.js';
+import { ownContainerImage } from '../../../kube/own-image.js';
+import { fail, ok, type Result } from '../../../reason/result.js';
+import { trustedRepository } from '../../../node-agent/trusted-repository.js';
 import { listAllPods, watchPodsOnce, type PodWatchOptions } from '../../../kube/watch-pods.js';
 import { createLogger, type Logger } from '../../../output/logger.js';
 import { NodeAgent } from '../../../node-agent/agent.js';
@@ -42,13 +45,15 @@ export async function runNodeCommand(
 ): Promise<CommandOutcome> {
   const config = nodeConfigOf(argv, env);
   if (typeof config === 'string') return usage(config);
-  const { settings } = config;
-  // One CRI client, the re-check's: with it the audit also asks containerd what it loaded.
-  const runtime = config.recheck ? criClient(config.recheck.socketPath) : undefined;
+  // One CRI client, for the re-check and the audit, which asks the runtime what it loaded.
+  const runtime = config.criSocket === undefined ? undefined : criClient(config.criSocket.path);
   const access = discoverCluster(env);
   if (!access.ok) return commandError('node', EXIT.noInput, access.error);
   const audit =
     cniAudit ?? (config.cniAudit && cniWatchSource(auditOptions(config, config.cniAudit, access.value, runtime)));
+  const trusted = await trustedImagesOf(config.settings.trustedImages, access.value, env);
+  if (!trusted.ok) return commandError('node', EXIT.noInput, trusted.error);
+  const settings: AgentSettings = { ...config.settings, trustedImages: trusted.value };
   const log = createLogger('json', config.logLevel);
   const registry = new Registry();
   const agent = new NodeAgent(settings, {
@@ -62,7 +67,7 @@ export async function runNodeCommand(
   const { host, port } = config.listen;
   const server = await startHealthServer(registry, () => agent.synced, host, port).catch((error: Error) => error);
   if (server instanceof Error) return usage(`--listen ${host}:${port}: ${server.message}`);
-  log.info(startedFields(config, access.value, server), 'node agent started');
+  log.info(startedFields({ ...config, settings }, access.value, server), 'node agent started');
   await serveUntilStopped(
     {
       labelSelector: config.labelSelector,
@@ -80,6 +85,29 @@ export async function runNodeCommand(
   return { exitCode: 0, stdout: '', stderr: '' };
 }
 
+/** The container of `manifest --node-agent`'s DaemonSet whose image the agent trusts without --trusted-image. */
+const OWN_CONTAINER = 'node-agent';
+
+/**
+ * --trusted-image when given; in a pod (POD_NAME from the downward API), the repository of this
+ * pod's own image as the API server holds it, so that kustomize's `images:` or `kubectl set image`
+ * moves the trust with the image; outside a pod, none.
+ */
+async function trustedImagesOf(
+  given: readonly string[],
+  access: ClusterAccess,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<Result<readonly string[], 'KubeUnavailable' | 'KubeApiError'>> {
+  if (given.length > 0 || !env.POD_NAME) return ok(given);
+  const own = await ownContainerImage(access, env, OWN_CONTAINER, 10_000);
+  if (!own.ok)
+    return fail(
+      own.error.reason,
+      `${own.error.message}: without --trusted-image the agent trusts its own image's repository (container ${OWN_CONTAINER})`,
+    );
+  return ok([trustedRepository(own.value)]);
+}
+
 /** The audit as the flags ask for it: asking containerd over the CRI, reading Multus's objects from the API. */
 function auditOptions(
   config: NodeConfig,
@@ -87,7 +115,7 @@ function auditOptions(
   access: ClusterAccess,
   runtime: Parameters<typeof auditAskingRuntime>[1],
 ): CniAuditOptions {
-  const asking = auditAskingRuntime(options, runtime);
+  const asking = auditAskingRuntime(options, runtime, config.criSocket);
   return config.readsAttachments ? { ...asking, multusApi: multusApiReader(access, config.settings.node) } : asking;
 }
 

@@ -5,6 +5,8 @@ import { parseCommandLine } from '../../../config/parse-command-line.js';
 import { LOG_LEVEL_FLAG } from '../../../config/validate-config.js';
 import type { DefaultedFlag } from '../../../config/flag-def.js';
 import { flagSource, flagValue, type ParsedFlags } from '../../../config/parsed-flags.js';
+import { discoverCluster } from '../../../kube/discover-cluster.js';
+import { ownContainerImage } from '../../../kube/own-image.js';
 import { createLogger, type Logger } from '../../../output/logger.js';
 import { startMetricsServer } from '../../../webhook/metrics-server.js';
 import { loadClientCa, loadTlsPair, watchTlsPair, type TlsPair, type TlsPaths } from '../../../webhook/tls-files.js';
@@ -40,6 +42,29 @@ const cannotListen = (host: string, port: number, error: Error): CommandOutcome 
 const usage = (message: string): CommandOutcome =>
   commandError('webhook', EXIT.invalidConfig, { reason: 'ConfigInvalid', message });
 
+/** The container of `manifest --webhook`'s Deployment whose image is injected when --image is not given. */
+const OWN_CONTAINER = 'webhook';
+
+/**
+ * The validator image to inject: --image when given; in a pod (POD_NAME from the downward API),
+ * this pod's own image as the API server holds it, so that kustomize's `images:` or `kubectl set
+ * image` changes both at once; otherwise the default, with a warning. Unreadable: no start.
+ */
+async function injectedImage(
+  flags: ParsedFlags,
+  env: Readonly<Record<string, string | undefined>>,
+): Promise<CommandOutcome | { image: string; source: 'flag' | 'pod' | 'default' }> {
+  if (flagSource(flags, IMAGE_FLAG) !== undefined) return { image: flagValue(flags, IMAGE_FLAG), source: 'flag' };
+  if (!env.POD_NAME) return { image: flagValue(flags, IMAGE_FLAG), source: 'default' };
+  const access = discoverCluster(env);
+  const own = access.ok ? await ownContainerImage(access.value, env, OWN_CONTAINER, 10_000) : access;
+  if (own.ok) return { image: own.value, source: 'pod' };
+  return commandError('webhook', EXIT.noInput, {
+    reason: own.error.reason,
+    message: `${own.error.message}: the image to inject is this pod's own (container ${OWN_CONTAINER}) unless --image names it`,
+  });
+}
+
 /** --client-ca's bundle and --client-name's names; a name without a CA is a usage error. */
 async function clientAuth(
   flags: ParsedFlags,
@@ -67,6 +92,9 @@ export async function runWebhookCommand(
   const client = await clientAuth(parsed.value);
   if ('exitCode' in client) return client;
   const { clientCa, clientNames } = client;
+  const injected = await injectedImage(parsed.value, env);
+  if ('exitCode' in injected) return injected;
+  const { image } = injected;
   const log = createLogger('json', get(LOG_LEVEL_FLAG));
   const registry = new Registry();
   const metrics = promWebhookMetrics(registry);
@@ -78,7 +106,7 @@ export async function runWebhookCommand(
     tls: tls.value,
     ...(clientCa ? { clientCa } : {}),
     ...(clientNames ? { clientNames } : {}),
-    settings: { image: get(IMAGE_FLAG), annotations: {}, platform: get(PLATFORM_FLAG) },
+    settings: { image, annotations: {}, platform: get(PLATFORM_FLAG) },
     onError: get(ON_ERROR_FLAG),
     deadlineMs: get(REQUEST_DEADLINE_FLAG),
     maxBodyBytes: get(MAX_REQUEST_BYTES_FLAG),
@@ -96,10 +124,9 @@ export async function runWebhookCommand(
     return cannotListen(scrape.host, scrape.port, metricsServer);
   }
   const watch = watchPair(paths, tls.value, server, metrics, log);
-  const image = get(IMAGE_FLAG);
   const listening = { host, port: server.port, metricsPort: metricsServer.port, clientAuth: Boolean(clientCa) };
-  log.info({ ...listening, clientNames, image }, 'webhook listening');
-  if (flagSource(parsed.value, IMAGE_FLAG) === undefined) log.warn({ image }, defaultImageWarning('webhook').trim());
+  log.info({ ...listening, clientNames, image, imageFrom: injected.source }, 'webhook listening');
+  if (injected.source === 'default') log.warn({ image }, defaultImageWarning('webhook').trim());
   if (!stop.aborted) await new Promise((resolve) => stop.addEventListener('abort', resolve, { once: true }));
   log.info({}, 'draining');
   watch.close();

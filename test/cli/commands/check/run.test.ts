@@ -267,7 +267,7 @@ describe('interlock check', () => {
       break: replace('clusterroles', undefined, 'interlock-node', (object) => ({
         ...object,
         rules: [
-          { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] },
+          { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch'] },
           { apiGroups: [''], resources: ['events'], verbs: ['create'] },
         ],
       })),

@@ -57,6 +57,20 @@ const printed = async (argv: string[]) =>
 const scratch = mkdtempSync(join(tmpdir(), `interlock-rbac-${process.pid}-`));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
+/**
+ * The agent's own pod, as the DaemonSet's downward API names it (POD_NAME, POD_NAMESPACE): it
+ * reads it for the image it trusts without --trusted-image.
+ */
+function ownPod(kube: KubeApi): Record<string, string> {
+  kube.store.put('pods', {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: 'interlock-node-x1', namespace: 'interlock-system', uid: 'agent-uid', resourceVersion: '1' },
+    spec: { nodeName: 'node-b', containers: [{ name: 'node-agent', image: 'registry.example/interlock:1.0.0' }] },
+  });
+  return { POD_NAME: 'interlock-node-x1', POD_NAMESPACE: 'interlock-system' };
+}
+
 let api: KubeApi;
 let agent: AgentProcess | undefined;
 beforeEach(async () => {
@@ -97,7 +111,7 @@ describe('RBAC equals behaviour: every verb the code uses is granted by the prin
       const args = daemonSet!.spec!.template.spec.containers[0]!.args.filter(
         (arg) => !['node', '--mesh=linkerd'].includes(arg) && !arg.startsWith('--listen'),
       );
-      agent = await startAgent(api, args);
+      agent = await startAgent(api, args, ownPod(api));
       api.store.put('pods', crashLoopPod({ name: 'web-1' }));
       const acted = () => api.requests.some((request) => request.method === 'POST' && request.path.endsWith('/events'));
       await waitFor('the Event on web-1', acted);
@@ -105,6 +119,10 @@ describe('RBAC equals behaviour: every verb the code uses is granted by the prin
         'the action',
         () => action === 'none' || api.requests.some((r) => ['DELETE', 'PATCH'].includes(r.method)),
       );
+      // Without --trusted-image (the manifest prints none) it trusts its own pod's image's repository.
+      expect(agent.logs.find((line) => line.msg === 'node agent started')?.trustedImages).toEqual([
+        'registry.example/interlock',
+      ]);
       const expected = granted(objects).filter((pair) => !pair.startsWith('nodes '));
       expect(used(api)).toEqual(expected);
     });
@@ -125,7 +143,7 @@ describe('RBAC equals behaviour: every verb the code uses is granted by the prin
       const args = daemonSet!.spec!.template.spec.containers[0]!.args.filter(
         (arg) => !['node', '--mesh=istio'].includes(arg) && !arg.startsWith('--listen'),
       );
-      agent = await startAgent(api, args, {}, [], 'istio');
+      agent = await startAgent(api, args, ownPod(api), [], 'istio');
       await waitFor(
         'the taint lifted',
         () => api.requests.some((r) => r.method === 'PATCH' && r.path === '/api/v1/nodes/node-a'),
@@ -145,6 +163,7 @@ describe('RBAC equals behaviour: every verb the code uses is granted by the prin
         'nodes get',
         'nodes patch',
         'nodes/status patch',
+        'pods get',
         'pods list',
         'pods watch',
       ]);

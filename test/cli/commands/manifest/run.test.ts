@@ -178,18 +178,17 @@ describe('interlock manifest', () => {
       }>;
     };
     const container = pod.containers[0]!;
-    // The agent trusts failures only of the validator image the manifest prints (docs/node-agent.md).
-    expect(container.args).toContain('--trusted-image=mesh-interlock');
-    expect(container.args.filter((arg) => !arg.startsWith('--trusted-image='))).toEqual([
-      'node',
-      '--mesh=linkerd',
-      ...argv.slice(3),
-    ]);
+    // No --trusted-image: the agent trusts its own image's repository, read from its pod, so that
+    // kustomize's images: moves the trust with the image (docs/node-agent.md).
+    expect(container.args).toEqual(['node', '--mesh=linkerd', ...argv.slice(3)]);
+    // The audit asks the runtime what it loaded: CRI-O's socket, by --runtime crio, read-only.
     expect(pod.volumes.map((volume) => volume.hostPath.path)).toEqual([
       '/etc/cni/multus.d',
       '/opt/cni/bin',
       '/var/lib/cni/bin',
+      '/var/run/crio/crio.sock',
     ]);
+    expect(pod.volumes[3]).toMatchObject({ hostPath: { type: 'Socket' } });
     expect(container.volumeMounts).toEqual(
       pod.volumes.map((volume) => ({ name: volume.name, mountPath: volume.hostPath.path, readOnly: true })),
     );
@@ -219,8 +218,9 @@ describe('interlock manifest', () => {
       '/etc/cni/net.d',
       '/opt/cni/bin',
       '/etc/cni/multus/net.d',
+      '/run/containerd/containerd.sock',
     ]);
-    expect(await paths([])).toEqual(['/etc/cni/net.d', '/opt/cni/bin']);
+    expect(await paths([])).toEqual(['/etc/cni/net.d', '/opt/cni/bin', '/run/containerd/containerd.sock']);
   });
 
   it('--node-agent --cni-multus-conf-dir grants get on network-attachment-definitions, and nothing else more', async () => {

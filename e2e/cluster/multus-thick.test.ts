@@ -1,0 +1,163 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  chainMeshPlugin,
+  freshNamespace,
+  IMAGE,
+  interlock,
+  interlockRun,
+  kubectl,
+  linkerdDeployment,
+  LINKERD_RULES,
+  LINKERD_VALIDATOR,
+  podsOf,
+  setChain,
+  STATE,
+  waitFor,
+  type PodStatus,
+} from './cluster.js';
+import { installMultus, makeThickRunDir, removeMultus, removeThickMultus, thickMultusDaemonSet } from './multus.js';
+
+// Multus v4.2.2's thick plugin on the real Kubernetes v1.33.13: multus-daemon as upstream's
+// DaemonSet runs it (e2e/cluster/multus.ts), which writes the multus-shim file 00-multus.conf
+// (clusterNetwork: the directory's first other file, the node's conflist), and multus-shim in the
+// node's bin dir, which containerd runs and which hands each ADD to the daemon over its socket. The
+// daemon runs the node's conflist: with the mesh plugin (linkerd-cni's stand-in) or without.
+const NS = 'ilk-multus-thick';
+const NET_D = join(STATE, 'net.d');
+const CONFLIST = join(NET_D, '10-interlock-cluster.conflist');
+const SHIM_FILE = join(NET_D, '00-multus.conf');
+const CRI = `unix://${join(STATE, 'containerd.sock')}`;
+const LINKERD = { type: 'linkerd-cni', rulesFile: LINKERD_RULES };
+const NETWORK_STATUS = 'k8s.v1.cni.cncf.io/network-status';
+
+interface Verdict {
+  readonly healthy: boolean;
+  readonly loads?: { readonly file: string; readonly chain: readonly string[] };
+  readonly delegate?: { readonly file: string; readonly chain: readonly string[] };
+  readonly findings: ReadonlyArray<{ readonly code: string; readonly file?: string; readonly message: string }>;
+}
+
+async function cniCheck(): Promise<{ exitCode: number; verdict: Verdict }> {
+  const argv = ['cni-check', '--mesh', 'linkerd', '--cni-conf-dir', NET_D, '--cri-endpoint', CRI];
+  const result = await interlockRun([...argv, '--version-timeout', '20s', '--format', 'json']);
+  try {
+    return { exitCode: result.exitCode, verdict: JSON.parse(result.stdout) as Verdict };
+  } catch {
+    throw new Error(`cni-check exit ${result.exitCode}: ${result.stdout}${result.stderr}`);
+  }
+}
+
+async function deploy(name: string): Promise<void> {
+  const injected = await interlock(
+    ['inject', '--mesh', 'linkerd', '--image', IMAGE],
+    linkerdDeployment(name, NS, 'linkerd.io/inject: enabled'),
+  );
+  await kubectl(['apply', '-f', '-'], injected);
+}
+
+const validatorOf = (pod: PodStatus) => pod.status.initContainerStatuses?.find((c) => c.name === LINKERD_VALIDATOR);
+
+async function networkStatus(pod: PodStatus): Promise<Array<{ name: string; default?: boolean }>> {
+  const annotations = JSON.parse(
+    await kubectl(['get', 'pod', '-n', NS, pod.metadata.name, '-o', 'jsonpath={.metadata.annotations}']),
+  ) as Record<string, string>;
+  const status = annotations[NETWORK_STATUS];
+  if (!status) throw new Error(`${pod.metadata.name}: no ${NETWORK_STATUS} (Multus did not run)`);
+  return JSON.parse(status) as Array<{ name: string; default?: boolean }>;
+}
+
+async function daemonLogs(): Promise<string> {
+  return kubectl(['logs', '-n', 'kube-system', 'daemonset/kube-multus-ds', '--tail=40']).catch(String);
+}
+
+let before = '';
+beforeAll(async () => {
+  setChain(undefined);
+  before = readFileSync(CONFLIST, 'utf8');
+  const built = await installMultus();
+  makeThickRunDir();
+  await kubectl(['apply', '-f', '-'], thickMultusDaemonSet(built, IMAGE));
+  // The daemon writes the shim's file once it serves its socket.
+  await waitFor('multus-daemon writing 00-multus.conf', async () => existsSync(SHIM_FILE) || undefined, 120_000).catch(
+    async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await daemonLogs()}`);
+    },
+  );
+  await freshNamespace(NS);
+}, 600_000);
+afterAll(async () => {
+  // The pods go while the daemon is there to run their DEL.
+  setChain(undefined);
+  await kubectl(['delete', 'namespace', NS, '--ignore-not-found', '--wait=true', '--timeout=120s']).catch(
+    () => undefined,
+  );
+  await removeThickMultus();
+  await removeMultus();
+  setChain(undefined);
+  expect(existsSync(SHIM_FILE)).toBe(false);
+  expect(readFileSync(CONFLIST, 'utf8')).toBe(before);
+}, 300_000);
+
+describe('thick Multus v4.2.2 (the real multus-daemon and multus-shim)', () => {
+  it("the daemon's shim file delegates to the node's conflist, the mesh plugin chained: the validator passes, cni-check is healthy", async () => {
+    const shim = JSON.parse(readFileSync(SHIM_FILE, 'utf8')) as Record<string, unknown>;
+    expect(shim).toMatchObject({ type: 'multus-shim', clusterNetwork: CONFLIST });
+    chainMeshPlugin(LINKERD);
+    await sleep(2_000);
+    await deploy('thick');
+    const pod = await waitFor(
+      "thick's pod running with every container ready",
+      async () => {
+        const [found] = await podsOf(NS, 'app=thick');
+        return found?.status.phase === 'Running' && found.status.containerStatuses?.every((c) => c.ready)
+          ? found
+          : undefined;
+      },
+      180_000,
+    ).catch(async (error: unknown) => {
+      throw new Error(`${String(error)}\n${await daemonLogs()}`);
+    });
+    expect(validatorOf(pod)?.restartCount).toBe(0);
+    expect(await networkStatus(pod)).toEqual([expect.objectContaining({ name: 'interlock-cluster', default: true })]);
+
+    const { exitCode, verdict } = await cniCheck();
+    expect(verdict.findings).toEqual([]);
+    expect(exitCode).toBe(0);
+    expect(verdict).toMatchObject({
+      healthy: true,
+      loads: { file: '00-multus.conf', chain: ['multus-shim'] },
+      delegate: { file: '10-interlock-cluster.conflist', chain: ['bridge', 'portmap', 'linkerd-cni'] },
+    });
+  });
+
+  it("the node's conflist without the mesh plugin: the validator blocks, cni-check says MeshMissing of Multus's delegate", async () => {
+    chainMeshPlugin(undefined);
+    await sleep(2_000);
+    await deploy('thick-unmeshed');
+    const blocked = await waitFor(
+      'the validator backed off after failing twice',
+      async () => {
+        const [pod] = await podsOf(NS, 'app=thick-unmeshed');
+        const validator = pod && validatorOf(pod);
+        return validator && validator.restartCount >= 1 && validator.state.waiting?.reason === 'CrashLoopBackOff'
+          ? pod
+          : undefined;
+      },
+      180_000,
+    );
+    expect(validatorOf(blocked)?.lastState.terminated?.exitCode).toBe(95);
+    expect(validatorOf(blocked)?.lastState.terminated?.message).toMatch(/InterceptionMissing/);
+    expect(await networkStatus(blocked)).toEqual([expect.objectContaining({ name: 'interlock-cluster' })]);
+
+    const { exitCode, verdict } = await cniCheck();
+    expect(verdict.findings.map((finding) => finding.code)).toEqual(['MeshMissing']);
+    expect(verdict.findings[0]).toMatchObject({ file: '10-interlock-cluster.conflist' });
+    expect(verdict.findings[0]?.message).toContain(
+      "containerd loads 00-multus.conf, Multus's own file, which delegates the pods' primary network to 10-interlock-cluster.conflist",
+    );
+    expect(exitCode).toBe(95);
+  });
+});

@@ -1,5 +1,5 @@
 import { meshIdentities, meshIdentity, meshOfContainer } from '../mesh/meshes.js';
-import { NETWORKS_ANNOTATION } from './network-selection.js';
+import { DEFAULT_NETWORK_ANNOTATION, NETWORKS_ANNOTATION } from './network-selection.js';
 
 /** A pod of this node that the mesh injected: what the attachment judgment reads of it. */
 export interface AttachmentPod {
@@ -7,6 +7,8 @@ export interface AttachmentPod {
   readonly name: string;
   /** Its `k8s.v1.cni.cncf.io/networks` value; undefined when it has none. */
   readonly networks: string | undefined;
+  /** Its `v1.multus-cni.io/default-network` value (replaces its primary network); undefined when none. */
+  readonly defaultNetwork?: string;
 }
 
 type Json = Record<string, unknown>;
@@ -30,7 +32,13 @@ export function attachmentPodOf(pod: unknown, meshPlugin: string): AttachmentPod
   const annotations = obj(metadata.annotations);
   if (!injectedBy(spec, annotations, meshPlugin) || writesOwnRules(spec, meshPlugin)) return undefined;
   const networks = annotations[NETWORKS_ANNOTATION];
-  return { namespace, name, networks: typeof networks === 'string' ? networks : undefined };
+  const primary = annotations[DEFAULT_NETWORK_ANNOTATION];
+  return {
+    namespace,
+    name,
+    networks: typeof networks === 'string' ? networks : undefined,
+    ...(typeof primary === 'string' ? { defaultNetwork: primary } : {}),
+  };
 }
 
 /**

@@ -83,6 +83,11 @@ export function multusDelegate(
   return fromFile(multusFile, first, listing, libcni, `the first file of ${listing.dir}`);
 }
 
+/** The namespace Multus reads its own definitions from (`multusNamespace`, else its default). */
+export function multusNamespaceOf(network: LoadedNetwork): string {
+  return stringField(network.list.plugins[0]?.raw ?? {}, 'multusNamespace') ?? DEFAULT_MULTUS_NAMESPACE;
+}
+
 /** The definition a Multus file's `clusterNetwork` names, for the API reader. */
 export function clusterNetworkDefinition(network: LoadedNetwork): { namespace: string; name: string } | undefined {
   if (!isMultus(network)) return undefined;

@@ -1,5 +1,7 @@
 /** The pod annotation Multus reads the extra attachments from (multus-cni v4.2.2 pkg/k8sclient). */
 export const NETWORKS_ANNOTATION = 'k8s.v1.cni.cncf.io/networks';
+/** The pod annotation that replaces its primary network (multus-cni v4.2.2 pkg/k8sclient defaultNetAnnot). */
+export const DEFAULT_NETWORK_ANNOTATION = 'v1.multus-cni.io/default-network';
 
 /** One attachment a pod requests: the NetworkAttachmentDefinition's namespace and name. */
 export interface NetworkSelection {

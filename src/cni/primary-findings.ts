@@ -4,7 +4,8 @@ import type { CniFinding } from './cni-finding.js';
 import { meshAttachment } from './mesh-attachment.js';
 import { meshFindings } from './mesh-findings.js';
 import { podAttachmentFindings } from './pod-attachment-findings.js';
-import { isMultus, multusDelegate } from './multus-delegate.js';
+import { defaultNetworkFindings } from './default-network-findings.js';
+import { isMultus, multusDelegate, multusNamespaceOf } from './multus-delegate.js';
 import { RUNTIME_LABEL, type LoadedNetwork, type RuntimeLoad } from './runtime-load.js';
 
 /** The chain that sets up the pod's primary network, and the mesh plugin's place. */
@@ -55,6 +56,16 @@ export function primaryFindings(
   const mesh = meshFindings(input, load, judged, via);
   const attachment = meshAttachment(input.multusListing, input.meshPlugin, libcni);
   const delegated = via === undefined ? {} : { delegate: judged };
+  if (!attachment && via !== undefined)
+    findings.push(
+      ...defaultNetworkFindings(
+        input.multusApi,
+        input.meshPlugin,
+        multusNamespaceOf(network),
+        input.multusListing,
+        libcni,
+      ),
+    );
   if (!attachment || !mesh.every((finding) => isAttachmentShadow(finding, judged, attachment, input)))
     return { findings: [...findings, ...mesh], ...delegated };
   const pods = input.multusApi

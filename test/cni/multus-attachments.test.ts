@@ -256,12 +256,12 @@ describe('the API reads one audit makes', () => {
     status: { phase: 'Running' },
   });
 
-  it("no attachment in Multus's directory: no pod list; the clusterNetwork definition only", async () => {
+  it("no attachment in Multus's directory: the clusterNetwork definition, and one pod list (default-network)", async () => {
     const { api, asked, listed } = reader([]);
     const thin = listing({ '70-multus.conf': withKeys(THIN, { clusterNetwork: 'k8s-pod-network' }) });
     await readMultusApi(api, thin, undefined, 'linkerd-cni', '1.1');
     expect(asked).toEqual(['["kube-system","k8s-pod-network"]']);
-    expect(listed()).toBe(0);
+    expect(listed()).toBe(1);
   });
 
   it('with the attachment: the meshed pods, and each definition their annotations name', async () => {

@@ -58,6 +58,8 @@ interface Case {
   readonly caBundle?: true;
   /** webhook.exemptNamespaces, as manifest --exempt-namespaces (it replaces the default list). */
   readonly exempt?: readonly string[];
+  /** Each part's imagePullSecrets from values, as manifest --image-pull-secret names them. */
+  readonly pullSecrets?: readonly string[];
 }
 
 const CASES: readonly Case[] = [
@@ -81,6 +83,7 @@ const CASES: readonly Case[] = [
     nodeAgent: true,
     cniAudit: { valuesFile: 'values-gke.yaml', binDir: '/home/kubernetes/bin' },
   },
+  { mesh: 'linkerd', webhook: true, nodeAgent: true, pullSecrets: ['regcred', 'mirror-cred'] },
 ];
 
 async function expected(test: Case): Promise<string> {
@@ -89,12 +92,17 @@ async function expected(test: Case): Promise<string> {
   const cni = test.cniAudit
     ? ['--cni-audit', `--cni-bin-dir=${test.cniAudit.binDir}`, '--cni-conf-dir=/etc/cni/net.d']
     : [];
-  const agent = test.nodeAgent ? await manifest(['--node-agent', `--mesh=${test.mesh}`, ...cni, image, platform]) : '';
+  const pull = test.pullSecrets ? [`--image-pull-secret=${test.pullSecrets.join(',')}`] : [];
+  const agent = test.nodeAgent
+    ? await manifest(['--node-agent', `--mesh=${test.mesh}`, ...cni, image, platform, ...pull])
+    : '';
   const policy = test.failurePolicy ? [`--failure-policy=${test.failurePolicy}`] : [];
   const ambient = test.mesh === 'istio-ambient' ? [`--mesh=${test.mesh}`] : [];
   const ca = test.caBundle ? [`--ca-bundle=${CA_FILE}`] : [];
   if (test.exempt) ca.push(`--exempt-namespaces=${test.exempt.join(',')}`);
-  const webhook = test.webhook ? await manifest(['--webhook', ...ambient, image, platform, ...policy, ...ca]) : '';
+  const webhook = test.webhook
+    ? await manifest(['--webhook', ...ambient, image, platform, ...policy, ...ca, ...pull])
+    : '';
   return `${agent}\n---\n${webhook}`;
 }
 
@@ -124,6 +132,10 @@ describe('charts/interlock', () => {
       ...(test.failurePolicy ? ['--set', `webhook.failurePolicy=${test.failurePolicy}`] : []),
       ...(test.exempt ? ['--set', `webhook.exemptNamespaces={${test.exempt.join(',')}}`] : []),
       ...(test.cniAudit ? ['--set', 'nodeAgent.cniAudit=true'] : []),
+      ...(test.pullSecrets ?? []).flatMap((name, index) => [
+        '--set',
+        `nodeAgent.imagePullSecrets[${index}].name=${name},webhook.imagePullSecrets[${index}].name=${name}`,
+      ]),
       ...(test.caBundle ? ['--set-file', `webhook.caBundle=${CA_FILE}`] : []),
       ...(test.openshift ? ['-f', join(chart, 'values-openshift.yaml')] : []),
       ...(test.cniAudit?.valuesFile ? ['-f', join(chart, test.cniAudit.valuesFile)] : []),

@@ -1,5 +1,5 @@
 import { DEFAULT_IMAGE } from '../inject/validator-container.js';
-import { failClosedExemptions } from '../webhook/fail-closed-exemptions.js';
+import { failClosedExemptions } from '../mesh/fail-closed-exemptions.js';
 import { parse as parseYaml } from 'yaml';
 import { webhookManifest } from '../webhook/webhook-manifest.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';

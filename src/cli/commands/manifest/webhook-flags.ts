@@ -1,5 +1,5 @@
 import type { DefaultedFlag, FlagDef } from '../../../config/flag-def.js';
-import { failClosedExemptions } from '../../../webhook/fail-closed-exemptions.js';
+import { failClosedExemptions } from '../../../mesh/fail-closed-exemptions.js';
 import {
   oneOf,
   parseCidrTexts,
@@ -40,7 +40,7 @@ export const EXEMPT_NAMESPACES_FLAG: FlagDef<string[]> = {
   name: 'exempt-namespaces',
   kind: 'value',
   placeholder: 'NS[,NS]',
-  help: `With --webhook: namespaces never sent to it, beside kube-system and its own. With --failure-policy Fail the default is ${failClosedExemptions().join(',')} (cert-manager, the meshes' control planes and CNI plugins: a webhook outage must not block their repair); a list replaces it (name those too to extend it).`,
+  help: `With --webhook: namespaces never sent to it, beside kube-system and its own. With --failure-policy Fail the default is ${failClosedExemptions().join(', ')}: cert-manager and the meshes' control planes and CNI plugins, whose repair a webhook outage must not block. A list replaces it (name those too to extend it).`,
   parse: parseNamespaceNames,
 };
 

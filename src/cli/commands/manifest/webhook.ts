@@ -19,7 +19,7 @@ import { PLATFORM_FLAG } from '../../flags/platform-flag.js';
 import { IMAGE_PULL_SECRET_FLAG, NAMESPACE_FLAG } from './flags.js';
 import { namespaceOwnership } from './namespace-ownership.js';
 import { readInputFile } from '../../input/read-input-file.js';
-import { failClosedExemptions } from '../../../webhook/fail-closed-exemptions.js';
+import { failClosedExemptions } from '../../../mesh/fail-closed-exemptions.js';
 
 /**
  * Said above the first document: without --ca-bundle the serving certificate comes from

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
 import { meshIdentities, meshInfrastructureNamespaces } from '../../../../src/mesh/meshes.js';
-import { CERT_MANAGER_NAMESPACE } from '../../../../src/webhook/fail-closed-exemptions.js';
+import { CERT_MANAGER_NAMESPACE } from '../../../../src/mesh/fail-closed-exemptions.js';
 
 type Doc = { kind: string; webhooks?: Array<{ namespaceSelector: { matchExpressions: Expr[] } }> };
 type Expr = { key: string; operator: string; values: string[] };

@@ -1,4 +1,4 @@
-import { meshInfrastructureNamespaces } from '../mesh/meshes.js';
+import { meshInfrastructureNamespaces } from './meshes.js';
 
 /**
  * cert-manager's namespace as its chart is documented to be installed (`helm install cert-manager

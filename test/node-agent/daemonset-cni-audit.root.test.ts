@@ -20,7 +20,14 @@ import { startKubeApi, type KubeApi } from '../harness/kube-api/server.js';
 import { fakeCriStatus } from '../harness/fake-cri-status.js';
 import { launchArgs } from '../harness/pod-namespace.js';
 import { waitFor } from './agent-process.js';
-import { daemonSetContainer, launch, launchScript, writeImageBin, type LaunchedAgent } from './printed-container.js';
+import {
+  daemonSetContainer,
+  launch,
+  launchedPod,
+  launchScript,
+  writeImageBin,
+  type LaunchedAgent,
+} from './printed-container.js';
 
 /**
  * The node agent as `interlock manifest --node-agent --cni-audit` prints it, run as printed: its
@@ -137,6 +144,7 @@ beforeAll(async () => {
   runtime = await fakeCriStatus(join(root, 'containerd.sock'), undefined);
   port = await freePort();
   const { container, volumes } = daemonSetContainer(printManifest(port));
+  api.store.put('pods', launchedPod(container, launchOptions('node-a')));
   agent = await launch(launchScript(container, volumes, launchOptions('node-a')));
 });
 
@@ -144,6 +152,7 @@ let kubeconfigPath: string;
 let runtime: Http2Server | undefined;
 const launchOptions = (nodeName: string) => ({
   nodeName,
+  pod: { name: `interlock-node-linkerd-${nodeName}`, namespace: 'interlock-system' },
   imageBin: writeImageBin(join(root, 'image-bin'), launchArgs('modules')),
   stage: join(root, 'stage'),
   hide: nodeDir,
@@ -216,6 +225,7 @@ describe('the same container without its volumes (so the mounts are what the aud
     api.store.put('nodes', nodeObject('node-b'));
     const otherPort = await freePort();
     const { container, volumes } = daemonSetContainer(printManifest(otherPort));
+    api.store.put('pods', launchedPod(container, launchOptions('node-b')));
     const unmounted = await launch(launchScript({ ...container, volumeMounts: [] }, volumes, launchOptions('node-b')));
     try {
       await waitFor('a verdict', async () => (await auditGauge(otherPort)) !== undefined, WAIT_MS);

@@ -7,6 +7,7 @@ import { captureOutput, waitFor } from './agent-process.js';
 /** The fields of a printed container the launcher honours; anything else it does not know fails the test. */
 export interface PrintedContainer {
   readonly name: string;
+  readonly image: string;
   readonly command: readonly string[];
   readonly args: readonly string[];
   readonly env: readonly { name: string; value?: string; valueFrom?: { fieldRef?: { fieldPath: string } } }[];
@@ -32,6 +33,8 @@ export function daemonSetContainer(yamlText: string): { container: PrintedContai
 export interface LaunchOptions {
   /** spec.nodeName, for the downward API. */
   readonly nodeName: string;
+  /** The pod the kubelet runs the container in: metadata.name and metadata.namespace, for the downward API. */
+  readonly pod: { readonly name: string; readonly namespace: string };
   /** Where the image's `interlock` is: a directory put first on PATH. */
   readonly imageBin: string;
   /** A directory the launcher may use for its staging mounts. */
@@ -47,13 +50,29 @@ export interface LaunchOptions {
   readonly socketSources?: Readonly<Record<string, string>>;
 }
 
-function resolveEnv(container: PrintedContainer, nodeName: string): string[] {
+function resolveEnv(container: PrintedContainer, options: LaunchOptions): string[] {
+  const fields: Readonly<Record<string, string>> = {
+    'spec.nodeName': options.nodeName,
+    'metadata.name': options.pod.name,
+    'metadata.namespace': options.pod.namespace,
+  };
   return container.env.map(({ name, value, valueFrom }) => {
     if (value !== undefined) return `${name}=${value}`;
-    const field = valueFrom?.fieldRef?.fieldPath;
-    if (field !== 'spec.nodeName') throw new Error(`the launcher has no downward-API value for ${name} (${field})`);
-    return `${name}=${nodeName}`;
+    const field = valueFrom?.fieldRef?.fieldPath ?? '';
+    const resolved = fields[field];
+    if (resolved === undefined) throw new Error(`the launcher has no downward-API value for ${name} (${field})`);
+    return `${name}=${resolved}`;
   });
+}
+
+/** The Pod object the API server holds for the launched container: what the agent reads of itself. */
+export function launchedPod(container: PrintedContainer, options: LaunchOptions) {
+  return {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { ...options.pod, uid: `${options.pod.name}-uid`, resourceVersion: '1' },
+    spec: { nodeName: options.nodeName, containers: [{ name: container.name, image: container.image }] },
+  };
 }
 
 const quote = (text: string): string => `'${text.replace(/'/g, `'\\''`)}'`;
@@ -109,7 +128,7 @@ export function launchScript(
   if (!capabilities?.drop?.includes('ALL')) throw new Error('the printed container keeps capabilities');
   const env = [
     `PATH=${options.imageBin}:/usr/local/bin:/usr/bin:/bin`,
-    ...resolveEnv(container, options.nodeName),
+    ...resolveEnv(container, options),
     ...Object.entries(options.clusterEnv).map(([key, value]) => `${key}=${value}`),
   ];
   const user = `--reuid=${runAsUser} --regid=${runAsGroup} --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs`;

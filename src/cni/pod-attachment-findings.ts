@@ -1,8 +1,14 @@
-import { definitionChain, definitionKey } from './attachment-definition.js';
 import type { AttachmentPod } from './attachment-pod.js';
 import type { CniFinding } from './cni-finding.js';
 import type { CniListing } from './cni-listing.js';
 import type { Libcni } from './conf-list.js';
+import {
+  attachmentMissing,
+  judgeDefinition,
+  podsUnlisted,
+  type DefinitionContext,
+  type DefinitionJudgement,
+} from './definition-judgement.js';
 import type { MultusApiView } from './multus-api-view.js';
 import { NETWORKS_ANNOTATION, parseNetworkSelections, type NetworkSelection } from './network-selection.js';
 import type { LoadedNetwork } from './runtime-load.js';
@@ -30,13 +36,7 @@ export function podAttachmentFindings(
 ): CniFinding[] {
   if (!api.pods) return [];
   if (!api.pods.ok)
-    return [
-      {
-        code: 'AttachmentUnread',
-        severity: 'warning',
-        message: `the node's pods cannot be listed (${api.pods.message}): whether each meshed pod requests ${meshPlugin}'s attachment is not known`,
-      },
-    ];
+    return [podsUnlisted(api.pods.message, `whether each meshed pod requests ${meshPlugin}'s attachment`)];
   const findings: CniFinding[] = [];
   for (const pod of api.pods.pods) {
     const finding = podFinding(pod, { api, attachment, meshPlugin, multus, libcni });
@@ -45,12 +45,8 @@ export function podAttachmentFindings(
   return findings;
 }
 
-interface Context {
-  readonly api: MultusApiView;
+interface Context extends DefinitionContext {
   readonly attachment: LoadedNetwork;
-  readonly meshPlugin: string;
-  readonly multus: CniListing | undefined;
-  readonly libcni: Libcni;
 }
 
 function podFinding(pod: AttachmentPod, context: Context): CniFinding | undefined {
@@ -58,11 +54,11 @@ function podFinding(pod: AttachmentPod, context: Context): CniFinding | undefine
   const mesh = `${context.meshPlugin} (network "${context.attachment.list.name}", ${context.attachment.file})`;
   const unmeshed = `Multus never runs ${context.meshPlugin} for it: the pod has no mesh rules (unmeshed)`;
   if (pod.networks === undefined)
-    return missingFinding(`${who} has no ${NETWORKS_ANNOTATION} annotation requesting ${mesh}: ${unmeshed}`);
+    return attachmentMissing(`${who} has no ${NETWORKS_ANNOTATION} annotation requesting ${mesh}: ${unmeshed}`);
   const parsed = parseNetworkSelections(pod.networks, pod.namespace);
   const annotation = `${NETWORKS_ANNOTATION}: ${JSON.stringify(pod.networks)}`;
   if (!parsed.ok)
-    return missingFinding(
+    return attachmentMissing(
       `${who} has ${annotation}, which Multus refuses (${parsed.message}): every sandbox of the pod fails`,
     );
   const judged = parsed.selections.map((selection) => judge(selection, context));
@@ -74,36 +70,33 @@ function podFinding(pod: AttachmentPod, context: Context): CniFinding | undefine
       severity: 'warning',
       message: `${who} has ${annotation}, and whether it gives ${context.meshPlugin} is not known: ${problems}`,
     };
-  return missingFinding(
+  return attachmentMissing(
     `${who} has ${annotation}, and no attachment it requests carries ${mesh}: ${problems}; ${unmeshed}`,
   );
 }
 
 function judge(selection: NetworkSelection, context: Context): Judged {
-  const key = definitionKey(selection.namespace, selection.name);
-  const read = context.api.definitions.get(key);
-  if (read === undefined || read.state === 'unreadable')
-    return {
-      meshed: false,
-      unread: true,
-      problem: `NetworkAttachmentDefinition ${key} cannot be read (${read?.message ?? 'not read'})`,
-    };
-  if (read.state === 'absent')
-    return {
-      meshed: false,
-      unread: false,
-      problem: `NetworkAttachmentDefinition ${key} does not exist (Multus fails the pod's next sandbox)`,
-    };
-  const chain = definitionChain(read.definition, context.multus, context.libcni, selection.interface ?? 'net1');
-  if (!chain.ok) return { meshed: false, unread: false, problem: chain.message };
-  const types = chain.network.list.plugins.map((plugin) => plugin.type);
-  return types.includes(context.meshPlugin)
-    ? { meshed: true, unread: false, problem: '' }
-    : {
-        meshed: false,
-        unread: false,
-        problem: `NetworkAttachmentDefinition ${key} gives ${chain.network.file}, whose chain [${types.join(', ')}] has no ${context.meshPlugin}`,
-      };
+  return judgedProblem(judgeDefinition(selection, selection.interface ?? 'net1', context), context.meshPlugin);
 }
 
-const missingFinding = (message: string): CniFinding => ({ code: 'PodAttachmentMissing', severity: 'error', message });
+function judgedProblem(judged: DefinitionJudgement, meshPlugin: string): Judged {
+  const problem = (text: string): Judged => ({ meshed: false, unread: false, problem: text });
+  switch (judged.kind) {
+    case 'meshed':
+      return { meshed: true, unread: false, problem: '' };
+    case 'unread':
+      return {
+        meshed: false,
+        unread: true,
+        problem: `NetworkAttachmentDefinition ${judged.key} cannot be read (${judged.message})`,
+      };
+    case 'absent':
+      return problem(`NetworkAttachmentDefinition ${judged.key} does not exist (Multus fails the pod's next sandbox)`);
+    case 'broken':
+      return problem(judged.message);
+    case 'unmeshed':
+      return problem(
+        `NetworkAttachmentDefinition ${judged.key} gives ${judged.file}, whose chain [${judged.types.join(', ')}] has no ${meshPlugin}`,
+      );
+  }
+}

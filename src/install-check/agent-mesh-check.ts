@@ -4,19 +4,14 @@ import type { Mesh } from '../config/interception.js';
 import { at, list, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { MESH_POD_PAGE, valueOf, type InstallSnapshot } from './install-snapshot.js';
+import { agentArgs, agentKey, agentViews, argValue, type AgentView } from './agent-view.js';
 import { unreadable } from './webhook-checks.js';
 
 /** The agent's `--mesh` and the init container it watches (`--container-name`, else the mesh's validator). */
 function agentWatch(args: readonly string[]): { mesh: Mesh; container: string } {
-  const value = (name: string): string | undefined => {
-    const index = args.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
-    if (index < 0) return undefined;
-    const arg = args[index] ?? '';
-    return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[index + 1];
-  };
-  const given = value('mesh');
+  const given = argValue(args, 'mesh');
   const mesh = MESHES.find((name) => name === given) ?? 'generic';
-  return { mesh, container: value('container-name') ?? meshIdentity(mesh).containers.validator };
+  return { mesh, container: argValue(args, 'container-name') ?? meshIdentity(mesh).containers.validator };
 }
 
 /** A mesh's validator init container (not its rules writer, istio-init or linkerd-init). */
@@ -39,13 +34,17 @@ function validatorPods(pods: unknown): Map<string, string[]> {
   return byContainer;
 }
 
-const named = (pods: readonly string[]): string =>
+/** Whether args[i] is the flag `pattern` matches, or the value after it (`--flag value`). */
+function named(args: readonly string[], i: number, pattern: RegExp | undefined): boolean {
+  if (pattern === undefined) return false;
+  const arg = args[i] ?? '';
+  const before = args[i - 1] ?? '';
+  return pattern.test(arg) || (!before.includes('=') && pattern.test(before) && !arg.startsWith('--'));
+}
+
+const podList = (pods: readonly string[]): string =>
   pods.length > 3 ? `${pods.slice(0, 3).join(', ')} and ${pods.length - 3} more` : pods.join(', ');
 
-/**
- * The mesh the agent watches against the validators the pods run: an agent of another mesh (or
- * generic) ignores their failures, and its DaemonSet is ready all the same.
- */
 /** What manifest --node-agent derives itself (the mesh given apart, its port, the trusted image): never given back. */
 const DERIVED = /^--(mesh|listen|trusted-image)(=|$)/;
 
@@ -53,16 +52,18 @@ const DERIVED = /^--(mesh|listen|trusted-image)(=|$)/;
  * The line that prints the agent again as its DaemonSet runs it: its namespace, image and every
  * node flag it was given, for `mesh` (by default the one it watches).
  */
-export function agentReinstall(snapshot: InstallSnapshot, mesh?: string): string {
-  const container = at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0);
-  const args = list(at(container, 'args')).map(String);
-  const image = text(at(container, 'image')) ?? DEFAULT_IMAGE;
-  const flags = args.filter((arg) => arg !== 'node' && !DERIVED.test(arg));
+export function agentReinstall(snapshot: Pick<AgentView, 'daemonSet' | 'nodeNamespace'>, mesh?: Mesh): string {
+  const args = agentArgs(snapshot);
+  const image = text(at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0, 'image'));
+  const own = agentWatch(args).mesh;
+  // Another mesh's agent watches that mesh's validator, not the container this one was told to.
+  const other = mesh !== undefined && mesh !== own ? /^--container-name(=|$)/ : undefined;
+  const flags = args.filter((arg, i) => arg !== 'node' && !DERIVED.test(arg) && !named(args, i, other));
   return [
     'interlock manifest --node-agent',
-    `--mesh ${mesh ?? agentWatch(args).mesh}`,
+    `--mesh ${mesh ?? own}`,
     `--namespace ${snapshot.nodeNamespace}`,
-    `--image ${image}`,
+    `--image ${image ?? DEFAULT_IMAGE}`,
     ...flags,
     '| kubectl apply -f -',
   ].join(' ');
@@ -84,41 +85,44 @@ export function agentInstall(snapshot: InstallSnapshot): string {
   return `# no pod runs a mesh's validator yet; for your mesh: ${line(MESHES.join('|'))}`;
 }
 
+/**
+ * The validators the pods run against the meshes the agents watch, once for the cluster: a
+ * validator no agent watches fails its pods unseen (an agent of another mesh, or generic, ignores
+ * them while its DaemonSet is ready all the same); the fix installs the missing mesh's agent.
+ */
 export function agentMeshCheck(snapshot: InstallSnapshot): InstallCheckResult | undefined {
   const pods = snapshot.meshPods;
   if (pods === undefined) return undefined;
   if (pods.state !== 'found') return unreadable('node-agent', 'mesh', 'the pods (for their validators)', pods);
-  const daemonSet = valueOf(snapshot.daemonSet);
-  const args = list(at(daemonSet, 'spec', 'template', 'spec', 'containers', 0, 'args')).map(String);
-  const watch = agentWatch(args);
+  const agents = agentViews(snapshot);
+  const watches = agents.map((agent) => ({ agent, ...agentWatch(agentArgs(agent)) }));
   const found = validatorPods(pods.value);
   const partial = text(at(pods.value, 'metadata', 'continue')) ? ` (of the first ${MESH_POD_PAGE} pods)` : '';
-  const watching = `the agent watches ${watch.container} (--mesh ${watch.mesh})`;
-  if (found.size === 0)
-    return installCheck(
-      'node-agent',
-      'mesh',
-      watch.mesh === 'generic' ? 'warn' : 'pass',
-      `no pod runs a mesh's validator yet${partial}; ${watching}`,
-    );
-  const ignored = [...found].filter(([container]) => container !== watch.container);
-  if (ignored.length === 0)
-    return installCheck(
-      'node-agent',
-      'mesh',
-      'pass',
-      `${watching}, which ${found.get(watch.container)?.length ?? 0} pods run${partial}`,
-    );
+  const watching = `${watches.length === 1 ? 'the agent watches' : 'the agents watch'} ${watches
+    .map((watch) => `${watch.container} (--mesh ${watch.mesh}, ${agentKey(watch.agent)})`)
+    .join(', ')}`;
+  if (found.size === 0) {
+    const status = watches.every((watch) => watch.mesh === 'generic') ? 'warn' : 'pass';
+    return installCheck('node-agent', 'mesh', status, `no pod runs a mesh's validator yet${partial}; ${watching}`);
+  }
+  const watched = new Set(watches.map((watch) => watch.container));
+  const ignored = [...found].filter(([container]) => !watched.has(container));
+  if (ignored.length === 0) {
+    const counts = [...found].map(([container, where]) => `${where.length} pods run ${container}`).join(', ');
+    return installCheck('node-agent', 'mesh', 'pass', `${watching}; ${counts}${partial}`);
+  }
   const lines = ignored.map(
     ([container, where]) =>
-      `${where.length} pods run ${container} (${meshOfContainer(container) ?? 'generic'}): ${named(where)}`,
+      `no agent watches ${container}: ${where.length} pods run it (${meshOfContainer(container) ?? 'generic'}): ${podList(where)}`,
   );
-  const wanted = meshOfContainer(ignored[0]?.[0] ?? '') ?? 'generic';
+  const wanted = [...new Set(ignored.flatMap(([container]) => meshOfContainer(container) ?? []))];
+  const first = agents[0];
+  const fix = wanted.map((mesh) => (first ? agentReinstall(first, mesh) : '')).join('; ');
   return installCheck(
     'node-agent',
     'mesh',
     'fail',
-    `${watching}, but ${lines.join('; ')}${partial}; their validators' failures are ignored and the pods are never recreated`,
-    agentReinstall(snapshot, wanted),
+    `${watching}; ${lines.join('; ')}${partial}: their validators' failures are ignored and the pods are never recreated`,
+    fix,
   );
 }

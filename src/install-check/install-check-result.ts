@@ -13,6 +13,8 @@ export interface InstallCheckResult {
   readonly message: string;
   /** The command or change that fixes it (fail and warn only). */
   readonly fix?: string;
+  /** The node agent judged (`NAMESPACE/NAME`), when one of several is: one agent runs per mesh. */
+  readonly agent?: string;
   /** A data-plane finding's facts (pod, node, reason), for scripts reading `-o json`. */
   readonly finding?: DataPlaneFinding;
 }

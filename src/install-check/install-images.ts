@@ -10,7 +10,7 @@ const argValues = (args: readonly string[], name: string): string[] =>
 
 /**
  * The images the install stands for: the validator image the webhook injects (else the agent's
- * own, the one release), and every repository Interlock's parts run or trust, by which a pod's
+ * own, the one release; every agent's), and every repository Interlock's parts run or trust, by which a pod's
  * validator is known to be Interlock's and not the mesh's own. `check --data-plane --image` names
  * the image where no part is installed (pods injected by `inject` alone), and wins over the parts'.
  */
@@ -19,11 +19,13 @@ export function installImages(snapshot: InstallSnapshot): {
   readonly repositories: ReadonlySet<string>;
 } {
   const webhook = at(valueOf(snapshot.deployment), 'spec', 'template', 'spec', 'containers', 0);
-  const agent = at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0);
+  const agents = snapshot.agents.map((agent) =>
+    at(valueOf(agent.daemonSet), 'spec', 'template', 'spec', 'containers', 0),
+  );
   const webhookArgs = list(at(webhook, 'args')).map(String);
-  const agentArgs = list(at(agent, 'args')).map(String);
+  const agentArgs = agents.flatMap((agent) => list(at(agent, 'args')).map(String));
   const injected = argValues(webhookArgs, 'image')[0];
-  const own = [text(at(webhook, 'image')), text(at(agent, 'image'))].flatMap((image) => image ?? []);
+  const own = [webhook, ...agents].flatMap((container) => text(at(container, 'image')) ?? []);
   const trusted = [...argValues(webhookArgs, 'trusted-image'), ...argValues(agentArgs, 'trusted-image')];
   const given = snapshot.dataPlane?.image;
   const expected = given ?? injected ?? own[0];

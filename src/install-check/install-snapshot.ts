@@ -15,6 +15,13 @@ export type Found =
   | { readonly state: 'forbidden'; readonly detail: string }
   | { readonly state: 'error'; readonly detail: string };
 
+/** One node agent: its DaemonSet (or why the DaemonSets could not be listed) and the pods its selector selects. */
+export interface AgentFound {
+  readonly namespace: string;
+  readonly daemonSet: Found;
+  readonly pods: Found;
+}
+
 /** Everything `interlock check` reads, read once; the checks are pure functions of it. */
 export interface InstallSnapshot {
   readonly now: Date;
@@ -28,9 +35,12 @@ export interface InstallSnapshot {
   readonly endpoints: Found;
   readonly deployment: Found;
   readonly tlsSecret: Found;
+  /** Where a node agent is installed when none runs: `--node-namespace`, else the first agent's, else the default. */
   readonly nodeNamespace: string;
-  readonly daemonSet: Found;
-  readonly agentPods: Found;
+  /** Where the agents were looked for: `in namespace NS` (`--node-namespace`) or `in any namespace`. */
+  readonly agentScope: string;
+  /** Every node agent found (one per mesh may run), by namespace and name; one unread entry when the list failed. */
+  readonly agents: readonly AgentFound[];
   readonly nodes: Found;
   readonly clusterRoles: Found;
   readonly clusterRoleBindings: Found;
@@ -65,16 +75,6 @@ export const valueOf = (found: Found): unknown => (found.state === 'found' ? fou
 
 const AGENT_SELECTOR = `app.kubernetes.io/name=${NODE_AGENT_NAME}`;
 
-/**
- * The agent `check` judges: the first of its namespace (one per mesh may run there; each is its
- * mesh's `interlock-node-MESH`, a release before that's `interlock-node`).
- */
-function firstItem(found: Found): Found {
-  if (found.state !== 'found') return found;
-  const first: unknown = list(at(found.value, 'items'))[0];
-  return first === undefined ? { state: 'absent' } : { state: 'found', value: first };
-}
-
 /** That agent's pods: its DaemonSet's own selector, so another mesh's agent's pods are not counted. */
 export function podSelector(daemonSet: Found): string {
   const labels = at(valueOf(daemonSet), 'spec', 'selector', 'matchLabels');
@@ -103,9 +103,14 @@ export async function readInstall(
     namespaces.webhook ??
     text(at(valueOf(configuration), 'webhooks', 0, 'clientConfig', 'service', 'namespace')) ??
     'interlock-webhook';
-  const agents = await get('/apis/apps/v1/daemonsets', { labelSelector: AGENT_SELECTOR });
-  const nodeNamespace =
-    namespaces.node ?? text(at(list(at(valueOf(agents), 'items'))[0], 'metadata', 'namespace')) ?? 'interlock-system';
+  const agentList = await get(
+    namespaces.node === undefined
+      ? '/apis/apps/v1/daemonsets'
+      : `/apis/apps/v1/namespaces/${namespaces.node}/daemonsets`,
+    { labelSelector: AGENT_SELECTOR },
+  );
+  const daemonSets = sortedItems(agentList);
+  const nodeNamespace = namespaces.node ?? text(at(daemonSets[0], 'metadata', 'namespace')) ?? 'interlock-system';
   const w = `/api/v1/namespaces/${webhookNamespace}`;
   const [namespaceList, service, endpoints, deployment, tlsSecret] = await Promise.all([
     get('/api/v1/namespaces'),
@@ -115,11 +120,10 @@ export async function readInstall(
     get(`${w}/secrets/${WEBHOOK_TLS_SECRET}`),
   ]);
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
-  const daemonSet = firstItem(
-    await get(`/apis/apps/v1/namespaces/${nodeNamespace}/daemonsets`, { labelSelector: AGENT_SELECTOR }),
-  );
-  const [agentPods, nodes, clusterRoles, clusterRoleBindings, meshPods] = await Promise.all([
-    get(`/api/v1/namespaces/${nodeNamespace}/pods`, { labelSelector: podSelector(daemonSet) }),
+  const [agents, nodes, clusterRoles, clusterRoleBindings, meshPods] = await Promise.all([
+    agentList.state === 'found' || agentList.state === 'absent'
+      ? Promise.all(daemonSets.map((daemonSet) => readAgent(get, daemonSet)))
+      : [{ namespace: nodeNamespace, daemonSet: agentList, pods: agentList }],
     get('/api/v1/nodes'),
     get(`${rbac}/clusterroles`),
     get(`${rbac}/clusterrolebindings`),
@@ -136,13 +140,28 @@ export async function readInstall(
     deployment,
     tlsSecret,
     nodeNamespace,
-    daemonSet,
-    agentPods,
+    agentScope: namespaces.node === undefined ? 'in any namespace' : `in namespace ${namespaces.node}`,
+    agents,
     nodes,
     clusterRoles,
     clusterRoleBindings,
     meshPods,
   };
+}
+
+/** The agents' DaemonSets listed, by namespace and name, so the report's order is the same on each run. */
+function sortedItems(found: Found): unknown[] {
+  const key = (item: unknown) =>
+    `${text(at(item, 'metadata', 'namespace')) ?? ''}/${text(at(item, 'metadata', 'name')) ?? ''}`;
+  return list(at(valueOf(found), 'items')).sort((a, b) => key(a).localeCompare(key(b)));
+}
+
+/** One agent: its DaemonSet and its pods, by its own selector (another mesh's agent's pods are not its). */
+async function readAgent(get: Get, item: unknown): Promise<AgentFound> {
+  const namespace = text(at(item, 'metadata', 'namespace')) ?? '';
+  const daemonSet: Found = { state: 'found', value: item };
+  const pods = await get(`/api/v1/namespaces/${namespace}/pods`, { labelSelector: podSelector(daemonSet) });
+  return { namespace, daemonSet, pods };
 }
 
 /** Every pod (as `linkerd check --proxy` reads them) and the node agent's re-check Warnings, by reason. */

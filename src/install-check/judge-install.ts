@@ -19,7 +19,7 @@ export function judgeInstall(snapshot: InstallSnapshot): InstallCheckResult[] {
         'cluster',
         'installed',
         'fail',
-        `Interlock is not installed here: no webhook in ${snapshot.webhookNamespace}, no node agent in ${snapshot.nodeNamespace}`,
+        `Interlock is not installed here: no webhook in ${snapshot.webhookNamespace}, no node agent ${snapshot.agentScope}`,
         notInstalledFix(snapshot),
       ),
     );

@@ -1,30 +1,32 @@
 import type { NodeAction } from '../node-agent/node-action.js';
 import { NODE_AGENT_NAME, nodeAgentRules, type NodeGateRights } from '../node-agent/manifest.js';
-import { MESH_CONDITION } from '../node-agent/node-gate.js';
 import { at, count, list, record, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { podSelector, valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { unreadable } from './webhook-checks.js';
 import { agentInstall, agentMeshCheck, agentReinstall } from './agent-mesh-check.js';
+import { agentArgs, agentKey, agentName, agentViews, argValue, type AgentView } from './agent-view.js';
+import { agentCollisionCheck } from './agent-collision-check.js';
+import { meshConditionCheck } from './mesh-condition-check.js';
 
 /** The line that prints the agent again: with the mesh, namespace and image its DaemonSet runs, when there is one. */
-function reinstall(snapshot: InstallSnapshot): string {
+function reinstall(snapshot: AgentView): string {
   if (valueOf(snapshot.daemonSet) === undefined) return agentInstall(snapshot);
   return agentReinstall(snapshot);
 }
 
-/** The agent's DaemonSet's name (`interlock-node-MESH`; `interlock-node` before one ran per mesh). */
-const agentName = (snapshot: InstallSnapshot): string =>
-  text(at(valueOf(snapshot.daemonSet), 'metadata', 'name')) ?? NODE_AGENT_NAME;
-
 /** The ServiceAccount its pods run as. */
-const agentAccount = (snapshot: InstallSnapshot): string =>
+const agentAccount = (snapshot: AgentView): string =>
   text(at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'serviceAccountName')) ?? agentName(snapshot);
 
 export function nodeAgentInstalled(snapshot: InstallSnapshot): boolean {
-  return snapshot.daemonSet.state !== 'absent';
+  return snapshot.agents.length > 0;
 }
 
+/**
+ * Each agent's checks (one runs per mesh), each result naming its agent; then, once for the
+ * cluster, whether some agent watches every validator the pods run and whether two collide.
+ */
 export function nodeAgentChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   if (!nodeAgentInstalled(snapshot))
     return [
@@ -32,23 +34,26 @@ export function nodeAgentChecks(snapshot: InstallSnapshot): InstallCheckResult[]
         'node-agent',
         'installed',
         'skip',
-        `not installed (no DaemonSet labelled app.kubernetes.io/name=${NODE_AGENT_NAME} in ${snapshot.nodeNamespace})`,
-        reinstall(snapshot),
+        `not installed (no DaemonSet labelled app.kubernetes.io/name=${NODE_AGENT_NAME} ${snapshot.agentScope})`,
+        agentInstall(snapshot),
       ),
     ];
-  const mesh = agentMeshCheck(snapshot);
-  const checks = [
-    namespaceCheck(snapshot),
-    daemonSetCheck(snapshot),
-    everyNodeCheck(snapshot),
-    rbacCheck(snapshot),
-    ...(mesh ? [mesh] : []),
+  const cluster = [agentMeshCheck(snapshot), agentCollisionCheck(snapshot)];
+  return [
+    ...agentViews(snapshot).flatMap((agent) =>
+      oneAgentChecks(agent).map((result) => ({ ...result, agent: agentKey(agent) })),
+    ),
+    ...cluster.filter((result): result is InstallCheckResult => result !== undefined),
   ];
+}
+
+function oneAgentChecks(snapshot: AgentView): InstallCheckResult[] {
+  const checks = [namespaceCheck(snapshot), daemonSetCheck(snapshot), everyNodeCheck(snapshot), rbacCheck(snapshot)];
   // The node gate's condition, per node, when the agents report it.
   return agentMode(snapshot).gate.condition ? [...checks, meshConditionCheck(snapshot)] : checks;
 }
 
-function namespaceCheck(snapshot: InstallSnapshot): InstallCheckResult {
+function namespaceCheck(snapshot: AgentView): InstallCheckResult {
   const name = snapshot.nodeNamespace;
   const namespace = list(at(valueOf(snapshot.namespaces), 'items')).find(
     (item) => text(at(item, 'metadata', 'name')) === name,
@@ -74,7 +79,7 @@ function namespaceCheck(snapshot: InstallSnapshot): InstallCheckResult {
   );
 }
 
-function daemonSetCheck(snapshot: InstallSnapshot): InstallCheckResult {
+function daemonSetCheck(snapshot: AgentView): InstallCheckResult {
   const name = `DaemonSet ${snapshot.nodeNamespace}/${agentName(snapshot)}`;
   const found = snapshot.daemonSet;
   if (found.state !== 'found') return unreadable('node-agent', 'daemonset', name, found);
@@ -97,7 +102,7 @@ const isReady = (pod: unknown): boolean =>
   );
 
 /** Every node, by name, must run a ready agent pod: the agent protects only the node it runs on. */
-function everyNodeCheck(snapshot: InstallSnapshot): InstallCheckResult {
+function everyNodeCheck(snapshot: AgentView): InstallCheckResult {
   if (snapshot.nodes.state !== 'found') return unreadable('node-agent', 'nodes', 'the nodes', snapshot.nodes);
   if (snapshot.agentPods.state !== 'found')
     return unreadable('node-agent', 'nodes', "the agent's pods", snapshot.agentPods);
@@ -123,58 +128,23 @@ function everyNodeCheck(snapshot: InstallSnapshot): InstallCheckResult {
 }
 
 /** The agent's `--action`, `--taint` and node gate, as its DaemonSet passes them. */
-function agentMode(snapshot: InstallSnapshot): { action: NodeAction; taint: boolean; gate: NodeGateRights } {
-  const args = list(at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0, 'args')).map(String);
-  const argValue = (name: string): string | undefined => {
-    const index = args.findIndex((arg) => arg === `--${name}` || arg.startsWith(`--${name}=`));
-    if (index < 0) return undefined;
-    const arg = args[index] ?? '';
-    return arg.includes('=') ? arg.slice(arg.indexOf('=') + 1) : args[index + 1];
-  };
-  const action = argValue('action');
+function agentMode(snapshot: AgentView): { action: NodeAction; taint: boolean; gate: NodeGateRights } {
+  const args = agentArgs(snapshot);
+  const action = argValue(args, 'action');
   return {
     action: action === 'none' || action === 'label' ? action : 'delete',
     taint: args.includes('--taint'),
-    gate: { condition: args.includes('--report-condition'), startupTaint: argValue('startup-taint')?.split(':')[0] },
+    gate: {
+      condition: args.includes('--report-condition'),
+      startupTaint: argValue(args, 'startup-taint')?.split(':')[0],
+    },
   };
-}
-
-/** `interlock.dev/MeshCNIReady` on each node, as the agents report it (`--report-condition`). */
-function meshConditionCheck(snapshot: InstallSnapshot): InstallCheckResult {
-  if (snapshot.nodes.state !== 'found') return unreadable('node-agent', 'condition', 'the nodes', snapshot.nodes);
-  const rows = list(at(snapshot.nodes.value, 'items')).map((node) => {
-    const name = text(at(node, 'metadata', 'name')) ?? '';
-    const condition = list(at(node, 'status', 'conditions')).find((item) => at(item, 'type') === MESH_CONDITION);
-    const status = text(at(condition, 'status'));
-    return {
-      name,
-      status,
-      line: status ? `${name} ${status} (${text(at(condition, 'reason')) ?? ''})` : `${name} not reported`,
-    };
-  });
-  const ready = rows.filter((row) => row.status === 'True');
-  if (rows.length === 0) return installCheck('node-agent', 'condition', 'warn', 'the cluster lists no node');
-  const bad = rows.filter((row) => row.status !== 'True');
-  const shown = [...bad, ...ready].slice(0, 10).map((row) => row.line);
-  const more = rows.length > 10 ? ` and ${rows.length - 10} more` : '';
-  const message = `${MESH_CONDITION}: ${shown.join(', ')}${more}`;
-  if (bad.length === 0) return installCheck('node-agent', 'condition', 'pass', message);
-  return installCheck(
-    'node-agent',
-    'condition',
-    'fail',
-    message,
-    `kubectl describe node ${bad
-      .slice(0, 10)
-      .map((row) => row.name)
-      .join(' ')}  # the condition's message names the cause; the agent's Events say more`,
-  );
 }
 
 const covers = (granted: readonly string[], wanted: string) => granted.includes('*') || granted.includes(wanted);
 
 /** The verbs the agent needs, against the ClusterRoles bound to its ServiceAccount. */
-function rbacCheck(snapshot: InstallSnapshot): InstallCheckResult {
+function rbacCheck(snapshot: AgentView): InstallCheckResult {
   if (snapshot.clusterRoleBindings.state !== 'found')
     return unreadable('node-agent', 'rbac', 'the ClusterRoleBindings', snapshot.clusterRoleBindings);
   if (snapshot.clusterRoles.state !== 'found')

@@ -2,6 +2,7 @@ import { VERSION } from '../config/version.js';
 import { at, list, record, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { valueOf, type InstallSnapshot } from './install-snapshot.js';
+import { agentKey, agentViews } from './agent-view.js';
 
 /**
  * The images the installed parts run and put in pods, which must be one release: a validator of
@@ -10,7 +11,7 @@ import { valueOf, type InstallSnapshot } from './install-snapshot.js';
  */
 export function versionChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   const webhookPod = at(valueOf(snapshot.deployment), 'spec', 'template', 'spec', 'containers', 0);
-  const agentPod = at(valueOf(snapshot.daemonSet), 'spec', 'template', 'spec', 'containers', 0);
+  const agents = agentViews(snapshot);
   const injected = list(at(webhookPod, 'args'))
     .map(String)
     .find((arg) => arg.startsWith('--image='))
@@ -18,7 +19,10 @@ export function versionChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
   const images = [
     ['webhook', text(at(webhookPod, 'image'))],
     ['validator the webhook injects', injected],
-    ['node agent', text(at(agentPod, 'image'))],
+    ...agents.map((agent) => [
+      `node agent ${agentKey(agent)}`,
+      text(at(valueOf(agent.daemonSet), 'spec', 'template', 'spec', 'containers', 0, 'image')),
+    ]),
   ].filter((entry): entry is [string, string] => entry[1] !== undefined);
   if (images.length === 0) return [];
   const distinct = new Set(images.map(([, image]) => image));
@@ -34,7 +38,8 @@ export function versionChecks(snapshot: InstallSnapshot): InstallCheckResult[] {
           're-apply every part printed with the same --image',
         ),
   ];
-  const printedBy = [valueOf(snapshot.deployment), valueOf(snapshot.daemonSet)]
+  const printedBy = [snapshot.deployment, ...agents.map((agent) => agent.daemonSet)]
+    .map(valueOf)
     .map((object) => record(at(object, 'metadata', 'labels'))['app.kubernetes.io/version'])
     .filter((version): version is string => version !== undefined && version !== VERSION);
   if (printedBy.length > 0)

@@ -28,11 +28,17 @@ function snapshot(agentArgs: readonly string[], pods: Found): InstallSnapshot {
     deployment: absent,
     tlsSecret: absent,
     nodeNamespace: 'interlock-system',
-    daemonSet: found({
-      spec: { template: { spec: { containers: [{ image: 'r/interlock:1', args: ['node', ...agentArgs] }] } } },
-      status: { desiredNumberScheduled: 1, numberReady: 1 },
-    }),
-    agentPods: found({ items: [] }),
+    agentScope: 'in any namespace',
+    agents: [
+      {
+        namespace: 'interlock-system',
+        daemonSet: found({
+          spec: { template: { spec: { containers: [{ image: 'r/interlock:1', args: ['node', ...agentArgs] }] } } },
+          status: { desiredNumberScheduled: 1, numberReady: 1 },
+        }),
+        pods: found({ items: [] }),
+      },
+    ],
     nodes: found({ items: [] }),
     clusterRoles: found({ items: [] }),
     clusterRoleBindings: found({ items: [] }),
@@ -55,7 +61,7 @@ describe('interlock check: the node agent watches the mesh the pods run', () => 
       ),
     );
     expect(row?.status).toBe('fail');
-    expect(row?.message).toContain(`2 pods run ${validatorOf('linkerd')} (linkerd)`);
+    expect(row?.message).toContain(`no agent watches ${validatorOf('linkerd')}: 2 pods run it (linkerd)`);
     expect(row?.message).toContain('shop/web-1');
     expect(row?.fix).toContain(
       'interlock manifest --node-agent --mesh linkerd --namespace interlock-system --image r/interlock:1',
@@ -94,7 +100,7 @@ describe("interlock check: the node agent's fix lines are commands that run", ()
   });
 
   it('when no agent is installed, names the mesh whose validators the pods run (else leaves the choice in a comment)', async () => {
-    const none = { ...snapshot([], found({ items: [] })), daemonSet: absent };
+    const none = { ...snapshot([], found({ items: [] })), agents: [] };
     const row = nodeAgentChecks(none).find((result) => result.id === 'node-agent.installed');
     expect(row?.fix).toMatch(
       /^# no pod runs a mesh's validator yet; for your mesh: interlock manifest --node-agent --mesh linkerd\|/,

@@ -34,19 +34,25 @@ function snapshot(args: readonly string[], nodes: readonly object[]): InstallSna
     deployment: absent,
     tlsSecret: absent,
     nodeNamespace: 'interlock-system',
-    daemonSet: found({
-      metadata: { name: 'interlock-node-istio' },
-      spec: {
-        template: {
+    agentScope: 'in any namespace',
+    agents: [
+      {
+        namespace: 'interlock-system',
+        daemonSet: found({
+          metadata: { name: 'interlock-node-istio' },
           spec: {
-            serviceAccountName: 'interlock-node-istio',
-            containers: [{ args: ['node', '--mesh=istio', ...args] }],
+            template: {
+              spec: {
+                serviceAccountName: 'interlock-node-istio',
+                containers: [{ args: ['node', '--mesh=istio', ...args] }],
+              },
+            },
           },
-        },
+          status: { desiredNumberScheduled: nodes.length, numberReady: nodes.length },
+        }),
+        pods: found({ items: [] }),
       },
-      status: { desiredNumberScheduled: nodes.length, numberReady: nodes.length },
-    }),
-    agentPods: found({ items: [] }),
+    ],
     nodes: found({ items: nodes }),
     clusterRoles: found({ items: [role] }),
     clusterRoleBindings: found({ items: [binding] }),

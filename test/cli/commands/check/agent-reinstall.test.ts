@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
 import { agentReinstall } from '../../../../src/install-check/agent-mesh-check.js';
-import type { InstallSnapshot } from '../../../../src/install-check/install-snapshot.js';
+import type { AgentView } from '../../../../src/install-check/agent-view.js';
 import { expectPasteable } from '../../../harness/fix-line.js';
 
 type DaemonSet = { kind: string; spec: { template: { spec: { containers: Array<{ args: string[] }> } } } };
@@ -43,7 +43,7 @@ describe("check's reinstall line for the node agent", () => {
     const snapshot = {
       daemonSet: { state: 'found', value: installed },
       nodeNamespace: namespace,
-    } as unknown as InstallSnapshot;
+    } as unknown as AgentView;
     const line = agentReinstall(snapshot);
     await expectPasteable(line);
     expect(line).not.toMatch(/\[|MESH|IMAGE/);

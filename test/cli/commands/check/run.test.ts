@@ -283,7 +283,8 @@ describe('interlock check', () => {
     {
       name: 'the agent runs another image than the webhook',
       id: 'versions.images',
-      message: /the parts run different images: .*node agent registry\.example\/interlock:0\.9/,
+      message:
+        /the parts run different images: .*node agent interlock-system\/interlock-node-linkerd registry\.example\/interlock:0\.9/,
       break: replace('daemonsets', N, AGENT, (object) => {
         const copy = structuredClone(object) as unknown as {
           spec: { template: { spec: { containers: { image: string }[] } } };

@@ -1,7 +1,8 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { nodeAgentMetricsPort } from '../../src/node-agent/manifest.js';
 import type { Mesh } from '../../src/mesh/meshes.js';
-import { IMAGE, interlock, kubectl, waitFor } from './cluster.js';
+import type { InstallCheckResult } from '../../src/install-check/install-check-result.js';
+import { IMAGE, interlock, interlockRun, kubectl, waitFor } from './cluster.js';
 
 // Two meshes on one cluster, one agent each (issue 46): both apply as printed, both run Ready on
 // the node's host network, each on its own port, and removing one by its install record leaves the
@@ -73,6 +74,28 @@ describe('two node agents, two meshes, one cluster', () => {
     ).items.flatMap((binding) => binding.subjects.map((subject) => subject.namespace));
     for (const { namespace } of AGENTS) expect(subjects).toContain(namespace);
   }, 420_000);
+
+  it('interlock check judges both agents, each by name, and passes them; neither collides', async () => {
+    const agentRows = (checks: readonly InstallCheckResult[], agent: string) =>
+      checks.filter((check) => check.agent === agent);
+    const checks = await waitFor(
+      'check to pass both agents',
+      async () => {
+        const ran = await interlockRun(['check', '-o', 'json']);
+        const { checks: all } = JSON.parse(ran.stdout) as { checks: InstallCheckResult[] };
+        const judged = AGENTS.map(({ mesh, namespace }) => agentRows(all, `${namespace}/interlock-node-${mesh}`));
+        return judged.every((rows) => rows.length > 0 && rows.every((row) => row.status === 'pass')) ? all : undefined;
+      },
+      120_000,
+    );
+    for (const { mesh, namespace } of AGENTS)
+      expect(
+        agentRows(checks, `${namespace}/interlock-node-${mesh}`)
+          .map((row) => row.id)
+          .sort(),
+      ).toEqual(['node-agent.daemonset', 'node-agent.namespace', 'node-agent.nodes', 'node-agent.rbac']);
+    expect(checks.find((check) => check.id === 'node-agent.collision')?.status).toBe('pass');
+  }, 180_000);
 
   it("removing one by its install record leaves the other's DaemonSet, RBAC and port working", async () => {
     const [kept, removed] = AGENTS as [(typeof AGENTS)[0], (typeof AGENTS)[0]];

@@ -11,7 +11,7 @@ export interface AgentView extends InstallSnapshot {
   readonly agentPods: Found;
 }
 
-export const agentView = (snapshot: InstallSnapshot, agent: AgentFound): AgentView => ({
+const agentView = (snapshot: InstallSnapshot, agent: AgentFound): AgentView => ({
   ...snapshot,
   nodeNamespace: agent.namespace,
   daemonSet: agent.daemonSet,

@@ -103,14 +103,7 @@ export async function readInstall(
     namespaces.webhook ??
     text(at(valueOf(configuration), 'webhooks', 0, 'clientConfig', 'service', 'namespace')) ??
     'interlock-webhook';
-  const agentList = await get(
-    namespaces.node === undefined
-      ? '/apis/apps/v1/daemonsets'
-      : `/apis/apps/v1/namespaces/${namespaces.node}/daemonsets`,
-    { labelSelector: AGENT_SELECTOR },
-  );
-  const daemonSets = sortedItems(agentList);
-  const nodeNamespace = namespaces.node ?? text(at(daemonSets[0], 'metadata', 'namespace')) ?? 'interlock-system';
+  const agentsFound = await readAgents(get, namespaces.node);
   const w = `/api/v1/namespaces/${webhookNamespace}`;
   const [namespaceList, service, endpoints, deployment, tlsSecret] = await Promise.all([
     get('/api/v1/namespaces'),
@@ -120,10 +113,7 @@ export async function readInstall(
     get(`${w}/secrets/${WEBHOOK_TLS_SECRET}`),
   ]);
   const rbac = '/apis/rbac.authorization.k8s.io/v1';
-  const [agents, nodes, clusterRoles, clusterRoleBindings, meshPods] = await Promise.all([
-    agentList.state === 'found' || agentList.state === 'absent'
-      ? Promise.all(daemonSets.map((daemonSet) => readAgent(get, daemonSet)))
-      : [{ namespace: nodeNamespace, daemonSet: agentList, pods: agentList }],
+  const [nodes, clusterRoles, clusterRoleBindings, meshPods] = await Promise.all([
     get('/api/v1/nodes'),
     get(`${rbac}/clusterroles`),
     get(`${rbac}/clusterrolebindings`),
@@ -139,14 +129,30 @@ export async function readInstall(
     endpoints,
     deployment,
     tlsSecret,
-    nodeNamespace,
-    agentScope: namespaces.node === undefined ? 'in any namespace' : `in namespace ${namespaces.node}`,
-    agents,
+    ...agentsFound,
     nodes,
     clusterRoles,
     clusterRoleBindings,
     meshPods,
   };
+}
+
+/**
+ * Every node agent (one per mesh may run): the DaemonSets labelled as Interlock's node agent in the
+ * cluster, or in `--node-namespace`; when they cannot be listed, one agent standing for the failure.
+ */
+async function readAgents(
+  get: Get,
+  namespace: string | undefined,
+): Promise<Pick<InstallSnapshot, 'nodeNamespace' | 'agentScope' | 'agents'>> {
+  const where = namespace === undefined ? '' : `/namespaces/${namespace}`;
+  const listed = await get(`/apis/apps/v1${where}/daemonsets`, { labelSelector: AGENT_SELECTOR });
+  const daemonSets = sortedItems(listed);
+  const nodeNamespace = namespace ?? text(at(daemonSets[0], 'metadata', 'namespace')) ?? 'interlock-system';
+  const agentScope = namespace === undefined ? 'in any namespace' : `in namespace ${namespace}`;
+  if (listed.state === 'forbidden' || listed.state === 'error')
+    return { nodeNamespace, agentScope, agents: [{ namespace: nodeNamespace, daemonSet: listed, pods: listed }] };
+  return { nodeNamespace, agentScope, agents: await Promise.all(daemonSets.map((item) => readAgent(get, item))) };
 }
 
 /** The agents' DaemonSets listed, by namespace and name, so the report's order is the same on each run. */

@@ -14,6 +14,6 @@ export const NODE_NAMESPACE_FLAG: FlagDef<string> = {
   name: 'node-namespace',
   kind: 'value',
   placeholder: 'NS',
-  help: "The node agent's namespace (default interlock-system; check: its DaemonSet's, if any).",
+  help: "The node agent's namespace (default interlock-system; check: judge only the agents there, not every namespace's).",
   parse: parseDnsLabel,
 };

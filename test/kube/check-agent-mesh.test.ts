@@ -81,6 +81,19 @@ describe('interlock check: the node agent watches the mesh the pods run', () => 
     expect(meshRow(nodeAgentChecks(snapshot(args, pods)))?.status).toBe('pass');
   });
 
+  it.each([[['--container-name=app-check']], [['--container-name', 'app-check']]])(
+    "the fix for another mesh's pods leaves out the container this agent was told to watch (%j)",
+    async (given) => {
+      const pods = found({ items: [pod('a', 'p', validatorOf('istio'))] });
+      const row = meshRow(nodeAgentChecks(snapshot(['--mesh=generic', ...given, '--action', 'label'], pods)));
+      expect(row?.status).toBe('fail');
+      expect(row?.fix).toBe(
+        'interlock manifest --node-agent --mesh istio --namespace interlock-system --image r/interlock:1 --action label | kubectl apply -f -',
+      );
+      await expectPasteable(row?.fix);
+    },
+  );
+
   it('passes a mesh agent before any meshed pod, warns a generic one, and fails when the pods cannot be read', () => {
     expect(meshRow(nodeAgentChecks(snapshot(['--mesh=linkerd'], found({ items: [] }))))?.status).toBe('pass');
     expect(meshRow(nodeAgentChecks(snapshot(['--mesh=generic'], found({ items: [] }))))?.status).toBe('warn');

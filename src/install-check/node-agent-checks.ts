@@ -181,11 +181,30 @@ function rbacCheck(snapshot: AgentView): InstallCheckResult {
   const mode = `--action=${action}${taint ? ' --taint' : ''}${gate.condition ? ' --report-condition' : ''}${gate.startupTaint ? ' --startup-taint' : ''}`;
   if (missing.length === 0)
     return installCheck('node-agent', 'rbac', 'pass', `ServiceAccount ${account} may do all that ${mode} needs`);
+  const taken = bindingTakenBy(snapshot);
+  const why = taken === undefined ? '' : `: its ClusterRoleBinding ${agentName(snapshot)} names ${taken} instead`;
   return installCheck(
     'node-agent',
     'rbac',
     'fail',
-    `ServiceAccount ${account} may not ${missing.join(', ')}, which ${mode} needs`,
-    `re-apply the node agent's manifest with the same flags (its ClusterRole ${agentName(snapshot)} has exactly these verbs)`,
+    `ServiceAccount ${account} may not ${missing.join(', ')}, which ${mode} needs${why}`,
+    // Its ClusterRole has exactly these verbs: printed again with the same flags, it has them again.
+    taken === undefined
+      ? agentReinstall(snapshot)
+      : 'keep one agent per mesh: node-agent.collision says which to remove',
   );
+}
+
+/**
+ * The ServiceAccount the agent's own ClusterRoleBinding names when it is not this agent's: another
+ * agent of the same mesh, in another namespace, applied after it took the binding.
+ */
+function bindingTakenBy(snapshot: AgentView): string | undefined {
+  const binding = list(at(valueOf(snapshot.clusterRoleBindings), 'items')).find(
+    (item) => text(at(item, 'metadata', 'name')) === agentName(snapshot),
+  );
+  const subject = at(binding, 'subjects', 0);
+  const namespace = text(at(subject, 'namespace'));
+  if (namespace === undefined || namespace === snapshot.nodeNamespace) return undefined;
+  return `ServiceAccount ${namespace}/${text(at(subject, 'name')) ?? ''}`;
 }

@@ -165,6 +165,11 @@ describe('interlock check with a node agent per mesh', () => {
     expect(exitCode).toBe(69);
     expect(failed(results)).toMatchObject([{ id: 'node-agent.rbac', agent: broken }]);
     expect(failed(results)[0]?.message).toMatch(new RegExp(`^ServiceAccount ${broken} may not `));
+    // The fix prints that agent again, which applies its binding again.
+    const [namespace, name] = broken.split('/') as [string, string];
+    expect(failed(results)[0]?.fix).toBe(
+      `interlock manifest --node-agent --mesh ${name.replace('interlock-node-', '')} --namespace ${namespace} --image ${IMAGE} --action=delete | kubectl apply -f -`,
+    );
   });
 
   it("Linkerd and Istio pods with only Linkerd's agent: fails naming the Istio pods, the fix installs Istio's agent", async () => {
@@ -205,7 +210,13 @@ describe('interlock check with a node agent per mesh', () => {
       ].join(' && '),
     );
     expect(rows(results, 'node-agent.rbac').filter((row) => row.status === 'fail')).toMatchObject([
-      { agent: 'interlock-system/interlock-node-linkerd' },
+      {
+        agent: 'interlock-system/interlock-node-linkerd',
+        message: expect.stringMatching(
+          /: its ClusterRoleBinding interlock-node-linkerd names ServiceAccount linkerd-agents\/interlock-node-linkerd instead$/,
+        ),
+        fix: expect.stringContaining('node-agent.collision'),
+      },
     ]);
     // The fix's deletions done (the rest re-applies what is there): one agent, nothing collides.
     for (const kind of ['daemonsets', 'serviceaccounts', 'resourcequotas'] as const)

@@ -113,7 +113,7 @@ export function agentMeshCheck(snapshot: InstallSnapshot): InstallCheckResult | 
   }
   const lines = ignored.map(
     ([container, where]) =>
-      `no agent watches ${container}: ${where.length} pods run it (${meshOfContainer(container) ?? 'generic'}): ${podList(where)}`,
+      `no agent ${snapshot.agentScope} watches ${container}: ${where.length} pods run it (${meshOfContainer(container) ?? 'generic'}): ${podList(where)}`,
   );
   const wanted = [...new Set(ignored.flatMap(([container]) => meshOfContainer(container) ?? []))];
   const first = agents[0];

@@ -61,7 +61,9 @@ describe('interlock check: the node agent watches the mesh the pods run', () => 
       ),
     );
     expect(row?.status).toBe('fail');
-    expect(row?.message).toContain(`no agent watches ${validatorOf('linkerd')}: 2 pods run it (linkerd)`);
+    expect(row?.message).toContain(
+      `no agent in any namespace watches ${validatorOf('linkerd')}: 2 pods run it (linkerd)`,
+    );
     expect(row?.message).toContain('shop/web-1');
     expect(row?.fix).toContain(
       'interlock manifest --node-agent --mesh linkerd --namespace interlock-system --image r/interlock:1',

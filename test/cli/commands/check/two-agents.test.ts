@@ -180,7 +180,9 @@ describe('interlock check with a node agent per mesh', () => {
     expect(exitCode).toBe(69);
     expect(failed(results)).toMatchObject([{ id: 'node-agent.mesh' }]);
     const [mesh] = failed(results);
-    expect(mesh?.message).toMatch(/no agent watches istio-validation: 1 pods run it \(istio\): shop\/hello-0/);
+    expect(mesh?.message).toMatch(
+      /no agent in any namespace watches istio-validation: 1 pods run it \(istio\): shop\/hello-0/,
+    );
     expect(mesh?.message).not.toMatch(/emojivoto/);
     // Istio's agent beside Linkerd's, with the flags Linkerd's runs with.
     expect(mesh?.fix).toBe(
@@ -234,5 +236,12 @@ describe('interlock check with a node agent per mesh', () => {
     expect(rows(results, 'node-agent.daemonset').map((row) => row.agent)).toEqual([
       'interlock-istio/interlock-node-istio',
     ]);
+    // The validators are judged against the agents looked at, and the message says where those were.
+    meshedPod('linkerd', 'emojivoto');
+    const scoped = await check('--node-namespace', 'interlock-istio');
+    expect(rows(scoped.results, 'node-agent.mesh')[0]?.message).toMatch(
+      /no agent in namespace interlock-istio watches linkerd-network-validator: 1 pods run it/,
+    );
+    expect((await check()).exitCode).toBe(0);
   });
 });

@@ -58,7 +58,7 @@ export function agentReinstall(snapshot: Pick<AgentView, 'daemonSet' | 'nodeName
   const own = agentWatch(args).mesh;
   // Another mesh's agent watches that mesh's validator, not the container this one was told to.
   const other = mesh !== undefined && mesh !== own ? /^--container-name(=|$)/ : undefined;
-  const flags = args.filter((arg, i) => arg !== 'node' && !DERIVED.test(arg) && !named(args, i, other));
+  const flags = args.filter((arg, i) => arg !== 'node' && !named(args, i, DERIVED) && !named(args, i, other));
   return [
     'interlock manifest --node-agent',
     `--mesh ${mesh ?? own}`,

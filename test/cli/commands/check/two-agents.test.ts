@@ -36,8 +36,9 @@ let dir: string;
 const env = { kubeconfig: '', home: '' };
 
 /** Prints the node agent with the flags given and applies it with kubectl, as the operator does. */
-async function install(mesh: string, namespace: string): Promise<string> {
-  const printed = await runManifest(['--node-agent', '--mesh', mesh, '--namespace', namespace, '--image', IMAGE], {});
+async function install(mesh: string, namespace: string, ...flags: string[]): Promise<string> {
+  const argv = ['--node-agent', '--mesh', mesh, '--namespace', namespace, '--image', IMAGE, ...flags];
+  const printed = await runManifest(argv, {});
   expect(printed.exitCode, printed.stderr).toBe(0);
   const applied = await shell(env, 'kubectl apply -f -', [], printed.stdout);
   expect(applied.code, applied.stderr).toBe(0);
@@ -226,6 +227,24 @@ describe('interlock check with a node agent per mesh', () => {
     const after = await check();
     expect(rows(after.results, 'node-agent.collision')).toEqual([]);
     expect(after.exitCode).toBe(0);
+  });
+
+  it("Linkerd's agent told to --listen on Istio's port: fails naming both and the port; the fix moves it back", async () => {
+    const agents = [
+      await install('linkerd', 'interlock-system', '--listen', '0.0.0.0:9479'),
+      await install('istio', 'interlock-istio'),
+    ];
+    for (const agent of agents) running(agent);
+    const { exitCode, results } = await check();
+    expect(exitCode).toBe(69);
+    expect(failed(results)).toMatchObject([
+      {
+        id: 'node-agent.collision',
+        message:
+          "agents interlock-istio/interlock-node-istio and interlock-system/interlock-node-linkerd listen on host port 9479: one's pods cannot start on a node where the other's run",
+        fix: `interlock manifest --node-agent --mesh linkerd --namespace interlock-system --image ${IMAGE} --action=delete | kubectl apply -f -`,
+      },
+    ]);
   });
 
   it('--node-namespace judges only the agents of that namespace', async () => {

@@ -159,7 +159,7 @@ async function readAgents(
 function sortedItems(found: Found): unknown[] {
   const key = (item: unknown) =>
     `${text(at(item, 'metadata', 'namespace')) ?? ''}/${text(at(item, 'metadata', 'name')) ?? ''}`;
-  return list(at(valueOf(found), 'items')).sort((a, b) => key(a).localeCompare(key(b)));
+  return list(at(valueOf(found), 'items')).sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
 }
 
 /** One agent: its DaemonSet and its pods, by its own selector (another mesh's agent's pods are not its). */

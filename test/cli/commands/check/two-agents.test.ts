@@ -77,13 +77,19 @@ function meshedPod(mesh: keyof typeof MESHED, namespace: string): void {
   } as KubeObject);
 }
 
-async function check(...flags: string[]): Promise<{ exitCode: number; results: InstallCheckResult[]; text: string }> {
+async function check(...flags: string[]): Promise<{
+  exitCode: number;
+  results: InstallCheckResult[];
+  text: string;
+  agents: string[] | undefined;
+}> {
   const json = await runCheck(['-o', 'json', ...flags], { KUBECONFIG: env.kubeconfig });
   expect(json.stderr).toBe('');
-  const results = (JSON.parse(json.stdout) as { checks: InstallCheckResult[] }).checks;
+  const report = JSON.parse(json.stdout) as { checks: InstallCheckResult[]; agents?: string[]; nodeNamespace: string };
+  const results = report.checks;
   for (const result of results) await expectPasteable(result.fix);
   const text = await runCheck(flags, { KUBECONFIG: env.kubeconfig });
-  return { exitCode: json.exitCode, results, text: text.stdout };
+  return { exitCode: json.exitCode, results, text: text.stdout, agents: report.agents };
 }
 
 const rows = (results: readonly InstallCheckResult[], id: string) => results.filter((result) => result.id === id);
@@ -121,8 +127,10 @@ describe('interlock check with a node agent per mesh', () => {
     for (const agent of agents) running(agent);
     meshedPod('linkerd', 'emojivoto');
     meshedPod('istio', 'shop');
-    const { exitCode, results, text } = await check();
+    const { exitCode, results, text, agents: listed } = await check();
     expect(failed(results)).toEqual([]);
+    // -o json lists the agents judged, as each of their checks names them.
+    expect(listed).toEqual([...agents].sort());
     expect(exitCode).toBe(0);
     for (const id of ['node-agent.daemonset', 'node-agent.nodes', 'node-agent.rbac', 'node-agent.namespace'])
       expect(

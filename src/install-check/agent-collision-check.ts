@@ -1,5 +1,5 @@
 import { MESHES } from '../mesh/meshes.js';
-import { nodeAgentMetricsPort } from '../node-agent/manifest.js';
+import { NODE_AGENT_NAME, nodeAgentMetricsPort } from '../node-agent/manifest.js';
 import { at, list, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { valueOf, type InstallSnapshot } from './install-snapshot.js';
@@ -54,11 +54,12 @@ function sameMesh(snapshot: InstallSnapshot, agents: readonly AgentView[]): Coll
     const bound = boundNamespace(snapshot, name);
     const kept = same.find((agent) => agent.nodeNamespace === bound) ?? same[0]!;
     const removed = same.filter((agent) => agent !== kept).map((agent) => agent.nodeNamespace);
-    const mesh = name.replace(/^interlock-node-/, '');
+    // Its install record: `interlock-install-node-agent-MESH` (the single-agent release's had no mesh).
+    const record = `interlock-install-node-agent${name.slice(NODE_AGENT_NAME.length)}`;
     const fix = [
       ...removed.map(
         (namespace) =>
-          `kubectl -n ${namespace} delete daemonset,serviceaccount,resourcequota -l app.kubernetes.io/instance=${name} && kubectl -n ${namespace} delete configmap --ignore-not-found interlock-install-node-agent-${mesh}`,
+          `kubectl -n ${namespace} delete daemonset,serviceaccount,resourcequota -l app.kubernetes.io/instance=${name} && kubectl -n ${namespace} delete configmap --ignore-not-found ${record}`,
       ),
       agentReinstall(kept),
     ].join(' && ');

@@ -9,9 +9,9 @@ const argValues = (args: readonly string[], name: string): string[] =>
   });
 
 /**
- * The images the install stands for: the validator image the webhook injects (else the agent's
- * own, the one release; every agent's), and every repository Interlock's parts run or trust, by which a pod's
- * validator is known to be Interlock's and not the mesh's own. `check --data-plane --image` names
+ * The images the install stands for: the validator image the webhook injects (else the first
+ * part's own, the one release), and every repository Interlock's parts (each agent too) run or
+ * trust, by which a pod's validator is known to be Interlock's and not the mesh's own. `check --data-plane --image` names
  * the image where no part is installed (pods injected by `inject` alone), and wins over the parts'.
  */
 export function installImages(snapshot: InstallSnapshot): {

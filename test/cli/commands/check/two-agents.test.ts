@@ -131,6 +131,9 @@ describe('interlock check with a node agent per mesh', () => {
     expect(failed(results)).toEqual([]);
     // -o json lists the agents judged, as each of their checks names them.
     expect(listed).toEqual([...agents].sort());
+    // Two agents, no webhook: installed, and not said otherwise.
+    expect(rows(results, 'cluster.installed')).toEqual([]);
+    expect(rows(results, 'node-agent.installed')).toEqual([]);
     expect(exitCode).toBe(0);
     for (const id of ['node-agent.daemonset', 'node-agent.nodes', 'node-agent.rbac', 'node-agent.namespace'])
       expect(
@@ -253,6 +256,22 @@ describe('interlock check with a node agent per mesh', () => {
         fix: `interlock manifest --node-agent --mesh linkerd --namespace interlock-system --image ${IMAGE} --action=delete | kubectl apply -f -`,
       },
     ]);
+  });
+
+  it('no agent, with or without --node-namespace: not installed, where it looked, and the fix installs there', async () => {
+    const anywhere = await check();
+    expect(anywhere.exitCode).toBe(69);
+    expect(rows(anywhere.results, 'cluster.installed')[0]?.message).toMatch(/no node agent in any namespace$/);
+    const elsewhere = await check('--node-namespace', 'agents');
+    expect(rows(elsewhere.results, 'node-agent.installed')[0]).toMatchObject({
+      status: 'skip',
+      message: 'not installed (no DaemonSet labelled app.kubernetes.io/name=interlock-node in namespace agents)',
+    });
+    expect(rows(elsewhere.results, 'cluster.installed')[0]?.fix).toMatch(/in agents: manifest --node-agent --mesh /);
+    // An agent elsewhere is not this namespace's.
+    running(await install('linkerd', 'interlock-system'));
+    expect(rows((await check('--node-namespace', 'agents')).results, 'node-agent.installed')).toHaveLength(1);
+    expect(rows((await check()).results, 'node-agent.installed')).toEqual([]);
   });
 
   it('--node-namespace judges only the agents of that namespace', async () => {

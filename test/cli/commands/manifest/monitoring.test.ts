@@ -43,7 +43,14 @@ const EXTERNAL = new Map<string, readonly string[]>([
   ['up', ['job']],
   ['kube_node_spec_taint', ['node', 'key', 'value', 'effect']],
   ['kube_node_info', ['node']],
+  ['kube_daemonset_status_desired_number_scheduled', ['namespace', 'daemonset']],
+  ['kube_deployment_spec_replicas', ['namespace', 'deployment']],
 ]);
+/**
+ * The labels every scraped series carries beside its own: the Prometheus Operator's target labels
+ * for a PodMonitor (job is namespace/name), and the node the monitors' relabeling adds.
+ */
+const TARGET_LABELS = ['job', 'namespace', 'pod', 'node'];
 
 /** The metric names of a PromQL expression, from the Prometheus project's own grammar; undefined when it does not parse. */
 function metricsOf(expr: string): { metrics: string[]; grouping: string[] } | undefined {
@@ -99,12 +106,38 @@ describe('interlock manifest --monitoring', () => {
     expect(JSON.stringify(rule)).toContain('up{job=\\"hooks/interlock-webhook\\"}');
   });
 
+  it('printed once per agent namespace: each rule speaks for its own agents, the shared alerts come out identical', async () => {
+    const [a, b] = await Promise.all([printed('--node-namespace', 'mesh-a'), printed('--node-namespace', 'mesh-b')]);
+    const ruleOf = (documents: Doc[]) => documents.find((document) => document.kind === 'PrometheusRule')!;
+    expect([ruleOf(a!).metadata.namespace, ruleOf(b!).metadata.namespace]).toEqual(['mesh-a', 'mesh-b']);
+    // The webhook's PodMonitor is the same object twice: a second apply changes nothing.
+    expect(a![1]).toEqual(b![1]);
+    const rules = (documents: Doc[]) =>
+      new Map<string, Doc>(ruleOf(documents).spec.groups[0].rules.map((rule: Doc) => [rule.alert, rule]));
+    const [inA, inB] = [rules(a!), rules(b!)];
+    expect([...inA.keys()]).toEqual([...inB.keys()]);
+    for (const [alert, rule] of inA) {
+      const other = inB.get(alert)!;
+      // Every alert on the agents' own series is scoped to this namespace's agents.
+      if (/interlock_node_/.test(rule.expr)) expect(rule.expr, alert).toContain('job="mesh-a/interlock-node"');
+      if (/mesh-a/.test(rule.expr)) {
+        // An agent's alert reads its own namespace's agents only, and says which namespace.
+        expect(rule.expr, alert).not.toContain('mesh-b');
+        expect(other.expr, alert).toBe(rule.expr.replaceAll('mesh-a', 'mesh-b'));
+        expect(rule.expr, alert).toMatch(/job="mesh-a\/interlock-node"|namespace="mesh-a"/);
+      } else {
+        // Identical alerts (same name and labels): Alertmanager sends them once.
+        expect(other, alert).toEqual(rule);
+      }
+    }
+  });
+
   it('covers what an operator alerts on: blocked pods by reason, breaker, taint, webhook errors, certificate expiry', () => {
     const rules = alertRules({});
     const byName = (name: string) => rules.find((rule) => rule.alert === name)!.expr;
-    expect(byName('InterlockPodsBlocked')).toMatch(/by \(node, reason\).*interlock_node_blocked_pods_total/);
+    expect(byName('InterlockPodsBlocked')).toMatch(/by \(namespace, node, reason\).*interlock_node_blocked_pods_total/);
     expect(byName('InterlockNodeBreakerOpen')).toContain('interlock_node_breaker_open');
-    expect(byName('InterlockCaptureLost')).toMatch(/by \(node, mesh\).*interlock_node_capture_lost_pods/);
+    expect(byName('InterlockCaptureLost')).toMatch(/by \(namespace, node, mesh\).*interlock_node_capture_lost_pods/);
     expect(byName('InterlockNodeTainted')).toContain('key="interlock.dev/cni-not-ready"');
     expect(byName('InterlockWebhookErrors')).toContain('interlock_webhook_errors_total');
     expect(byName('InterlockWebhookCertificateExpiring')).toContain(
@@ -119,7 +152,7 @@ describe('interlock manifest --monitoring', () => {
       const parsed = metricsOf(rule.expr);
       expect(parsed, rule.expr).toBeDefined();
       expect(parsed!.metrics.length, rule.expr).toBeGreaterThan(0);
-      const labels = new Set(['node']);
+      const labels = new Set(TARGET_LABELS);
       for (const metric of parsed!.metrics) {
         const known = names.get(metric) ?? EXTERNAL.get(metric);
         expect(known, `${rule.alert}: ${metric}`).toBeDefined();

@@ -11,7 +11,8 @@ import { join } from 'node:path';
 const repo = join(import.meta.dirname, '../..');
 let binary: string | undefined;
 
-function runner(): string {
+/** The runner's path, built first if this machine has none (minutes cold: call it with a long timeout). */
+export function promqlRunner(): string {
   binary ??= execFileSync('bash', [join(repo, 'scripts/ensure-promql.sh')], { encoding: 'utf8' }).trim();
   return binary;
 }
@@ -28,7 +29,7 @@ export function runPromqlScript(script: string): ScriptOutcome {
   try {
     const file = join(dir, 'alert.promql');
     writeFileSync(file, script);
-    const run = spawnSync(runner(), ['-scripts', file], { encoding: 'utf8', timeout: 30_000 });
+    const run = spawnSync(promqlRunner(), ['-scripts', file], { encoding: 'utf8', timeout: 30_000 });
     return { passed: run.status === 0, output: `${run.stdout}${run.stderr}${run.error?.message ?? ''}` };
   } finally {
     rmSync(dir, { recursive: true, force: true });

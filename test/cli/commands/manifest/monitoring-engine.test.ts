@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { alertRules, type MonitoringOptions } from '../../../../src/cli/commands/manifest/monitoring.js';
-import { runPromqlScript } from '../../../harness/promql-engine.js';
+import { promqlRunner, runPromqlScript } from '../../../harness/promql-engine.js';
 
 /**
  * Each alert of `manifest --monitoring` through Prometheus's own PromQL engine (tools/promql,
@@ -277,6 +277,10 @@ const exprOf = (alert: string, options: MonitoringOptions = OPTIONS): string => 
 };
 
 describe("manifest --monitoring's alerts, through Prometheus's PromQL engine", () => {
+  // scripts/test.sh builds the runner before the tests; a bare `npm run test:unit` on a fresh
+  // machine builds it here (minutes, Go needed).
+  beforeAll(() => void promqlRunner(), 900_000);
+
   it('every alert has a scenario where it fires and one where it stays silent', () => {
     const names = alertRules(OPTIONS).map((rule) => rule.alert);
     for (const name of names) {

@@ -118,13 +118,14 @@ function agentPresenceAlerts({ namespace, job }: Scope): AlertRule[] {
     {
       alert: 'InterlockNodeAgentDown',
       // max by daemonset: kube-state-metrics may run as two replicas, each exporting the series;
-      // group_left keeps the namespace (on() alone would leave the alert without labels).
-      expr: `sum by (namespace) (max by (namespace, daemonset) (${desired})) > on() group_left () (count(up{job="${job}"} == 1) or on() vector(0))`,
+      // group_left keeps the namespace (on() alone would leave the alert without labels). Without
+      // kube-state-metrics, agents scraped and every one down still fire.
+      expr: `(sum by (namespace) (max by (namespace, daemonset) (${desired})) > on() group_left () (count(up{job="${job}"} == 1) or on() vector(0))) or on() (max by (namespace) (up{job="${job}"}) == 0)`,
       for: '10m',
       severity: 'warning',
       summary: 'Fewer node agents answer in {{ $labels.namespace }} than their DaemonSets want',
       description:
-        'Their DaemonSets want {{ $value }} agents (kube-state-metrics); a node without its agent has no gate, no re-check and no CNI audit. kubectl get daemonset and interlock check name the nodes.',
+        'A node without its agent has no gate, no re-check and no CNI audit. kubectl get daemonset and interlock check name the nodes.',
     },
     {
       alert: 'InterlockNodeAlertsBlind',
@@ -192,12 +193,14 @@ function webhookAlerts({ namespace, job }: Scope): AlertRule[] {
     },
     {
       alert: 'InterlockWebhookDown',
-      expr: `(max by (namespace, deployment) (${replicas}) > 0) unless on() (up{job="${job}"} == 1)`,
+      // Installed: its Deployment wants replicas (kube-state-metrics), or without that series, its
+      // pods are scraped and every one is down.
+      expr: `((max by (namespace) (${replicas}) > 0) or on() (max by (namespace) (up{job="${job}"}) == 0)) unless on() (up{job="${job}"} == 1)`,
       for: '5m',
       severity: 'critical',
       summary: 'No admission webhook replica answers in {{ $labels.namespace }}',
       description:
-        'Its Deployment wants {{ $value }} replicas and none is scraped up. With failurePolicy Fail, pods in the selected namespaces cannot be created. Run interlock check.',
+        'Its Deployment wants replicas and none is scraped up. With failurePolicy Fail, pods in the selected namespaces cannot be created. Run interlock check.',
     },
     {
       alert: 'InterlockWebhookAlertsBlind',

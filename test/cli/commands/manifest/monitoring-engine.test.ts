@@ -51,13 +51,19 @@ const scenarios: Scenario[] = [
     alert: 'InterlockWebhookDown',
     name: 'installed, 2 replicas wanted, none answers',
     series: [...nodeInfo, replicas(2), ...webhookUp(0, 0)],
-    fires: ['{namespace="hooks",deployment="interlock-webhook"}'],
+    fires: ['{namespace="hooks"}'],
   },
   {
     alert: 'InterlockWebhookDown',
     name: 'installed, no pod scraped at all',
     series: [...nodeInfo, replicas(2)],
-    fires: ['{namespace="hooks",deployment="interlock-webhook"}'],
+    fires: ['{namespace="hooks"}'],
+  },
+  {
+    alert: 'InterlockWebhookDown',
+    name: 'installed, no kube-state-metrics, every replica scraped down',
+    series: webhookUp(0, 0),
+    fires: ['{namespace="hooks"}'],
   },
   {
     alert: 'InterlockWebhookDown',
@@ -107,6 +113,18 @@ const scenarios: Scenario[] = [
       ...agentsUp([1, 0, 1], 'agents', 'istio'),
     ],
     fires: ['{namespace="agents"}'],
+  },
+  {
+    alert: 'InterlockNodeAgentDown',
+    name: 'no kube-state-metrics, every agent scraped down',
+    series: agentsUp([0, 0, 0]),
+    fires: ['{namespace="agents"}'],
+  },
+  {
+    alert: 'InterlockNodeAgentDown',
+    name: 'no kube-state-metrics, one agent of three down (blind: InterlockNodeAlertsBlind says so)',
+    series: agentsUp([1, 0, 1]),
+    fires: [],
   },
   {
     alert: 'InterlockNodeAgentDown',

@@ -23,15 +23,17 @@ export interface ScriptOutcome {
   readonly output: string;
 }
 
-/** Runs one promqltest script (`load` / `eval instant at` lines) through the engine. */
-export function runPromqlScript(script: string): ScriptOutcome {
+/** Runs promqltest scripts (`load` / `eval instant at` lines), by file name, as one directory given to the runner. */
+export function runPromqlScripts(scripts: Readonly<Record<string, string>>): ScriptOutcome {
   const dir = mkdtempSync(join(tmpdir(), 'interlock-promql-'));
   try {
-    const file = join(dir, 'alert.promql');
-    writeFileSync(file, script);
-    const run = spawnSync(promqlRunner(), ['-scripts', file], { encoding: 'utf8', timeout: 30_000 });
+    for (const [name, script] of Object.entries(scripts)) writeFileSync(join(dir, name), script);
+    const run = spawnSync(promqlRunner(), ['-scripts', dir], { encoding: 'utf8', timeout: 30_000 });
     return { passed: run.status === 0, output: `${run.stdout}${run.stderr}${run.error?.message ?? ''}` };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }
+
+/** Runs one promqltest script through the engine. */
+export const runPromqlScript = (script: string): ScriptOutcome => runPromqlScripts({ 'alert.promql': script });

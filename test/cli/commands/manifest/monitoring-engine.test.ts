@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { alertRules, type MonitoringOptions } from '../../../../src/cli/commands/manifest/monitoring.js';
-import { promqlRunner, runPromqlScript } from '../../../harness/promql-engine.js';
+import { promqlRunner, runPromqlScript, runPromqlScripts } from '../../../harness/promql-engine.js';
 
 /**
  * Each alert of `manifest --monitoring` through Prometheus's own PromQL engine (tools/promql,
@@ -339,5 +339,22 @@ describe("manifest --monitoring's alerts, through Prometheus's PromQL engine", (
     expect(firesForever.output).toContain('unexpected metric {} in result, has value 1');
     const unparsable = runPromqlScript(script('sum(up', noWebhook.series, []));
     expect(unparsable.output).toContain('unclosed left parenthesis');
+  });
+
+  it('the runner runs every script of a directory, names the one that fails, and refuses an empty directory', () => {
+    const up = 'load 1m\n  up{job="a"} 1x30\n\neval instant at 20m up == 1\n';
+    const both = runPromqlScripts({
+      'a.promql': `${up}  up{job="a"} 1\n`,
+      'b.promql': up,
+      'notes.txt': 'not a script',
+    });
+    expect(both.passed).toBe(false);
+    expect(both.output).toContain('--- FAIL: TestScripts/b.promql');
+    expect(both.output).not.toContain('TestScripts/a.promql');
+    expect(both.output).toContain('unexpected metric {__name__="up", job="a"} in result');
+    expect(runPromqlScripts({ 'a.promql': `${up}  up{job="a"} 1\n` }).passed).toBe(true);
+    const none = runPromqlScripts({ 'notes.txt': 'not a script' });
+    expect(none.passed).toBe(false);
+    expect(none.output).toMatch(/no \*\.promql script in .*interlock-promql-/);
   });
 });

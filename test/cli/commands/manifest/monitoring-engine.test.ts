@@ -10,12 +10,20 @@ import { promqlRunner, runPromqlScript, runPromqlScripts } from '../../../harnes
  */
 const OPTIONS: MonitoringOptions = { webhookNamespace: 'hooks', nodeNamespace: 'agents' };
 
-/** A series as the agents' PodMonitor scrapes it: the Operator's target labels (job is namespace/PodMonitor), and node. */
+/**
+ * A series as the agents' PodMonitor scrapes it: the Prometheus Operator's target labels for a
+ * PodMonitor (namespace, container, pod, endpoint, and job = PodMonitor namespace/name:
+ * prometheus-operator's pkg/prometheus/promcfg.go), and the node our relabeling adds.
+ */
 const agent = (metric: string, node: string, extra = '', namespace = 'agents', mesh = 'linkerd') =>
   `${metric}{job="${namespace}/interlock-node",namespace="${namespace}",pod="interlock-node-${mesh}-${node}",container="node-agent",endpoint="metrics",instance="${node}:4191",node="${node}"${extra}}`;
 const webhook = (metric: string, pod: string, extra = '') =>
   `${metric}{job="hooks/interlock-webhook",namespace="hooks",pod="interlock-webhook-${pod}",container="webhook",endpoint="metrics",instance="${pod}:9443",node="n1"${extra}}`;
-/** kube-state-metrics' series: the object's namespace, or the exporter's own where the object has none (a Node). */
+/**
+ * kube-state-metrics' series, with the labels its docs list (docs/metrics/workload/daemonset-metrics.md,
+ * deployment-metrics.md, cluster/node-metrics.md): the object's namespace, or the exporter's own
+ * target namespace where the object has none (a Node).
+ */
 const ksm = (metric: string, labels: string, namespace = 'monitoring') =>
   `${metric}{job="kube-state-metrics",instance="ksm:8080",namespace="${namespace}",${labels}}`;
 

@@ -2,13 +2,15 @@ import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operat
 import { parser } from '@prometheus-io/lezer-promql';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { parseAllDocuments } from 'yaml';
+import { join } from 'node:path';
+import { parseAllDocuments, stringify } from 'yaml';
 import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
 import { alertRules } from '../../../../src/cli/commands/manifest/monitoring.js';
 import { promAgentMetrics, promGateMetrics } from '../../../../src/node-agent/agent-metrics.js';
 import { promWebhookMetrics } from '../../../../src/webhook/webhook-metrics.js';
 import { promRecheckMetrics } from '../../../../src/node-agent/recheck/recheck-metrics.js';
 import { makeAuthority, removeAuthority } from '../../../harness/certs.js';
+import { expectGolden } from '../../../harness/golden.js';
 
 type Doc = Record<string, ReturnType<typeof JSON.parse>>;
 
@@ -90,6 +92,13 @@ describe('interlock manifest --monitoring', () => {
     const monitor = structuredClone(documents[1]!);
     monitor.spec.podMetricsEndpoints[0].scheme = 'gopher';
     expect(() => new PodMonitor(monitor as never).validate()).toThrow();
+  });
+
+  it('prints the monitors and the rule as recorded: every alert, severity, duration and text reviewed in the diff', async () => {
+    // The install record (last) carries the release's version: recorded by install-record.test.ts.
+    const documents = (await printed('--webhook-namespace', 'hooks', '--node-namespace', 'agents')).slice(0, 3);
+    const golden = join(import.meta.dirname, '../../../fixtures/golden/monitoring/manifest.yaml');
+    expectGolden(golden, documents.map((document) => `---\n${stringify(document)}`).join(''));
   });
 
   it("selects the parts' pods by their selector labels, in their namespaces, with the ports they name", async () => {

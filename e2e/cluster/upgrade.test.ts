@@ -37,9 +37,14 @@ describe("an upgrade from the single-agent release, as docs/operator.md's Upgrad
     await kubectl(['rollout', 'status', 'daemonset/interlock-node', '-n', NAMESPACE, '--timeout=180s']);
     await waitFor('the old agent to answer', async () => (await readyz(OLD_PORT)) === 200, 60_000);
 
+    // The old record keeps the command with its --image (that release did): the same flags, the new image.
     const flags = await recordData('interlock-install-node-agent', 'command');
-    expect(flags).toBe('interlock manifest --node-agent --mesh linkerd --namespace ilk-upgrade');
-    const printed = await interlock([...flags.split(' ').slice(1), '--image', IMAGE]);
+    expect(flags).toBe(
+      'interlock manifest --node-agent --mesh linkerd --namespace ilk-upgrade --image mesh-interlock:dev',
+    );
+    const words = flags.split(' ').slice(1);
+    const kept = words.filter((word, index) => word !== '--image' && words[index - 1] !== '--image');
+    const printed = await interlock([...kept, '--image', IMAGE]);
     await kubectl(['apply', '-f', '-'], printed);
     await kubectl(['rollout', 'status', 'daemonset/interlock-node-linkerd', '-n', NAMESPACE, '--timeout=180s']);
     const newPort = nodeAgentMetricsPort('linkerd');

@@ -7,16 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { meshPods } from '../../scripts/mesh-pods.mjs';
 import { removeAuthority, type Authority } from '../../test/harness/certs.js';
 import { installWebhook } from './install.js';
-import {
-  IMAGE,
-  kubectl,
-  LINKERD_RULES,
-  LINKERD_VALIDATOR,
-  setChain,
-  STAND_IN,
-  STATE,
-  waitFor,
-} from './cluster.js';
+import { IMAGE, kubectl, LINKERD_RULES, LINKERD_VALIDATOR, setChain, STAND_IN, STATE, waitFor } from './cluster.js';
 
 // The admission path on a real API server: `interlock manifest --webhook --ca-bundle` applied as
 // printed, the webhook running as the Deployment it prints, and a pod exactly as Linkerd's injector

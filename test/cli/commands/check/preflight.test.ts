@@ -141,20 +141,122 @@ describe('interlock check --pre', () => {
     expect(byId((await pre(fresh.kubeconfig, '--monitoring')).checks, 'preflight.monitoring')?.status).toBe('pass');
   });
 
-  it('refuses an agent namespace that enforces baseline or restricted', async () => {
+  it('judges the pods the install prints against the namespaces it creates: the agent privileged, the webhook restricted', async () => {
+    const { checks } = await pre(fresh.kubeconfig, '--mesh', 'linkerd');
+    expect(byId(checks, 'preflight.pod-security.node-agent')).toMatchObject({
+      status: 'pass',
+      message:
+        'Namespace interlock-system does not exist yet: manifest --node-agent creates it with pod-security.kubernetes.io/enforce=privileged, which admits DaemonSet interlock-system/interlock-node-linkerd, which needs privileged (pod: hostNetwork true)',
+    });
+    expect(byId(checks, 'preflight.pod-security.webhook')).toMatchObject({
+      status: 'pass',
+      message:
+        'Namespace interlock-webhook does not exist yet: manifest --webhook creates it with pod-security.kubernetes.io/enforce=restricted, which admits Deployment interlock-webhook/interlock-webhook, which needs restricted',
+    });
+  });
+
+  it("refuses an agent namespace that enforces baseline, restricted or a word that is no level, naming the pod's first violation", async () => {
     const { api, kubeconfig } = fresh;
-    expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security')?.status).toBe('pass');
-    for (const level of ['baseline', 'restricted']) {
-      api.store.put('namespaces', namespace('interlock-system', { 'pod-security.kubernetes.io/enforce': level }));
-      expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security')).toMatchObject({
+    for (const [written, enforced] of [
+      ['baseline', 'baseline'],
+      ['restricted', 'restricted'],
+      ['Privileged', 'restricted (its label says Privileged: not a level)'],
+    ] as const) {
+      api.store.put('namespaces', namespace('interlock-system', { 'pod-security.kubernetes.io/enforce': written }));
+      const { exitCode, checks } = await pre(kubeconfig, '--mesh', 'istio');
+      expect(exitCode).toBe(69);
+      expect(byId(checks, 'preflight.pod-security.node-agent')).toMatchObject({
         status: 'fail',
+        message: expect.stringMatching(
+          new RegExp(
+            `^Namespace interlock-system enforces PodSecurity ${enforced.replace(/[()]/g, '\\$&')}: it refuses DaemonSet interlock-system/interlock-node-istio, which needs privileged \\(pod: hostNetwork true\\); applying manifest --node-agent would overwrite the label with privileged`,
+          ),
+        ),
         fix: expect.stringMatching(
-          /^kubectl label namespace interlock-system pod-security.kubernetes.io\/enforce=privileged --overwrite/,
+          /^kubectl label namespace interlock-system pod-security.kubernetes.io\/enforce=privileged --overwrite {2}# /,
         ),
       });
     }
     api.store.put('namespaces', namespace('interlock-system', { 'pod-security.kubernetes.io/enforce': 'privileged' }));
-    expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security')?.status).toBe('pass');
+    expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security.node-agent')?.status).toBe('pass');
+  });
+
+  it('judges the webhook in a namespace of its own; notes enforce-version', async () => {
+    const { api, kubeconfig } = fresh;
+    api.store.put(
+      'namespaces',
+      namespace('hooks', {
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/enforce-version': 'v1.25',
+      }),
+    );
+    expect(
+      byId((await pre(kubeconfig, '--webhook-namespace', 'hooks')).checks, 'preflight.pod-security.webhook'),
+    ).toMatchObject({
+      status: 'pass',
+      message:
+        'Namespace hooks (enforce restricted; enforce-version v1.25, judged by the latest checks) admits Deployment hooks/interlock-webhook, which needs restricted',
+    });
+  });
+
+  it('warns when the warn or audit label of an admitting namespace would flag the pods', async () => {
+    const { api, kubeconfig } = fresh;
+    for (const mode of ['warn', 'audit']) {
+      api.store.put(
+        'namespaces',
+        namespace('interlock-system', { [`pod-security.kubernetes.io/${mode}`]: 'baseline' }),
+      );
+      const { exitCode, checks } = await pre(kubeconfig);
+      expect(byId(checks, 'preflight.pod-security.node-agent')).toMatchObject({
+        status: 'warn',
+        message: `Namespace interlock-system admits DaemonSet interlock-system/interlock-node-generic (enforce privileged), but its ${mode} level baseline flags it: it needs privileged (pod: hostNetwork true)`,
+        fix: `kubectl label namespace interlock-system pod-security.kubernetes.io/${mode}=privileged --overwrite`,
+      });
+      expect(exitCode).toBe(0);
+    }
+  });
+
+  it("judges Interlock's validator in every namespace the mesh meshes, by the mesh's own switch", async () => {
+    const { api, kubeconfig } = fresh;
+    const meshed = (
+      name: string,
+      metadata: { labels?: Record<string, string>; annotations?: Record<string, string> },
+    ) =>
+      api.store.put('namespaces', {
+        metadata: {
+          name,
+          labels: { 'kubernetes.io/metadata.name': name, ...metadata.labels },
+          annotations: metadata.annotations,
+        },
+      } as KubeObject);
+    expect(byId((await pre(kubeconfig, '--mesh', 'linkerd')).checks, 'preflight.pod-security.meshed')).toMatchObject({
+      status: 'skip',
+    });
+    const restricted = { 'pod-security.kubernetes.io/enforce': 'restricted' };
+    meshed('shop', { labels: restricted, annotations: { 'linkerd.io/inject': 'enabled' } });
+    meshed('off', { labels: restricted, annotations: { 'linkerd.io/inject': 'disabled' } });
+    meshed('mesh', { labels: { ...restricted, 'istio-injection': 'enabled' } });
+    meshed('ambient', { labels: { ...restricted, 'istio.io/dataplane-mode': 'ambient' } });
+    const judged = (checks: readonly InstallCheckResult[]) =>
+      checks
+        .filter((check) => check.id === 'preflight.pod-security.meshed')
+        .map((check) => [check.status, check.message]);
+    expect(judged((await pre(kubeconfig, '--mesh', 'linkerd')).checks)).toEqual([
+      [
+        'pass',
+        "Namespace shop (enforce restricted) admits linkerd's pods, to which Interlock adds init container linkerd-network-validator, which needs restricted",
+      ],
+    ]);
+    expect(judged((await pre(kubeconfig, '--mesh', 'istio-ambient')).checks)).toEqual([
+      [
+        'pass',
+        "Namespace ambient (enforce restricted) admits istio-ambient's pods, to which Interlock adds init container istio-ambient-validation, which needs restricted",
+      ],
+    ]);
+    expect(judged((await pre(kubeconfig)).checks).map(([, message]) => message?.split(' ')[1])).toEqual([
+      'mesh',
+      'shop',
+    ]);
   });
 
   it('--failure-policy Fail: the mesh, its CNI and cert-manager where they are by default are left out; elsewhere, still selected', async () => {

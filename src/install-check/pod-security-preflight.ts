@@ -8,7 +8,7 @@ import {
 import { podSecurityLevel, type PodSecurityVerdict } from '../kube/pod-security-level.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { at, list, record, text } from './json-path.js';
-import { installTargets, meshedTargets, type PodSecurityTarget } from './pod-security-targets.js';
+import { installTargets, judgedMeshes, meshedTargets, type PodSecurityTarget } from './pod-security-targets.js';
 import type { PreflightSnapshot } from './preflight-snapshot.js';
 import { unreadable } from './webhook-checks.js';
 
@@ -93,14 +93,15 @@ export function podSecurityChecks(snapshot: PreflightSnapshot): InstallCheckResu
   const results = [...installTargets(snapshot.plan), ...meshed].map((target) =>
     judgeTarget(target, byName(target.namespace)),
   );
-  if (meshed.length > 0 || snapshot.plan.mesh === undefined) return results;
+  const { mesh } = snapshot.plan;
+  if (meshed.length > 0 || mesh === undefined || judgedMeshes(snapshot.plan).length === 0) return results;
   return [
     ...results,
     installCheck(
       'preflight',
       'pod-security.meshed',
       'skip',
-      `no namespace is meshed by ${snapshot.plan.mesh} yet: its pods' validator is judged once one is`,
+      `no namespace is meshed by ${mesh} yet: Interlock's validator in its pods is judged once one is`,
     ),
   ];
 }

@@ -79,13 +79,18 @@ function validatorPod(mesh: Mesh, image: string): JudgedPod {
   return { spec: { initContainers: [container], ...(readsPodInfo(mesh) ? { volumes: [podinfoVolume()] } : {}) } };
 }
 
-/** Every existing namespace the plan's mesh (or, without --mesh, any sidecar mesh) meshes. */
-export function meshedTargets(plan: PreflightPlan, namespaces: unknown): PodSecurityTarget[] {
-  const meshes = meshIdentities()
+/** The meshes whose namespaces are judged: the plan's (if it meshes pods at all), else every sidecar mesh. */
+export function judgedMeshes(plan: PreflightPlan): Mesh[] {
+  return meshIdentities()
     .filter(({ name, admission, capturedPods }) =>
       plan.mesh === undefined ? admission !== undefined : name === plan.mesh && (admission ?? capturedPods),
     )
     .map(({ name }) => name);
+}
+
+/** Every existing namespace the plan's mesh (or, without --mesh, any sidecar mesh) meshes. */
+export function meshedTargets(plan: PreflightPlan, namespaces: unknown): PodSecurityTarget[] {
+  const meshes = judgedMeshes(plan);
   return list(at(namespaces, 'items')).flatMap((namespace) =>
     meshes
       .filter((mesh) => meshedBy(namespace, mesh))

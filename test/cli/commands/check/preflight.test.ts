@@ -232,11 +232,13 @@ describe('interlock check --pre', () => {
     expect(byId((await pre(kubeconfig, '--mesh', 'linkerd')).checks, 'preflight.pod-security.meshed')).toMatchObject({
       status: 'skip',
     });
+    expect(byId((await pre(kubeconfig, '--mesh', 'generic')).checks, 'preflight.pod-security.meshed')).toBeUndefined();
     const restricted = { 'pod-security.kubernetes.io/enforce': 'restricted' };
     meshed('shop', { labels: restricted, annotations: { 'linkerd.io/inject': 'enabled' } });
     meshed('off', { labels: restricted, annotations: { 'linkerd.io/inject': 'disabled' } });
     meshed('mesh', { labels: { ...restricted, 'istio-injection': 'enabled' } });
     meshed('ambient', { labels: { ...restricted, 'istio.io/dataplane-mode': 'ambient' } });
+    meshed('kuma-apps', { labels: { 'kuma.io/sidecar-injection': 'enabled' } });
     const judged = (checks: readonly InstallCheckResult[]) =>
       checks
         .filter((check) => check.id === 'preflight.pod-security.meshed')
@@ -253,7 +255,14 @@ describe('interlock check --pre', () => {
         "Namespace ambient (enforce restricted) admits istio-ambient's pods, to which Interlock adds init container istio-ambient-validation, which needs restricted",
       ],
     ]);
+    expect(judged((await pre(kubeconfig, '--mesh', 'kuma')).checks)).toEqual([
+      [
+        'pass',
+        "Namespace kuma-apps (enforce privileged) admits kuma's pods, to which Interlock adds init container kuma-validation, which needs restricted",
+      ],
+    ]);
     expect(judged((await pre(kubeconfig)).checks).map(([, message]) => message?.split(' ')[1])).toEqual([
+      'kuma-apps',
       'mesh',
       'shop',
     ]);

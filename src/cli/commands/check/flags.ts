@@ -33,7 +33,7 @@ export const DATA_PLANE_FLAG: DefaultedFlag<boolean> = {
 export const PRE_FLAG: DefaultedFlag<boolean> = {
   name: 'pre',
   kind: 'switch',
-  help: "Preflight, before an install: the mesh's CNI mode (--mesh), cert-manager or --ca-bundle, the Prometheus Operator's CRDs (--monitoring), the agent namespace's PodSecurity, and what --failure-policy Fail would select.",
+  help: "Preflight, before an install: the mesh's CNI mode (--mesh), cert-manager or --ca-bundle, the Prometheus Operator's CRDs (--monitoring), the PodSecurity of each namespace the install puts pods in (the agent's, the webhook's, the meshed ones), and what --failure-policy Fail would select.",
   parse: parseSwitch,
   default: false,
 };
@@ -44,7 +44,7 @@ export const PRE_MESH_FLAG: FlagDef<Mesh> = {
   kind: 'value',
   placeholder: 'MESH',
   choices: MESHES,
-  help: `With --pre: the mesh (${MESHES.join(', ')}) whose CNI mode is checked.`,
+  help: `With --pre: the mesh (${MESHES.join(', ')}) whose CNI mode and meshed namespaces are checked.`,
   parse: oneOf<Mesh>(MESHES),
 };
 

@@ -44,7 +44,7 @@ function judgeExisting(target: PodSecurityTarget, policy: NamespacePodSecurity, 
       id,
       'fail',
       `${ns} enforces PodSecurity ${policy.enforce}${written}${version}: it refuses ${target.object}, which ${needs(verdict)}${relabel}`,
-      `${label(target.namespace, POD_SECURITY_LABEL.enforce, verdict.level)}${target.creates ? `  # or give it a namespace of its own (${target.creates.by} --namespace)` : ''}`,
+      `${label(target.namespace, POD_SECURITY_LABEL.enforce, verdict.level)}${target.otherwise ? `  # ${target.otherwise}` : ''}`,
     );
   }
   const flags = (['warn', 'audit'] as const).find((mode) => !admits(policy[mode], verdict.level));

@@ -19,6 +19,8 @@ export interface PodSecurityTarget {
   readonly pod: JudgedPod;
   /** The install's own Namespace: the command that prints it, and its enforce label there. */
   readonly creates?: { readonly by: string; readonly enforce: string };
+  /** What else mends a refusal than relabelling the namespace, for the fix's comment. */
+  readonly otherwise?: string;
 }
 
 type Document = Record<string, unknown>;
@@ -36,10 +38,11 @@ function printedTarget(part: 'node-agent' | 'webhook', documents: readonly objec
     object: `${kind} ${namespace}/${text(at(workload, 'metadata', 'name')) ?? ''}`,
     pod: { metadata: at(workload, 'spec', 'template', 'metadata'), spec: at(workload, 'spec', 'template', 'spec') },
     creates: { by: `manifest --${part}`, enforce: enforce ?? 'privileged' },
+    otherwise: `or give it a namespace of its own (manifest --${part} --namespace)`,
   };
 }
 
-/** The agent's DaemonSet and the webhook's Deployment, printed with the plan's flags. */
+/** The agent's DaemonSet and the webhook's Deployment (the planned ones), printed with the plan's flags. */
 export function installTargets(plan: PreflightPlan): PodSecurityTarget[] {
   const image = plan.image ?? DEFAULT_IMAGE;
   const agent = nodeAgentManifest({
@@ -53,7 +56,10 @@ export function installTargets(plan: PreflightPlan): PodSecurityTarget[] {
     failurePolicy: plan.failurePolicy ?? 'Ignore',
     metricsNamespace: plan.webhookNamespace,
   });
-  return [printedTarget('node-agent', agent, 'DaemonSet'), printedTarget('webhook', webhook, 'Deployment')];
+  return [
+    ...(plan.parts.nodeAgent ? [printedTarget('node-agent', agent, 'DaemonSet')] : []),
+    ...(plan.parts.webhook ? [printedTarget('webhook', webhook, 'Deployment')] : []),
+  ];
 }
 
 /**
@@ -74,13 +80,17 @@ function meshedBy(namespace: unknown, mesh: Mesh): boolean {
  * for a sidecar mesh the webhook keeps the securityContext the mesh rendered, so what Interlock
  * itself brings is this container, its podinfo volume and nothing at the pod level.
  */
-function validatorPod(mesh: Mesh, image: string): JudgedPod {
-  const container = validatorContainer({ mesh, image, rulesCheck: false, reportEvent: false });
+function validatorPod(mesh: Mesh, image: string, rulesCheck: boolean): JudgedPod {
+  const container = validatorContainer({ mesh, image, rulesCheck, reportEvent: false });
   return { spec: { initContainers: [container], ...(readsPodInfo(mesh) ? { volumes: [podinfoVolume()] } : {}) } };
 }
 
-/** The meshes whose namespaces are judged: the plan's (if it meshes pods at all), else every sidecar mesh. */
+/**
+ * The meshes whose namespaces are judged: the plan's (if it meshes pods at all), else every sidecar
+ * mesh; none when nothing planned puts a validator there (neither the webhook nor --rules-check).
+ */
 export function judgedMeshes(plan: PreflightPlan): Mesh[] {
+  if (!plan.parts.webhook && !plan.rulesCheck) return [];
   return meshIdentities()
     .filter(({ name, admission, capturedPods }) =>
       plan.mesh === undefined ? admission !== undefined : name === plan.mesh && (admission ?? capturedPods),
@@ -95,13 +105,14 @@ export function meshedTargets(plan: PreflightPlan, namespaces: unknown): PodSecu
     meshes
       .filter((mesh) => meshedBy(namespace, mesh))
       .map((mesh) => {
-        const pod = validatorPod(mesh, plan.image ?? DEFAULT_IMAGE);
+        const pod = validatorPod(mesh, plan.image ?? DEFAULT_IMAGE, plan.rulesCheck);
         const name = text(at(pod.spec, 'initContainers', 0, 'name')) ?? '';
         return {
           part: 'meshed' as const,
           namespace: text(at(namespace, 'metadata', 'name')) ?? '',
-          object: `${mesh}'s pods, to which Interlock adds init container ${name}`,
+          object: `${mesh}'s pods, to which Interlock adds init container ${name}${plan.rulesCheck ? ' with the rules check' : ''}`,
           pod,
+          ...(plan.rulesCheck ? { otherwise: 'or drop --rules-check' } : {}),
         };
       }),
   );

@@ -18,10 +18,10 @@ const namespaceOf = (object: unknown) => text(at(object, 'metadata', 'namespace'
 export function preflightChecks(snapshot: PreflightSnapshot): InstallCheckResult[] {
   return [
     ...cniChecks(snapshot),
-    certificateCheck(snapshot),
+    ...(snapshot.plan.parts.webhook ? [certificateCheck(snapshot)] : []),
     ...(snapshot.plan.monitoring ? [monitoringCheck(snapshot)] : []),
     ...podSecurityChecks(snapshot),
-    ...(snapshot.plan.failurePolicy === 'Fail' ? [failurePolicyCheck(snapshot)] : []),
+    ...(snapshot.plan.parts.webhook && snapshot.plan.failurePolicy === 'Fail' ? [failurePolicyCheck(snapshot)] : []),
   ];
 }
 

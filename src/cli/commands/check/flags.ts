@@ -72,6 +72,27 @@ export const PRE_FAILURE_POLICY_FLAG: FlagDef<'Ignore' | 'Fail'> = {
   parse: oneOf(['Ignore', 'Fail'], { say: 'or', exact: true }),
 };
 
+export const PRE_WEBHOOK_FLAG: FlagDef<boolean> = {
+  name: 'webhook',
+  kind: 'switch',
+  help: 'With --pre: the install has the webhook (manifest --webhook); with --node-agent too, or neither, both parts.',
+  parse: parseSwitch,
+};
+
+export const PRE_NODE_AGENT_FLAG: FlagDef<boolean> = {
+  name: 'node-agent',
+  kind: 'switch',
+  help: 'With --pre: the install has the node agent (manifest --node-agent); with --webhook too, or neither, both parts.',
+  parse: parseSwitch,
+};
+
+export const PRE_RULES_CHECK_FLAG: FlagDef<boolean> = {
+  name: 'rules-check',
+  kind: 'switch',
+  help: "With --pre: the meshed pods' validator runs the rules check (inject --rules-check), which only PodSecurity privileged admits.",
+  parse: parseSwitch,
+};
+
 export const PRE_IMAGE_FLAG: FlagDef<string> = {
   name: 'image',
   kind: 'value',
@@ -102,6 +123,9 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
   PRE_MONITORING_FLAG,
   PRE_FAILURE_POLICY_FLAG,
   PRE_IMAGE_FLAG,
+  PRE_WEBHOOK_FLAG,
+  PRE_NODE_AGENT_FLAG,
+  PRE_RULES_CHECK_FLAG,
   WAIT_FLAG,
   CHECK_OUTPUT_FLAG,
   HELP_FLAG,

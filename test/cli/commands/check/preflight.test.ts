@@ -85,7 +85,13 @@ describe('interlock check --pre', () => {
   });
 
   it('refuses the install flags without --pre, and --data-plane with it', async () => {
-    for (const argv of [['--mesh', 'linkerd'], ['--monitoring'], ['--pre', '--data-plane']]) {
+    for (const argv of [
+      ['--mesh', 'linkerd'],
+      ['--monitoring'],
+      ['--webhook'],
+      ['--rules-check'],
+      ['--pre', '--data-plane'],
+    ]) {
       const outcome = await runCheck(argv, { KUBECONFIG: fresh.kubeconfig });
       expect(outcome.exitCode, argv.join(' ')).toBe(64);
       expect(outcome.stderr).toMatch(/^interlock check: ConfigInvalid: --/);
@@ -265,6 +271,54 @@ describe('interlock check --pre', () => {
       'kuma-apps',
       'mesh',
       'shop',
+    ]);
+  });
+
+  it('with --rules-check, refuses a meshed namespace below privileged, naming the capability', async () => {
+    const { api, kubeconfig } = fresh;
+    api.store.put('namespaces', {
+      metadata: {
+        name: 'shop',
+        labels: { 'kubernetes.io/metadata.name': 'shop', 'pod-security.kubernetes.io/enforce': 'baseline' },
+        annotations: { 'linkerd.io/inject': 'enabled' },
+      },
+    } as KubeObject);
+    const { exitCode, checks } = await pre(kubeconfig, '--mesh', 'linkerd', '--rules-check');
+    expect(exitCode).toBe(69);
+    expect(byId(checks, 'preflight.pod-security.meshed')).toEqual({
+      part: 'preflight',
+      id: 'preflight.pod-security.meshed',
+      status: 'fail',
+      message:
+        "Namespace shop enforces PodSecurity baseline: it refuses linkerd's pods, to which Interlock adds init container linkerd-network-validator with the rules check, which needs privileged (container linkerd-network-validator: securityContext.capabilities.add NET_ADMIN)",
+      fix: 'kubectl label namespace shop pod-security.kubernetes.io/enforce=privileged --overwrite  # or drop --rules-check',
+    });
+    expect(byId((await pre(kubeconfig, '--mesh', 'linkerd')).checks, 'preflight.pod-security.meshed')?.status).toBe(
+      'pass',
+    );
+  });
+
+  it('--node-agent or --webhook alone: only that part is judged, and the webhook alone needs its certificate', async () => {
+    const { api, kubeconfig } = fresh;
+    api.store.put('namespaces', {
+      metadata: { name: 'shop', annotations: { 'linkerd.io/inject': 'enabled' } },
+    } as KubeObject);
+    const ids = async (...flags: string[]) =>
+      (await pre(kubeconfig, '--mesh', 'linkerd', ...flags)).checks
+        .map((check) => check.id)
+        .filter((id) => /pod-security|certificates|failure-policy/.test(id));
+    expect(await ids('--node-agent', '--failure-policy', 'Fail')).toEqual(['preflight.pod-security.node-agent']);
+    expect(await ids('--webhook')).toEqual([
+      'preflight.certificates',
+      'preflight.pod-security.webhook',
+      'preflight.pod-security.meshed',
+    ]);
+    expect(await ids('--webhook', '--node-agent')).toEqual(await ids());
+    expect(await ids()).toEqual([
+      'preflight.certificates',
+      'preflight.pod-security.node-agent',
+      'preflight.pod-security.webhook',
+      'preflight.pod-security.meshed',
     ]);
   });
 

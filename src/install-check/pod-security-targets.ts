@@ -64,9 +64,13 @@ export function installTargets(plan: PreflightPlan): PodSecurityTarget[] {
 
 /**
  * Whether the mesh puts its proxy (and so Interlock its validator) into the namespace's pods by
- * the namespace's own switch (src/mesh/: Linkerd's `linkerd.io/inject` annotation, Istio's
- * `istio-injection` / `istio.io/rev` labels, Kuma's `kuma.io/sidecar-injection` label, ambient's
- * `istio.io/dataplane-mode` label). A pod's own switch is beyond a preflight.
+ * the namespace's own switch, as src/mesh/ holds them: Linkerd's `linkerd.io/inject` is an
+ * annotation, not a label (linkerd/linkerd2 controller/proxy-injector/webhook.go reads the
+ * namespace's annotations); Istio's `istio-injection: enabled` and `istio.io/rev` labels (istio/istio
+ * manifests/charts/istio-control/istio-discovery/templates/mutatingwebhook.yaml, its
+ * namespaceSelector); Kuma's `kuma.io/sidecar-injection` label (kumahq/kuma
+ * pkg/plugins/runtime/k8s/metadata/annotations.go); ambient's `istio.io/dataplane-mode: ambient`
+ * (test/fixtures/meshes/facts/istio-ambient.json). A pod's own switch is beyond a preflight.
  */
 function meshedBy(namespace: unknown, mesh: Mesh): boolean {
   const metadata = at(namespace, 'metadata');

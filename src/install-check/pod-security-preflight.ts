@@ -80,6 +80,26 @@ function judgeTarget(target: PodSecurityTarget, namespace: unknown): InstallChec
 }
 
 /**
+ * Both parts in one namespace: each output prints that Namespace with its own enforce label, so
+ * the one applied last decides, and the webhook's restricted refuses the agent's next pods.
+ */
+function sharedNamespaceCheck(targets: readonly PodSecurityTarget[]): InstallCheckResult[] {
+  const agent = targets.find((target) => target.part === 'node-agent');
+  const webhook = targets.find((target) => target.part === 'webhook');
+  if (!agent?.creates || !webhook?.creates || agent.namespace !== webhook.namespace) return [];
+  if (agent.creates.enforce === webhook.creates.enforce) return [];
+  return [
+    installCheck(
+      'preflight',
+      'pod-security.shared-namespace',
+      'fail',
+      `the node agent and the webhook share Namespace ${agent.namespace}: ${agent.creates.by} labels it ${POD_SECURITY_LABEL.enforce}=${agent.creates.enforce} and ${webhook.creates.by} ${webhook.creates.enforce}, so the output applied last decides, and ${webhook.creates.enforce} refuses ${agent.object}, which ${needs(podSecurityLevel(agent.pod))}`,
+      'give each part a namespace of its own (--node-namespace and --webhook-namespace here, manifest --namespace)',
+    ),
+  ];
+}
+
+/**
  * `check --pre`'s PodSecurity: each pod the install will create (the agent's DaemonSet, the
  * webhook's Deployment, printed with the plan's flags) and Interlock's validator in each namespace
  * the mesh meshes, judged by the Pod Security Standards against its namespace's labels.
@@ -90,9 +110,11 @@ export function podSecurityChecks(snapshot: PreflightSnapshot): InstallCheckResu
   const namespaces = list(at(snapshot.namespaces.value, 'items'));
   const byName = (name: string) => namespaces.find((item) => text(at(item, 'metadata', 'name')) === name);
   const meshed = meshedTargets(snapshot.plan, snapshot.namespaces.value);
-  const results = [...installTargets(snapshot.plan), ...meshed].map((target) =>
-    judgeTarget(target, byName(target.namespace)),
-  );
+  const install = installTargets(snapshot.plan);
+  const results = [
+    ...[...install, ...meshed].map((target) => judgeTarget(target, byName(target.namespace))),
+    ...sharedNamespaceCheck(install),
+  ];
   const { mesh } = snapshot.plan;
   if (meshed.length > 0 || mesh === undefined || judgedMeshes(snapshot.plan).length === 0) return results;
   return [

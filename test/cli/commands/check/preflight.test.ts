@@ -322,6 +322,25 @@ describe('interlock check --pre', () => {
     ]);
   });
 
+  it('fails both parts in one namespace: the output applied last labels it, and restricted refuses the agent', async () => {
+    const { checks } = await pre(fresh.kubeconfig, '--node-namespace', 'interlock', '--webhook-namespace', 'interlock');
+    expect(byId(checks, 'preflight.pod-security.shared-namespace')).toMatchObject({
+      status: 'fail',
+      message:
+        'the node agent and the webhook share Namespace interlock: manifest --node-agent labels it pod-security.kubernetes.io/enforce=privileged and manifest --webhook restricted, so the output applied last decides, and restricted refuses DaemonSet interlock/interlock-node-generic, which needs privileged (pod: hostNetwork true)',
+    });
+    expect(byId((await pre(fresh.kubeconfig)).checks, 'preflight.pod-security.shared-namespace')).toBeUndefined();
+    const agentOnly = await pre(
+      fresh.kubeconfig,
+      '--node-agent',
+      '--node-namespace',
+      'interlock',
+      '--webhook-namespace',
+      'interlock',
+    );
+    expect(byId(agentOnly.checks, 'preflight.pod-security.shared-namespace')).toBeUndefined();
+  });
+
   it('--failure-policy Fail: the mesh, its CNI and cert-manager where they are by default are left out; elsewhere, still selected', async () => {
     const { api, kubeconfig } = fresh;
     for (const name of ['linkerd', 'linkerd-cni', 'cert-manager', 'certs'])

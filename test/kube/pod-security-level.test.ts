@@ -310,3 +310,114 @@ describe('as upstream reads the fields', () => {
     expect(windows.level).toBe('restricted');
   });
 });
+
+describe('the edges mutation testing found unasked', () => {
+  const judged = (change: (pod: Pod) => void) => {
+    const pod = webhookPod();
+    change(pod);
+    return podSecurityLevel(pod);
+  };
+  const baselineOf = (change: (pod: Pod) => void) => judged(change).violations.baseline;
+  const restrictedOf = (change: (pod: Pod) => void) => judged(change).violations.restricted;
+
+  it('names each host namespace, and takes a zero hostPort, a null hostPath and a null procMount as unset', () => {
+    for (const shared of ['hostNetwork', 'hostIPC'])
+      expect(baselineOf((pod) => void (pod.spec[shared] = true))?.sentence).toBe(`pod: ${shared} true`);
+    const unset = judged((pod) => {
+      (webhookContainer(pod).ports as Record<string, unknown>[])[0]!.hostPort = 0;
+      pod.spec.volumes = [{ name: 'tls', hostPath: null, secret: { secretName: 's' } }];
+      context(pod).procMount = null;
+    });
+    expect(unset).toEqual({ level: 'restricted', violations: {} });
+  });
+
+  it('refuses a SELinux user or role, even beside an allowed type', () => {
+    expect(baselineOf((pod) => void (context(pod).seLinuxOptions = { type: 'container_t', user: 'system_u' }))).toEqual(
+      {
+        check: 'seLinuxOptions',
+        sentence: 'container webhook: securityContext.seLinuxOptions user system_u',
+      },
+    );
+    expect(baselineOf((pod) => void (pod.spec.securityContext = { seLinuxOptions: { role: 'system_r' } }))).toEqual({
+      check: 'seLinuxOptions',
+      sentence: 'pod: securityContext.seLinuxOptions role system_r',
+    });
+  });
+
+  it("reads only the AppArmor annotations' own prefix, and allows empty and runtime/default", () => {
+    const annotated = (annotations: Record<string, string>) =>
+      judged((pod) => void (pod.metadata = { annotations })).level;
+    expect(annotated({ 'example.com/apparmor': 'unconfined' })).toBe('restricted');
+    expect(annotated({ 'container.apparmor.security.beta.kubernetes.io/webhook': '' })).toBe('restricted');
+    expect(annotated({ 'container.apparmor.security.beta.kubernetes.io/webhook': 'runtime/default' })).toBe(
+      'restricted',
+    );
+  });
+
+  it('restricted: a container false beside a pod true, a pod Unconfined, a container Unconfined beside a pod RuntimeDefault', () => {
+    expect(
+      restrictedOf((pod) => {
+        pod.spec.securityContext = { runAsNonRoot: true };
+        context(pod).runAsNonRoot = false;
+      }),
+    ).toEqual({ check: 'runAsNonRoot', sentence: 'container webhook: securityContext.runAsNonRoot false' });
+    expect(restrictedOf((pod) => void (pod.spec.securityContext = { runAsUser: 0 }))?.sentence).toBe(
+      'pod: securityContext.runAsUser 0',
+    );
+    expect(restrictedOf((pod) => void (pod.spec.securityContext = { seccompProfile: { type: 'Unconfined' } }))).toEqual(
+      {
+        check: 'seccompProfile_restricted',
+        sentence: 'pod: securityContext.seccompProfile.type Unconfined',
+      },
+    );
+    expect(
+      restrictedOf((pod) => {
+        pod.spec.securityContext = { seccompProfile: { type: 'RuntimeDefault' } };
+        context(pod).seccompProfile = {};
+      }),
+    ).toEqual({
+      check: 'seccompProfile_restricted',
+      sentence: 'container webhook: securityContext.seccompProfile.type unset',
+    });
+    expect(restrictedOf((pod) => void (context(pod).capabilities = { drop: ['NET_RAW'] }))).toEqual({
+      check: 'capabilities_restricted',
+      sentence: 'container webhook: securityContext.capabilities.drop lacks ALL',
+    });
+  });
+
+  it('a Windows pod whose container has no securityContext is judged by the pod-level fields alone', () => {
+    const windows = (podContext: Record<string, unknown>) =>
+      podSecurityLevel({ spec: { os: { name: 'windows' }, securityContext: podContext, containers: [{ name: 'w' }] } });
+    expect(windows({ runAsNonRoot: true }).level).toBe('restricted');
+    expect(windows({ runAsNonRoot: true, runAsUser: 0 }).violations.restricted?.check).toBe('runAsUser');
+    expect(windows({}).violations.restricted).toEqual({
+      check: 'runAsNonRoot',
+      sentence: 'container w: securityContext.runAsNonRoot unset, and not true on the pod',
+    });
+  });
+
+  it('never throws on what is not a pod, and reads past entries of the wrong type', () => {
+    const odd: JudgedPod = {
+      spec: {
+        containers: [
+          null,
+          'x',
+          { securityContext: [] },
+          { name: 'a', securityContext: { capabilities: { add: [1, 'NET_ADMIN'] } } },
+        ],
+        volumes: 'none',
+      },
+    };
+    expect(podSecurityLevel(odd).violations.baseline).toEqual({
+      check: 'capabilities_baseline',
+      sentence: 'container a: securityContext.capabilities.add NET_ADMIN',
+    });
+    expect(
+      podSecurityLevel({ spec: { containers: [{ securityContext: { runAsUser: 0 } }] } }).violations.restricted,
+    ).toEqual({
+      check: 'allowPrivilegeEscalation',
+      sentence: 'container : securityContext.allowPrivilegeEscalation unset',
+    });
+    for (const spec of [undefined, null, [], 'pod']) expect(podSecurityLevel({ spec }).level).toBe('restricted');
+  });
+});

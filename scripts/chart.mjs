@@ -14,7 +14,7 @@ import { DEFAULT_IMAGE } from '../dist/inject/validator-container.js';
 import { MESHES, capturingMesh } from '../dist/mesh/meshes.js';
 import { PLATFORMS } from '../dist/config/platform.js';
 import { namedForeignNamespaces } from '../dist/cli/commands/manifest/namespace-ownership.js';
-import { failClosedExemptions } from '../dist/webhook/fail-closed-exemptions.js';
+import { failClosedExemptions } from '../dist/mesh/fail-closed-exemptions.js';
 
 const repo = join(dirname(fileURLToPath(import.meta.url)), '..');
 const REPO = 'registry.invalid/interlock-chart-repository';

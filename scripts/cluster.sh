@@ -65,6 +65,7 @@ up() {
   if [ -f "$CLUSTER_STATE/mntns" ]; then
     if healthy; then
       log "the cluster is already running: reusing it"
+      host_routes
       # An image rebuilt since (npm run image && npm run cluster) replaces the node's copy.
       images
       echo "KUBECONFIG=$CLUSTER_STATE/admin.kubeconfig"
@@ -142,6 +143,15 @@ network() {
   ip link set "$CLUSTER_VETH_HOST" up
   ip -n "$CLUSTER_NETNS" addr add "$CLUSTER_NODE_IP/30" dev "$CLUSTER_VETH_NODE"
   ip -n "$CLUSTER_NETNS" link set "$CLUSTER_VETH_NODE" up
+  host_routes
+}
+
+# From the host, the pod range goes through the node (a test reaches a pod as Prometheus would)
+# and the Service range nowhere: the host's default route would otherwise carry a packet for
+# either off the machine. Replaced, so a second start over a kept cluster changes nothing.
+host_routes() {
+  ip route replace "$CLUSTER_POD_CIDR" via "$CLUSTER_NODE_IP" dev "$CLUSTER_VETH_HOST"
+  ip route replace unreachable "$CLUSTER_SERVICE_CIDR"
 }
 
 # The sandbox image (a static pause, built here: nothing is pulled) and Interlock's image.
@@ -186,6 +196,7 @@ down() {
   find /sys/fs/cgroup/*/"$CLUSTER_CGROUP" -depth -type d -exec rmdir {} \; 2>/dev/null || true
   ip netns del "$CLUSTER_NETNS" 2>/dev/null || true
   ip link del "$CLUSTER_VETH_HOST" 2>/dev/null || true
+  ip route del unreachable "$CLUSTER_SERVICE_CIDR" 2>/dev/null || true
   # Mounts were made in the node's private mount namespace, gone with it; any that reached the
   # host (an older run) are taken off before the files go.
   grep -F " $CLUSTER_STATE" /proc/self/mounts | awk '{print $2}' | sort -r | xargs -r -n1 umount -l 2>/dev/null || true

@@ -200,3 +200,29 @@ export async function podsOf(namespace: string, selector: string): Promise<PodSt
   };
   return list.items;
 }
+
+/** An init container's status, as the kubelet reports it in `initContainerStatuses`. */
+export type InitStatus = NonNullable<PodStatus['status']['initContainerStatuses']>[number];
+
+/**
+ * Waits for the pod `find` gives to show its `validator` init container backed off: failed,
+ * restarted and waiting in CrashLoopBackOff, as the kubelet shows a pod the validator blocks.
+ * Returns that pod and its validator's status.
+ */
+export async function validatorBackedOff(
+  validator: string,
+  find: () => Promise<PodStatus | undefined>,
+  ms = 180_000,
+): Promise<{ pod: PodStatus; status: InitStatus }> {
+  return waitFor(
+    `${validator} to back off after failing twice`,
+    async () => {
+      const pod = await find();
+      const status = pod?.status.initContainerStatuses?.find((c) => c.name === validator);
+      return pod && status && status.restartCount >= 1 && status.state.waiting?.reason === 'CrashLoopBackOff'
+        ? { pod, status }
+        : undefined;
+    },
+    ms,
+  );
+}

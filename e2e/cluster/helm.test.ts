@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { meshPods } from '../../scripts/mesh-pods.mjs';
-import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
+import { removeAuthority, type Authority } from '../../test/harness/certs.js';
+import { applyServingSecret, webhookAuthority } from './install.js';
 import {
   freshNamespace,
   IMAGE,
@@ -102,10 +103,7 @@ async function rolledOut(kind: 'deployment' | 'daemonset', name: string, namespa
 beforeAll(async () => {
   // A file before this one may have removed its Interlock with --wait=false: its Namespace may still be going.
   await waitFor('no Interlock object left by an earlier file', async () => (await interlockObjects()) === '', 180_000);
-  authority = makeAuthority('cluster-helm', {
-    commonName: `interlock-webhook.${WEBHOOK_NS}.svc`,
-    altNames: [`DNS:interlock-webhook.${WEBHOOK_NS}.svc`],
-  });
+  authority = webhookAuthority('cluster-helm');
   execFileSync('ctr', [...CTR, 'images', 'tag', '--force', IMAGE, `${REPOSITORY}:${UPGRADE_TAG}`], { stdio: 'pipe' });
   await freshNamespace(APP_NS);
 }, 300_000);
@@ -132,18 +130,7 @@ describe('charts/interlock, installed, upgraded and removed by the real helm', (
       `webhook.caBundle=${join(authority.dir, 'ca.crt')}`,
     ]);
     // As manifest --ca-bundle: the serving certificate's Secret is the operator's, in the chart's namespace.
-    await kubectl([
-      'create',
-      'secret',
-      'tls',
-      'interlock-webhook-tls',
-      '-n',
-      WEBHOOK_NS,
-      '--cert',
-      join(authority.dir, 'tls.crt'),
-      '--key',
-      join(authority.dir, 'tls.key'),
-    ]);
+    await applyServingSecret(authority);
     expect(await rolledOut('deployment', 'interlock-webhook', WEBHOOK_NS)).toEqual([IMAGE]);
     expect(await rolledOut('daemonset', 'interlock-node-linkerd', AGENT_NS)).toEqual([IMAGE]);
   });

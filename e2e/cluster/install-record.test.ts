@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
+import { removeAuthority, type Authority } from '../../test/harness/certs.js';
+import { applyServingSecret, webhookAuthority } from './install.js';
 import { IMAGE, interlock, interlockObjects, kubectl, STATE, waitFor } from './cluster.js';
 
 // The manifest path's uninstall, as docs/operator.md prints it: the node agent, the webhook (its
@@ -41,10 +42,7 @@ let authority: Authority;
 beforeAll(async () => {
   // A file before this one may have removed its Interlock with --wait=false: its Namespace may still be going.
   await waitFor('no Interlock object left by an earlier file', async () => (await interlockObjects()) === '', 180_000);
-  authority = makeAuthority('cluster-install-record', {
-    commonName: `interlock-webhook.${WEBHOOK_NS}.svc`,
-    altNames: [`DNS:interlock-webhook.${WEBHOOK_NS}.svc`],
-  });
+  authority = webhookAuthority('cluster-install-record');
   await kubectl(['delete', 'namespace', APP_NS, '--ignore-not-found', '--wait=true', '--timeout=110s']);
   await kubectl(['create', 'namespace', APP_NS]);
 }, 300_000);
@@ -62,18 +60,7 @@ describe("manifest's install records, and the documented uninstall that reads th
       ['--rbac', '--namespace', APP_NS],
     ])
       await kubectl(['apply', '-f', '-'], await interlock(['manifest', ...argv]));
-    await kubectl([
-      'create',
-      'secret',
-      'tls',
-      'interlock-webhook-tls',
-      '-n',
-      WEBHOOK_NS,
-      '--cert',
-      join(authority.dir, 'tls.crt'),
-      '--key',
-      join(authority.dir, 'tls.key'),
-    ]);
+    await applyServingSecret(authority);
     await kubectl(['rollout', 'status', 'deployment/interlock-webhook', '-n', WEBHOOK_NS, '--timeout=110s']);
     await kubectl([
       'rollout',

@@ -27,14 +27,10 @@ export interface InstalledWebhook {
   readonly authority: Authority;
 }
 
-/**
- * The webhook as docs/operator.md installs it without cert-manager: `manifest --webhook
- * --ca-bundle FILE` applied as printed, the Secret interlock-webhook-tls created from the serving
- * pair, then its rollout waited for.
- */
-export async function installWebhook(name: string): Promise<InstalledWebhook> {
+/** The CA an operator makes for `--ca-bundle` (or the chart's webhook.caBundle) and the serving pair it signs. */
+export function webhookAuthority(name: string): Authority {
   // Valid for 30 days: past the 15 days within which `check` warns of an expiry.
-  const authority = makeAuthority(
+  return makeAuthority(
     name,
     {
       commonName: `interlock-webhook.${WEBHOOK_NS}.svc`,
@@ -42,6 +38,26 @@ export async function installWebhook(name: string): Promise<InstalledWebhook> {
     },
     '30',
   );
+}
+
+/** The Secret interlock-webhook-tls from the serving pair, as docs/operator.md has the operator make it. */
+export async function applyServingSecret(authority: Authority): Promise<void> {
+  // Applied, not created: a cluster kept from an earlier run may hold the Secret already.
+  const secret = await kubectl([
+    ...['create', 'secret', 'tls', 'interlock-webhook-tls', '-n', WEBHOOK_NS],
+    ...['--cert', join(authority.dir, 'tls.crt'), '--key', join(authority.dir, 'tls.key')],
+    ...['--dry-run=client', '-o', 'yaml'],
+  ]);
+  await kubectl(['apply', '-f', '-'], secret);
+}
+
+/**
+ * The webhook as docs/operator.md installs it without cert-manager: `manifest --webhook
+ * --ca-bundle FILE` applied as printed, the Secret interlock-webhook-tls created from the serving
+ * pair, then its rollout waited for.
+ */
+export async function installWebhook(name: string): Promise<InstalledWebhook> {
+  const authority = webhookAuthority(name);
   const printed = await interlock([
     'manifest',
     '--webhook',
@@ -54,13 +70,7 @@ export async function installWebhook(name: string): Promise<InstalledWebhook> {
   ]);
   await notTerminating(WEBHOOK_NS);
   await kubectl(['apply', '-f', '-'], printed);
-  // Applied, not created: a cluster kept from an earlier run may hold the Secret already.
-  const secret = await kubectl([
-    ...['create', 'secret', 'tls', 'interlock-webhook-tls', '-n', WEBHOOK_NS],
-    ...['--cert', join(authority.dir, 'tls.crt'), '--key', join(authority.dir, 'tls.key')],
-    ...['--dry-run=client', '-o', 'yaml'],
-  ]);
-  await kubectl(['apply', '-f', '-'], secret);
+  await applyServingSecret(authority);
   await kubectl(['rollout', 'status', 'deployment/interlock-webhook', '-n', WEBHOOK_NS, '--timeout=180s']);
   return { printed, authority };
 }

@@ -13,6 +13,7 @@ import {
   STAND_IN,
   waitFor,
   type PodStatus,
+  validatorBackedOff,
 } from './cluster.js';
 import { installIstioCni, istioCniLog, removeIstioCni } from './istio-cni.js';
 
@@ -124,15 +125,9 @@ describe('Istio sidecar mode, with the real istio-cni 1.27.0 on a real kubelet',
   it('istio-cni not in the chain: Init:CrashLoopBackOff, exit 126 and the termination message in kubectl describe', async () => {
     await chain(undefined);
     await kubectl(['apply', '-f', '-'], JSON.stringify(injectedPod('hello-unmeshed')));
-    const blocked = await waitFor(
-      'istio-validation backed off after failing twice',
-      async () => {
-        const [pod] = (await podsOf(NS, 'app=hello')).filter((p) => p.metadata.name === 'hello-unmeshed');
-        const validator = pod && validatorOf(pod);
-        return validator && validator.restartCount >= 1 && validator.state.waiting?.reason === 'CrashLoopBackOff'
-          ? pod
-          : undefined;
-      },
+    const { pod: blocked } = await validatorBackedOff(
+      VALIDATOR,
+      async () => (await podsOf(NS, 'app=hello')).find((p) => p.metadata.name === 'hello-unmeshed'),
       180_000,
     );
     const terminated = validatorOf(blocked)?.lastState.terminated;

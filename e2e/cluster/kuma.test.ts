@@ -14,6 +14,7 @@ import {
   STATE,
   waitFor,
   type PodStatus,
+  validatorBackedOff,
 } from './cluster.js';
 
 // Kuma on the real Kubernetes v1.33.13: a pod exactly as Kuma 2.14.3's injector renders it (its
@@ -117,17 +118,7 @@ describe("Kuma 2.14.3's injected pod on a real kubelet, kuma-validation's image 
     expect(documented).toBe(KUMA.failureExitCode);
     setChain(undefined);
     await kubectl(['apply', '-f', '-'], JSON.stringify(await injectedPod('kuma-unmeshed')));
-    const blocked = await waitFor(
-      'kuma-validation backed off after failing twice',
-      async () => {
-        const pod = await podNamed('kuma-unmeshed');
-        const validator = pod && validatorOf(pod);
-        return validator && validator.restartCount >= 1 && validator.state.waiting?.reason === 'CrashLoopBackOff'
-          ? pod
-          : undefined;
-      },
-      90_000,
-    );
+    const { pod: blocked } = await validatorBackedOff(VALIDATOR, () => podNamed('kuma-unmeshed'), 90_000);
     const terminated = validatorOf(blocked)?.lastState.terminated;
     expect(terminated?.exitCode).toBe(documented);
     expect(terminated?.message).toMatch(/^InterceptionMissing: /m);

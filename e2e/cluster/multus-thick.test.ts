@@ -6,19 +6,16 @@ import {
   chainMeshPlugin,
   freshNamespace,
   IMAGE,
-  interlock,
-  interlockRun,
   kubectl,
-  linkerdDeployment,
-  LINKERD_RULES,
   LINKERD_VALIDATOR,
   podsOf,
   setChain,
-  STATE,
   waitFor,
   type PodStatus,
+  validatorBackedOff,
 } from './cluster.js';
 import { installMultus, makeThickRunDir, removeMultus, removeThickMultus, thickMultusDaemonSet } from './multus.js';
+import { cniCheck, CONFLIST, deployMeshed, LINKERD_PLUGIN, NET_D, networkStatus } from './multus-node.js';
 
 // Multus v4.2.2's thick plugin on the real Kubernetes v1.33.13: multus-daemon as upstream's
 // DaemonSet runs it (e2e/cluster/multus.ts), which writes the multus-shim file 00-multus.conf
@@ -26,48 +23,11 @@ import { installMultus, makeThickRunDir, removeMultus, removeThickMultus, thickM
 // node's bin dir, which containerd runs and which hands each ADD to the daemon over its socket. The
 // daemon runs the node's conflist: with the mesh plugin (linkerd-cni's stand-in) or without.
 const NS = 'ilk-multus-thick';
-const NET_D = join(STATE, 'net.d');
-const CONFLIST = join(NET_D, '10-interlock-cluster.conflist');
 const SHIM_FILE = join(NET_D, '00-multus.conf');
-const CRI = `unix://${join(STATE, 'containerd.sock')}`;
-const LINKERD = { type: 'linkerd-cni', rulesFile: LINKERD_RULES };
-const NETWORK_STATUS = 'k8s.v1.cni.cncf.io/network-status';
 
-interface Verdict {
-  readonly healthy: boolean;
-  readonly loads?: { readonly file: string; readonly chain: readonly string[] };
-  readonly delegate?: { readonly file: string; readonly chain: readonly string[] };
-  readonly findings: ReadonlyArray<{ readonly code: string; readonly file?: string; readonly message: string }>;
-}
-
-async function cniCheck(): Promise<{ exitCode: number; verdict: Verdict }> {
-  const argv = ['cni-check', '--mesh', 'linkerd', '--cni-conf-dir', NET_D, '--cri-endpoint', CRI];
-  const result = await interlockRun([...argv, '--version-timeout', '20s', '--format', 'json']);
-  try {
-    return { exitCode: result.exitCode, verdict: JSON.parse(result.stdout) as Verdict };
-  } catch {
-    throw new Error(`cni-check exit ${result.exitCode}: ${result.stdout}${result.stderr}`);
-  }
-}
-
-async function deploy(name: string): Promise<void> {
-  const injected = await interlock(
-    ['inject', '--mesh', 'linkerd', '--image', IMAGE],
-    linkerdDeployment(name, NS, 'linkerd.io/inject: enabled'),
-  );
-  await kubectl(['apply', '-f', '-'], injected);
-}
-
+const deploy = (name: string): Promise<void> => deployMeshed(name, NS);
+const networksOf = (pod: PodStatus) => networkStatus(pod, NS, daemonLogs);
 const validatorOf = (pod: PodStatus) => pod.status.initContainerStatuses?.find((c) => c.name === LINKERD_VALIDATOR);
-
-async function networkStatus(pod: PodStatus): Promise<Array<{ name: string; default?: boolean }>> {
-  const annotations = JSON.parse(
-    await kubectl(['get', 'pod', '-n', NS, pod.metadata.name, '-o', 'jsonpath={.metadata.annotations}']),
-  ) as Record<string, string>;
-  const status = annotations[NETWORK_STATUS];
-  if (!status) throw new Error(`${pod.metadata.name}: no ${NETWORK_STATUS} (Multus did not run)`);
-  return JSON.parse(status) as Array<{ name: string; default?: boolean }>;
-}
 
 async function daemonLogs(): Promise<string> {
   return kubectl(['logs', '-n', 'kube-system', 'daemonset/kube-multus-ds', '--tail=40']).catch(String);
@@ -105,7 +65,7 @@ describe('thick Multus v4.2.2 (the real multus-daemon and multus-shim)', () => {
   it("the daemon's shim file delegates to the node's conflist, the mesh plugin chained: the validator passes, cni-check is healthy", async () => {
     const shim = JSON.parse(readFileSync(SHIM_FILE, 'utf8')) as Record<string, unknown>;
     expect(shim).toMatchObject({ type: 'multus-shim', clusterNetwork: CONFLIST });
-    chainMeshPlugin(LINKERD);
+    chainMeshPlugin(LINKERD_PLUGIN);
     await sleep(2_000);
     await deploy('thick');
     const pod = await waitFor(
@@ -121,7 +81,7 @@ describe('thick Multus v4.2.2 (the real multus-daemon and multus-shim)', () => {
       throw new Error(`${String(error)}\n${await daemonLogs()}`);
     });
     expect(validatorOf(pod)?.restartCount).toBe(0);
-    expect(await networkStatus(pod)).toEqual([expect.objectContaining({ name: 'interlock-cluster', default: true })]);
+    expect(await networksOf(pod)).toEqual([expect.objectContaining({ name: 'interlock-cluster', default: true })]);
 
     const { exitCode, verdict } = await cniCheck();
     expect(verdict.findings).toEqual([]);
@@ -137,20 +97,14 @@ describe('thick Multus v4.2.2 (the real multus-daemon and multus-shim)', () => {
     chainMeshPlugin(undefined);
     await sleep(2_000);
     await deploy('thick-unmeshed');
-    const blocked = await waitFor(
-      'the validator backed off after failing twice',
-      async () => {
-        const [pod] = await podsOf(NS, 'app=thick-unmeshed');
-        const validator = pod && validatorOf(pod);
-        return validator && validator.restartCount >= 1 && validator.state.waiting?.reason === 'CrashLoopBackOff'
-          ? pod
-          : undefined;
-      },
+    const { pod: blocked } = await validatorBackedOff(
+      LINKERD_VALIDATOR,
+      async () => (await podsOf(NS, 'app=thick-unmeshed'))[0],
       180_000,
     );
     expect(validatorOf(blocked)?.lastState.terminated?.exitCode).toBe(95);
     expect(validatorOf(blocked)?.lastState.terminated?.message).toMatch(/InterceptionMissing/);
-    expect(await networkStatus(blocked)).toEqual([expect.objectContaining({ name: 'interlock-cluster' })]);
+    expect(await networksOf(blocked)).toEqual([expect.objectContaining({ name: 'interlock-cluster' })]);
 
     const { exitCode, verdict } = await cniCheck();
     expect(verdict.findings.map((finding) => finding.code)).toEqual(['MeshMissing']);

@@ -1,24 +1,20 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   chainMeshPlugin,
   freshNamespace,
-  IMAGE,
-  interlock,
-  interlockRun,
   kubectl,
-  linkerdDeployment,
   LINKERD_RULES,
   LINKERD_VALIDATOR,
   podsOf,
   setChain,
-  STATE,
   waitFor,
   type PodStatus,
+  validatorBackedOff,
 } from './cluster.js';
 import { installMultus, multusLog, removeMultus, setMultus, thinMultusConf } from './multus.js';
+import { cniCheck, CONFLIST, deployMeshed, LINKERD_PLUGIN, NET_D, networkStatus } from './multus-node.js';
 
 // Multus v4.2.2's real thin plugin (e2e/cluster/multus.ts) as the node's first CNI file on the real
 // Kubernetes v1.33.13: containerd loads 00-multus.conf, and Multus runs the chain it delegates the
@@ -27,20 +23,6 @@ import { installMultus, multusLog, removeMultus, setMultus, thinMultusConf } fro
 // node's own conflist says the opposite each time: a pod passes or is blocked by what Multus ran,
 // and cni-check, run as on the node, must judge Multus's delegate, not the file beside it.
 const NS = 'ilk-multus';
-const NET_D = join(STATE, 'net.d');
-const CONFLIST = join(NET_D, '10-interlock-cluster.conflist');
-const CRI = `unix://${join(STATE, 'containerd.sock')}`;
-const LINKERD = { type: 'linkerd-cni', rulesFile: LINKERD_RULES };
-/** Multus's pod annotation (pkg/k8sclient, v4.2.2): the networks it attached, as it reports them. */
-const NETWORK_STATUS = 'k8s.v1.cni.cncf.io/network-status';
-
-interface Verdict {
-  readonly healthy: boolean;
-  readonly loads?: { readonly file: string; readonly chain: readonly string[] };
-  readonly delegate?: { readonly file: string; readonly chain: readonly string[] };
-  readonly observed?: { readonly agrees: boolean };
-  readonly findings: ReadonlyArray<{ readonly code: string; readonly file?: string; readonly message: string }>;
-}
 
 /** The node's conflist as it is now (bridge, portmap, and the mesh plugin when chained). */
 const nodeConflist = (): Record<string, unknown> =>
@@ -48,31 +30,13 @@ const nodeConflist = (): Record<string, unknown> =>
 
 /** Multus's file and the node's conflist set, and a moment for containerd's watcher to reload them. */
 async function node(multus: Record<string, unknown>, conflistMesh: boolean): Promise<void> {
-  chainMeshPlugin(conflistMesh ? LINKERD : undefined);
+  chainMeshPlugin(conflistMesh ? LINKERD_PLUGIN : undefined);
   setMultus(multus);
   await sleep(2_000);
 }
 
-/** The Deployment `interlock inject` made of a Linkerd-meshed workload, applied. */
-async function deploy(name: string): Promise<void> {
-  const injected = await interlock(
-    ['inject', '--mesh', 'linkerd', '--image', IMAGE],
-    linkerdDeployment(name, NS, 'linkerd.io/inject: enabled'),
-  );
-  await kubectl(['apply', '-f', '-'], injected);
-}
-
-/** cni-check as on the node: the runtime's conf dir, and containerd asked over its CRI socket. */
-async function cniCheck(): Promise<{ exitCode: number; verdict: Verdict }> {
-  const argv = ['cni-check', '--mesh', 'linkerd', '--cni-conf-dir', NET_D, '--cri-endpoint', CRI];
-  const result = await interlockRun([...argv, '--version-timeout', '20s', '--format', 'json']);
-  try {
-    return { exitCode: result.exitCode, verdict: JSON.parse(result.stdout) as Verdict };
-  } catch {
-    throw new Error(`cni-check exit ${result.exitCode}: ${result.stdout}${result.stderr}`);
-  }
-}
-
+const deploy = (name: string): Promise<void> => deployMeshed(name, NS);
+const networksOf = (pod: PodStatus) => networkStatus(pod, NS, multusLog);
 const validatorOf = (pod: PodStatus) => pod.status.initContainerStatuses?.find((c) => c.name === LINKERD_VALIDATOR);
 
 async function running(app: string): Promise<PodStatus> {
@@ -84,16 +48,6 @@ async function running(app: string): Promise<PodStatus> {
     },
     180_000,
   );
-}
-
-/** The networks Multus reported on the pod: it ran, and which network it gave the pod. */
-async function networkStatus(pod: PodStatus): Promise<Array<{ name: string; interface?: string; default?: boolean }>> {
-  const annotations = JSON.parse(
-    await kubectl(['get', 'pod', '-n', NS, pod.metadata.name, '-o', 'jsonpath={.metadata.annotations}']),
-  ) as Record<string, string>;
-  const status = annotations[NETWORK_STATUS];
-  if (!status) throw new Error(`${pod.metadata.name}: no ${NETWORK_STATUS} (Multus did not run):\n${multusLog()}`);
-  return JSON.parse(status) as Array<{ name: string; interface?: string; default?: boolean }>;
 }
 
 let before = '';
@@ -129,7 +83,7 @@ describe('thin Multus v4.2.2 (the real plugin) loaded first by containerd', () =
     const pod = await running('inline');
     expect(validatorOf(pod)?.restartCount).toBe(0);
     // Multus itself ran the pod's primary network: its own report, the delegate's name, eth0.
-    expect(await networkStatus(pod)).toEqual([expect.objectContaining({ name: 'interlock-cluster', default: true })]);
+    expect(await networksOf(pod)).toEqual([expect.objectContaining({ name: 'interlock-cluster', default: true })]);
 
     const { exitCode, verdict } = await cniCheck();
     expect(verdict.findings).toEqual([]);
@@ -147,7 +101,7 @@ describe('thin Multus v4.2.2 (the real plugin) loaded first by containerd', () =
     await deploy('cluster-network');
     const pod = await running('cluster-network');
     expect(validatorOf(pod)?.restartCount).toBe(0);
-    expect(await networkStatus(pod)).toEqual([expect.objectContaining({ name: 'interlock-cluster', default: true })]);
+    expect(await networksOf(pod)).toEqual([expect.objectContaining({ name: 'interlock-cluster', default: true })]);
 
     const { exitCode, verdict } = await cniCheck();
     expect(verdict.findings).toEqual([]);
@@ -164,24 +118,16 @@ describe('thin Multus v4.2.2 (the real plugin) loaded first by containerd', () =
     const delegate = nodeConflist();
     await node(thinMultusConf({ delegates: [delegate] }), true);
     await deploy('unmeshed');
-    const blocked = await waitFor(
-      'the validator backed off after failing twice',
-      async () => {
-        const [pod] = await podsOf(NS, 'app=unmeshed');
-        const validator = pod && validatorOf(pod);
-        return validator && validator.restartCount >= 1 && validator.state.waiting?.reason === 'CrashLoopBackOff'
-          ? pod
-          : undefined;
-      },
+    const { pod: blocked } = await validatorBackedOff(
+      LINKERD_VALIDATOR,
+      async () => (await podsOf(NS, 'app=unmeshed'))[0],
       180_000,
     );
     const terminated = validatorOf(blocked)?.lastState.terminated;
     expect(terminated?.exitCode).toBe(95);
     expect(terminated?.message).toMatch(/InterceptionMissing/);
     expect(blocked.status.containerStatuses?.every((c) => !c.ready)).toBe(true);
-    expect(await networkStatus(blocked)).toEqual([
-      expect.objectContaining({ name: 'interlock-cluster', default: true }),
-    ]);
+    expect(await networksOf(blocked)).toEqual([expect.objectContaining({ name: 'interlock-cluster', default: true })]);
 
     const { exitCode, verdict } = await cniCheck();
     expect(verdict.findings.map((finding) => finding.code)).toEqual(['MeshMissing']);

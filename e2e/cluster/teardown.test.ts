@@ -26,6 +26,11 @@ const cgroupsLeft = (): string[] =>
   readdirSync('/sys/fs/cgroup').filter((hierarchy) => existsSync(`/sys/fs/cgroup/${hierarchy}/interlock-cluster`));
 const netnsLeft = (): boolean => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).includes('ilk-cluster');
 const vethLeft = (): boolean => execFileSync('ip', ['-o', 'link'], { encoding: 'utf8' }).includes('ilk-cluster0');
+/** The host's routes for the cluster's ranges (scripts/cluster.sh host_routes): the pod range via the node, the Service range nowhere. */
+const hostRoutes = (): string[] =>
+  execFileSync('ip', ['route', 'show'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => /10\.23[23]\./.test(line));
 
 // Brought back up for whatever runs after this file.
 afterAll(() => {
@@ -60,6 +65,11 @@ describe('npm run cluster:down', () => {
     process.kill(supervisor, 'SIGKILL');
 
     expect(cluster('up').trim().split('\n').at(-1)).toBe(`KUBECONFIG=${STATE}/admin.kubeconfig`);
+    // Nothing for the cluster's ranges takes the host's default route off the machine.
+    expect(hostRoutes().sort()).toEqual([
+      expect.stringMatching(/^10\.232\.0\.0\/24 via 10\.231\.0\.2 dev ilk-cluster0/),
+      expect.stringMatching(/^unreachable 10\.233\.0\.0\/24/),
+    ]);
     expect(processesIn(mntns).length).toBeGreaterThan(5);
 
     cluster('down');
@@ -67,6 +77,7 @@ describe('npm run cluster:down', () => {
     expect(cgroupsLeft()).toEqual([]);
     expect(netnsLeft()).toBe(false);
     expect(vethLeft()).toBe(false);
+    expect(hostRoutes()).toEqual([]);
     expect(existsSync(STATE)).toBe(false);
   });
 });

@@ -11,6 +11,7 @@ import {
   setChain,
   waitFor,
   type PodStatus,
+  validatorBackedOff,
 } from './cluster.js';
 
 // The validator against the real Kubernetes v1.33.13 (scripts/cluster.sh): the kubelet runs the
@@ -39,17 +40,7 @@ describe('Linkerd, on a real kubelet and API server', () => {
   it('the mesh plugin never ran: Init:CrashLoopBackOff, exit 95 with the reason, and the Warning Event in kubectl describe', async () => {
     const injected = await interlock(['inject', '--mesh', 'linkerd', '--report-event', '--image', IMAGE], deployment);
     await kubectl(['apply', '-f', '-'], injected);
-    blocked = await waitFor(
-      'the validator backed off after failing twice',
-      async () => {
-        const [pod] = await podsOf(NS, 'app=web');
-        const validator = pod && validatorOf(pod);
-        return validator && validator.restartCount >= 1 && validator.state.waiting?.reason === 'CrashLoopBackOff'
-          ? pod
-          : undefined;
-      },
-      180_000,
-    );
+    ({ pod: blocked } = await validatorBackedOff(VALIDATOR, async () => (await podsOf(NS, 'app=web'))[0], 180_000));
     const terminated = validatorOf(blocked)?.lastState.terminated;
     expect(terminated?.exitCode).toBe(95);
     expect(terminated?.message).toMatch(/InterceptionMissing/);

@@ -5,18 +5,9 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { meshPods } from '../../scripts/mesh-pods.mjs';
-import { makeAuthority, removeAuthority, type Authority } from '../../test/harness/certs.js';
-import {
-  IMAGE,
-  interlock,
-  kubectl,
-  LINKERD_RULES,
-  LINKERD_VALIDATOR,
-  setChain,
-  STAND_IN,
-  STATE,
-  waitFor,
-} from './cluster.js';
+import { removeAuthority, type Authority } from '../../test/harness/certs.js';
+import { installWebhook } from './install.js';
+import { IMAGE, kubectl, LINKERD_RULES, LINKERD_VALIDATOR, setChain, STAND_IN, STATE, waitFor } from './cluster.js';
 
 // The admission path on a real API server: `interlock manifest --webhook --ca-bundle` applied as
 // printed, the webhook running as the Deployment it prints, and a pod exactly as Linkerd's injector
@@ -76,54 +67,7 @@ const validatorImage = async (name: string): Promise<string> =>
   ]);
 
 beforeAll(async () => {
-  authority = makeAuthority('cluster-webhook', {
-    commonName: `interlock-webhook.${WEBHOOK_NS}.svc`,
-    altNames: [`DNS:interlock-webhook.${WEBHOOK_NS}.svc`],
-  });
-  printed = await interlock([
-    'manifest',
-    '--webhook',
-    '--ca-bundle',
-    join(authority.dir, 'ca.crt'),
-    '--image',
-    IMAGE,
-    '--api-server-cidr',
-    '10.231.0.2/32',
-  ]);
-  await kubectl(['apply', '-f', '-'], printed);
-  // Applied, not created: a cluster kept from an earlier run may hold the Secret already.
-  const secret = await kubectl([
-    'create',
-    'secret',
-    'tls',
-    'interlock-webhook-tls',
-    '-n',
-    WEBHOOK_NS,
-    '--cert',
-    join(authority.dir, 'tls.crt'),
-    '--key',
-    join(authority.dir, 'tls.key'),
-    '--dry-run=client',
-    '-o',
-    'yaml',
-  ]);
-  await kubectl(['apply', '-f', '-'], secret);
-  await waitFor(
-    'a ready webhook replica',
-    async () =>
-      Number(
-        await kubectl([
-          'get',
-          'deploy',
-          'interlock-webhook',
-          '-n',
-          WEBHOOK_NS,
-          '-o',
-          'jsonpath={.status.readyReplicas}',
-        ]),
-      ) >= 1,
-    180_000,
-  );
+  ({ authority, printed } = await installWebhook('cluster-webhook'));
   await kubectl(['delete', 'namespace', 'emojivoto', '--ignore-not-found', '--wait=true', '--timeout=120s']);
   await kubectl(['create', 'namespace', 'emojivoto']);
   await kubectl(['create', 'serviceaccount', 'web', '-n', 'emojivoto']);

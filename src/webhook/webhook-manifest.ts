@@ -232,8 +232,10 @@ function deployment(options: WebhookManifestOptions, metadata: Document): Docume
  * Without --api-server-cidr the printed NetworkPolicy lets every source reach the admission port:
  * any pod can then hold its connections, and with failurePolicy Ignore an unanswered admission
  * admits a pod with no validator at all (ambient pods have no mesh validator to fall back on).
+ * Its egress is then open to any address on the API server's ports: a compromised webhook could
+ * reach any service listening on 443 or 6443, so the warning says that too.
  */
-export const OPEN_ADMISSION_PORT_WARNING = `no --api-server-cidr: the NetworkPolicy opens the admission port ${PORT} to every source in the cluster. Give the API server's addresses (--api-server-cidr CIDR[,CIDR]) so only it can connect; with failurePolicy Ignore a webhook kept busy admits pods with no validator at all.`;
+export const OPEN_ADMISSION_PORT_WARNING = `no --api-server-cidr: the NetworkPolicy opens the admission port ${PORT} to every source in the cluster, and lets the webhook connect to any address on TCP 443 and 6443 (it reads its own pod from the API server). Give the API server's addresses (--api-server-cidr CIDR[,CIDR]) so only it can connect and only it is reached; with failurePolicy Ignore a webhook kept busy admits pods with no validator at all.`;
 
 /**
  * Only what must reach the webhook does: the API server to the admission port (from its addresses

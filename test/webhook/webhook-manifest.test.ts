@@ -286,6 +286,23 @@ describe('interlock manifest --webhook', () => {
     expect(container.readinessProbe.httpGet).toMatchObject({ port: 'metrics', scheme: 'HTTP' });
   });
 
+  it('without --api-server-cidr the warning names both openings the policy prints: any source in, ports 443 and 6443 out', async () => {
+    const outcome = await runManifest(['--webhook', '--image', 'registry.example/interlock:1.0.0'], {});
+    const policy = byKind(
+      parseAllDocuments(outcome.stdout).map((document) => document.toJS() as Doc),
+      'NetworkPolicy',
+    );
+    const outPorts = (policy.spec.egress[0].ports as Doc[]).map((port) => port.port as number);
+    expect(policy.spec.egress[0].to).toBeUndefined();
+    expect(outcome.stderr).toContain('every source in the cluster');
+    expect(outcome.stderr).toContain(`any address on TCP ${outPorts.join(' and ')}`);
+    const narrowed = await runManifest(
+      ['--webhook', '--image', 'registry.example/interlock:1.0.0', '--api-server-cidr', '10.0.0.10/32'],
+      {},
+    );
+    expect(narrowed.stderr).not.toContain('any address');
+  });
+
   it('--webhook-client-ca ships the CA in a ConfigMap and runs the webhook with --client-ca on it', async () => {
     const documents = await printed('--webhook-client-ca', caFile);
     const configMap = byKind(documents, 'ConfigMap');

@@ -56,7 +56,7 @@ export const API_SERVER_CIDR_FLAG: FlagDef<string[]> = {
   name: 'api-server-cidr',
   kind: 'value',
   placeholder: 'CIDR[,CIDR...]',
-  help: "With --webhook: the API servers' addresses, the only sources the NetworkPolicy lets reach the webhook port (default: any source; the API server is not a pod a selector can name).",
+  help: "With --webhook: the API servers' addresses, the only sources the NetworkPolicy lets reach the webhook port and the only destinations it lets the webhook reach (default: any address, TCP 443 and 6443 out; the API server is not a pod a selector can name).",
   parse: parseCidrTexts,
 };
 

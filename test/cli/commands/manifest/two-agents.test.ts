@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
@@ -100,5 +101,20 @@ describe('manifest --node-agent: one agent per mesh on one cluster', () => {
     const current = new Set(documents.map(key));
     expect(retired.filter((k) => current.has(k))).toEqual([]);
     expect(retired.some((k) => k.startsWith('Namespace'))).toBe(false);
+  });
+
+  it('retires exactly what the single-agent release printed (its own output, kept), the Namespace aside', async () => {
+    const old = parseAllDocuments(
+      readFileSync(new URL('../../../fixtures/releases/eb429c1/node-agent-linkerd.yaml', import.meta.url), 'utf8'),
+    ).map((document) => document.toJS() as Doc);
+    const documents = await printed(['--node-agent', '--mesh', 'linkerd', '--namespace', 'ilk-upgrade']);
+    const record = documents.find((d) => d.metadata.labels?.['app.kubernetes.io/name'] === 'interlock-install')!;
+    const retired = parseAllDocuments(record.data?.['retired'] ?? '')
+      .map((d) => d.toJS() as Doc | null)
+      .filter((d): d is Doc => d !== null)
+      .map(key);
+    const installed = old.filter((d) => d.kind !== 'Namespace').map(key);
+    expect(installed.length).toBeGreaterThan(6);
+    expect([...retired].sort()).toEqual([...installed].sort());
   });
 });

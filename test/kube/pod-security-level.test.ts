@@ -385,6 +385,29 @@ describe('the edges mutation testing found unasked', () => {
     });
   });
 
+  it('names an explicit false or a bad profile before an earlier container that leaves the field unset, as upstream orders them', () => {
+    const restrictedContext = { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } };
+    const pod = (first: Record<string, unknown>, second: Record<string, unknown>) => ({
+      spec: {
+        containers: [
+          { name: 'a', securityContext: { ...restrictedContext, ...first } },
+          { name: 'b', securityContext: { ...restrictedContext, ...second } },
+        ],
+      },
+    });
+    const seccomp = { seccompProfile: { type: 'RuntimeDefault' } };
+    expect(podSecurityLevel(pod(seccomp, { ...seccomp, runAsNonRoot: false })).violations.restricted?.sentence).toBe(
+      'container b: securityContext.runAsNonRoot false',
+    );
+    const nonRoot = { runAsNonRoot: true };
+    expect(
+      podSecurityLevel(pod(nonRoot, { ...nonRoot, seccompProfile: { type: 'Unconfined' } })).violations.restricted,
+    ).toEqual({
+      check: 'seccompProfile_restricted',
+      sentence: 'container b: securityContext.seccompProfile.type Unconfined',
+    });
+  });
+
   it('a Windows pod whose container has no securityContext is judged by the pod-level fields alone', () => {
     const windows = (podContext: Record<string, unknown>) =>
       podSecurityLevel({ spec: { os: { name: 'windows' }, securityContext: podContext, containers: [{ name: 'w' }] } });

@@ -1,7 +1,8 @@
 /**
- * Where a mesh says it runs in CNI mode, from its own charts (pinned in
- * test/fixtures/meshes/facts/mesh-cni-install.json): the CNI node DaemonSet's name, and the
- * ConfigMap whose `values` key holds the control plane's chart values with the switch's path.
+ * Where a mesh says it runs in CNI mode, from its own charts (each mesh module names the chart
+ * templates beside its value; the CNI namespaces are pinned in
+ * test/fixtures/meshes/facts/infrastructure-namespaces.json): the CNI node DaemonSet's name, and
+ * the ConfigMap whose `values` key holds the control plane's chart values with the switch's path.
  */
 export interface MeshCniFacts {
   readonly daemonSet: string;

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { definitionChain, type AttachmentDefinition } from '../../src/cni/attachment-definition.js';
+import {
+  definitionChain,
+  type AttachmentDefinition,
+  type DefinitionRead,
+} from '../../src/cni/attachment-definition.js';
+import type { MultusApiView } from '../../src/cni/multus-api-view.js';
 import type { AttachmentPod } from '../../src/cni/attachment-pod.js';
 import { podAttachmentFindings } from '../../src/cni/pod-attachment-findings.js';
 import { conf, conflist, listing } from './listing.js';
@@ -117,6 +122,33 @@ describe('a pod whose definitions cannot all be read', () => {
     expect(findings[0]?.message).toContain(
       'carries istio-cni (network "istio-cni", /etc/cni/multus/net.d/istio-cni.conf): it names none;',
     );
+  });
+
+  it('each sentence names the pod, the annotation and why each definition gives no mesh plugin', () => {
+    const messages = (reads: Record<string, DefinitionRead>, pods: MultusApiView['pods'] = { ok: true, pods: [pod] }) =>
+      podAttachmentFindings(
+        { definitions: new Map(Object.entries(reads)), pods },
+        attachment,
+        'istio-cni',
+        undefined,
+        '1.1',
+      ).map((finding) => finding.message);
+    const annotation = 'meshed pod app/web has k8s.v1.cni.cncf.io/networks: "a, b"';
+    expect(messages({ 'app/a': { state: 'unreadable', message: 'answered 403' } })).toEqual([
+      `${annotation}, and whether it gives istio-cni is not known: NetworkAttachmentDefinition app/a cannot be read (answered 403); NetworkAttachmentDefinition app/b cannot be read (not read)`,
+    ]);
+    const broken = { state: 'found', definition: definition('{not json', 'b') } as const;
+    const plain = { state: 'found', definition: definition(conflist('a', ['bridge', 'portmap']), 'a') } as const;
+    expect(messages({ 'app/a': plain, 'app/b': broken })).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^${annotation}, and no attachment it requests carries istio-cni \\(network "istio-cni", ${MULTUS_DIR}/istio-cni.conf\\): NetworkAttachmentDefinition app/a gives NetworkAttachmentDefinition app/a \\(spec.config\\), whose chain \\[bridge, portmap\\] has no istio-cni; NetworkAttachmentDefinition app/b's spec.config does not parse: .*; Multus never runs istio-cni for it: the pod has no mesh rules \\(unmeshed\\)$`,
+        ),
+      ),
+    ]);
+    expect(messages({}, { ok: false, message: 'answered 403' })).toEqual([
+      "the node's pods cannot be listed (answered 403): whether each meshed pod requests istio-cni's attachment is not known",
+    ]);
   });
 
   it('no pod list asked for (a chained layout): nothing to judge', () => {

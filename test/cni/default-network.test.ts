@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { auditCni } from '../../src/cni/audit-cni.js';
+import { defaultNetworkFindings } from '../../src/cni/default-network-findings.js';
 import type { AttachmentDefinition, DefinitionRead } from '../../src/cni/attachment-definition.js';
 import { attachmentPodOf, type AttachmentPod } from '../../src/cni/attachment-pod.js';
 import type { CniAuditInput } from '../../src/cni/cni-audit-input.js';
@@ -118,6 +119,37 @@ describe("Multus's rules for the default network", () => {
       multusApi: { definitions: new Map(Object.entries(PRIMARY)), pods: { ok: false, message: 'forbidden' } },
     });
     expect(codes(unlisted)).toEqual(['warning:AttachmentUnread']);
+    expect(unlisted.findings[0]?.message).toBe(
+      `the node's pods cannot be listed (forbidden): whether a meshed pod replaces its primary network with ${ANNOTATION} is not known`,
+    );
+  });
+
+  it('each finding says why: refused, none named, unread, broken', () => {
+    const message = (value: string, definitions: Record<string, DefinitionRead> = {}) =>
+      audit({ multusApi: view(definitions, [pod(docs, value)]) }).findings.map((f) => `${f.code}: ${f.message}`);
+    const refused = message('Not_A_Label');
+    expect(refused).toEqual([
+      expect.stringMatching(/^PodAttachmentMissing: .*, which Multus refuses \(.+\): every sandbox/),
+    ]);
+    expect(message('[]')).toEqual([expect.stringContaining('which names 0 networks, not one')]);
+    expect(message(docs.value)).toEqual([
+      `AttachmentUnread: meshed pod ${pod(docs).namespace}/${docs.pod} has ${ANNOTATION}: "${docs.value}"; NetworkAttachmentDefinition kube-system/${docs.value}, its primary network, cannot be read (not read): whether it chains linkerd-cni is not known`,
+    ]);
+    const broken: DefinitionRead = {
+      state: 'found',
+      definition: { namespace: 'kube-system', name: docs.value, config: '{not json' },
+    };
+    expect(message(docs.value, { [`kube-system/${docs.value}`]: broken })).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^PodAttachmentMissing: meshed pod .*; NetworkAttachmentDefinition kube-system/${docs.value}'s spec.config does not parse`,
+        ),
+      ),
+    ]);
+  });
+
+  it('no API view (the audit was given no API): no finding, nothing read', () => {
+    expect(defaultNetworkFindings(undefined, 'linkerd-cni', 'kube-system', undefined, '1.1')).toEqual([]);
   });
 
   it("no Multus: the annotation is nobody's to read", () => {

@@ -17,8 +17,11 @@ npm run typecheck --silent
 npm run lint --silent
 
 # The real helm for the chart's tests (test/chart/), built from tools/helm/go.mod once per machine.
-command -v go >/dev/null || { echo "test: Go is needed to build helm (tools/helm/go.mod)" >&2; exit 1; }
+command -v go >/dev/null || { echo "test: Go is needed to build helm and the PromQL engine (tools/)" >&2; exit 1; }
 bash scripts/ensure-helm.sh >/dev/null
+# Prometheus's own PromQL engine for the alerts' tests (test/cli/commands/manifest/), built from
+# tools/promql/go.mod once per machine.
+bash scripts/ensure-promql.sh >/dev/null
 # Istio's real CNI plugin for the cluster project (e2e/cluster/istio.test.ts), built from
 # cluster/mesh-cni/go.mod once per machine (about 7.5 minutes cold).
 bash scripts/ensure-istio-cni.sh >/dev/null

@@ -15,7 +15,7 @@ import {
 // and Multus's own report on a pod.
 export const NET_D = join(STATE, 'net.d');
 export const CONFLIST = join(NET_D, '10-interlock-cluster.conflist');
-export const CRI = `unix://${join(STATE, 'containerd.sock')}`;
+const CRI = `unix://${join(STATE, 'containerd.sock')}`;
 /** linkerd-cni's stand-in, writing linkerd-cni's recorded rules (as validator.test.ts). */
 export const LINKERD_PLUGIN = { type: 'linkerd-cni', rulesFile: LINKERD_RULES };
 /** Multus's pod annotation (pkg/k8sclient, v4.2.2): the networks it attached, as it reports them. */

@@ -7,10 +7,10 @@ import { valueOf, type Found } from './install-snapshot.js';
 import { at, count, list, record, text } from './json-path.js';
 import { namespaceLabels, selects } from './label-selector.js';
 import { meshCniFacts, type MeshCniFacts } from './mesh-cni-facts.js';
+import { podSecurityChecks } from './pod-security-preflight.js';
 import type { PreflightSnapshot } from './preflight-snapshot.js';
 import { unreadable } from './webhook-checks.js';
 
-const ENFORCE = 'pod-security.kubernetes.io/enforce';
 const first = (found: Found): unknown => list(at(valueOf(found), 'items'))[0];
 const namespaceOf = (object: unknown) => text(at(object, 'metadata', 'namespace'));
 
@@ -18,10 +18,10 @@ const namespaceOf = (object: unknown) => text(at(object, 'metadata', 'namespace'
 export function preflightChecks(snapshot: PreflightSnapshot): InstallCheckResult[] {
   return [
     ...cniChecks(snapshot),
-    certificateCheck(snapshot),
+    ...(snapshot.plan.parts.webhook ? [certificateCheck(snapshot)] : []),
     ...(snapshot.plan.monitoring ? [monitoringCheck(snapshot)] : []),
-    podSecurityCheck(snapshot),
-    ...(snapshot.plan.failurePolicy === 'Fail' ? [failurePolicyCheck(snapshot)] : []),
+    ...podSecurityChecks(snapshot),
+    ...(snapshot.plan.parts.webhook && snapshot.plan.failurePolicy === 'Fail' ? [failurePolicyCheck(snapshot)] : []),
   ];
 }
 
@@ -144,38 +144,6 @@ function monitoringCheck(snapshot: PreflightSnapshot): InstallCheckResult {
     'fail',
     `--monitoring prints ${missing.join(' and ')}, which this cluster does not serve (monitoring.coreos.com/v1): the apply fails`,
     'kubectl apply --server-side -f https://github.com/prometheus-operator/prometheus-operator/releases/latest/download/bundle.yaml  # or drop --monitoring',
-  );
-}
-
-/** The agent runs privileged on the host network: a namespace enforcing baseline or restricted refuses its pods. */
-function podSecurityCheck(snapshot: PreflightSnapshot): InstallCheckResult {
-  const name = snapshot.plan.nodeNamespace;
-  if (snapshot.namespaces.state !== 'found')
-    return unreadable('preflight', 'pod-security', 'the namespaces', snapshot.namespaces);
-  const namespace = list(at(snapshot.namespaces.value, 'items')).find(
-    (item) => text(at(item, 'metadata', 'name')) === name,
-  );
-  if (namespace === undefined)
-    return installCheck(
-      'preflight',
-      'pod-security',
-      'pass',
-      `Namespace ${name} does not exist yet: manifest --node-agent creates it with ${ENFORCE}=privileged`,
-    );
-  const enforce = record(at(namespace, 'metadata', 'labels'))[ENFORCE];
-  if (enforce === 'baseline' || enforce === 'restricted')
-    return installCheck(
-      'preflight',
-      'pod-security',
-      'fail',
-      `Namespace ${name} enforces PodSecurity ${enforce}: it refuses the node agent's privileged host-network pods`,
-      `kubectl label namespace ${name} ${ENFORCE}=privileged --overwrite  # or print the agent into a namespace of its own (manifest --node-agent --namespace)`,
-    );
-  return installCheck(
-    'preflight',
-    'pod-security',
-    'pass',
-    `Namespace ${name} admits the node agent (PodSecurity ${enforce ?? 'not enforced'})`,
   );
 }
 

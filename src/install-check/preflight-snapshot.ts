@@ -11,6 +11,10 @@ export interface PreflightPlan {
   readonly webhookNamespace: string;
   readonly nodeNamespace: string;
   readonly image: string | undefined;
+  /** The parts the install prints (`--webhook`, `--node-agent`; neither: both). */
+  readonly parts: { readonly webhook: boolean; readonly nodeAgent: boolean };
+  /** The meshed pods' validator runs the rules check (uid 0, NET_ADMIN, NET_RAW). */
+  readonly rulesCheck: boolean;
 }
 
 /** Everything `check --pre` reads, read once; the checks are pure functions of it. */
@@ -40,7 +44,7 @@ export async function readPreflight(get: Get, plan: PreflightPlan): Promise<Pref
       facts ? get('/apis/apps/v1/daemonsets', byName(facts.daemonSet)) : absent,
       facts?.config ? get('/api/v1/configmaps', byName(facts.config.configMap)) : absent,
       get('/apis/apps/v1/deployments', byName('cert-manager')),
-      plan.caBundle ? absent : get('/apis/cert-manager.io/v1'),
+      plan.caBundle || !plan.parts.webhook ? absent : get('/apis/cert-manager.io/v1'),
       plan.monitoring ? get('/apis/monitoring.coreos.com/v1') : absent,
     ]);
   return { plan, namespaces, cniDaemonSets, meshConfigs, certManagerDeployments, certManagerApi, monitoringApi };

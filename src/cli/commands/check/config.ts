@@ -1,3 +1,4 @@
+import type { FlagDef } from '../../../config/flag-def.js';
 import type { ParsedFlags } from '../../../config/parsed-flags.js';
 import { flagValue } from '../../../config/parsed-flags.js';
 import type { PreflightPlan } from '../../../install-check/preflight-snapshot.js';
@@ -11,6 +12,9 @@ import {
   PRE_IMAGE_FLAG,
   PRE_MESH_FLAG,
   PRE_MONITORING_FLAG,
+  PRE_NODE_AGENT_FLAG,
+  PRE_RULES_CHECK_FLAG,
+  PRE_WEBHOOK_FLAG,
 } from './flags.js';
 
 /** What `check` was asked: the install as it is (optionally its data plane), or a preflight of one. */
@@ -24,7 +28,14 @@ export type CheckMode =
     }
   | { readonly kind: 'pre'; readonly plan: PreflightPlan };
 
-const PRE_ONLY = [PRE_MESH_FLAG, PRE_CA_BUNDLE_FLAG, PRE_FAILURE_POLICY_FLAG] as const;
+const PRE_ONLY: readonly FlagDef<unknown>[] = [
+  PRE_MESH_FLAG,
+  PRE_CA_BUNDLE_FLAG,
+  PRE_FAILURE_POLICY_FLAG,
+  PRE_WEBHOOK_FLAG,
+  PRE_NODE_AGENT_FLAG,
+  PRE_RULES_CHECK_FLAG,
+];
 
 /** The mode, or the sentence refusing a flag given where it means nothing. */
 export function checkMode(parsed: ParsedFlags): CheckMode | string {
@@ -46,6 +57,8 @@ export function checkMode(parsed: ParsedFlags): CheckMode | string {
   }
   if (dataPlane)
     return '--data-plane and --pre exclude each other: a preflight has no meshed pods of Interlock to check';
+  const webhookOnly = flagValue(parsed, PRE_WEBHOOK_FLAG) === true;
+  const agentOnly = flagValue(parsed, PRE_NODE_AGENT_FLAG) === true;
   return {
     kind: 'pre',
     plan: {
@@ -56,6 +69,9 @@ export function checkMode(parsed: ParsedFlags): CheckMode | string {
       webhookNamespace: webhook ?? WEBHOOK_NAMESPACE,
       nodeNamespace: node ?? 'interlock-system',
       image: flagValue(parsed, PRE_IMAGE_FLAG),
+      // As manifest prints parts: the ones named, and with neither named, both.
+      parts: { webhook: webhookOnly || !agentOnly, nodeAgent: agentOnly || !webhookOnly },
+      rulesCheck: flagValue(parsed, PRE_RULES_CHECK_FLAG) === true,
     },
   };
 }

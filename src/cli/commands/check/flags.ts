@@ -33,7 +33,7 @@ export const DATA_PLANE_FLAG: DefaultedFlag<boolean> = {
 export const PRE_FLAG: DefaultedFlag<boolean> = {
   name: 'pre',
   kind: 'switch',
-  help: "Preflight, before an install: the mesh's CNI mode (--mesh), cert-manager or --ca-bundle, the Prometheus Operator's CRDs (--monitoring), the agent namespace's PodSecurity, and what --failure-policy Fail would select.",
+  help: "Preflight, before an install: the mesh's CNI mode (--mesh), cert-manager or --ca-bundle, the Prometheus Operator's CRDs (--monitoring), the PodSecurity of each namespace the install puts pods in (the agent's, the webhook's, the meshed ones), and what --failure-policy Fail would select.",
   parse: parseSwitch,
   default: false,
 };
@@ -44,7 +44,7 @@ export const PRE_MESH_FLAG: FlagDef<Mesh> = {
   kind: 'value',
   placeholder: 'MESH',
   choices: MESHES,
-  help: `With --pre: the mesh (${MESHES.join(', ')}) whose CNI mode is checked.`,
+  help: `With --pre: the mesh (${MESHES.join(', ')}) whose CNI mode and meshed namespaces are checked.`,
   parse: oneOf<Mesh>(MESHES),
 };
 
@@ -70,6 +70,27 @@ export const PRE_FAILURE_POLICY_FLAG: FlagDef<'Ignore' | 'Fail'> = {
   placeholder: 'Ignore|Fail',
   help: "With --pre: the webhook's failurePolicy; Fail lists the namespaces of the mesh, its CNI and cert-manager it would select.",
   parse: oneOf(['Ignore', 'Fail'], { say: 'or', exact: true }),
+};
+
+export const PRE_WEBHOOK_FLAG: FlagDef<boolean> = {
+  name: 'webhook',
+  kind: 'switch',
+  help: 'With --pre: the install has the webhook (manifest --webhook); with --node-agent too, or neither, both parts.',
+  parse: parseSwitch,
+};
+
+export const PRE_NODE_AGENT_FLAG: FlagDef<boolean> = {
+  name: 'node-agent',
+  kind: 'switch',
+  help: 'With --pre: the install has the node agent (manifest --node-agent); with --webhook too, or neither, both parts.',
+  parse: parseSwitch,
+};
+
+export const PRE_RULES_CHECK_FLAG: FlagDef<boolean> = {
+  name: 'rules-check',
+  kind: 'switch',
+  help: "With --pre: the meshed pods' validator runs the rules check (inject --rules-check), which only PodSecurity privileged admits.",
+  parse: parseSwitch,
 };
 
 export const PRE_IMAGE_FLAG: FlagDef<string> = {
@@ -102,6 +123,9 @@ export const CHECK_FLAGS: readonly FlagDef[] = [
   PRE_MONITORING_FLAG,
   PRE_FAILURE_POLICY_FLAG,
   PRE_IMAGE_FLAG,
+  PRE_WEBHOOK_FLAG,
+  PRE_NODE_AGENT_FLAG,
+  PRE_RULES_CHECK_FLAG,
   WAIT_FLAG,
   CHECK_OUTPUT_FLAG,
   HELP_FLAG,

@@ -28,26 +28,43 @@ const nodeRelabeling = () => [
   { sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'node', action: 'replace' },
 ];
 
+/** Whose alerts a rule speaks for: the part's namespace and the job label its PodMonitor gives (namespace/name). */
+interface Scope {
+  readonly namespace: string;
+  readonly job: string;
+}
+
+/** The agents' DaemonSets: one per mesh (`interlock-node-MESH`), and the single agent of earlier releases. */
+const AGENT_DAEMONSETS = `${NODE_AGENT_NAME}(-.+)?`;
+
 /**
  * The alerts an operator wants, on the metrics Interlock exports (src/node-agent/agent-metrics.ts,
- * src/webhook/webhook-metrics.ts); the taint, which the agent sets on the node rather than
- * counting, is read from kube-state-metrics' `kube_node_spec_taint`.
+ * src/webhook/webhook-metrics.ts), each scoped to its part's job and namespace: an operator with
+ * agents in two namespaces prints `--monitoring` once per namespace, and each rule speaks for its
+ * own agents (the webhook's and the taint's alerts come out identical, which Alertmanager dedupes).
+ * What Interlock cannot count itself (the taint it sets, how many agents and webhook replicas are
+ * wanted) is read from kube-state-metrics, and an alert says when those series are missing.
  */
 export function alertRules(options: MonitoringOptions): AlertRule[] {
+  const nodeNamespace = options.nodeNamespace ?? 'interlock-system';
+  const webhookNamespace = options.webhookNamespace ?? WEBHOOK_NAMESPACE;
+  const agents = { namespace: nodeNamespace, job: `${nodeNamespace}/${NODE_AGENT_NAME}` };
+  const webhook = { namespace: webhookNamespace, job: `${webhookNamespace}/${WEBHOOK_NAME}` };
   return [
-    ...agentAlerts(`${options.nodeNamespace ?? 'interlock-system'}/${NODE_AGENT_NAME}`),
-    ...recheckAlerts(),
-    ...gateAlerts(),
-    ...webhookAlerts(options),
+    ...agentAlerts(agents),
+    ...agentPresenceAlerts(agents),
+    ...recheckAlerts(agents),
+    ...gateAlerts(agents),
+    ...webhookAlerts(webhook),
   ];
 }
 
-/** The node agent's alerts; `agentJob` is the job label its PodMonitor gives (namespace/name). */
-function agentAlerts(agentJob: string): AlertRule[] {
+/** The node agent's alerts on its own metrics. */
+function agentAlerts({ job }: Scope): AlertRule[] {
   return [
     {
       alert: 'InterlockPodsBlocked',
-      expr: 'sum by (node, reason) (increase(interlock_node_blocked_pods_total[15m])) > 0',
+      expr: `sum by (namespace, node, reason) (increase(interlock_node_blocked_pods_total{job="${job}"}[15m])) > 0`,
       for: '0m',
       severity: 'warning',
       summary: 'Pods on {{ $labels.node }} failed the mesh check: {{ $labels.reason }}',
@@ -56,13 +73,40 @@ function agentAlerts(agentJob: string): AlertRule[] {
     },
     {
       alert: 'InterlockNodeBreakerOpen',
-      expr: 'max by (node) (interlock_node_breaker_open) == 1',
+      expr: `max by (namespace, node) (interlock_node_breaker_open{job="${job}"}) == 1`,
       for: '1m',
       severity: 'critical',
       summary: 'Interlock stopped recreating pods on {{ $labels.node }}',
       description:
         "The node's circuit breaker is open: too many pods failed there. Check the node's CNI (interlock cni-check) and the agent's Events.",
     },
+    {
+      alert: 'InterlockCniAuditFailing',
+      expr: `max by (namespace, node) (interlock_node_cni_audit_healthy{job="${job}"}) == 0`,
+      for: '5m',
+      severity: 'warning',
+      summary: 'The CNI configuration audit fails on {{ $labels.node }}',
+      description: 'The mesh plugin is not chained as pods need it there. Run interlock cni-check on the node.',
+    },
+    {
+      alert: 'InterlockNodeAgentApiErrors',
+      expr: `sum by (namespace, node, operation) (rate(interlock_node_api_errors_total{job="${job}"}[5m])) > 0.1`,
+      for: '10m',
+      severity: 'warning',
+      summary: 'The node agent on {{ $labels.node }} fails to {{ $labels.operation }}',
+      description: 'Kubernetes API calls fail; check its RBAC with interlock check.',
+    },
+  ];
+}
+
+/**
+ * Whether the agents run where they should, and the taint they set: kube-state-metrics' series.
+ * The agents' DaemonSets say how many are wanted (linux nodes only, several meshes' agents per
+ * namespace), so an install without an agent wants none and never alarms.
+ */
+function agentPresenceAlerts({ namespace, job }: Scope): AlertRule[] {
+  const desired = `kube_daemonset_status_desired_number_scheduled{namespace="${namespace}",daemonset=~"${AGENT_DAEMONSETS}"}`;
+  return [
     {
       alert: 'InterlockNodeTainted',
       expr: `max by (node) (kube_node_spec_taint{key="${NODE_TAINT.key}"}) > 0`,
@@ -72,39 +116,35 @@ function agentAlerts(agentJob: string): AlertRule[] {
       description: `The node agent set ${NODE_TAINT.key}:${NODE_TAINT.effect}; no new pod is scheduled there until the breaker closes. Needs kube-state-metrics.`,
     },
     {
-      alert: 'InterlockCniAuditFailing',
-      expr: 'max by (node) (interlock_node_cni_audit_healthy) == 0',
-      for: '5m',
-      severity: 'warning',
-      summary: 'The CNI configuration audit fails on {{ $labels.node }}',
-      description: 'The mesh plugin is not chained as pods need it there. Run interlock cni-check on the node.',
-    },
-    {
-      alert: 'InterlockNodeAgentApiErrors',
-      expr: 'sum by (node, operation) (rate(interlock_node_api_errors_total[5m])) > 0.1',
-      for: '10m',
-      severity: 'warning',
-      summary: 'The node agent on {{ $labels.node }} fails to {{ $labels.operation }}',
-      description: 'Kubernetes API calls fail; check its RBAC with interlock check.',
-    },
-    {
       alert: 'InterlockNodeAgentDown',
-      expr: `sum(up{job="${agentJob}"}) < count(kube_node_info)`,
+      // max by daemonset: kube-state-metrics may run as two replicas, each exporting the series;
+      // group_left keeps the namespace (on() alone would leave the alert without labels). Without
+      // kube-state-metrics, agents scraped and every one down still fire.
+      expr: `(sum by (namespace) (max by (namespace, daemonset) (${desired})) > on() group_left () (count(up{job="${job}"} == 1) or on() vector(0))) or on() (max by (namespace) (up{job="${job}"}) == 0)`,
       for: '10m',
       severity: 'warning',
-      summary: 'The node agent is not scraped on every node',
+      summary: 'Fewer node agents answer in {{ $labels.namespace }} than their DaemonSets want',
       description:
-        'Fewer agents answer than there are nodes (kube_node_info needs kube-state-metrics). Run interlock check.',
+        'A node without its agent has no gate, no re-check and no CNI audit. kubectl get daemonset and interlock check name the nodes.',
+    },
+    {
+      alert: 'InterlockNodeAlertsBlind',
+      expr: `count by (namespace) (up{job="${job}"}) unless on() (count(${desired}) and on() count(kube_node_info))`,
+      for: '15m',
+      severity: 'warning',
+      summary: 'InterlockNodeAgentDown and InterlockNodeTainted cannot fire: no kube-state-metrics series',
+      description:
+        "The node agents in {{ $labels.namespace }} are scraped, but kube-state-metrics' kube_daemonset_status_desired_number_scheduled for their DaemonSets or kube_node_info is absent: install kube-state-metrics with its daemonsets and nodes collectors, and scrape it.",
     },
   ];
 }
 
 /** The re-check's alert (`--recheck-interval`): silent while its gauge is absent. */
-function recheckAlerts(): AlertRule[] {
+function recheckAlerts({ job }: Scope): AlertRule[] {
   return [
     {
       alert: 'InterlockCaptureLost',
-      expr: 'max by (node, mesh) (interlock_node_capture_lost_pods) > 0',
+      expr: `max by (namespace, node, mesh) (interlock_node_capture_lost_pods{job="${job}"}) > 0`,
       for: '0m',
       severity: 'critical',
       summary: 'Running {{ $labels.mesh }} pods on {{ $labels.node }} lost their capture',
@@ -115,11 +155,11 @@ function recheckAlerts(): AlertRule[] {
 }
 
 /** The node gate's alerts (`--report-condition`, `--startup-taint`): silent while its metrics are absent. */
-function gateAlerts(): AlertRule[] {
+function gateAlerts({ job }: Scope): AlertRule[] {
   return [
     {
       alert: 'InterlockMeshPluginFailing',
-      expr: 'sum by (node, cause) (increase(interlock_node_mesh_plugin_failures_total[10m])) > 0',
+      expr: `sum by (namespace, node, cause) (increase(interlock_node_mesh_plugin_failures_total{job="${job}"}[10m])) > 0`,
       for: '0m',
       severity: 'critical',
       summary: "The mesh's CNI plugin fails pod sandboxes on {{ $labels.node }}: {{ $labels.cause }}",
@@ -127,7 +167,7 @@ function gateAlerts(): AlertRule[] {
     },
     {
       alert: 'InterlockNodeNotMeshReady',
-      expr: 'max by (node) (interlock_node_mesh_ready) == 0',
+      expr: `max by (namespace, node) (interlock_node_mesh_ready{job="${job}"}) == 0`,
       for: '5m',
       severity: 'warning',
       summary: 'Node {{ $labels.node }} is not ready for meshed pods',
@@ -136,12 +176,16 @@ function gateAlerts(): AlertRule[] {
   ];
 }
 
-function webhookAlerts(options: MonitoringOptions): AlertRule[] {
-  const webhookJob = `${options.webhookNamespace ?? WEBHOOK_NAMESPACE}/${WEBHOOK_NAME}`;
+/**
+ * The webhook's alerts. Whether it is down is judged against its Deployment's wanted replicas
+ * (kube-state-metrics): an install without the webhook, or one scaled to zero, wants none.
+ */
+function webhookAlerts({ namespace, job }: Scope): AlertRule[] {
+  const replicas = `kube_deployment_spec_replicas{namespace="${namespace}",deployment="${WEBHOOK_NAME}"}`;
   return [
     {
       alert: 'InterlockWebhookErrors',
-      expr: 'sum by (cause) (rate(interlock_webhook_errors_total[5m])) > 0',
+      expr: `sum by (namespace, cause) (rate(interlock_webhook_errors_total{job="${job}"}[5m])) > 0`,
       for: '5m',
       severity: 'warning',
       summary: 'The admission webhook answers requests it could not read: {{ $labels.cause }}',
@@ -149,15 +193,27 @@ function webhookAlerts(options: MonitoringOptions): AlertRule[] {
     },
     {
       alert: 'InterlockWebhookDown',
-      expr: `absent(up{job="${webhookJob}"} == 1)`,
+      // Installed: its Deployment wants replicas (kube-state-metrics), or without that series, its
+      // pods are scraped and every one is down.
+      expr: `((max by (namespace) (${replicas}) > 0) or on() (max by (namespace) (up{job="${job}"}) == 0)) unless on() (up{job="${job}"} == 1)`,
       for: '5m',
       severity: 'critical',
-      summary: 'No admission webhook replica answers',
-      description: 'With failurePolicy Fail, pods in the selected namespaces cannot be created. Run interlock check.',
+      summary: 'No admission webhook replica answers in {{ $labels.namespace }}',
+      description:
+        'Its Deployment wants replicas and none is scraped up. With failurePolicy Fail, pods in the selected namespaces cannot be created. Run interlock check.',
+    },
+    {
+      alert: 'InterlockWebhookAlertsBlind',
+      expr: `count by (namespace) (up{job="${job}"}) unless on() count(${replicas})`,
+      for: '15m',
+      severity: 'warning',
+      summary: 'InterlockWebhookDown cannot fire: no kube-state-metrics series',
+      description:
+        "The webhook in {{ $labels.namespace }} is scraped, but kube-state-metrics' kube_deployment_spec_replicas for its Deployment is absent: install kube-state-metrics with its deployments collector, and scrape it.",
     },
     {
       alert: 'InterlockWebhookCertificateExpiring',
-      expr: 'min(interlock_webhook_certificate_expiry_timestamp_seconds) - time() < 14 * 24 * 3600',
+      expr: `min by (namespace) (interlock_webhook_certificate_expiry_timestamp_seconds{job="${job}"}) - time() < 14 * 24 * 3600`,
       for: '1h',
       severity: 'warning',
       summary: "The webhook's serving certificate expires within 14 days",

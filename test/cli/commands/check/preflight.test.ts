@@ -85,7 +85,13 @@ describe('interlock check --pre', () => {
   });
 
   it('refuses the install flags without --pre, and --data-plane with it', async () => {
-    for (const argv of [['--mesh', 'linkerd'], ['--monitoring'], ['--pre', '--data-plane']]) {
+    for (const argv of [
+      ['--mesh', 'linkerd'],
+      ['--monitoring'],
+      ['--webhook'],
+      ['--rules-check'],
+      ['--pre', '--data-plane'],
+    ]) {
       const outcome = await runCheck(argv, { KUBECONFIG: fresh.kubeconfig });
       expect(outcome.exitCode, argv.join(' ')).toBe(64);
       expect(outcome.stderr).toMatch(/^interlock check: ConfigInvalid: --/);
@@ -141,20 +147,198 @@ describe('interlock check --pre', () => {
     expect(byId((await pre(fresh.kubeconfig, '--monitoring')).checks, 'preflight.monitoring')?.status).toBe('pass');
   });
 
-  it('refuses an agent namespace that enforces baseline or restricted', async () => {
+  it('judges the pods the install prints against the namespaces it creates: the agent privileged, the webhook restricted', async () => {
+    const { checks } = await pre(fresh.kubeconfig, '--mesh', 'linkerd');
+    expect(byId(checks, 'preflight.pod-security.node-agent')).toMatchObject({
+      status: 'pass',
+      message:
+        'Namespace interlock-system does not exist yet: manifest --node-agent creates it with pod-security.kubernetes.io/enforce=privileged, which admits DaemonSet interlock-system/interlock-node-linkerd, which needs privileged (pod: hostNetwork true)',
+    });
+    expect(byId(checks, 'preflight.pod-security.webhook')).toMatchObject({
+      status: 'pass',
+      message:
+        'Namespace interlock-webhook does not exist yet: manifest --webhook creates it with pod-security.kubernetes.io/enforce=restricted, which admits Deployment interlock-webhook/interlock-webhook, which needs restricted',
+    });
+  });
+
+  it("refuses an agent namespace that enforces baseline, restricted or a word that is no level, naming the pod's first violation", async () => {
     const { api, kubeconfig } = fresh;
-    expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security')?.status).toBe('pass');
-    for (const level of ['baseline', 'restricted']) {
-      api.store.put('namespaces', namespace('interlock-system', { 'pod-security.kubernetes.io/enforce': level }));
-      expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security')).toMatchObject({
+    for (const [written, enforced] of [
+      ['baseline', 'baseline'],
+      ['restricted', 'restricted'],
+      ['Privileged', 'restricted (its label says Privileged: not a level)'],
+    ] as const) {
+      api.store.put('namespaces', namespace('interlock-system', { 'pod-security.kubernetes.io/enforce': written }));
+      const { exitCode, checks } = await pre(kubeconfig, '--mesh', 'istio');
+      expect(exitCode).toBe(69);
+      expect(byId(checks, 'preflight.pod-security.node-agent')).toMatchObject({
         status: 'fail',
+        message: expect.stringMatching(
+          new RegExp(
+            `^Namespace interlock-system enforces PodSecurity ${enforced.replace(/[()]/g, '\\$&')}: it refuses DaemonSet interlock-system/interlock-node-istio, which needs privileged \\(pod: hostNetwork true\\); applying manifest --node-agent would overwrite the label with privileged`,
+          ),
+        ),
         fix: expect.stringMatching(
-          /^kubectl label namespace interlock-system pod-security.kubernetes.io\/enforce=privileged --overwrite/,
+          /^kubectl label namespace interlock-system pod-security.kubernetes.io\/enforce=privileged --overwrite {2}# /,
         ),
       });
     }
     api.store.put('namespaces', namespace('interlock-system', { 'pod-security.kubernetes.io/enforce': 'privileged' }));
-    expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security')?.status).toBe('pass');
+    expect(byId((await pre(kubeconfig)).checks, 'preflight.pod-security.node-agent')?.status).toBe('pass');
+  });
+
+  it('judges the webhook in a namespace of its own; notes enforce-version', async () => {
+    const { api, kubeconfig } = fresh;
+    api.store.put(
+      'namespaces',
+      namespace('hooks', {
+        'pod-security.kubernetes.io/enforce': 'restricted',
+        'pod-security.kubernetes.io/enforce-version': 'v1.25',
+      }),
+    );
+    expect(
+      byId((await pre(kubeconfig, '--webhook-namespace', 'hooks')).checks, 'preflight.pod-security.webhook'),
+    ).toMatchObject({
+      status: 'pass',
+      message:
+        'Namespace hooks (enforce restricted; enforce-version v1.25, judged by the latest checks) admits Deployment hooks/interlock-webhook, which needs restricted',
+    });
+  });
+
+  it('warns when the warn or audit label of an admitting namespace would flag the pods', async () => {
+    const { api, kubeconfig } = fresh;
+    for (const mode of ['warn', 'audit']) {
+      api.store.put(
+        'namespaces',
+        namespace('interlock-system', { [`pod-security.kubernetes.io/${mode}`]: 'baseline' }),
+      );
+      const { exitCode, checks } = await pre(kubeconfig);
+      expect(byId(checks, 'preflight.pod-security.node-agent')).toMatchObject({
+        status: 'warn',
+        message: `Namespace interlock-system admits DaemonSet interlock-system/interlock-node-generic (enforce privileged), but its ${mode} level baseline flags it: it needs privileged (pod: hostNetwork true)`,
+        fix: `kubectl label namespace interlock-system pod-security.kubernetes.io/${mode}=privileged --overwrite`,
+      });
+      expect(exitCode).toBe(0);
+    }
+  });
+
+  it("judges Interlock's validator in every namespace the mesh meshes, by the mesh's own switch", async () => {
+    const { api, kubeconfig } = fresh;
+    const meshed = (
+      name: string,
+      metadata: { labels?: Record<string, string>; annotations?: Record<string, string> },
+    ) =>
+      api.store.put('namespaces', {
+        metadata: {
+          name,
+          labels: { 'kubernetes.io/metadata.name': name, ...metadata.labels },
+          annotations: metadata.annotations,
+        },
+      } as KubeObject);
+    expect(byId((await pre(kubeconfig, '--mesh', 'linkerd')).checks, 'preflight.pod-security.meshed')).toMatchObject({
+      status: 'skip',
+    });
+    expect(byId((await pre(kubeconfig, '--mesh', 'generic')).checks, 'preflight.pod-security.meshed')).toBeUndefined();
+    const restricted = { 'pod-security.kubernetes.io/enforce': 'restricted' };
+    meshed('shop', { labels: restricted, annotations: { 'linkerd.io/inject': 'enabled' } });
+    meshed('off', { labels: restricted, annotations: { 'linkerd.io/inject': 'disabled' } });
+    meshed('mesh', { labels: { ...restricted, 'istio-injection': 'enabled' } });
+    meshed('ambient', { labels: { ...restricted, 'istio.io/dataplane-mode': 'ambient' } });
+    meshed('kuma-apps', { labels: { 'kuma.io/sidecar-injection': 'enabled' } });
+    const judged = (checks: readonly InstallCheckResult[]) =>
+      checks
+        .filter((check) => check.id === 'preflight.pod-security.meshed')
+        .map((check) => [check.status, check.message]);
+    expect(judged((await pre(kubeconfig, '--mesh', 'linkerd')).checks)).toEqual([
+      [
+        'pass',
+        "Namespace shop (enforce restricted) admits linkerd's pods, to which Interlock adds init container linkerd-network-validator, which needs restricted",
+      ],
+    ]);
+    expect(judged((await pre(kubeconfig, '--mesh', 'istio-ambient')).checks)).toEqual([
+      [
+        'pass',
+        "Namespace ambient (enforce restricted) admits istio-ambient's pods, to which Interlock adds init container istio-ambient-validation, which needs restricted",
+      ],
+    ]);
+    expect(judged((await pre(kubeconfig, '--mesh', 'kuma')).checks)).toEqual([
+      [
+        'pass',
+        "Namespace kuma-apps (enforce privileged) admits kuma's pods, to which Interlock adds init container kuma-validation, which needs restricted",
+      ],
+    ]);
+    expect(judged((await pre(kubeconfig)).checks).map(([, message]) => message?.split(' ')[1])).toEqual([
+      'kuma-apps',
+      'mesh',
+      'shop',
+    ]);
+  });
+
+  it('with --rules-check, refuses a meshed namespace below privileged, naming the capability', async () => {
+    const { api, kubeconfig } = fresh;
+    api.store.put('namespaces', {
+      metadata: {
+        name: 'shop',
+        labels: { 'kubernetes.io/metadata.name': 'shop', 'pod-security.kubernetes.io/enforce': 'baseline' },
+        annotations: { 'linkerd.io/inject': 'enabled' },
+      },
+    } as KubeObject);
+    const { exitCode, checks } = await pre(kubeconfig, '--mesh', 'linkerd', '--rules-check');
+    expect(exitCode).toBe(69);
+    expect(byId(checks, 'preflight.pod-security.meshed')).toEqual({
+      part: 'preflight',
+      id: 'preflight.pod-security.meshed',
+      status: 'fail',
+      message:
+        "Namespace shop enforces PodSecurity baseline: it refuses linkerd's pods, to which Interlock adds init container linkerd-network-validator with the rules check, which needs privileged (container linkerd-network-validator: securityContext.capabilities.add NET_ADMIN)",
+      fix: 'kubectl label namespace shop pod-security.kubernetes.io/enforce=privileged --overwrite  # or drop --rules-check',
+    });
+    expect(byId((await pre(kubeconfig, '--mesh', 'linkerd')).checks, 'preflight.pod-security.meshed')?.status).toBe(
+      'pass',
+    );
+  });
+
+  it('--node-agent or --webhook alone: only that part is judged, and the webhook alone needs its certificate', async () => {
+    const { api, kubeconfig } = fresh;
+    api.store.put('namespaces', {
+      metadata: { name: 'shop', annotations: { 'linkerd.io/inject': 'enabled' } },
+    } as KubeObject);
+    const ids = async (...flags: string[]) =>
+      (await pre(kubeconfig, '--mesh', 'linkerd', ...flags)).checks
+        .map((check) => check.id)
+        .filter((id) => /pod-security|certificates|failure-policy/.test(id));
+    expect(await ids('--node-agent', '--failure-policy', 'Fail')).toEqual(['preflight.pod-security.node-agent']);
+    expect(await ids('--webhook')).toEqual([
+      'preflight.certificates',
+      'preflight.pod-security.webhook',
+      'preflight.pod-security.meshed',
+    ]);
+    expect(await ids('--webhook', '--node-agent')).toEqual(await ids());
+    expect(await ids()).toEqual([
+      'preflight.certificates',
+      'preflight.pod-security.node-agent',
+      'preflight.pod-security.webhook',
+      'preflight.pod-security.meshed',
+    ]);
+  });
+
+  it('fails both parts in one namespace: the output applied last labels it, and restricted refuses the agent', async () => {
+    const { checks } = await pre(fresh.kubeconfig, '--node-namespace', 'interlock', '--webhook-namespace', 'interlock');
+    expect(byId(checks, 'preflight.pod-security.shared-namespace')).toMatchObject({
+      status: 'fail',
+      message:
+        'the node agent and the webhook share Namespace interlock: manifest --node-agent labels it pod-security.kubernetes.io/enforce=privileged and manifest --webhook restricted, so the output applied last decides, and restricted refuses DaemonSet interlock/interlock-node-generic, which needs privileged (pod: hostNetwork true)',
+    });
+    expect(byId((await pre(fresh.kubeconfig)).checks, 'preflight.pod-security.shared-namespace')).toBeUndefined();
+    const agentOnly = await pre(
+      fresh.kubeconfig,
+      '--node-agent',
+      '--node-namespace',
+      'interlock',
+      '--webhook-namespace',
+      'interlock',
+    );
+    expect(byId(agentOnly.checks, 'preflight.pod-security.shared-namespace')).toBeUndefined();
   });
 
   it('--failure-policy Fail: the mesh, its CNI and cert-manager where they are by default are left out; elsewhere, still selected', async () => {

@@ -78,7 +78,7 @@ describe('interlock check --wait', () => {
     expect(slept).toEqual([2000, 2000]);
     expect(progress).toHaveLength(2);
     expect(progress[0]).toMatch(
-      /^waiting: 1 failing \(preflight\.pod-security: Namespace interlock-system enforces PodSecurity restricted.*\); again in 2s, 1m left$/,
+      /^waiting: 1 failing \(preflight\.pod-security\.node-agent: Namespace interlock-system enforces PodSecurity restricted.*\); again in 2s, 1m left$/,
     );
     expect(progress[1]).toMatch(/58s left$/);
     expect(stdout).toContain('"failed": 0');
@@ -90,7 +90,7 @@ describe('interlock check --wait', () => {
     expect(exitCode).toBe(69);
     expect(slept).toEqual([2000, 2000, 1000]);
     expect(progress).toHaveLength(3);
-    expect(stdout).toMatch(/"id": "preflight.pod-security",\s+"status": "fail"/);
+    expect(stdout).toMatch(/"id": "preflight.pod-security.node-agent",\s+"status": "fail"/);
   });
 
   it('stops waiting on SIGINT/SIGTERM (the stop signal) and prints the run it has', async () => {

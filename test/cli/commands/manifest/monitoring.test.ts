@@ -2,6 +2,7 @@ import { PodMonitor, PrometheusRule } from '@kubernetes-models/prometheus-operat
 import { parser } from '@prometheus-io/lezer-promql';
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { runManifest } from '../../../../src/cli/commands/manifest/run.js';
 import { alertRules } from '../../../../src/cli/commands/manifest/monitoring.js';
@@ -9,6 +10,7 @@ import { promAgentMetrics, promGateMetrics } from '../../../../src/node-agent/ag
 import { promWebhookMetrics } from '../../../../src/webhook/webhook-metrics.js';
 import { promRecheckMetrics } from '../../../../src/node-agent/recheck/recheck-metrics.js';
 import { makeAuthority, removeAuthority } from '../../../harness/certs.js';
+import { expectGolden } from '../../../harness/golden.js';
 
 type Doc = Record<string, ReturnType<typeof JSON.parse>>;
 
@@ -43,7 +45,14 @@ const EXTERNAL = new Map<string, readonly string[]>([
   ['up', ['job']],
   ['kube_node_spec_taint', ['node', 'key', 'value', 'effect']],
   ['kube_node_info', ['node']],
+  ['kube_daemonset_status_desired_number_scheduled', ['namespace', 'daemonset']],
+  ['kube_deployment_spec_replicas', ['namespace', 'deployment']],
 ]);
+/**
+ * The labels every scraped series carries beside its own: the Prometheus Operator's target labels
+ * for a PodMonitor (job is namespace/name), and the node the monitors' relabeling adds.
+ */
+const TARGET_LABELS = ['job', 'namespace', 'pod', 'node'];
 
 /** The metric names of a PromQL expression, from the Prometheus project's own grammar; undefined when it does not parse. */
 function metricsOf(expr: string): { metrics: string[]; grouping: string[] } | undefined {
@@ -85,6 +94,16 @@ describe('interlock manifest --monitoring', () => {
     expect(() => new PodMonitor(monitor as never).validate()).toThrow();
   });
 
+  it('prints the monitors and the rule as recorded: every alert, severity, duration and text reviewed in the diff', async () => {
+    const outcome = await runManifest(['--monitoring'], {});
+    expect(outcome.exitCode, outcome.stderr).toBe(0);
+    // Up to the install record (the last document), which carries the release's version and is
+    // recorded by install-record.test.ts.
+    const printedText = outcome.stdout.slice(0, outcome.stdout.lastIndexOf('\n---\n') + 1);
+    expect(printedText).toContain('kind: PrometheusRule');
+    expectGolden(join(import.meta.dirname, '../../../fixtures/golden/monitoring/manifest.yaml'), printedText);
+  });
+
   it("selects the parts' pods by their selector labels, in their namespaces, with the ports they name", async () => {
     const documents = await printed('--webhook-namespace', 'hooks', '--node-namespace', 'agents');
     const [agent, webhook, rule] = documents;
@@ -99,12 +118,38 @@ describe('interlock manifest --monitoring', () => {
     expect(JSON.stringify(rule)).toContain('up{job=\\"hooks/interlock-webhook\\"}');
   });
 
+  it('printed once per agent namespace: each rule speaks for its own agents, the shared alerts come out identical', async () => {
+    const [a, b] = await Promise.all([printed('--node-namespace', 'mesh-a'), printed('--node-namespace', 'mesh-b')]);
+    const ruleOf = (documents: Doc[]) => documents.find((document) => document.kind === 'PrometheusRule')!;
+    expect([ruleOf(a!).metadata.namespace, ruleOf(b!).metadata.namespace]).toEqual(['mesh-a', 'mesh-b']);
+    // The webhook's PodMonitor is the same object twice: a second apply changes nothing.
+    expect(a![1]).toEqual(b![1]);
+    const rules = (documents: Doc[]) =>
+      new Map<string, Doc>(ruleOf(documents).spec.groups[0].rules.map((rule: Doc) => [rule.alert, rule]));
+    const [inA, inB] = [rules(a!), rules(b!)];
+    expect([...inA.keys()]).toEqual([...inB.keys()]);
+    for (const [alert, rule] of inA) {
+      const other = inB.get(alert)!;
+      // Every alert on the agents' own series is scoped to this namespace's agents.
+      if (/interlock_node_/.test(rule.expr)) expect(rule.expr, alert).toContain('job="mesh-a/interlock-node"');
+      if (/mesh-a/.test(rule.expr)) {
+        // An agent's alert reads its own namespace's agents only, and says which namespace.
+        expect(rule.expr, alert).not.toContain('mesh-b');
+        expect(other.expr, alert).toBe(rule.expr.replaceAll('mesh-a', 'mesh-b'));
+        expect(rule.expr, alert).toMatch(/job="mesh-a\/interlock-node"|namespace="mesh-a"/);
+      } else {
+        // Identical alerts (same name and labels): Alertmanager sends them once.
+        expect(other, alert).toEqual(rule);
+      }
+    }
+  });
+
   it('covers what an operator alerts on: blocked pods by reason, breaker, taint, webhook errors, certificate expiry', () => {
     const rules = alertRules({});
     const byName = (name: string) => rules.find((rule) => rule.alert === name)!.expr;
-    expect(byName('InterlockPodsBlocked')).toMatch(/by \(node, reason\).*interlock_node_blocked_pods_total/);
+    expect(byName('InterlockPodsBlocked')).toMatch(/by \(namespace, node, reason\).*interlock_node_blocked_pods_total/);
     expect(byName('InterlockNodeBreakerOpen')).toContain('interlock_node_breaker_open');
-    expect(byName('InterlockCaptureLost')).toMatch(/by \(node, mesh\).*interlock_node_capture_lost_pods/);
+    expect(byName('InterlockCaptureLost')).toMatch(/by \(namespace, node, mesh\).*interlock_node_capture_lost_pods/);
     expect(byName('InterlockNodeTainted')).toContain('key="interlock.dev/cni-not-ready"');
     expect(byName('InterlockWebhookErrors')).toContain('interlock_webhook_errors_total');
     expect(byName('InterlockWebhookCertificateExpiring')).toContain(
@@ -119,7 +164,7 @@ describe('interlock manifest --monitoring', () => {
       const parsed = metricsOf(rule.expr);
       expect(parsed, rule.expr).toBeDefined();
       expect(parsed!.metrics.length, rule.expr).toBeGreaterThan(0);
-      const labels = new Set(['node']);
+      const labels = new Set(TARGET_LABELS);
       for (const metric of parsed!.metrics) {
         const known = names.get(metric) ?? EXTERNAL.get(metric);
         expect(known, `${rule.alert}: ${metric}`).toBeDefined();

@@ -6,28 +6,13 @@ import type { JudgedPod } from '../../src/kube/pod-security-fields.js';
 import { podSecurityLevel } from '../../src/kube/pod-security-level.js';
 import { RESTRICTED_CHECKS } from '../../src/kube/pod-security-restricted.js';
 import { MESHES } from '../../src/mesh/meshes.js';
-import { nodeAgentManifest } from '../../src/node-agent/manifest.js';
-import { webhookManifest } from '../../src/webhook/webhook-manifest.js';
+import { agentPod, context, MUTATIONS, webhookContainer, webhookPod, type Pod } from './pod-security-corpus.js';
 
 /**
  * The Pod Security Standards evaluator (k8s.io/pod-security-admission v0.33.13's policy package)
  * on real pods: the ones Interlock prints and the ones the meshes render (test/fixtures/meshes),
  * then every check broken one field at a time on a pod that meets restricted.
  */
-type Pod = { metadata?: Record<string, unknown>; spec: Record<string, unknown> };
-const templateOf = (documents: readonly object[], kind: string): Pod => {
-  const workload = documents.find((document) => (document as { kind?: string }).kind === kind) as {
-    spec: { template: Pod };
-  };
-  return structuredClone(workload.spec.template);
-};
-const webhookPod = () =>
-  templateOf(
-    webhookManifest({ image: 'mesh-interlock:1', namespace: 'w', failurePolicy: 'Ignore', metricsNamespace: 'w' }),
-    'Deployment',
-  );
-const agentPod = (extra: Parameters<typeof nodeAgentManifest>[0] = { image: 'mesh-interlock:1' }) =>
-  templateOf(nodeAgentManifest(extra), 'DaemonSet');
 const validatorOnly = (container: unknown): JudgedPod => ({ spec: { initContainers: [container] } });
 
 describe("Interlock's own pods", () => {
@@ -108,116 +93,6 @@ describe("the meshes' rendered pods (test/fixtures/meshes)", () => {
     });
   });
 });
-
-type Mutation = { check: string; to: 'privileged' | 'baseline'; sentence: string; change: (pod: Pod) => void };
-const webhookContainer = (pod: Pod) => (pod.spec.containers as Record<string, unknown>[])[0]!;
-const context = (pod: Pod) => webhookContainer(pod).securityContext as Record<string, unknown>;
-
-/** One field broken per row, on the webhook's pod (restricted): the level drops and the check says why. */
-const MUTATIONS: Mutation[] = [
-  {
-    check: 'windowsHostProcess',
-    to: 'privileged',
-    sentence: 'container webhook: securityContext.windowsOptions.hostProcess true',
-    change: (pod) => void (context(pod).windowsOptions = { hostProcess: true }),
-  },
-  {
-    check: 'hostNamespaces',
-    to: 'privileged',
-    sentence: 'pod: hostPID true',
-    change: (pod) => void (pod.spec.hostPID = true),
-  },
-  {
-    check: 'privileged',
-    to: 'privileged',
-    sentence: 'container webhook: securityContext.privileged true',
-    change: (pod) => void (context(pod).privileged = true),
-  },
-  {
-    check: 'capabilities_baseline',
-    to: 'privileged',
-    sentence: 'container webhook: securityContext.capabilities.add NET_RAW',
-    change: (pod) => void (context(pod).capabilities = { drop: ['ALL'], add: ['NET_RAW'] }),
-  },
-  {
-    check: 'hostPathVolumes',
-    to: 'privileged',
-    sentence: 'volume tls: hostPath /etc',
-    change: (pod) => void (pod.spec.volumes = [{ name: 'tls', hostPath: { path: '/etc' } }]),
-  },
-  {
-    check: 'hostPorts',
-    to: 'privileged',
-    sentence: 'container webhook: ports[].hostPort 8443',
-    change: (pod) => void ((webhookContainer(pod).ports as Record<string, unknown>[])[0]!.hostPort = 8443),
-  },
-  {
-    check: 'appArmorProfile',
-    to: 'privileged',
-    sentence: 'pod: securityContext.appArmorProfile.type Unconfined',
-    change: (pod) => void (pod.spec.securityContext = { appArmorProfile: { type: 'Unconfined' } }),
-  },
-  {
-    check: 'seLinuxOptions',
-    to: 'privileged',
-    sentence: 'container webhook: securityContext.seLinuxOptions type spc_t',
-    change: (pod) => void (context(pod).seLinuxOptions = { type: 'spc_t' }),
-  },
-  {
-    check: 'procMount',
-    to: 'privileged',
-    sentence: 'container webhook: securityContext.procMount Unmasked',
-    change: (pod) => void (context(pod).procMount = 'Unmasked'),
-  },
-  {
-    check: 'seccompProfile_baseline',
-    to: 'privileged',
-    sentence: 'container webhook: securityContext.seccompProfile.type Unconfined',
-    change: (pod) => void (context(pod).seccompProfile = { type: 'Unconfined' }),
-  },
-  {
-    check: 'sysctls',
-    to: 'privileged',
-    sentence: 'pod: securityContext.sysctls kernel.msgmax',
-    change: (pod) => void (pod.spec.securityContext = { sysctls: [{ name: 'kernel.msgmax', value: '1' }] }),
-  },
-  {
-    check: 'restrictedVolumes',
-    to: 'baseline',
-    sentence: 'volume tls: nfs',
-    change: (pod) => void (pod.spec.volumes = [{ name: 'tls', nfs: { server: 'nfs.example', path: '/' } }]),
-  },
-  {
-    check: 'allowPrivilegeEscalation',
-    to: 'baseline',
-    sentence: 'container webhook: securityContext.allowPrivilegeEscalation unset',
-    change: (pod) => void delete context(pod).allowPrivilegeEscalation,
-  },
-  {
-    check: 'runAsNonRoot',
-    to: 'baseline',
-    sentence: 'container webhook: securityContext.runAsNonRoot unset, and not true on the pod',
-    change: (pod) => void delete context(pod).runAsNonRoot,
-  },
-  {
-    check: 'runAsUser',
-    to: 'baseline',
-    sentence: 'container webhook: securityContext.runAsUser 0',
-    change: (pod) => void Object.assign(context(pod), { runAsUser: 0 }),
-  },
-  {
-    check: 'seccompProfile_restricted',
-    to: 'baseline',
-    sentence: 'container webhook: securityContext.seccompProfile.type unset, and not set on the pod',
-    change: (pod) => void delete context(pod).seccompProfile,
-  },
-  {
-    check: 'capabilities_restricted',
-    to: 'baseline',
-    sentence: 'container webhook: securityContext.capabilities.add CHOWN',
-    change: (pod) => void (context(pod).capabilities = { drop: ['ALL'], add: ['CHOWN'] }),
-  },
-];
 
 describe('each check fails when its field is broken', () => {
   it('covers every check of both levels', () => {

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeAuthority } from '../../test/harness/certs.js';
+import { runPromqlScript } from '../../test/harness/promql-engine.js';
 import { interlock, interlockRun, kubectl, waitFor } from './cluster.js';
 import { installAgent, installWebhook, type InstalledWebhook } from './install.js';
 
@@ -27,6 +28,33 @@ const GATED = new Map([
   ['interlock_node_mesh_plugin_failures_total', '--report-condition'],
   ['interlock_node_mesh_ready', '--report-condition'],
 ]);
+
+/** What the scrapes gave, as promqltest series: every sample, and `up`, with the Operator's target labels. */
+const scraped: string[] = [];
+
+/**
+ * One scrape as a Prometheus holds it: each sample of the exposition with the target's labels
+ * (a PodMonitor's job, namespace, pod, endpoint, instance, and the node our relabeling adds), a
+ * scraped label of the same name kept as exported_NAME (honorLabels false), and `up` 1; each
+ * value held for 30 minutes.
+ */
+function seriesOf(text: string, target: Readonly<Record<string, string>>): string[] {
+  const quoted = (labels: Readonly<Record<string, string>>) =>
+    Object.entries(labels)
+      .map(([key, value]) => `${key}="${value}"`)
+      .join(',');
+  const samples = text
+    .split('\n')
+    .filter((line) => line !== '' && !line.startsWith('#'))
+    .map((line) => {
+      const [, name, labels = '', value] = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})?\s+(\S+)/.exec(line) ?? [];
+      const own: Record<string, string> = {};
+      for (const [, key, text] of labels.matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g))
+        own[key! in target ? `exported_${key!}` : key!] = text!;
+      return `${name!}{${quoted({ ...own, ...target })}} ${value!.replace('+Inf', 'Inf')}x30`;
+    });
+  return [...samples, `up{${quoted(target)}} 1x30`];
+}
 
 let crdDir = '';
 let webhook: InstalledWebhook | undefined;
@@ -95,6 +123,7 @@ describe("manifest --monitoring against the Prometheus Operator's real CRDs", ()
     const monitors = await items(['get', 'podmonitor', '-A', '-l', LABEL]);
     expect(monitors.map((monitor) => monitor['metadata'].name).sort()).toEqual(['interlock-node', 'interlock-webhook']);
     const exported = new Set<string>();
+    scraped.length = 0;
     for (const monitor of monitors) {
       const selector = Object.entries(monitor['spec'].selector.matchLabels as Record<string, string>)
         .map(([key, value]) => `${key}=${value}`)
@@ -112,7 +141,17 @@ describe("manifest --monitoring against the Prometheus Operator's real CRDs", ()
           const url = `http://${ip}:${String(port!['containerPort'])}${String(endpoint['path'])}`;
           const response = await fetch(url, { signal: AbortSignal.timeout(5000) });
           expect(response.status, url).toBe(200);
-          for (const [, name] of (await response.text()).matchAll(/^# TYPE (\S+) /gm)) exported.add(name!);
+          const text = await response.text();
+          for (const [, name] of text.matchAll(/^# TYPE (\S+) /gm)) exported.add(name!);
+          const target = {
+            job: `${String(monitor['metadata'].namespace)}/${String(monitor['metadata'].name)}`,
+            namespace: String(pod['metadata'].namespace),
+            pod: String(pod['metadata'].name),
+            endpoint: String(endpoint['port']),
+            instance: `${ip}:${String(port!['containerPort'])}`,
+            node: String(pod['spec'].nodeName),
+          };
+          scraped.push(...seriesOf(text, target));
         }
     }
     const [rule] = await items(['get', 'prometheusrule', '-A', '-l', LABEL]);
@@ -126,6 +165,29 @@ describe("manifest --monitoring against the Prometheus Operator's real CRDs", ()
     // The gated ones are absent for the reason named, not by a typo the set would hide.
     expect([...GATED.keys()].filter((name) => exported.has(name) || !read.has(name))).toEqual([]);
   }, 120_000);
+
+  it("the rules as the API server stores them, run by Prometheus's engine on what was scraped: only the blind alerts fire", async () => {
+    expect(scraped.length).toBeGreaterThan(20);
+    const [rule] = await items(['get', 'prometheusrule', '-A', '-l', LABEL]);
+    const alerts = (rule!['spec'].groups as Doc[]).flatMap((group) => group['rules'] as Doc[]);
+    // The series load: a failing eval below is then an alert's answer, not a script the engine refused.
+    const loads = runPromqlScript(
+      ['load 1m', ...scraped.map((line) => `  ${line}`), '', 'eval instant at 20m vector(1)', '  {} 1', ''].join('\n'),
+    );
+    expect(loads.passed, loads.output).toBe(true);
+    const fired = alerts
+      .filter((alert) => {
+        const script = ['load 1m', ...scraped.map((line) => `  ${line}`), ''];
+        script.push(`eval instant at 20m vector(1) and on() (count(${String(alert['expr'])}) > 0)`, '');
+        // Silent: the eval expects nothing, and passes. Firing: it returns {} 1, and fails.
+        const outcome = runPromqlScript(script.join('\n'));
+        expect(outcome.output, String(alert['alert'])).not.toMatch(/parse error|could not parse/i);
+        return !outcome.passed;
+      })
+      .map((alert) => String(alert['alert']));
+    // This cluster runs no kube-state-metrics: the two alerts that say so fire, and nothing else does.
+    expect(fired.sort()).toEqual(['InterlockNodeAlertsBlind', 'InterlockWebhookAlertsBlind']);
+  }, 300_000);
 
   it('the documented uninstall removes the monitoring objects and their record, and nothing else', async () => {
     await kubectl(['delete', '-f', '-', '--wait=true'], monitoring);

@@ -30,6 +30,14 @@ async function printed(argv: string[]): Promise<Doc[]> {
 }
 
 const key = (d: Pick<Doc, 'kind' | 'metadata'>) => `${d.kind} ${d.metadata.namespace ?? '-'}/${d.metadata.name}`;
+/** What the printed install record lists as `retired`, as `Kind namespace/name` keys. */
+const retiredKeys = (documents: Doc[]): string[] => {
+  const record = documents.find((d) => d.metadata.labels?.['app.kubernetes.io/name'] === 'interlock-install')!;
+  return parseAllDocuments(record.data?.['retired'] ?? '')
+    .map((d) => d.toJS() as Doc | null)
+    .filter((d): d is Doc => d !== null)
+    .map(key);
+};
 const agentOf = (documents: Doc[]) => documents.find((d) => d.kind === 'DaemonSet')!;
 const hostPorts = (documents: Doc[]) =>
   agentOf(documents).spec!.template!.spec.containers.flatMap((c) => (c.ports ?? []).map((p) => p.containerPort));
@@ -84,11 +92,7 @@ describe('manifest --node-agent: one agent per mesh on one cluster', () => {
 
   it("an upgrade's record retires the single-agent release's objects of its namespace, never its own", async () => {
     const documents = await printed(['--node-agent', '--mesh', 'istio', '--namespace', 'agents']);
-    const record = documents.find((d) => d.metadata.labels?.['app.kubernetes.io/name'] === 'interlock-install')!;
-    const retired = parseAllDocuments(record.data?.['retired'] ?? '')
-      .map((d) => d.toJS() as Doc | null)
-      .filter((d): d is Doc => d !== null)
-      .map(key);
+    const retired = retiredKeys(documents);
     expect(retired).toEqual(
       expect.arrayContaining([
         'DaemonSet agents/interlock-node',
@@ -108,11 +112,7 @@ describe('manifest --node-agent: one agent per mesh on one cluster', () => {
       readFileSync(new URL('../../../fixtures/releases/eb429c1/node-agent-linkerd.yaml', import.meta.url), 'utf8'),
     ).map((document) => document.toJS() as Doc);
     const documents = await printed(['--node-agent', '--mesh', 'linkerd', '--namespace', 'ilk-upgrade']);
-    const record = documents.find((d) => d.metadata.labels?.['app.kubernetes.io/name'] === 'interlock-install')!;
-    const retired = parseAllDocuments(record.data?.['retired'] ?? '')
-      .map((d) => d.toJS() as Doc | null)
-      .filter((d): d is Doc => d !== null)
-      .map(key);
+    const retired = retiredKeys(documents);
     const installed = old.filter((d) => d.kind !== 'Namespace').map(key);
     expect(installed.length).toBeGreaterThan(6);
     expect([...retired].sort()).toEqual([...installed].sort());

@@ -40,12 +40,25 @@ spec:
 
 /**
  * The namespace made anew (a cluster kept from an earlier run, INTERLOCK_CLUSTER_KEEP=1, may still
- * hold it), with the Event RBAC `interlock manifest --rbac` prints for it.
+ * hold it), with the Event RBAC `interlock manifest --rbac` prints for it. Ready once its `default`
+ * ServiceAccount exists: the ServiceAccount controller makes it a moment after the namespace, and
+ * until then the API server refuses every pod that names none ("serviceaccount default not found").
  */
 export async function freshNamespace(namespace: string): Promise<void> {
   await kubectl(['delete', 'namespace', namespace, '--ignore-not-found', '--wait=true', '--timeout=120s']);
   await kubectl(['create', 'namespace', namespace]);
   await kubectl(['apply', '-f', '-'], await interlock(['manifest', '--rbac', '--namespace', namespace]));
+  await defaultAccount(namespace);
+}
+
+/** Waits for the namespace's `default` ServiceAccount, without which the API server refuses a pod naming none. */
+export async function defaultAccount(namespace: string): Promise<void> {
+  await waitFor(
+    `the default ServiceAccount of ${namespace}`,
+    async () =>
+      (await kubectl(['get', 'serviceaccount', 'default', '-n', namespace, '--ignore-not-found', '-o', 'name'])) !== '',
+    60_000,
+  );
 }
 
 /** Every object of every listable kind, cluster-scoped or in any namespace, with Interlock's labels (kubectl -o name). */

@@ -7,7 +7,7 @@ import { podSecurityLevel } from '../../src/kube/pod-security-level.js';
 import { admits } from '../../src/kube/pod-security-labels.js';
 import { MESHES } from '../../src/mesh/meshes.js';
 import { agentPod, MUTATIONS, webhookPod, type Pod } from '../../test/kube/pod-security-corpus.js';
-import { interlockRun, kubectl } from './cluster.js';
+import { defaultAccount, interlockRun, kubectl } from './cluster.js';
 
 // `check --pre`'s Pod Security Standards evaluator (src/kube/pod-security-*.ts) against the real
 // thing: the API server's own PodSecurity admission (Kubernetes v1.33.13). Each pod, Interlock's
@@ -96,6 +96,7 @@ beforeAll(async () => {
       kubectl(['apply', '-f', '-'], yaml),
     );
     await kubectl(['label', 'namespace', namespace, `pod-security.kubernetes.io/enforce=${level}`, '--overwrite']);
+    await defaultAccount(namespace);
   }
 }, 120_000);
 afterAll(async () => {
@@ -133,6 +134,7 @@ describe("the Pod Security Standards evaluator agrees with the API server's PodS
       kubectl(['apply', '-f', '-'], yaml),
     );
     await kubectl(['label', 'namespace', AGENT_NS, 'pod-security.kubernetes.io/enforce=baseline', '--overwrite']);
+    await defaultAccount(AGENT_NS);
     const agent = await admitted(asPod(agentPod({ image: 'i', mesh: 'linkerd' }), 'agent', AGENT_NS));
     expect(agent.state).toBe('refused');
     expect(agent.message).toMatch(/violates PodSecurity "baseline:latest": host namespaces \(hostNetwork=true\)/);

@@ -1,10 +1,9 @@
-import { MESHES } from '../mesh/meshes.js';
 import { NODE_AGENT_NAME, nodeAgentMetricsPort } from '../node-agent/manifest.js';
-import { at, list, text } from './json-path.js';
+import { at } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { agentReinstall } from './agent-mesh-check.js';
-import { agentArgs, agentKey, agentName, agentViews, argValue, type AgentView } from './agent-view.js';
+import { agentArgs, agentKey, agentMesh, agentName, agentViews, bindingSubject, type AgentView } from './agent-view.js';
 
 /** The port an agent's pod takes on the host network (its container's first port). */
 const hostPort = (agent: AgentView): number | undefined => {
@@ -13,16 +12,7 @@ const hostPort = (agent: AgentView): number | undefined => {
 };
 
 /** The port of the agent's mesh, which it listens on unless told another (`--listen`). */
-const ownPort = (agent: AgentView): number =>
-  nodeAgentMetricsPort(MESHES.find((mesh) => mesh === argValue(agentArgs(agent), 'mesh')) ?? 'generic');
-
-/** The namespace whose ServiceAccount the agent's ClusterRoleBinding names: the one that keeps its rights. */
-function boundNamespace(snapshot: InstallSnapshot, name: string): string | undefined {
-  const binding = list(at(valueOf(snapshot.clusterRoleBindings), 'items')).find(
-    (item) => text(at(item, 'metadata', 'name')) === name,
-  );
-  return text(at(binding, 'subjects', 0, 'namespace'));
-}
+const ownPort = (agent: AgentView): number => nodeAgentMetricsPort(agentMesh(agentArgs(agent)));
 
 /** What collides, and the line that ends it. */
 interface Collision {
@@ -51,7 +41,7 @@ function sameMesh(snapshot: InstallSnapshot, agents: readonly AgentView[]): Coll
   const collisions = groupBy(agents, agentName).filter(([, same]) => same.length > 1);
   return collisions.map(([name, same]) => {
     const port = hostPort(same[0]!);
-    const bound = boundNamespace(snapshot, name);
+    const bound = bindingSubject(snapshot, name).namespace;
     const kept = same.find((agent) => agent.nodeNamespace === bound) ?? same[0]!;
     const removed = same.filter((agent) => agent !== kept).map((agent) => agent.nodeNamespace);
     // Its install record: `interlock-install-node-agent-MESH` (the single-agent release's had no mesh).

@@ -4,13 +4,12 @@ import type { Mesh } from '../config/interception.js';
 import { at, list, text } from './json-path.js';
 import { installCheck, type InstallCheckResult } from './install-check-result.js';
 import { MESH_POD_PAGE, valueOf, type InstallSnapshot } from './install-snapshot.js';
-import { agentArgs, agentKey, agentViews, argValue, type AgentView } from './agent-view.js';
+import { agentArgs, agentKey, agentMesh, agentViews, argValue, type AgentView } from './agent-view.js';
 import { unreadable } from './webhook-checks.js';
 
 /** The agent's `--mesh` and the init container it watches (`--container-name`, else the mesh's validator). */
 function agentWatch(args: readonly string[]): { mesh: Mesh; container: string } {
-  const given = argValue(args, 'mesh');
-  const mesh = MESHES.find((name) => name === given) ?? 'generic';
+  const mesh = agentMesh(args);
   return { mesh, container: argValue(args, 'container-name') ?? meshIdentity(mesh).containers.validator };
 }
 

@@ -1,3 +1,4 @@
+import { MESHES, type Mesh } from '../mesh/meshes.js';
 import { NODE_AGENT_NAME } from '../node-agent/manifest.js';
 import { at, list, text } from './json-path.js';
 import { valueOf, type AgentFound, type Found, type InstallSnapshot } from './install-snapshot.js';
@@ -41,3 +42,23 @@ export function argValue(args: readonly string[], name: string): string | undefi
 /** Every agent of the snapshot, as its checks read it. */
 export const agentViews = (snapshot: InstallSnapshot): AgentView[] =>
   snapshot.agents.map((agent) => agentView(snapshot, agent));
+
+/** The mesh the agent was given (`--mesh`), `generic` when none or one no release knows. */
+export function agentMesh(args: readonly string[]): Mesh {
+  const given = argValue(args, 'mesh');
+  return MESHES.find((mesh) => mesh === given) ?? 'generic';
+}
+
+/** The ServiceAccount the ClusterRoleBinding `name` binds (its first subject): the agent that keeps the rights. */
+export function bindingSubject(
+  snapshot: Pick<InstallSnapshot, 'clusterRoleBindings'>,
+  name: string,
+): { readonly namespace?: string; readonly name?: string } {
+  const binding = list(at(valueOf(snapshot.clusterRoleBindings), 'items')).find(
+    (item) => text(at(item, 'metadata', 'name')) === name,
+  );
+  const subject = at(binding, 'subjects', 0);
+  const namespace = text(at(subject, 'namespace'));
+  const account = text(at(subject, 'name'));
+  return { ...(namespace === undefined ? {} : { namespace }), ...(account === undefined ? {} : { name: account }) };
+}

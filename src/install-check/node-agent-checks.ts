@@ -5,7 +5,7 @@ import { installCheck, type InstallCheckResult } from './install-check-result.js
 import { podSelector, valueOf, type InstallSnapshot } from './install-snapshot.js';
 import { unreadable } from './webhook-checks.js';
 import { agentInstall, agentMeshCheck, agentReinstall } from './agent-mesh-check.js';
-import { agentArgs, agentKey, agentName, agentViews, argValue, type AgentView } from './agent-view.js';
+import { agentArgs, agentKey, agentName, agentViews, argValue, bindingSubject, type AgentView } from './agent-view.js';
 import { agentCollisionCheck } from './agent-collision-check.js';
 import { meshConditionCheck } from './mesh-condition-check.js';
 
@@ -200,11 +200,7 @@ function rbacCheck(snapshot: AgentView): InstallCheckResult {
  * agent of the same mesh, in another namespace, applied after it took the binding.
  */
 function bindingTakenBy(snapshot: AgentView): string | undefined {
-  const binding = list(at(valueOf(snapshot.clusterRoleBindings), 'items')).find(
-    (item) => text(at(item, 'metadata', 'name')) === agentName(snapshot),
-  );
-  const subject = at(binding, 'subjects', 0);
-  const namespace = text(at(subject, 'namespace'));
-  if (namespace === undefined || namespace === snapshot.nodeNamespace) return undefined;
-  return `ServiceAccount ${namespace}/${text(at(subject, 'name')) ?? ''}`;
+  const subject = bindingSubject(snapshot, agentName(snapshot));
+  if (subject.namespace === undefined || subject.namespace === snapshot.nodeNamespace) return undefined;
+  return `ServiceAccount ${subject.namespace}/${subject.name ?? ''}`;
 }

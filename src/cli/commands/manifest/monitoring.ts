@@ -28,6 +28,12 @@ const nodeRelabeling = () => [
   { sourceLabels: ['__meta_kubernetes_pod_node_name'], targetLabel: 'node', action: 'replace' },
 ];
 
+/** The parts' namespaces: the flags', else where `manifest` puts each part by default. */
+const partNamespaces = (options: MonitoringOptions) => ({
+  nodeNamespace: options.nodeNamespace ?? 'interlock-system',
+  webhookNamespace: options.webhookNamespace ?? WEBHOOK_NAMESPACE,
+});
+
 /** Whose alerts a rule speaks for: the part's namespace and the job label its PodMonitor gives (namespace/name). */
 interface Scope {
   readonly namespace: string;
@@ -46,8 +52,7 @@ const AGENT_DAEMONSETS = `${NODE_AGENT_NAME}(-.+)?`;
  * wanted) is read from kube-state-metrics, and an alert says when those series are missing.
  */
 export function alertRules(options: MonitoringOptions): AlertRule[] {
-  const nodeNamespace = options.nodeNamespace ?? 'interlock-system';
-  const webhookNamespace = options.webhookNamespace ?? WEBHOOK_NAMESPACE;
+  const { nodeNamespace, webhookNamespace } = partNamespaces(options);
   const agents = { namespace: nodeNamespace, job: `${nodeNamespace}/${NODE_AGENT_NAME}` };
   const webhook = { namespace: webhookNamespace, job: `${webhookNamespace}/${WEBHOOK_NAME}` };
   return [
@@ -225,8 +230,7 @@ function webhookAlerts({ namespace, job }: Scope): AlertRule[] {
 
 /** `interlock manifest --monitoring`: a PodMonitor per part and a PrometheusRule (Prometheus Operator CRDs). */
 export function monitoringDocuments(options: MonitoringOptions): ManifestDocument[] {
-  const webhookNamespace = options.webhookNamespace ?? WEBHOOK_NAMESPACE;
-  const nodeNamespace = options.nodeNamespace ?? 'interlock-system';
+  const { nodeNamespace, webhookNamespace } = partNamespaces(options);
   const monitor = (name: string, namespace: string, endpoint: Document): Document => ({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PodMonitor',
